@@ -1,0 +1,30 @@
+"""Agent definitions as the runtime sees them (the bridge maps the admin's config to these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runtime.records import AgentProfile
+from runtime.tools.builtins import CHILD_BUILTINS
+
+CHILD_INSTRUCTIONS = (
+    "You are a private child agent started by another agent for one task. Work on the task "
+    "with your tools, then answer with the result: your final answer goes back to the agent "
+    "that started you. Use notify_operator only when a human must know something now."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    id: str
+    system_prompt: str = ""
+    tools: tuple[str, ...] = ("notify_operator", "sleep", "spawn_agent")
+    profile: AgentProfile = AgentProfile.DEFAULT
+
+    def child(self, child_id: str, command_tools: list[str]) -> AgentSpec:
+        """A private child: notify and sleep, plus this agent's command tools; no spawn."""
+        own_commands = tuple(t for t in self.tools if t in command_tools)
+        prompt = f"{self.system_prompt}\n\n{CHILD_INSTRUCTIONS}".strip()
+        return AgentSpec(
+            child_id, prompt, CHILD_BUILTINS + own_commands, AgentProfile.PRIVATE_CHILD
+        )

@@ -1,0 +1,40 @@
+"""Errors the runtime raises; a caller can act on each subclass."""
+
+from config.errors import SwitchboardError
+
+
+class RuntimeFault(SwitchboardError):
+    """Base class of runtime errors."""
+
+
+class UnknownSessionError(RuntimeFault, LookupError):
+    """No session has this id."""
+
+
+class UnknownRunError(RuntimeFault, LookupError):
+    """No run of this session has this id."""
+
+
+class StaleRunError(RuntimeFault):
+    """The run named has already finished; there is nothing to stop."""
+
+
+class TranscriptInvariantError(RuntimeFault):
+    """A provider request would break the transcript invariants; it was not sent."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("refusing to send an invalid provider request: " + "; ".join(problems))
+
+
+class ProviderError(RuntimeFault):
+    """The model provider failed; `retryable` says whether a later try may succeed."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+        self.status = status
+        self.retryable = retryable
+        super().__init__(message)
+
+
+class ToolInputError(RuntimeFault, ValueError):
+    """A tool was called with input that does not match its schema."""

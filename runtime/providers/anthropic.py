@@ -1,0 +1,182 @@
+"""Anthropic Messages API through the official SDK: lowering, streaming, retries, errors.
+
+Lowering is neutral transcript -> SDK params with the invariant check before anything is
+sent. SDK errors are mapped to `ProviderError` in one place. Retries are ours (the SDK's
+are turned off) so that the waits use the runtime's clock and each retry is audited.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from runtime.clock import Clock, SystemClock
+from runtime.errors import ProviderError, TranscriptInvariantError
+from runtime.providers.base import (
+    ProviderRequest,
+    ProviderResponse,
+    RetryNotice,
+    StopReason,
+    TextSink,
+)
+from runtime.tools.base import ToolSpec
+from runtime.transcript import (
+    Block,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    TranscriptMessage,
+    check_invariants,
+    normalize,
+)
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
+
+
+def lower_request(request: ProviderRequest) -> dict[str, Any]:
+    """SDK params for `request`; raises TranscriptInvariantError instead of sending a bad one."""
+    messages = normalize(request.messages)
+    problems = check_invariants(messages)
+    if problems:
+        raise TranscriptInvariantError(problems)
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": [_map_message(m) for m in messages],
+    }
+    if request.system.strip():
+        params["system"] = request.system
+    if request.tools:
+        params["tools"] = [_map_tool(t) for t in request.tools]
+    return params
+
+
+def _map_block(block: Block) -> dict[str, Any]:
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text}
+        case ToolUseBlock(id=id_, name=name, input=tool_input):
+            return {"type": "tool_use", "id": id_, "name": name, "input": tool_input}
+        case ToolResultBlock(tool_use_id=id_, content=content, is_error=is_error):
+            return {
+                "type": "tool_result",
+                "tool_use_id": id_,
+                "content": content,
+                "is_error": is_error,
+            }
+    raise TypeError(f"unknown block {block!r}")
+
+
+def _map_message(message: TranscriptMessage) -> dict[str, Any]:
+    return {"role": message.role, "content": [_map_block(b) for b in message.blocks]}
+
+
+def _map_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def _process_response(message: Message) -> ProviderResponse:
+    blocks: list[TextBlock | ToolUseBlock] = []
+    for block in message.content:
+        if block.type == "text" and block.text:
+            blocks.append(TextBlock(text=block.text))
+        elif block.type == "tool_use":
+            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
+    try:
+        stop = StopReason(message.stop_reason or "end_turn")
+    except ValueError:
+        stop = StopReason.END_TURN
+    usage = {
+        "input_tokens": message.usage.input_tokens,
+        "output_tokens": message.usage.output_tokens,
+    }
+    return ProviderResponse(blocks=blocks, stop_reason=stop, model=message.model, usage=usage)
+
+
+def _map_api_error(exc: Exception) -> ProviderError:
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
+        kind = str(error.get("type", ""))
+        message = str(error.get("message") or exc.message)
+        retryable = exc.status_code in RETRYABLE_STATUS or kind in RETRYABLE_ERROR_TYPES
+        return ProviderError(
+            f"Anthropic API {exc.status_code} {kind}: {message}".strip(),
+            status=exc.status_code,
+            retryable=retryable,
+        )
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ProviderError(f"could not reach the Anthropic API: {exc}", retryable=True)
+    return ProviderError(f"Anthropic SDK error: {exc}")
+
+
+class AnthropicProvider:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_attempts: int = 5,
+        clock: Clock | None = None,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.model = model
+        self.max_attempts = max_attempts
+        self._clock = clock or SystemClock()
+        # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def complete(
+        self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
+    ) -> ProviderResponse:
+        params = lower_request(request)
+        attempt = 1
+        while True:
+            try:
+                return await self._stream_once(params, on_text)
+            except (anthropic.APIError, ProviderError) as exc:
+                error = exc if isinstance(exc, ProviderError) else _map_api_error(exc)
+                if not error.retryable or attempt >= self.max_attempts:
+                    raise error from exc
+                delay = _retry_delay(exc, attempt)
+                log.warning(
+                    "provider retry",
+                    extra={"attempt": attempt, "delay_s": delay, "error": str(error)},
+                )
+                on_retry(attempt, delay, str(error))
+                await self._clock.sleep(delay)
+                attempt += 1
+
+    async def _stream_once(self, params: dict[str, Any], on_text: TextSink) -> ProviderResponse:
+        async with self._client.messages.stream(**params) as stream:
+            async for text in stream.text_stream:
+                on_text(text)
+            message = await stream.get_final_message()
+        return _process_response(message)
+
+
+def _retry_delay(exc: Exception, attempt: int) -> float:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            value = float(str(headers.get(name))) * scale
+        except ValueError:
+            continue
+        if 0 <= value <= 60:
+            return value
+    backoff: float = min(8.0, 0.5 * 2 ** (attempt - 1))
+    return backoff * (0.75 + random.random() / 2)

@@ -1,0 +1,142 @@
+"""A deterministic local model: no key, no network. It shows the runtime's mechanics.
+
+It reads the transcript like a model would and answers from a tiny command language in
+the operator's latest prompt:
+
+- ``work N``      N rounds of one-second work (a ``sleep`` tool call each), so you can interject
+- ``sleep N``     one ``sleep`` call of N seconds
+- ``notify TEXT`` a ``notify_operator`` call
+- ``spawn TASK``  a ``spawn_agent`` call
+- ``run TOOL``    a call of a configured tool with ``{}``
+- anything else   an echo
+
+Interjections are acknowledged visibly ("Noted your message ...") and the plan goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.clock import Clock, SystemClock
+from runtime.prompts import INTERJECTION_HEADER, TASK_RESULT_HEADER
+from runtime.providers.base import (
+    ProviderRequest,
+    ProviderResponse,
+    RetryNotice,
+    StopReason,
+    TextSink,
+)
+from runtime.transcript import (
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    TranscriptMessage,
+    normalize,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    name: str
+    input: dict[str, Any]
+
+
+def _plan(prompt: str) -> list[_Call]:
+    text = prompt.strip()
+    if m := re.match(r"(?i)work\s+(\d+)", text):
+        return [_Call("sleep", {"seconds": 1})] * min(int(m.group(1)), 50)
+    if m := re.match(r"(?i)sleep\s+(\d+(?:\.\d+)?)", text):
+        return [_Call("sleep", {"seconds": float(m.group(1))})]
+    if m := re.match(r"(?is)notify\s+(.+)", text):
+        return [_Call("notify_operator", {"message": m.group(1).strip()})]
+    if m := re.match(r"(?is)spawn\s+(.+)", text):
+        return [_Call("spawn_agent", {"task": m.group(1).strip()})]
+    if m := re.match(r"(?i)run\s+(\S+)", text):
+        return [_Call(m.group(1), {})]
+    return []
+
+
+def _user_texts(message: TranscriptMessage) -> list[str]:
+    return [b.text for b in message.blocks if isinstance(b, TextBlock)]
+
+
+class OfflineProvider:
+    def __init__(
+        self, model: str = "offline", *, latency_s: float = 0.0, clock: Clock | None = None
+    ) -> None:
+        self.model = model
+        self.latency_s = latency_s
+        self._clock = clock or SystemClock()
+
+    async def complete(
+        self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
+    ) -> ProviderResponse:
+        if self.latency_s:
+            await self._clock.sleep(self.latency_s)
+        messages = normalize(request.messages)
+        blocks = self._answer(messages, {t.name for t in request.tools})
+        for block in blocks:
+            if isinstance(block, TextBlock):
+                for word in re.findall(r"\S+\s*", block.text):
+                    on_text(word)
+        stop = (
+            StopReason.TOOL_USE
+            if any(isinstance(b, ToolUseBlock) for b in blocks)
+            else StopReason.END_TURN
+        )
+        return ProviderResponse(blocks=blocks, stop_reason=stop, model=self.model)
+
+    def _answer(
+        self, messages: list[TranscriptMessage], offered: set[str]
+    ) -> list[TextBlock | ToolUseBlock]:
+        prompt_index, prompt = self._latest_prompt(messages)
+        last = messages[-1] if messages else None
+        noted = [
+            t.split("\n", 2)[-1]
+            for t in (_user_texts(last) if last else [])
+            if t.startswith(INTERJECTION_HEADER)
+        ]
+        ack = "".join(f"Noted your message while I was working: “{n}”. " for n in noted)
+        plan = _plan(prompt)
+        done = sum(
+            1
+            for m in messages[prompt_index + 1 :]
+            if m.role == "assistant" and any(isinstance(b, ToolUseBlock) for b in m.blocks)
+        )
+        if done < len(plan):
+            call = plan[done]
+            if call.name not in offered:
+                return [TextBlock(text=f"{ack}I have no tool named {call.name}.")]
+            used = sum(len(m.tool_uses()) for m in messages)
+            step = f"Step {done + 1} of {len(plan)}: {call.name}."
+            return [
+                TextBlock(text=f"{ack}{step}"),
+                ToolUseBlock(id=f"toolu_offline_{used + 1:04d}", name=call.name, input=call.input),
+            ]
+        if plan:
+            results = [
+                b.content
+                for m in messages[prompt_index + 1 :]
+                for b in m.blocks
+                if isinstance(b, ToolResultBlock)
+            ]
+            summary = results[-1] if results else "nothing to report"
+            return [TextBlock(text=f"{ack}Done ({len(plan)} step(s)). Last result: {summary}")]
+        if prompt.startswith(TASK_RESULT_HEADER):
+            return [TextBlock(text=f"{ack}My child agent reported back: {prompt}")]
+        return [TextBlock(text=f"{ack}You said: {prompt}" if prompt else ack or "Hello.")]
+
+    @staticmethod
+    def _latest_prompt(messages: list[TranscriptMessage]) -> tuple[int, str]:
+        """The newest user text that is not an interjection: the task being worked on."""
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index].role != "user":
+                continue
+            texts = [
+                t for t in _user_texts(messages[index]) if not t.startswith(INTERJECTION_HEADER)
+            ]
+            if texts:
+                return index, "\n".join(texts).strip()
+        return 0, ""

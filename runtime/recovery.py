@@ -1,0 +1,104 @@
+"""Closing tool calls that a stop or a crash left open, and replaying after a restart.
+
+A tool call is never run twice: an open call is answered from its stored result when it
+finished, or with a `cancelled`/`interrupted` result when it did not.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from runtime.events import Event, EventType
+from runtime.messages import QueueStatus
+from runtime.records import RunStatus, ToolStatus
+from runtime.store import Store, Writer
+from runtime.tools.envelope import ToolResult
+from runtime.transcript import (
+    Block,
+    ToolResultBlock,
+    Transcript,
+    TranscriptMessage,
+    unanswered_tool_uses,
+)
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED = ToolResult.failure(
+    "interrupted", "Switchboard restarted while this tool ran; it was not run again"
+)
+
+
+async def answer_open_tool_calls(
+    store: Store,
+    w: Writer,
+    session_id: str,
+    run_id: str,
+    transcript: Transcript,
+    fallback: ToolResult,
+) -> TranscriptMessage | None:
+    """Append tool_result blocks for every open tool_use; returns the row it appended."""
+    open_calls = unanswered_tool_uses(transcript.rows)
+    if not open_calls:
+        return None
+    stored = {c["id"]: c for c in await store.tool_calls(run_id=run_id)}
+    blocks: list[Block] = []
+    for call in open_calls:
+        record = stored.get(call.id)
+        if record and record["status"] != "running" and record["result"]:
+            result = ToolResult.model_validate(record["result"])
+        else:
+            result = fallback
+            if record:
+                await w.tool_finished(call.id, fallback.status, fallback.model_dump(mode="json"))
+            w.emit(
+                Event(
+                    EventType.TOOL_FINISHED,
+                    session_id,
+                    {
+                        "tool_use_id": call.id,
+                        "name": call.name,
+                        "status": fallback.status,
+                        "summary": fallback.summary_text,
+                    },
+                    run_id=run_id,
+                )
+            )
+        blocks.append(
+            ToolResultBlock(
+                tool_use_id=call.id,
+                content=result.for_model(),
+                is_error=result.status is not ToolStatus.SUCCESS,
+            )
+        )
+    row = TranscriptMessage(role="user", blocks=blocks)
+    await w.append_transcript(session_id, run_id, row)
+    transcript.rows.append(row)
+    return row
+
+
+async def recover(store: Store) -> int:
+    """Mark runs cut off by a crash as interrupted and put their messages back in the queue."""
+    runs = await store.runs(status=RunStatus.RUNNING)
+    for run in runs:
+        transcript = await store.transcript(run.session_id)
+        async with store.write() as w:
+            await answer_open_tool_calls(store, w, run.session_id, run.id, transcript, INTERRUPTED)
+            await w.finish_run(
+                run.id, RunStatus.INTERRUPTED, None, "the process stopped while this turn ran"
+            )
+            w.emit(
+                Event(
+                    EventType.RUN_RECOVERED,
+                    run.session_id,
+                    {"status": RunStatus.INTERRUPTED},
+                    run_id=run.id,
+                )
+            )
+        log.warning(
+            "recovered an interrupted run", extra={"run_id": run.id, "session_id": run.session_id}
+        )
+    dequeued = await store.messages(statuses=[QueueStatus.DEQUEUED])
+    if dequeued:
+        async with store.write() as w:
+            await w.set_message_status([m.id for m in dequeued], QueueStatus.QUEUED)
+    return len(runs)

@@ -1,0 +1,91 @@
+"""A session's live state: its record, queue, running turn and worker. Small when idle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from runtime.messages import QueueMode
+from runtime.queue import SessionQueue
+from runtime.records import SessionRecord
+
+T = TypeVar("T")
+
+
+class TurnStopped(Exception):
+    """Raised inside a turn when an explicit stop cancelled its in-flight work."""
+
+
+@dataclass(slots=True)
+class RunHandle:
+    """The running turn as others see it. Stop cancels only the in-flight provider request
+    or tool batch, never a store write, so the ledger is never left half-written."""
+
+    run_id: str
+    started_at: float  # monotonic
+    message_ids: list[str]
+    step: str = "starting"
+    stop_requested: bool = False
+    stop_reason: str = ""
+    silent_stop: bool = False  # stopped with its parent: no task_result goes back
+    inflight: asyncio.Future[object] | None = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def request_stop(self, reason: str) -> None:
+        self.stop_requested = True
+        self.stop_reason = reason
+        if self.inflight is not None:
+            self.inflight.cancel()
+
+    async def inflight_op(self, work: Awaitable[T]) -> T:
+        """Run `work` as the cancellable in-flight part of this turn."""
+        task = asyncio.ensure_future(work)
+        if self.stop_requested:
+            task.cancel()
+            raise TurnStopped
+        self.inflight = task  # type: ignore[assignment]
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and self.stop_requested and not (current and current.cancelling()):
+                raise TurnStopped from None
+            raise
+        finally:
+            self.inflight = None
+
+    def raise_if_stopped(self) -> None:
+        if self.stop_requested:
+            raise TurnStopped
+
+
+@dataclass(slots=True)
+class Session:
+    record: SessionRecord
+    default_mode: QueueMode
+    queue: SessionQueue = field(default_factory=SessionQueue)
+    running: RunHandle | None = None
+    worker: asyncio.Task[None] | None = None
+    last_arrival: float = 0.0
+    _arrival: asyncio.Event | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def mode(self) -> QueueMode:
+        return self.record.queue_mode or self.default_mode
+
+    def signal_interjection(self) -> None:
+        if self._arrival is not None:
+            self._arrival.set()
+
+    def interjection_signal(self) -> asyncio.Event:
+        """An event set when an operator message that may interject arrives."""
+        if self._arrival is None:
+            self._arrival = asyncio.Event()
+        self._arrival.clear()
+        return self._arrival

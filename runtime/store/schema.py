@@ -1,0 +1,98 @@
+"""Versioned schema migrations. Append a new entry; never edit a shipped one."""
+
+MIGRATIONS: list[str] = [
+    # 1: the runtime's tables.
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        parent_session_id TEXT REFERENCES sessions(id),
+        queue_mode TEXT,
+        created_at REAL NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX sessions_parent ON sessions(parent_session_id);
+
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        kind TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        trust TEXT NOT NULL,
+        authority_class TEXT NOT NULL,
+        priority TEXT NOT NULL,
+        text TEXT NOT NULL,
+        delivery_surface TEXT,
+        admission_context TEXT,
+        provenance TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        run_id TEXT,
+        boundary TEXT
+    );
+    CREATE INDEX messages_pending ON messages(status) WHERE status IN ('queued', 'dequeued');
+    CREATE INDEX messages_session ON messages(session_id, seq);
+
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        status TEXT NOT NULL,
+        model TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        final_text TEXT,
+        error TEXT
+    );
+    CREATE INDEX runs_session ON runs(session_id, started_at);
+    CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+
+    CREATE TABLE transcript (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        run_id TEXT,
+        role TEXT NOT NULL,
+        blocks TEXT NOT NULL,
+        source_message_ids TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX transcript_session ON transcript(session_id, id);
+
+    CREATE TABLE tool_calls (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        input TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        started_at REAL NOT NULL,
+        finished_at REAL
+    );
+    CREATE INDEX tool_calls_running ON tool_calls(status) WHERE status = 'running';
+
+    CREATE TABLE notifications (
+        notification_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        requested_by_agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        requested_by_session_id TEXT NOT NULL,
+        run_id TEXT,
+        target_operator_boundary TEXT NOT NULL,
+        message TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        type TEXT NOT NULL,
+        session_id TEXT,
+        run_id TEXT,
+        data TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE INDEX events_session ON events(session_id, seq);
+    """,
+]

@@ -1,0 +1,35 @@
+"""The tool interface and the context a running tool gets from its turn."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from runtime.tools.envelope import ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool may do besides compute: each callable is bound to the calling turn."""
+
+    session_id: str
+    run_id: str
+    tool_use_id: str
+    notify: Callable[[str], Awaitable[ToolResult]]
+    spawn: Callable[[str], Awaitable[ToolResult]]
+    wait_for_interjection: Callable[[float], Awaitable[bool]]
+
+
+class Tool(Protocol):
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

@@ -1,0 +1,70 @@
+"""Built-in tools: notify_operator, sleep, spawn_agent. Their effects go through the context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.tools.base import ToolContext, ToolSpec
+from runtime.tools.envelope import ToolResult
+
+MAX_SLEEP_S = 3600.0
+
+
+class NotifyOperator:
+    spec = ToolSpec(
+        name="notify_operator",
+        description=(
+            "Tell a human operator something that needs their attention. The turn goes on; "
+            "this does not wait for an answer."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "What to tell them."}},
+            "required": ["message"],
+        },
+    )
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await ctx.notify(str(tool_input.get("message", "")))
+
+
+class Sleep:
+    spec = ToolSpec(
+        name="sleep",
+        description=("Wait for a number of seconds. Ends early when an operator message arrives."),
+        input_schema={
+            "type": "object",
+            "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": MAX_SLEEP_S}},
+            "required": ["seconds"],
+        },
+    )
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        seconds = float(tool_input["seconds"])
+        if await ctx.wait_for_interjection(seconds):
+            return ToolResult.success(
+                "woke early: an operator message is waiting", {"slept": False, "woken": True}
+            )
+        return ToolResult.success(f"slept {seconds:g}s", {"slept": True, "woken": False})
+
+
+class SpawnAgent:
+    spec = ToolSpec(
+        name="spawn_agent",
+        description=(
+            "Start a private child agent on a task, described in free text. It works in the "
+            "background; its final answer comes back to you as a task result message."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"task": {"type": "string", "description": "The child's task."}},
+            "required": ["task"],
+        },
+    )
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await ctx.spawn(str(tool_input.get("task", "")))
+
+
+BUILTIN_TOOLS = {t.spec.name: t for t in (NotifyOperator(), Sleep(), SpawnAgent())}
+CHILD_BUILTINS = ("notify_operator", "sleep")

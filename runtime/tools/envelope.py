@@ -1,0 +1,47 @@
+"""What every tool returns (DESIGN §2, Tools)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from runtime.records import ToolStatus
+
+
+class ToolErrorInfo(BaseModel):
+    kind: str
+    message: str
+    retryable: bool = False
+
+
+class ToolResult(BaseModel):
+    status: ToolStatus
+    summary_text: str
+    result: Any = None
+    error: ToolErrorInfo | None = None
+
+    @classmethod
+    def success(cls, summary: str, result: Any = None) -> ToolResult:
+        return cls(status=ToolStatus.SUCCESS, summary_text=summary, result=result)
+
+    @classmethod
+    def failure(cls, kind: str, message: str, *, retryable: bool = False) -> ToolResult:
+        return cls(
+            status=ToolStatus.ERROR,
+            summary_text=message,
+            error=ToolErrorInfo(kind=kind, message=message, retryable=retryable),
+        )
+
+    @classmethod
+    def cancelled(cls, why: str) -> ToolResult:
+        return cls(
+            status=ToolStatus.CANCELLED,
+            summary_text=why,
+            error=ToolErrorInfo(kind="cancelled", message=why),
+        )
+
+    def for_model(self) -> str:
+        """The tool_result content the model sees: the whole envelope as JSON."""
+        return json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False, default=str)

@@ -1,0 +1,47 @@
+"""Tools by name, with their JSON schemas checked before anything runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import jsonschema
+
+from runtime.tools.base import Tool, ToolContext, ToolSpec
+from runtime.tools.builtins import BUILTIN_TOOLS
+from runtime.tools.command import CommandTool, CommandToolSpec
+from runtime.tools.envelope import ToolResult
+
+
+class ToolRegistry:
+    def __init__(self, command_tools: Iterable[CommandToolSpec] = ()) -> None:
+        self._tools: dict[str, Tool] = dict(BUILTIN_TOOLS)
+        for definition in command_tools:
+            if definition.name in self._tools:
+                raise ValueError(f"tool name {definition.name!r} is defined twice")
+            jsonschema.Draft202012Validator.check_schema(definition.input_schema)
+            self._tools[definition.name] = CommandTool(definition)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.spec.name] = tool
+
+    def command_tool_names(self) -> list[str]:
+        return [n for n, t in self._tools.items() if isinstance(t, CommandTool)]
+
+    def specs(self, names: Iterable[str]) -> list[ToolSpec]:
+        return [self._tools[n].spec for n in names if n in self._tools]
+
+    async def run(
+        self, name: str, tool_input: dict[str, Any], ctx: ToolContext, allowed: Iterable[str]
+    ) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None or name not in set(allowed):
+            return ToolResult.failure("unknown_tool", f"no tool named {name!r} is offered here")
+        try:
+            jsonschema.validate(tool_input, tool.spec.input_schema)
+        except jsonschema.ValidationError as exc:
+            return ToolResult.failure("invalid_input", f"input for {name}: {exc.message}")
+        return await tool.run(tool_input, ctx)

@@ -1,0 +1,147 @@
+"""The provider-neutral transcript and its invariants (DESIGN §2).
+
+Rows are stored as they happen; `normalize` merges them into the alternating form a
+provider sees, and `check_invariants` is the last word before anything is sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+
+class TextBlock(BaseModel):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ToolUseBlock(BaseModel):
+    kind: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(BaseModel):
+    kind: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock
+Role = Literal["user", "assistant"]
+
+
+class TranscriptMessage(BaseModel):
+    role: Role
+    blocks: list[Block]
+
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+
+
+BLOCKS = TypeAdapter(list[Block])
+
+
+def _is_blank_text(block: Block) -> bool:
+    return isinstance(block, TextBlock) and not block.text.strip()
+
+
+def normalize(messages: list[TranscriptMessage]) -> list[TranscriptMessage]:
+    """Drop blank text, merge consecutive same-role messages, tool results first."""
+    merged: list[TranscriptMessage] = []
+    for message in messages:
+        blocks = [b for b in message.blocks if not _is_blank_text(b)]
+        if not blocks:
+            continue
+        if merged and merged[-1].role == message.role:
+            blocks = merged.pop().blocks + blocks
+        if message.role == "user":
+            results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+            blocks = results + [b for b in blocks if not isinstance(b, ToolResultBlock)]
+        merged.append(TranscriptMessage(role=message.role, blocks=blocks))
+    return merged
+
+
+def check_invariants(messages: list[TranscriptMessage]) -> list[str]:
+    """Every way `messages` would be refused by a strict provider; empty when valid."""
+    problems: list[str] = []
+    if not messages:
+        return ["the request has no messages"]
+    if messages[0].role != "user":
+        problems.append("messages.0: the first message must be a user message")
+    seen_ids: set[str] = set()
+    for i, message in enumerate(messages):
+        where = f"messages.{i}"
+        if not message.blocks:
+            problems.append(f"{where}: empty message")
+        if i and messages[i - 1].role == message.role:
+            problems.append(f"{where}: two consecutive {message.role} messages")
+        for j, block in enumerate(message.blocks):
+            if _is_blank_text(block):
+                problems.append(f"{where}.content.{j}: empty or whitespace-only text block")
+            if isinstance(block, ToolUseBlock):
+                if message.role != "assistant":
+                    problems.append(f"{where}.content.{j}: tool_use in a user message")
+                if block.id in seen_ids:
+                    problems.append(f"{where}.content.{j}: duplicate tool_use id {block.id}")
+                seen_ids.add(block.id)
+        problems.extend(_pairing_problems(messages, i))
+    return problems
+
+
+def _pairing_problems(messages: list[TranscriptMessage], i: int) -> list[str]:
+    message = messages[i]
+    previous = messages[i - 1] if i else None
+    problems: list[str] = []
+    wanted = [b.id for b in message.tool_uses()] if message.role == "assistant" else []
+    if wanted:
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        leading: list[str] = []
+        for block in following.blocks if following and following.role == "user" else []:
+            if not isinstance(block, ToolResultBlock):
+                break
+            leading.append(block.tool_use_id)
+        missing = [w for w in wanted if w not in leading]
+        if missing:
+            problems.append(
+                f"messages.{i}: tool_use ids without tool_result blocks immediately after: "
+                + ", ".join(missing)
+            )
+    if message.role == "user":
+        offered = {b.id for b in previous.tool_uses()} if previous else set()
+        for j, block in enumerate(message.blocks):
+            if isinstance(block, ToolResultBlock) and block.tool_use_id not in offered:
+                problems.append(
+                    f"messages.{i}.content.{j}: tool_result for unknown tool_use id "
+                    f"{block.tool_use_id}"
+                )
+    return problems
+
+
+def unanswered_tool_uses(messages: list[TranscriptMessage]) -> list[ToolUseBlock]:
+    """tool_use blocks of the last assistant message that have no tool_result after them."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            answered = {
+                b.tool_use_id
+                for later in messages[index + 1 :]
+                for b in later.blocks
+                if isinstance(b, ToolResultBlock)
+            }
+            return [b for b in messages[index].tool_uses() if b.id not in answered]
+    return []
+
+
+@dataclass(slots=True)
+class Transcript:
+    """A session's rows in the order they were recorded."""
+
+    rows: list[TranscriptMessage] = field(default_factory=list)
+    message_ids: set[str] = field(default_factory=set)

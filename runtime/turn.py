@@ -1,0 +1,369 @@
+"""One turn: provider rounds and tool runs, draining interjections only at the safe points.
+
+The loop body is a `match` on what the round resolved to; every drain goes through
+`checkpoint(boundary)`, so searching for `checkpoint(` finds all four safe points.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from runtime.agents import AgentSpec
+from runtime.clock import Clock
+from runtime.errors import ProviderError, TranscriptInvariantError
+from runtime.events import Event, EventType
+from runtime.messages import QueueEntry, QueueMode, QueueStatus
+from runtime.prompts import render_interjection
+from runtime.providers.base import Provider, ProviderRequest, ProviderResponse, StopReason
+from runtime.records import RunStatus, ToolStatus
+from runtime.recovery import answer_open_tool_calls
+from runtime.session import RunHandle, Session, TurnStopped
+from runtime.store import Store
+from runtime.tools.base import ToolContext
+from runtime.tools.envelope import ToolResult
+from runtime.tools.registry import ToolRegistry
+from runtime.transcript import (
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Transcript,
+    TranscriptMessage,
+)
+
+log = logging.getLogger(__name__)
+
+REFUSAL_TEXT = "The model declined to answer this request."
+TRUNCATED_NOTE = "[The answer was cut off at the model's output limit.]"
+
+
+class Boundary(StrEnum):
+    """The only places an interjection may enter a running turn (DESIGN §2, Safe points)."""
+
+    BEFORE_PROVIDER_REQUEST = "before_provider_request"
+    AFTER_PROVIDER_ROUND = "after_provider_round"
+    BEFORE_TOOL_EXECUTION = "before_tool_execution"
+    AFTER_TOOL_RESULTS = "after_tool_results"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalAnswer:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    calls: list[ToolUseBlock]
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueRound:
+    """The provider paused (pause_turn): send the transcript back for it to go on."""
+
+
+NextStep = FinalAnswer | RunTools | ContinueRound
+
+
+def resolve_round(response: ProviderResponse) -> tuple[NextStep, TranscriptMessage]:
+    """What comes after this round, and the assistant message to record for it."""
+    text = response.text()
+    calls = response.tool_uses()
+    match response.stop_reason:
+        case StopReason.MAX_TOKENS:
+            # Tool calls cut off mid-way are incomplete: keep only the text.
+            final = f"{text}\n\n{TRUNCATED_NOTE}".strip()
+            return FinalAnswer(final), TranscriptMessage(
+                role="assistant", blocks=[TextBlock(text=text)]
+            )
+        case StopReason.REFUSAL:
+            return FinalAnswer(text or REFUSAL_TEXT), TranscriptMessage(
+                role="assistant", blocks=[TextBlock(text=text)]
+            )
+        case StopReason.PAUSE_TURN:
+            paused = TranscriptMessage(role="assistant", blocks=list(response.blocks))
+            return ContinueRound(), paused
+    recorded = TranscriptMessage(role="assistant", blocks=list(response.blocks))
+    return (RunTools(calls) if calls else FinalAnswer(text)), recorded
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDeps:
+    store: Store
+    provider: Provider
+    tools: ToolRegistry
+    clock: Clock
+    max_rounds: int
+    max_tokens: int
+    notify: Callable[[Session, str, str], Awaitable[ToolResult]]
+    spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    status: RunStatus
+    final_text: str
+    error: str | None = None
+
+
+class Turn:
+    def __init__(
+        self,
+        deps: TurnDeps,
+        session: Session,
+        agent: AgentSpec,
+        handle: RunHandle,
+        transcript: Transcript,
+    ) -> None:
+        self.deps = deps
+        self.session = session
+        self.agent = agent
+        self.handle = handle
+        self.run_id = handle.run_id
+        self.transcript = transcript
+        self.started_at = handle.started_at
+        self.model = deps.provider.model
+        self._admitted_before_tools = False
+
+    # -- the loop ----------------------------------------------------------------------
+
+    async def run(self) -> TurnOutcome:
+        try:
+            return await self._loop()
+        except TurnStopped:
+            await self.close_after_stop()
+            return TurnOutcome(RunStatus.STOPPED, "", self.handle.stop_reason or None)
+        except TranscriptInvariantError as exc:
+            await self._emit(EventType.PROVIDER_REQUEST_REFUSED, problems=exc.problems)
+            return TurnOutcome(RunStatus.FAILED, "", str(exc))
+        except ProviderError as exc:
+            return TurnOutcome(RunStatus.FAILED, "", str(exc))
+
+    async def _loop(self) -> TurnOutcome:
+        round_no = 0
+        while True:
+            round_no += 1
+            self.handle.raise_if_stopped()
+            if round_no > self.deps.max_rounds:
+                return TurnOutcome(
+                    RunStatus.FAILED,
+                    "",
+                    f"the turn did not finish within {self.deps.max_rounds} rounds",
+                )
+            if round_no > 1:
+                await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
+            await self.progress(f"model round {round_no}")
+            step, recorded = resolve_round(await self._request())
+            if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
+                await self._record(
+                    recorded, EventType.ASSISTANT_TEXT, text=recorded.text(), round=round_no
+                )
+            match step:
+                case FinalAnswer(text=text):
+                    if await self.checkpoint(Boundary.AFTER_PROVIDER_ROUND):
+                        continue
+                    return TurnOutcome(RunStatus.COMPLETED, text)
+                case RunTools(calls=calls):
+                    self._admitted_before_tools = bool(
+                        await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
+                    )
+                    self.handle.raise_if_stopped()
+                    await self._run_tools(calls)
+                    await self.checkpoint(Boundary.AFTER_TOOL_RESULTS)
+                case ContinueRound():
+                    continue
+                case _:
+                    raise AssertionError(f"unknown next step {step!r}")
+
+    async def _request(self) -> ProviderResponse:
+        request = ProviderRequest(
+            model=self.model,
+            system=self.agent.system_prompt,
+            messages=list(self.transcript.rows),
+            tools=self.deps.tools.specs(self.agent.tools),
+            max_tokens=self.deps.max_tokens,
+        )
+        store = self.deps.store
+
+        def on_text(delta: str) -> None:
+            store.publish_ephemeral(
+                Event(
+                    EventType.ASSISTANT_TEXT_DELTA,
+                    self.session.id,
+                    {"delta": delta},
+                    run_id=self.run_id,
+                )
+            )
+
+        def on_retry(attempt: int, delay: float, error: str) -> None:
+            asyncio.get_running_loop().create_task(
+                self._emit(EventType.PROVIDER_RETRY, attempt=attempt, delay_s=delay, error=error)
+            )
+
+        return await self.handle.inflight_op(
+            self.deps.provider.complete(request, on_text, on_retry)
+        )
+
+    # -- safe points -------------------------------------------------------------------
+
+    async def checkpoint(self, boundary: Boundary) -> list[QueueEntry]:
+        """Drain admitted interjections into the transcript; the one place that does."""
+        if self.session.mode is not QueueMode.STEER:
+            return []
+        entries = self.session.queue.take_interjections()
+        if not entries:
+            return []
+        row = TranscriptMessage(
+            role="user", blocks=[TextBlock(text=render_interjection(e)) for e in entries]
+        )
+        try:
+            async with self.deps.store.write() as w:
+                ids = [e.id for e in entries]
+                await w.set_message_status(
+                    ids, QueueStatus.INTERJECTED, run_id=self.run_id, boundary=boundary
+                )
+                await w.append_transcript(self.session.id, self.run_id, row, ids)
+                for e in entries:
+                    w.emit(
+                        Event(
+                            EventType.OPERATOR_INTERJECTION_ADMITTED,
+                            self.session.id,
+                            {
+                                "message_id": e.id,
+                                "boundary": boundary,
+                                "sender": e.message.provenance.sender,
+                            },
+                            run_id=self.run_id,
+                        )
+                    )
+        except Exception as exc:
+            self.session.queue.push_front(entries)
+            log.exception(
+                "interjection drain failed; messages back at the queue front",
+                extra={"session_id": self.session.id, "boundary": boundary},
+            )
+            await self._emit(
+                EventType.INTERJECTION_DRAIN_FAILED,
+                boundary=boundary,
+                message_ids=[e.id for e in entries],
+                error=str(exc),
+            )
+            return []
+        for e in entries:
+            e.status = QueueStatus.INTERJECTED
+        self.transcript.rows.append(row)
+        self.transcript.message_ids.update(e.id for e in entries)
+        return entries
+
+    # -- tools -------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
+        async with self.deps.store.write() as w:
+            for call in calls:
+                await w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
+                w.emit(
+                    Event(
+                        EventType.TOOL_STARTED,
+                        self.session.id,
+                        {"tool_use_id": call.id, "name": call.name, "input": call.input},
+                        run_id=self.run_id,
+                    )
+                )
+        names = ", ".join(c.name for c in calls)
+        await self.progress(f"running {names}")
+        results = await self.handle.inflight_op(
+            asyncio.gather(*(self._run_one(call) for call in calls))
+        )
+        row = TranscriptMessage(
+            role="user",
+            blocks=[
+                ToolResultBlock(
+                    tool_use_id=call.id,
+                    content=result.for_model(),
+                    is_error=result.status is not ToolStatus.SUCCESS,
+                )
+                for call, result in zip(calls, results, strict=True)
+            ],
+        )
+        await self._record(row)
+
+    async def _run_one(self, call: ToolUseBlock) -> ToolResult:
+        ctx = ToolContext(
+            session_id=self.session.id,
+            run_id=self.run_id,
+            tool_use_id=call.id,
+            notify=lambda message: self.deps.notify(self.session, self.run_id, message),
+            spawn=lambda task: self.deps.spawn(self.session, self.run_id, task),
+            wait_for_interjection=self._wait_for_interjection,
+        )
+        try:
+            result = await self.deps.tools.run(call.name, call.input, ctx, self.agent.tools)
+        except Exception as exc:
+            log.exception("tool crashed", extra={"tool": call.name, "session_id": self.session.id})
+            result = ToolResult.failure("tool_crashed", f"{call.name} raised {exc!r}")
+        async with self.deps.store.write() as w:
+            await w.tool_finished(call.id, result.status, result.model_dump(mode="json"))
+            w.emit(
+                Event(
+                    EventType.TOOL_FINISHED,
+                    self.session.id,
+                    {
+                        "tool_use_id": call.id,
+                        "name": call.name,
+                        "status": result.status,
+                        "summary": result.summary_text,
+                    },
+                    run_id=self.run_id,
+                )
+            )
+        return result
+
+    async def _wait_for_interjection(self, seconds: float) -> bool:
+        """True at once if an operator message is waiting; else wait up to `seconds` for one."""
+        if self._admitted_before_tools or self.session.queue.has_interjection():
+            return True
+        signal = self.session.interjection_signal()
+        await self.progress("waiting", state="waiting")
+        waiter = asyncio.ensure_future(signal.wait())
+        sleeper = asyncio.ensure_future(self.deps.clock.sleep(seconds))
+        try:
+            await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            sleeper.cancel()
+        return signal.is_set() and self.session.mode is QueueMode.STEER
+
+    # -- after a stop ------------------------------------------------------------------
+
+    async def close_after_stop(self) -> None:
+        """Make the transcript provider-valid again: every open tool call gets a result."""
+        cancelled = ToolResult.cancelled(self.handle.stop_reason or "stopped")
+        async with self.deps.store.write() as w:
+            await answer_open_tool_calls(
+                self.deps.store, w, self.session.id, self.run_id, self.transcript, cancelled
+            )
+
+    # -- helpers -----------------------------------------------------------------------
+
+    async def progress(self, step: str, *, state: str = "running") -> None:
+        self.handle.step = step
+        elapsed = round(self.deps.clock.monotonic() - self.started_at, 3)
+        await self._emit(EventType.PROGRESS, state=state, step=step, elapsed_s=elapsed)
+
+    async def _record(
+        self, row: TranscriptMessage, event: EventType | None = None, **data: object
+    ) -> None:
+        async with self.deps.store.write() as w:
+            await w.append_transcript(self.session.id, self.run_id, row)
+            if event is not None:
+                w.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
+        self.transcript.rows.append(row)
+
+    async def _emit(self, event: EventType, **data: object) -> None:
+        await self.deps.store.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
+
+
+def _blank(block: TextBlock | ToolUseBlock | ToolResultBlock) -> bool:
+    return isinstance(block, TextBlock) and not block.text.strip()
