@@ -50,7 +50,9 @@ class RunHandle:
             return await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if task.cancelled() and self.stop_requested and not (current and current.cancelling()):
+            # A gather cancelled from outside ends with a CancelledError *exception*, not in
+            # the cancelled state, so the stop flag (and not task.cancelled()) decides.
+            if self.stop_requested and not (current and current.cancelling()):
                 raise TurnStopped from None
             raise
         finally:
