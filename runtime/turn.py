@@ -156,6 +156,7 @@ class Turn:
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
             await self.progress(f"model round {round_no}")
             step, recorded = resolve_round(await self._request())
+            self._check_new_tool_ids(recorded)
             if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
                 await self._record(
                     recorded, EventType.ASSISTANT_TEXT, text=recorded.text(), round=round_no
@@ -205,6 +206,14 @@ class Turn:
         return await self.handle.inflight_op(
             self.deps.provider.complete(request, on_text, on_retry)
         )
+
+    def _check_new_tool_ids(self, recorded: TranscriptMessage) -> None:
+        """A round whose tool_use ids repeat would poison the transcript: fail it instead."""
+        ids = [b.id for b in recorded.tool_uses()]
+        known = {b.id for row in self.transcript.rows for b in row.tool_uses()}
+        repeated = sorted({i for i in ids if ids.count(i) > 1 or i in known})
+        if repeated:
+            raise ProviderError(f"the model returned duplicate tool_use ids: {', '.join(repeated)}")
 
     # -- safe points -------------------------------------------------------------------
 

@@ -1,0 +1,110 @@
+"""Crash and reopen: nothing queued is lost, nothing interjected replays, no tool runs twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from runtime import EventType, QueueStatus, RunStatus
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.runtime.helpers import all_events, blocking_tool, counting_tool, open_runtime, operator
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_sigkill_mid_turn_then_reopen_resumes_without_rerunning_tools(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
+    counter = tmp_path / "count"
+    never = asyncio.Event()
+    anthropic_api.script = [tools(("count", {})), text("never finished", hold=never)]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.runtime.crash_worker", str(db_path), anthropic_api.url,
+        str(counter), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        for _ in range(500):
+            if len(anthropic_api.requests) >= 2:
+                break
+            await asyncio.sleep(0.02)
+        assert len(anthropic_api.requests) == 2, "the worker reached its second round"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+    never.set()
+
+    anthropic_api.script = [text("resumed and done"), text("B done")]
+    rt = await open_runtime(db_path, anthropic_api,
+                            command_tools=[counting_tool("count", counter)])
+    cleanup.append(rt)
+    await rt.wait_idle()
+
+    assert counter.read_text().splitlines() == ["run"], "the tool ran exactly once"
+    runs = await rt.store.runs(session_id="ses_crash")
+    assert [r.status for r in runs] == [RunStatus.INTERRUPTED, RunStatus.COMPLETED,
+                                        RunStatus.COMPLETED]
+    assert [r.final_text for r in runs[1:]] == ["resumed and done", "B done"]
+    resumed = anthropic_api.requests[2]["messages"]
+    assert [m["role"] for m in resumed] == ["user", "assistant", "user"]
+    assert str(resumed).count("A: count once") == 1, "the prompt is not appended twice"
+    assert "counted" in resumed[2]["content"][0]["content"], "the stored result is reused"
+    statuses = {m.message.text: m.status for m in await rt.store.messages()}
+    assert statuses == {"A: count once": QueueStatus.PROCESSED,
+                        "B: later": QueueStatus.PROCESSED}
+    assert len(await all_events(rt, EventType.RUN_RECOVERED)) == 1
+    assert anthropic_api.refused == []
+
+
+async def test_a_tool_cut_off_by_shutdown_is_answered_not_rerun(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "marker"
+    tool = blocking_tool("wait", gate, marker)
+    anthropic_api.script = [tools(("wait", {}))]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("long job"))
+    for _ in range(200):
+        if marker.exists():
+            break
+        await asyncio.sleep(0.02)
+    await rt.close()  # the process goes away while the tool runs
+
+    anthropic_api.script = [text("after restart")]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    cleanup.append(rt)
+    await rt.wait_idle()
+    assert len(marker.read_text().splitlines()) == 1, "the tool was not started again"
+    [call] = await rt.store.tool_calls()
+    assert call["status"] == "error" and call["result"]["error"]["kind"] == "interrupted"
+    last = anthropic_api.requests[-1]["messages"]
+    assert last[2]["content"][0]["is_error"] is True
+    assert "not run again" in last[2]["content"][0]["content"]
+    runs = await rt.store.runs(session_id=sid)
+    assert [r.status for r in runs] == [RunStatus.INTERRUPTED, RunStatus.COMPLETED]
+
+
+async def test_interjected_messages_never_replay(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    hold = asyncio.Event()
+    anthropic_api.script = [text("one", hold=hold), text("two")]
+    rt = await open_runtime(db_path, anthropic_api)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("start"))
+    for _ in range(200):
+        if anthropic_api.requests:
+            break
+        await asyncio.sleep(0.01)
+    await rt.submit(sid, operator("steer"))
+    hold.set()
+    await rt.wait_idle()
+    await rt.close()
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await rt.wait_idle()
+    assert len(anthropic_api.requests) == 2, "nothing replayed after reopening"
+    assert rt.status(sid).queued == 0
