@@ -62,7 +62,9 @@ def check_request(body: dict[str, Any]) -> None:
         raise InvalidRequest("max_tokens: Input should be greater than or equal to 1")
     for i, tool in enumerate(body.get("tools") or []):
         if not TOOL_NAME.match(str(tool.get("name", ""))):
-            raise InvalidRequest(f"tools.{i}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
+            raise InvalidRequest(
+                f"tools.{i}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+            )
         schema = tool.get("input_schema")
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise InvalidRequest(f"tools.{i}.input_schema.type: Input should be 'object'")
@@ -83,7 +85,8 @@ def check_request(body: dict[str, Any]) -> None:
         if not blocks and not (last and role == "assistant"):
             raise InvalidRequest(
                 f"messages.{i}: all messages must have non-empty content except for the "
-                "optional final assistant message")
+                "optional final assistant message"
+            )
         for j, block in enumerate(blocks):
             kind = block.get("type")
             if kind == "text":
@@ -91,16 +94,21 @@ def check_request(body: dict[str, Any]) -> None:
                     raise InvalidRequest("messages: text content blocks must be non-empty")
                 if not str(block.get("text")).strip():
                     raise InvalidRequest(
-                        "messages: text content blocks must contain non-whitespace text")
+                        "messages: text content blocks must contain non-whitespace text"
+                    )
             elif kind == "tool_use":
                 if role != "assistant":
-                    raise InvalidRequest(f"messages.{i}.content.{j}: tool_use is only allowed in assistant messages")
+                    raise InvalidRequest(
+                        f"messages.{i}.content.{j}: tool_use is only allowed in assistant messages"
+                    )
                 if block["id"] in seen:
                     raise InvalidRequest(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
                 seen.add(block["id"])
             elif kind == "tool_result":
                 if role != "user":
-                    raise InvalidRequest(f"messages.{i}.content.{j}: tool_result is only allowed in user messages")
+                    raise InvalidRequest(
+                        f"messages.{i}.content.{j}: tool_result is only allowed in user messages"
+                    )
             else:
                 raise InvalidRequest(f"messages.{i}.content.{j}.type: unknown block type {kind!r}")
         _check_pairing(messages, i, blocks)
@@ -125,7 +133,8 @@ def _check_pairing(messages: list[dict[str, Any]], i: int, blocks: list[dict[str
             raise InvalidRequest(
                 f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
                 f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
-                "corresponding `tool_result` block in the next message.")
+                "corresponding `tool_result` block in the next message."
+            )
     else:
         previous = _blocks(messages[i - 1]) if i else []
         offered = {b["id"] for b in previous if b.get("type") == "tool_use"}
@@ -134,12 +143,14 @@ def _check_pairing(messages: list[dict[str, Any]], i: int, blocks: list[dict[str
                 raise InvalidRequest(
                     f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
                     f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
-                    "corresponding `tool_use` block in the previous message.")
+                    "corresponding `tool_use` block in the previous message."
+                )
         kinds = [b.get("type") for b in blocks]
         first_other = next((k for k, t in enumerate(kinds) if t != "tool_result"), len(kinds))
         if "tool_result" in kinds[first_other:]:
             raise InvalidRequest(
-                f"messages.{i}: `tool_result` blocks must come first in the content")
+                f"messages.{i}: `tool_result` blocks must come first in the content"
+            )
 
 
 class FakeAnthropic:
@@ -197,57 +208,109 @@ class FakeAnthropic:
                 block = {**block, "id": f"toolu_fake_{next(self._ids):04d}"}
             content.append(block)
         stop = reply.stop_reason or (
-            "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
+            "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        )
         return {
-            "id": f"msg_fake_{next(self._ids):04d}", "type": "message", "role": "assistant",
-            "model": body["model"], "content": content, "stop_reason": stop,
-            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
+            "id": f"msg_fake_{next(self._ids):04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
         }
 
-    async def _stream(self, request: web.Request, message: dict[str, Any],
-                      reply: Reply) -> web.StreamResponse:
+    async def _stream(
+        self, request: web.Request, message: dict[str, Any], reply: Reply
+    ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
 
         async def send(event: str, data: dict[str, Any]) -> None:
             await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
 
-        await send("message_start", {"type": "message_start", "message": {
-            **message, "content": [], "stop_reason": None, "usage": {"input_tokens": 10,
-                                                                      "output_tokens": 1}}})
+        await send(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    **message,
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                },
+            },
+        )
         await send("ping", {"type": "ping"})
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
-                await send("content_block_start", {"type": "content_block_start", "index": index,
-                                                   "content_block": {"type": "text", "text": ""}})
+                await send(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
                 words = re.findall(r"\S+\s*|\s+", block["text"]) or [""]
                 for word in words:
-                    await send("content_block_delta", {"type": "content_block_delta",
-                               "index": index, "delta": {"type": "text_delta", "text": word}})
+                    await send(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": word},
+                        },
+                    )
             else:
-                await send("content_block_start", {"type": "content_block_start", "index": index,
-                           "content_block": {**block, "input": {}}})
+                await send(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {**block, "input": {}},
+                    },
+                )
                 raw = json.dumps(block["input"])
                 for part in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
-                    await send("content_block_delta", {"type": "content_block_delta",
-                               "index": index,
-                               "delta": {"type": "input_json_delta", "partial_json": part}})
+                    await send(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": part},
+                        },
+                    )
             await send("content_block_stop", {"type": "content_block_stop", "index": index})
             if index == 0 and reply.hold:
                 await reply.hold.wait()
             if reply.stream_error:
-                await send("error", {"type": "error", "error": {
-                    "type": reply.stream_error, "message": "Overloaded"}})
+                await send(
+                    "error",
+                    {
+                        "type": "error",
+                        "error": {"type": reply.stream_error, "message": "Overloaded"},
+                    },
+                )
                 return response
-        await send("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": 5}})
+        await send(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
         await send("message_stop", {"type": "message_stop"})
         return response
 
 
-def _error(status: int, kind: str, message: str,
-           headers: dict[str, str] | None = None) -> web.Response:
+def _error(
+    status: int, kind: str, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
     return web.json_response(
         {"type": "error", "error": {"type": kind, "message": message}},
-        status=status, headers={"request-id": "req_fake", **(headers or {})})
+        status=status,
+        headers={"request-id": "req_fake", **(headers or {})},
+    )

@@ -10,8 +10,10 @@ import pytest
 from tests.fakes.anthropic_api import FakeAnthropic
 
 HI = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
-USE = {"role": "assistant", "content": [
-    {"type": "tool_use", "id": "toolu_1", "name": "sleep", "input": {}}]}
+USE = {
+    "role": "assistant",
+    "content": [{"type": "tool_use", "id": "toolu_1", "name": "sleep", "input": {}}],
+}
 
 
 def result(tool_id: str = "toolu_1") -> dict[str, Any]:
@@ -19,18 +21,34 @@ def result(tool_id: str = "toolu_1") -> dict[str, Any]:
 
 
 BROKEN = {
-    "empty text": ([{"role": "user", "content": [{"type": "text", "text": ""}]}],
-                   "must be non-empty"),
-    "whitespace text": ([{"role": "user", "content": [{"type": "text", "text": "  "}]}],
-                        "non-whitespace"),
+    "empty text": (
+        [{"role": "user", "content": [{"type": "text", "text": ""}]}],
+        "must be non-empty",
+    ),
+    "whitespace text": (
+        [{"role": "user", "content": [{"type": "text", "text": "  "}]}],
+        "non-whitespace",
+    ),
     "empty message": ([HI, {"role": "assistant", "content": []}, HI], "non-empty content"),
     "unpaired tool_use": ([HI, USE, HI], "without `tool_result`"),
-    "orphan tool_result": ([{"role": "user", "content": [result("toolu_9")]}],
-                           "unexpected `tool_use_id`"),
-    "duplicate ids": ([HI, USE, {"role": "user", "content": [result()]}, USE,
-                       {"role": "user", "content": [result()]}], "must be unique"),
-    "result after text": ([HI, USE, {"role": "user", "content": [
-        {"type": "text", "text": "x"}, result()]}], "without `tool_result`"),
+    "orphan tool_result": (
+        [{"role": "user", "content": [result("toolu_9")]}],
+        "unexpected `tool_use_id`",
+    ),
+    "duplicate ids": (
+        [
+            HI,
+            USE,
+            {"role": "user", "content": [result()]},
+            USE,
+            {"role": "user", "content": [result()]},
+        ],
+        "must be unique",
+    ),
+    "result after text": (
+        [HI, USE, {"role": "user", "content": [{"type": "text", "text": "x"}, result()]}],
+        "without `tool_result`",
+    ),
     "no alternation": ([HI, HI], "alternate"),
 }
 
@@ -49,7 +67,14 @@ async def test_broken_requests_get_the_api_400(anthropic_api: FakeAnthropic, cas
 
 async def test_a_valid_tool_round_trip_is_accepted(anthropic_api: FakeAnthropic) -> None:
     client = anthropic.AsyncAnthropic(api_key="k", base_url=anthropic_api.url, max_retries=0)
-    reply = await client.messages.create(model="m", max_tokens=10, messages=[
-        HI, USE, {"role": "user", "content": [result(), {"type": "text", "text": "and"}]}])  # type: ignore[list-item]
+    reply = await client.messages.create(
+        model="m",
+        max_tokens=10,
+        messages=[
+            HI,
+            USE,
+            {"role": "user", "content": [result(), {"type": "text", "text": "and"}]},
+        ],
+    )  # type: ignore[list-item]
     assert reply.content[0].type == "text"
     await client.close()

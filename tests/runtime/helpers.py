@@ -35,48 +35,73 @@ def provider_for(fake: FakeAnthropic, clock: Clock | None = None) -> AnthropicPr
 def blocking_tool(name: str, gate: Path, marker: Path) -> CommandToolSpec:
     """A command tool that records that it ran, then waits until `gate` exists."""
     script = f'echo $$ >> "{marker}"; while [ ! -e "{gate}" ]; do sleep 0.02; done; echo released'
-    return CommandToolSpec(name=name, description="waits for a gate file",
-                           command=("bash", "-c", script), timeout_s=30)
+    return CommandToolSpec(
+        name=name, description="waits for a gate file", command=("bash", "-c", script), timeout_s=30
+    )
 
 
 def counting_tool(name: str, counter: Path) -> CommandToolSpec:
-    return CommandToolSpec(name=name, description="counts its runs",
-                           command=("bash", "-c", f'echo run >> "{counter}"; echo counted'))
+    return CommandToolSpec(
+        name=name,
+        description="counts its runs",
+        command=("bash", "-c", f'echo run >> "{counter}"; echo counted'),
+    )
 
 
 async def open_runtime(
-    db_path: Path, fake: FakeAnthropic, *, tools: Iterable[str] = (),
-    command_tools: Iterable[CommandToolSpec] = (), settings: RuntimeSettings | None = None,
+    db_path: Path,
+    fake: FakeAnthropic,
+    *,
+    tools: Iterable[str] = (),
+    command_tools: Iterable[CommandToolSpec] = (),
+    settings: RuntimeSettings | None = None,
     clock: Clock | None = None,
 ) -> Runtime:
     command_tools = list(command_tools)
     agent = AgentSpec(
-        "assistant", "You are a test agent.",
+        "assistant",
+        "You are a test agent.",
         ("notify_operator", "sleep", "spawn_agent", *tools, *(t.name for t in command_tools)),
     )
-    return await Runtime.open(db_path, provider=provider_for(fake, clock), agents=[agent],
-                              command_tools=command_tools, settings=settings, clock=clock)
+    return await Runtime.open(
+        db_path,
+        provider=provider_for(fake, clock),
+        agents=[agent],
+        command_tools=command_tools,
+        settings=settings,
+        clock=clock,
+    )
 
 
 def operator(text: str, *, sender: str = "alice", **overrides: Any) -> InboundMessage:
     fields: dict[str, Any] = dict(
-        text=text, kind=MessageKind.OPERATOR_PROMPT, origin=Origin.OPERATOR,
-        trust=Trust.TRUSTED_OPERATOR, priority=Priority.INTERJECT, delivery_surface="test",
+        text=text,
+        kind=MessageKind.OPERATOR_PROMPT,
+        origin=Origin.OPERATOR,
+        trust=Trust.TRUSTED_OPERATOR,
+        priority=Priority.INTERJECT,
+        delivery_surface="test",
         provenance=Provenance(sender=sender, surface="test", platform_message_ref=f"m-{text}"),
     )
     fields.update(overrides)
     return InboundMessage(**fields)
 
 
-async def wait_for(runtime: Runtime, etype: EventType,
-                   where: Callable[[Event], bool] = lambda e: True, timeout: float = 10) -> Event:
+async def wait_for(
+    runtime: Runtime,
+    etype: EventType,
+    where: Callable[[Event], bool] = lambda e: True,
+    wait_s: float = 10,
+) -> Event:
     """The first ledger event of this type (from the start of the ledger) matching `where`."""
+
     async def scan() -> Event:
         async for event in runtime.events(after_seq=0):
             if event.type is etype and where(event):
                 return event
         raise AssertionError("event feed closed")
-    return await asyncio.wait_for(scan(), timeout)
+
+    return await asyncio.wait_for(scan(), wait_s)
 
 
 async def all_events(runtime: Runtime, etype: EventType | None = None) -> list[Event]:
@@ -87,3 +112,12 @@ async def all_events(runtime: Runtime, etype: EventType | None = None) -> list[E
 def request_roles(body: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(role, [block types]) for each message of a request the fake received."""
     return [(m["role"], [b["type"] for b in m["content"]]) for m in body["messages"]]
+
+
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs; a killed orphan that nobody reaped (a zombie) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

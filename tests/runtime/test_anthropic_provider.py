@@ -17,8 +17,9 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools
 from tests.runtime.helpers import MODEL, all_events, open_runtime, operator
 
 
-async def _one_turn(fake: FakeAnthropic, db_path: Path, cleanup: list[object],
-                    prompt: str = "hi") -> tuple[Runtime, str]:
+async def _one_turn(
+    fake: FakeAnthropic, db_path: Path, cleanup: list[object], prompt: str = "hi"
+) -> tuple[Runtime, str]:
     rt = await open_runtime(db_path, fake)
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
@@ -55,13 +56,17 @@ async def test_text_streams_as_deltas_and_lands_as_final_text(
     assert {t["name"] for t in body["tools"]} == {"notify_operator", "sleep", "spawn_agent"}
 
 
-@pytest.mark.parametrize("status,kind", [(429, "rate_limit_error"), (529, "overloaded_error"),
-                                         (500, "api_error"), (503, "api_error")])
+@pytest.mark.parametrize(
+    "status,kind",
+    [(429, "rate_limit_error"), (529, "overloaded_error"), (500, "api_error"), (503, "api_error")],
+)
 async def test_retryable_errors_are_retried_with_retry_after(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object], status: int, kind: str
 ) -> None:
-    anthropic_api.script = [error(status, kind, "try later", **{"retry-after-ms": "10"}),
-                            text("made it")]
+    anthropic_api.script = [
+        error(status, kind, "try later", **{"retry-after-ms": "10"}),
+        text("made it"),
+    ]
     rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
     [run] = await rt.store.runs(session_id=sid)
     assert run.status is RunStatus.COMPLETED and run.final_text == "made it"
@@ -74,8 +79,10 @@ async def test_retryable_errors_are_retried_with_retry_after(
 async def test_overloaded_error_mid_stream_is_retried(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    anthropic_api.script = [Reply(blocks=[{"type": "text", "text": "partial"}],
-                                  stream_error="overloaded_error"), text("whole answer")]
+    anthropic_api.script = [
+        Reply(blocks=[{"type": "text", "text": "partial"}], stream_error="overloaded_error"),
+        text("whole answer"),
+    ]
     rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
     [run] = await rt.store.runs(session_id=sid)
     assert run.final_text == "whole answer"
@@ -95,8 +102,9 @@ async def test_bad_request_fails_the_turn_without_retry(
 async def test_persistent_overload_gives_up_with_a_clear_error(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    anthropic_api.responder = lambda body: error(529, "overloaded_error", "Overloaded",
-                                                 **{"retry-after-ms": "1"})
+    anthropic_api.responder = lambda body: error(
+        529, "overloaded_error", "Overloaded", **{"retry-after-ms": "1"}
+    )
     rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
     [run] = await rt.store.runs(session_id=sid)
     assert run.status is RunStatus.FAILED and "overloaded" in (run.error or "").lower()
@@ -106,8 +114,10 @@ async def test_persistent_overload_gives_up_with_a_clear_error(
 async def test_max_tokens_keeps_text_and_drops_cut_tool_calls(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    anthropic_api.script = [tools(("sleep", {"seconds": 1}), say="I was about to",
-                                  stop_reason="max_tokens"), text("next")]
+    anthropic_api.script = [
+        tools(("sleep", {"seconds": 1}), say="I was about to", stop_reason="max_tokens"),
+        text("next"),
+    ]
     rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
     [run] = await rt.store.runs(session_id=sid)
     assert run.final_text == f"I was about to\n\n{TRUNCATED_NOTE}"
@@ -120,8 +130,11 @@ async def test_max_tokens_keeps_text_and_drops_cut_tool_calls(
 async def test_refusal_and_pause_turn(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    anthropic_api.script = [Reply(blocks=[], stop_reason="refusal"),
-                            text("working on it", stop_reason="pause_turn"), text(" and done")]
+    anthropic_api.script = [
+        Reply(blocks=[], stop_reason="refusal"),
+        text("working on it", stop_reason="pause_turn"),
+        text(" and done"),
+    ]
     rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
     await rt.submit(sid, operator("second"))
     await rt.wait_idle()
@@ -134,8 +147,9 @@ async def test_refusal_and_pause_turn(
 async def test_duplicate_tool_ids_from_the_model_fail_the_turn_cleanly(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    dup = Reply(blocks=[{"type": "tool_use", "id": "toolu_x", "name": "sleep",
-                         "input": {"seconds": 0}}] * 2)
+    dup = Reply(
+        blocks=[{"type": "tool_use", "id": "toolu_x", "name": "sleep", "input": {"seconds": 0}}] * 2
+    )
     anthropic_api.script = [dup, text("fine")]
     rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
     [run] = await rt.store.runs(session_id=sid)
@@ -158,13 +172,16 @@ def test_lowering_refuses_broken_transcripts() -> None:
         lower_request(unpaired)
     with pytest.raises(TranscriptInvariantError, match="no messages"):
         lower_request(request(TranscriptMessage(role="user", blocks=[TextBlock(text="  ")])))
-    merged = lower_request(request(
-        TranscriptMessage(role="user", blocks=[TextBlock(text="a")]),
-        TranscriptMessage(role="user", blocks=[TextBlock(text=" ")]),
-        TranscriptMessage(role="user", blocks=[TextBlock(text="b")]),
-    ))
-    assert merged["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
+    merged = lower_request(
+        request(
+            TranscriptMessage(role="user", blocks=[TextBlock(text="a")]),
+            TranscriptMessage(role="user", blocks=[TextBlock(text=" ")]),
+            TranscriptMessage(role="user", blocks=[TextBlock(text="b")]),
+        )
+    )
+    assert merged["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ]
 
 
 async def test_a_corrupt_transcript_is_never_sent(
@@ -174,10 +191,16 @@ async def test_a_corrupt_transcript_is_never_sent(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     async with rt.store.write() as w:  # a transcript broken behind the runtime's back
-        await w.append_transcript(sid, None, TranscriptMessage(
-            role="user", blocks=[TextBlock(text="hello")]))
-        await w.append_transcript(sid, None, TranscriptMessage(
-            role="assistant", blocks=[ToolUseBlock(id="toolu_lost", name="sleep")]))
+        await w.append_transcript(
+            sid, None, TranscriptMessage(role="user", blocks=[TextBlock(text="hello")])
+        )
+        await w.append_transcript(
+            sid,
+            None,
+            TranscriptMessage(
+                role="assistant", blocks=[ToolUseBlock(id="toolu_lost", name="sleep")]
+            ),
+        )
     await rt.submit(sid, operator("go"))
     await rt.wait_idle()
     assert anthropic_api.requests == [] and anthropic_api.refused == []

@@ -22,8 +22,14 @@ async def test_sigkill_mid_turn_then_reopen_resumes_without_rerunning_tools(
     never = asyncio.Event()
     anthropic_api.script = [tools(("count", {})), text("never finished", hold=never)]
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.runtime.crash_worker", str(db_path), anthropic_api.url,
-        str(counter), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        sys.executable,
+        "-m",
+        "tests.runtime.crash_worker",
+        str(db_path),
+        anthropic_api.url,
+        str(counter),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
         for _ in range(500):
@@ -37,23 +43,24 @@ async def test_sigkill_mid_turn_then_reopen_resumes_without_rerunning_tools(
     never.set()
 
     anthropic_api.script = [text("resumed and done"), text("B done")]
-    rt = await open_runtime(db_path, anthropic_api,
-                            command_tools=[counting_tool("count", counter)])
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[counting_tool("count", counter)])
     cleanup.append(rt)
     await rt.wait_idle()
 
     assert counter.read_text().splitlines() == ["run"], "the tool ran exactly once"
     runs = await rt.store.runs(session_id="ses_crash")
-    assert [r.status for r in runs] == [RunStatus.INTERRUPTED, RunStatus.COMPLETED,
-                                        RunStatus.COMPLETED]
+    assert [r.status for r in runs] == [
+        RunStatus.INTERRUPTED,
+        RunStatus.COMPLETED,
+        RunStatus.COMPLETED,
+    ]
     assert [r.final_text for r in runs[1:]] == ["resumed and done", "B done"]
     resumed = anthropic_api.requests[2]["messages"]
     assert [m["role"] for m in resumed] == ["user", "assistant", "user"]
     assert str(resumed).count("A: count once") == 1, "the prompt is not appended twice"
     assert "counted" in resumed[2]["content"][0]["content"], "the stored result is reused"
     statuses = {m.message.text: m.status for m in await rt.store.messages()}
-    assert statuses == {"A: count once": QueueStatus.PROCESSED,
-                        "B: later": QueueStatus.PROCESSED}
+    assert statuses == {"A: count once": QueueStatus.PROCESSED, "B: later": QueueStatus.PROCESSED}
     assert len(await all_events(rt, EventType.RUN_RECOVERED)) == 1
     assert anthropic_api.refused == []
 

@@ -36,8 +36,15 @@ async def test_default_agent_notification_is_recorded_and_not_terminal(
     assert record.summary == "Deploy needs approval"
     assert record.session_id == sid
     [event] = await all_events(rt, EventType.OPERATOR_NOTIFICATION_REQUESTED)
-    assert set(event.data) >= {"notification_id", "agent_id", "requested_by_agent_id",
-                               "target_operator_boundary", "message", "summary", "created_at"}
+    assert set(event.data) >= {
+        "notification_id",
+        "agent_id",
+        "requested_by_agent_id",
+        "target_operator_boundary",
+        "message",
+        "summary",
+        "created_at",
+    }
     assert len(anthropic_api.requests) == 2, "the turn went on after notifying"
     [run] = await rt.store.runs(session_id=sid)
     assert run.final_text == "I told the operator and carried on."
@@ -60,8 +67,10 @@ async def test_empty_notification_is_refused_without_a_record(
 async def test_private_child_notifies_through_its_parent_and_reports_back(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    child_steps = [tools(("notify_operator", {"message": "Child needs a human"})),
-                   text("child result: 42")]
+    child_steps = [
+        tools(("notify_operator", {"message": "Child needs a human"})),
+        text("child result: 42"),
+    ]
 
     def respond(body: dict[str, Any]) -> Reply:
         if "private child agent" in str(body.get("system", "")):
@@ -88,8 +97,11 @@ async def test_private_child_notifies_through_its_parent_and_reports_back(
     assert record.session_id == sid, "delivered through the parent's session"
     assert record.requested_by_session_id != sid
 
-    task_results = [m for m in await rt.store.messages(session_id=sid)
-                    if m.message.kind is MessageKind.TASK_RESULT]
+    task_results = [
+        m
+        for m in await rt.store.messages(session_id=sid)
+        if m.message.kind is MessageKind.TASK_RESULT
+    ]
     assert [m.message.text for m in task_results] == ["child result: 42"]
     assert task_results[0].status is QueueStatus.PROCESSED
     runs = await rt.store.runs(session_id=sid)

@@ -24,13 +24,19 @@ from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.runtime.helpers import all_events, open_runtime, operator, wait_for
 
 
-async def _held_turn(anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object],
-                     mode: QueueMode, **settings: Any) -> tuple[Runtime, str, asyncio.Event]:
+async def _held_turn(
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    cleanup: list[object],
+    mode: QueueMode,
+    **settings: Any,
+) -> tuple[Runtime, str, asyncio.Event]:
     hold = asyncio.Event()
     anthropic_api.script = [text("first turn", hold=hold)]
     anthropic_api.responder = lambda body: text("later turn")
-    rt = await open_runtime(db_path, anthropic_api,
-                            settings=RuntimeSettings(default_queue_mode=mode, **settings))
+    rt = await open_runtime(
+        db_path, anthropic_api, settings=RuntimeSettings(default_queue_mode=mode, **settings)
+    )
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("first"))
@@ -57,8 +63,12 @@ async def test_collect_merges_messages_within_the_debounce_window(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
     clock = ManualClock()
-    rt = await open_runtime(db_path, anthropic_api, clock=clock, settings=RuntimeSettings(
-        default_queue_mode=QueueMode.COLLECT, collect_window_s=2.0))
+    rt = await open_runtime(
+        db_path,
+        anthropic_api,
+        clock=clock,
+        settings=RuntimeSettings(default_queue_mode=QueueMode.COLLECT, collect_window_s=2.0),
+    )
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     for part in ("one", "two", "three"):
@@ -70,7 +80,8 @@ async def test_collect_merges_messages_within_the_debounce_window(
     [request] = anthropic_api.requests
     prompt = request["messages"][0]["content"][0]["text"]
     assert [prompt.index(p) for p in ("one", "two", "three")] == sorted(
-        prompt.index(p) for p in ("one", "two", "three"))
+        prompt.index(p) for p in ("one", "two", "three")
+    )
     [run] = await rt.store.runs(session_id=sid)
     assert run.status is RunStatus.COMPLETED
     assert {m.status for m in await rt.store.messages(session_id=sid)} == {QueueStatus.PROCESSED}
@@ -79,7 +90,7 @@ async def test_collect_merges_messages_within_the_debounce_window(
 async def test_interrupt_aborts_the_running_turn_and_starts_with_the_message(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    rt, sid, hold = await _held_turn(anthropic_api, db_path, cleanup, QueueMode.INTERRUPT)
+    rt, sid, _hold = await _held_turn(anthropic_api, db_path, cleanup, QueueMode.INTERRUPT)
     result = await rt.submit(sid, operator("drop that, do this"))
     assert result.status == "interrupting"
     await rt.wait_idle()
@@ -93,8 +104,14 @@ async def test_interrupt_aborts_the_running_turn_and_starts_with_the_message(
 async def test_cap_drops_oldest_and_says_so(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    rt, sid, hold = await _held_turn(anthropic_api, db_path, cleanup, QueueMode.FOLLOWUP,
-                                     queue_cap=2, drop_policy=DropPolicy.OLDEST)
+    rt, sid, hold = await _held_turn(
+        anthropic_api,
+        db_path,
+        cleanup,
+        QueueMode.FOLLOWUP,
+        queue_cap=2,
+        drop_policy=DropPolicy.OLDEST,
+    )
     ids = [(await rt.submit(sid, operator(f"m{i}"))).message_id for i in range(3)]
     [dropped] = await all_events(rt, EventType.MESSAGE_DROPPED)
     assert dropped.data["message_id"] == ids[0]
@@ -109,8 +126,14 @@ async def test_cap_drops_oldest_and_says_so(
 async def test_cap_drops_newest_and_says_so(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    rt, sid, hold = await _held_turn(anthropic_api, db_path, cleanup, QueueMode.FOLLOWUP,
-                                     queue_cap=2, drop_policy=DropPolicy.NEWEST)
+    rt, sid, hold = await _held_turn(
+        anthropic_api,
+        db_path,
+        cleanup,
+        QueueMode.FOLLOWUP,
+        queue_cap=2,
+        drop_policy=DropPolicy.NEWEST,
+    )
     results = [await rt.submit(sid, operator(f"m{i}")) for i in range(3)]
     assert [r.status for r in results] == ["queued", "queued", "dropped"]
     [dropped] = await all_events(rt, EventType.MESSAGE_DROPPED)
@@ -128,8 +151,9 @@ async def test_only_trusted_operator_interject_prompts_enter_a_running_turn(
         operator("integration", trust=Trust.TRUSTED_INTEGRATION),
         operator("not urgent", priority=Priority.NORMAL),
         operator("channel", kind=MessageKind.CHANNEL_EVENT, origin=Origin.CHANNEL),
-        operator("timer", kind=MessageKind.TIMER_TICK, origin=Origin.TIMER,
-                 trust=Trust.TRUSTED_SYSTEM),
+        operator(
+            "timer", kind=MessageKind.TIMER_TICK, origin=Origin.TIMER, trust=Trust.TRUSTED_SYSTEM
+        ),
     ]
     for message in outsiders:
         result = await rt.submit(sid, message)

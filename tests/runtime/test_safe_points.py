@@ -51,8 +51,11 @@ async def test_rfc_regression_interjection_before_tool_execution(
     assert entry.status is QueueStatus.INTERJECTED
     assert entry.boundary == Boundary.BEFORE_TOOL_EXECUTION
     [admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
-    assert admitted.data == {"message_id": result.message_id, "boundary": "before_tool_execution",
-                             "sender": "alice"}
+    assert admitted.data == {
+        "message_id": result.message_id,
+        "boundary": "before_tool_execution",
+        "sender": "alice",
+    }
 
     second = anthropic_api.requests[1]
     assert request_roles(second) == [
@@ -89,7 +92,10 @@ async def test_after_provider_round_continues_the_turn(
     [admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
     assert admitted.data["boundary"] == "after_provider_round"
     assert request_roles(anthropic_api.requests[1]) == [
-        ("user", ["text"]), ("assistant", ["text"]), ("user", ["text"])]
+        ("user", ["text"]),
+        ("assistant", ["text"]),
+        ("user", ["text"]),
+    ]
     assert len(await rt.store.runs(session_id=sid)) == 1, "one turn, one more round"
 
 
@@ -98,8 +104,9 @@ async def test_after_tool_results_appends_text_after_results(
 ) -> None:
     gate, marker = tmp_path / "gate", tmp_path / "marker"
     anthropic_api.script = [tools(("wait", {})), text("finished")]
-    rt = await open_runtime(db_path, anthropic_api,
-                            command_tools=[blocking_tool("wait", gate, marker)])
+    rt = await open_runtime(
+        db_path, anthropic_api, command_tools=[blocking_tool("wait", gate, marker)]
+    )
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("start"))
@@ -117,7 +124,9 @@ async def test_after_tool_results_appends_text_after_results(
 
 
 async def test_before_provider_request_drains_late_arrivals(
-    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object],
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    cleanup: list[object],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A message arriving after the after_tool_results drain is taken before the next request."""
@@ -142,7 +151,9 @@ async def test_before_provider_request_drains_late_arrivals(
 
 
 async def test_failed_drain_puts_messages_back_in_order(
-    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object],
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    cleanup: list[object],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     hold = asyncio.Event()
@@ -158,9 +169,13 @@ async def test_failed_drain_puts_messages_back_in_order(
     original_append = Writer.append_transcript
     failures = {"left": 1}
 
-    async def flaky_append(self: Writer, session_id: str, run_id: str | None,
-                           message: TranscriptMessage, source_message_ids: Sequence[str] = ()
-                           ) -> None:
+    async def flaky_append(
+        self: Writer,
+        session_id: str,
+        run_id: str | None,
+        message: TranscriptMessage,
+        source_message_ids: Sequence[str] = (),
+    ) -> None:
         if failures["left"] and INTERJECTION_HEADER in message.text():
             failures["left"] -= 1
             raise OSError("disk full")

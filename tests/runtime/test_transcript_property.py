@@ -4,6 +4,7 @@ every request the (strict) fake API receives is valid, and no message is left be
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,14 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime import Priority, QueueStatus, RunStatus, RuntimeSettings, StaleRunError, UnknownRunError
+from runtime import (
+    Priority,
+    QueueStatus,
+    RunStatus,
+    RuntimeSettings,
+    StaleRunError,
+    UnknownRunError,
+)
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.runtime.helpers import open_runtime, operator
 
@@ -21,16 +29,22 @@ TERMINAL = {QueueStatus.PROCESSED, QueueStatus.INTERJECTED, QueueStatus.ABORTED}
 round_st = st.one_of(
     st.builds(lambda t: text(t), st.sampled_from(["done", "  ", "", "answer\n"])),
     st.builds(
-        lambda n, say: Reply(blocks=([{"type": "text", "text": say}] if say else []) + [
-            {"type": "tool_use", "name": "sleep", "input": {"seconds": 0}}] * n),
-        st.integers(1, 3), st.sampled_from(["", " ", "working"])),
+        lambda n, say: Reply(
+            blocks=([{"type": "text", "text": say}] if say else [])
+            + [{"type": "tool_use", "name": "sleep", "input": {"seconds": 0}}] * n
+        ),
+        st.integers(1, 3),
+        st.sampled_from(["", " ", "working"]),
+    ),
 )
 action_st = st.sampled_from(["interject", "queue", "stop", "nothing"])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(rounds=st.lists(round_st, min_size=1, max_size=8),
-       actions=st.lists(st.lists(action_st, max_size=2), max_size=8))
+@given(
+    rounds=st.lists(round_st, min_size=1, max_size=8),
+    actions=st.lists(st.lists(action_st, max_size=2), max_size=8),
+)
 def test_every_request_is_valid(rounds: list[Reply], actions: list[list[str]]) -> None:
     asyncio.run(_scenario(rounds, actions))
 
@@ -45,8 +59,7 @@ async def _scenario(rounds: list[Reply], actions: list[list[str]]) -> None:
     fake.url = f"http://127.0.0.1:{port}"
     pending: list[asyncio.Task[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        rt = await open_runtime(Path(tmp) / "p.db", fake,
-                                settings=RuntimeSettings(max_rounds=12))
+        rt = await open_runtime(Path(tmp) / "p.db", fake, settings=RuntimeSettings(max_rounds=12))
         sid = await rt.create_session("assistant")
         script = list(rounds)
         plan = list(actions)
@@ -57,10 +70,8 @@ async def _scenario(rounds: list[Reply], actions: list[list[str]]) -> None:
             elif what == "queue":
                 await rt.submit(sid, operator("for later", priority=Priority.NORMAL))
             elif what == "stop" and (run_id := rt.status(sid).run_id):
-                try:
+                with contextlib.suppress(StaleRunError, UnknownRunError):
                     await rt.stop(sid, run_id)
-                except (StaleRunError, UnknownRunError):
-                    pass
 
         def respond(body: dict[str, Any]) -> Reply:
             for what in plan.pop(0) if plan else []:
@@ -74,8 +85,11 @@ async def _scenario(rounds: list[Reply], actions: list[list[str]]) -> None:
             live = [t for t in pending if not t.done()]
             if not live:
                 await asyncio.sleep(0)
-                if not [t for t in pending if not t.done()] and rt.status(sid).state == "idle" \
-                        and rt.status(sid).queued == 0:
+                if (
+                    not [t for t in pending if not t.done()]
+                    and rt.status(sid).state == "idle"
+                    and rt.status(sid).queued == 0
+                ):
                     break
                 continue
             await asyncio.gather(*live)

@@ -1,0 +1,43 @@
+"""The offline model drives the real runtime: tools, interjections, echo; no network."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from runtime import AgentSpec, EventType, Runtime
+from runtime.providers import OfflineProvider
+from tests.runtime.helpers import all_events, operator, wait_for
+
+
+async def test_work_with_an_interjection_is_acknowledged(
+    db_path: Path, cleanup: list[object]
+) -> None:
+    rt = await Runtime.open(db_path, provider=OfflineProvider(), agents=[AgentSpec("assistant")])
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("work 3"))
+    await wait_for(rt, EventType.TOOL_STARTED)
+    await rt.submit(sid, operator("how is it going?"))
+    finished = await wait_for(rt, EventType.TURN_FINISHED)
+    assert finished.data["outcome"] == "completed"
+    [_admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
+    texts = [e.data["text"] for e in await all_events(rt, EventType.ASSISTANT_TEXT)]
+    assert any("Noted your message while I was working: “how is it going?”" in t for t in texts)
+    assert "Done (3 step(s))" in finished.data["final_text"]
+    sleeps = [e for e in await all_events(rt, EventType.TOOL_FINISHED)]
+    assert len(sleeps) == 3, "the plan went on after the interjection"
+
+
+async def test_echo_and_notify(db_path: Path, cleanup: list[object]) -> None:
+    rt = await Runtime.open(db_path, provider=OfflineProvider(), agents=[AgentSpec("assistant")])
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("hello there"))
+    await asyncio.wait_for(rt.wait_idle(), 10)
+    await rt.submit(sid, operator("notify the build is red"))
+    await asyncio.wait_for(rt.wait_idle(), 10)
+    runs = await rt.store.runs(session_id=sid)
+    assert runs[0].final_text == "You said: hello there"
+    [record] = await rt.store.notifications()
+    assert record.message == "the build is red"
