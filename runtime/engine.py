@@ -8,48 +8,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from runtime.agents import AgentSpec
+from runtime.children import notify, spawn_child
 from runtime.clock import Clock, SystemClock
 from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event, EventType
+from runtime.ids import new_id
 from runtime.messages import (
     DropPolicy,
     InboundMessage,
-    MessageKind,
-    Origin,
-    Priority,
-    Provenance,
     QueueEntry,
     QueueMode,
     QueueStatus,
-    Trust,
     may_interject,
 )
-from runtime.notifications import notify_operator
-from runtime.prompts import render_turn_input
 from runtime.providers.base import Provider
-from runtime.records import AgentProfile, RunRecord, RunStatus, SessionRecord
+from runtime.records import AgentProfile, RunStatus, SessionRecord
 from runtime.recovery import recover
-from runtime.scheduler import DecisionKind, SessionView, collect_wait, decide
-from runtime.session import RunHandle, Session
+from runtime.scheduler import DecisionKind, SessionView, decide
+from runtime.session import Session
 from runtime.store import Store
 from runtime.tools.command import CommandToolSpec
-from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
-from runtime.transcript import TextBlock, TranscriptMessage
-from runtime.turn import Turn, TurnDeps, TurnOutcome
+from runtime.turn import TurnDeps
+from runtime.worker import work
 
 log = logging.getLogger(__name__)
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,18 +94,18 @@ class Runtime:
         self.tools = tools
         self.settings = settings
         self.clock = clock
-        self._agents = {a.id: a for a in agents}
-        self._sessions: dict[str, Session] = {}
+        self.agents = {a.id: a for a in agents}
+        self.sessions: dict[str, Session] = {}
         self._closing = False
-        self._deps = TurnDeps(
+        self.turn_deps = TurnDeps(
             store,
             provider,
             tools,
             clock,
             settings.max_rounds,
             settings.max_tokens,
-            self._notify,
-            self._spawn,
+            partial(notify, self),
+            partial(spawn_child, self),
         )
 
     @classmethod
@@ -144,9 +134,9 @@ class Runtime:
         for record in await store.sessions():
             runtime._adopt(record)
         for entry in await store.messages(statuses=[QueueStatus.QUEUED]):
-            session = runtime._sessions[entry.session_id]
+            session = runtime.sessions[entry.session_id]
             session.queue.push(entry)
-        for session in runtime._sessions.values():
+        for session in runtime.sessions.values():
             if len(session.queue):
                 runtime._ensure_worker(session)
         return runtime
@@ -154,7 +144,7 @@ class Runtime:
     async def close(self) -> None:
         """Stop workers (running turns resume after the next open) and close the store."""
         self._closing = True
-        workers = [s.worker for s in self._sessions.values() if s.worker]
+        workers = [s.worker for s in self.sessions.values() if s.worker]
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
@@ -163,23 +153,23 @@ class Runtime:
     # -- sessions ----------------------------------------------------------------------
 
     def _adopt(self, record: SessionRecord) -> Session:
-        if record.agent_id not in self._agents and record.parent_session_id:
-            parent = self._sessions[record.parent_session_id]
-            self._agents[record.agent_id] = self._agents[parent.record.agent_id].child(
+        if record.agent_id not in self.agents and record.parent_session_id:
+            parent = self.sessions[record.parent_session_id]
+            self.agents[record.agent_id] = self.agents[parent.record.agent_id].child(
                 record.agent_id, self.tools.command_tool_names()
             )
         session = Session(record, self.settings.default_queue_mode)
-        self._sessions[record.id] = session
+        self.sessions[record.id] = session
         return session
 
     def _get(self, session_id: str) -> Session:
         try:
-            return self._sessions[session_id]
+            return self.sessions[session_id]
         except KeyError:
             raise UnknownSessionError(f"no session {session_id!r}") from None
 
     def has_session(self, session_id: str) -> bool:
-        return session_id in self._sessions
+        return session_id in self.sessions
 
     def session(self, session_id: str) -> SessionRecord:
         return self._get(session_id).record
@@ -193,9 +183,9 @@ class Runtime:
         metadata: dict[str, Any] | None = None,
         parent_session_id: str | None = None,
     ) -> str:
-        if agent_id not in self._agents:
-            raise UnknownSessionError(f"no agent {agent_id!r}; known: {sorted(self._agents)}")
-        agent = self._agents[agent_id]
+        if agent_id not in self.agents:
+            raise UnknownSessionError(f"no agent {agent_id!r}; known: {sorted(self.agents)}")
+        agent = self.agents[agent_id]
         record = SessionRecord(
             id=session_id or new_id("ses"),
             agent_id=agent_id,
@@ -233,7 +223,7 @@ class Runtime:
         session = self._get(session_id)
         run = session.running
         children = tuple(
-            s.id for s in self._sessions.values() if s.record.parent_session_id == session_id
+            s.id for s in self.sessions.values() if s.record.parent_session_id == session_id
         )
         return SessionStatus(
             session_id=session_id,
@@ -254,7 +244,7 @@ class Runtime:
     async def wait_idle(self, session_id: str | None = None) -> None:
         """Until the session (or every session) has no worker: for tests and the CLI."""
         while True:
-            sessions = [self._get(session_id)] if session_id else list(self._sessions.values())
+            sessions = [self._get(session_id)] if session_id else list(self.sessions.values())
             workers = [s.worker for s in sessions if s.worker]
             if not workers:
                 return
@@ -366,7 +356,7 @@ class Runtime:
                     )
                 )
                 handle.request_stop(reason)
-                await asyncio.gather(*(self._stop_child(c) for c in self._children(session)))
+                await asyncio.gather(*(self._stop_child(c) for c in self.children(session)))
             await handle.finished.wait()
             return StopResult("already_stopped" if already else "stopped", run_id)
         run = await self.store.run(run_id)
@@ -381,175 +371,13 @@ class Runtime:
             child.running.silent_stop = True
             await self.stop(child.id, child.running.run_id, "its parent agent was stopped")
 
-    def _children(self, session: Session) -> list[Session]:
-        return [s for s in self._sessions.values() if s.record.parent_session_id == session.id]
+    def children(self, session: Session) -> list[Session]:
+        return [s for s in self.sessions.values() if s.record.parent_session_id == session.id]
 
     # -- the worker --------------------------------------------------------------------
 
     def _ensure_worker(self, session: Session) -> None:
         if session.worker is None and len(session.queue) and not self._closing:
             session.worker = asyncio.get_running_loop().create_task(
-                self._work(session), name=f"session-{session.id}"
+                work(self, session), name=f"session-{session.id}"
             )
-
-    async def _work(self, session: Session) -> None:
-        try:
-            while True:
-                if session.mode is QueueMode.COLLECT:
-                    wait = collect_wait(
-                        session.last_arrival, self.clock.monotonic(), self.settings.collect_window_s
-                    )
-                    if wait > 0:
-                        await self.clock.sleep(wait)
-                        continue
-                    entries = session.queue.pop_all()
-                else:
-                    first = session.queue.pop_next()
-                    entries = [first] if first else []
-                if not entries:
-                    return
-                await self._run_turn(session, entries)
-        finally:
-            session.worker = None
-
-    async def _run_turn(self, session: Session, entries: list[QueueEntry]) -> None:
-        agent = self._agents[session.record.agent_id]
-        handle = RunHandle(new_id("run"), self.clock.monotonic(), [e.id for e in entries])
-        session.running = handle
-        try:
-            transcript = await self.store.transcript(session.id)
-            fresh = [e for e in entries if e.id not in transcript.message_ids]
-            row = TranscriptMessage(role="user", blocks=[TextBlock(text=render_turn_input(fresh))])
-            async with self.store.write() as w:
-                await w.set_message_status(
-                    handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id
-                )
-                await w.insert_run(
-                    RunRecord(
-                        handle.run_id,
-                        session.id,
-                        RunStatus.RUNNING,
-                        self.provider.model,
-                        self.clock.wall(),
-                    )
-                )
-                if fresh:
-                    await w.append_transcript(session.id, handle.run_id, row, [e.id for e in fresh])
-                w.emit(
-                    Event(
-                        EventType.TURN_STARTED,
-                        session.id,
-                        {
-                            "message_ids": handle.message_ids,
-                            "model": self.provider.model,
-                            "mode": session.mode,
-                            "resumed": len(fresh) < len(entries),
-                        },
-                        run_id=handle.run_id,
-                    )
-                )
-        except BaseException:
-            session.running = None
-            session.queue.push_front(entries)
-            raise
-        if fresh:
-            transcript.rows.append(row)
-            transcript.message_ids.update(e.id for e in fresh)
-        try:
-            outcome = await Turn(self._deps, session, agent, handle, transcript).run()
-        except asyncio.CancelledError:
-            raise  # shutdown: the run stays "running" and is recovered on the next open
-        except Exception as exc:
-            log.exception("turn crashed", extra={"session_id": session.id, "run_id": handle.run_id})
-            outcome = TurnOutcome(RunStatus.FAILED, "", f"internal error: {exc!r}")
-        finally:
-            session.running = None
-        await self._finish_run(session, handle, outcome)
-
-    async def _finish_run(self, session: Session, handle: RunHandle, outcome: TurnOutcome) -> None:
-        message_status = (
-            QueueStatus.ABORTED if outcome.status is RunStatus.STOPPED else QueueStatus.PROCESSED
-        )
-        elapsed = round(self.clock.monotonic() - handle.started_at, 3)
-        try:
-            async with self.store.write() as w:
-                await w.finish_run(handle.run_id, outcome.status, outcome.final_text, outcome.error)
-                await w.set_message_status(handle.message_ids, message_status)
-                w.emit(
-                    Event(
-                        EventType.TURN_FINISHED,
-                        session.id,
-                        {
-                            "outcome": outcome.status,
-                            "final_text": outcome.final_text,
-                            "error": outcome.error,
-                            "duration_s": elapsed,
-                            "message_ids": handle.message_ids,
-                        },
-                        run_id=handle.run_id,
-                    )
-                )
-        finally:
-            handle.finished.set()
-        parent_id = session.record.parent_session_id
-        if parent_id and not handle.silent_stop and parent_id in self._sessions:
-            await self._report_to_parent(session, handle.run_id, outcome)
-
-    async def _report_to_parent(self, child: Session, run_id: str, outcome: TurnOutcome) -> None:
-        text = outcome.final_text or f"(the task ended {outcome.status}: {outcome.error})"
-        await self.submit(
-            child.record.parent_session_id or "",
-            InboundMessage(
-                text=text,
-                kind=MessageKind.TASK_RESULT,
-                origin=Origin.TASK,
-                trust=Trust.TRUSTED_SYSTEM,
-                priority=Priority.NEXT,
-                provenance=Provenance(sender=child.record.agent_id, causation_id=run_id),
-            ),
-        )
-
-    # -- tool effects ------------------------------------------------------------------
-
-    async def _notify(self, session: Session, run_id: str, message: str) -> ToolResult:
-        parent_id = session.record.parent_session_id
-        parent = self._sessions.get(parent_id) if parent_id else None
-        return await notify_operator(self.store, session, parent, run_id, message)
-
-    async def _spawn(self, parent: Session, run_id: str, task: str) -> ToolResult:
-        if not task.strip():
-            return ToolResult.failure("invalid_input", "spawn_agent needs a non-empty task")
-        if parent.record.profile is AgentProfile.PRIVATE_CHILD:
-            return ToolResult.failure("not_allowed", "a child agent cannot spawn agents")
-        number = len(self._children(parent)) + 1
-        child_agent = f"{parent.record.agent_id}/child-{number}"
-        self._agents[child_agent] = self._agents[parent.record.agent_id].child(
-            child_agent, self.tools.command_tool_names()
-        )
-        child_id = await self.create_session(
-            child_agent, parent_session_id=parent.id, metadata={"spawned_by_run": run_id}
-        )
-        async with self.store.write() as w:
-            w.emit(
-                Event(
-                    EventType.CHILD_SPAWNED,
-                    parent.id,
-                    {"child_session_id": child_id, "child_agent_id": child_agent, "task": task},
-                    run_id=run_id,
-                )
-            )
-        await self.submit(
-            child_id,
-            InboundMessage(
-                text=task,
-                kind=MessageKind.TASK_REQUEST,
-                origin=Origin.SYSTEM,
-                trust=Trust.TRUSTED_SYSTEM,
-                priority=Priority.NORMAL,
-                provenance=Provenance(sender=parent.record.agent_id, causation_id=run_id),
-            ),
-        )
-        return ToolResult.success(
-            f"started child agent {child_agent}; its result will come back as a message",
-            {"child_session_id": child_id, "child_agent_id": child_agent},
-        )

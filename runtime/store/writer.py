@@ -1,0 +1,166 @@
+"""The write side of the store: one open transaction and the records it may write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import aiosqlite
+
+from runtime.clock import Clock
+from runtime.events import Event
+from runtime.messages import InboundMessage, QueueMode, QueueStatus
+from runtime.records import NotificationRecord, RunRecord, RunStatus, SessionRecord
+from runtime.transcript import BLOCKS, TranscriptMessage
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class Writer:
+    """One open write transaction. Events emitted here commit with it."""
+
+    def __init__(self, conn: aiosqlite.Connection, clock: Clock) -> None:
+        self._conn = conn
+        self._clock = clock
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> Event:
+        if not event.at:
+            event.at = self._clock.wall()
+        self.events.append(event)
+        return event
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int | None:
+        cursor = await self._conn.execute(sql, params)
+        return cursor.lastrowid
+
+    async def insert_session(self, s: SessionRecord) -> None:
+        await self.execute(
+            "INSERT INTO sessions (id, agent_id, profile, parent_session_id, queue_mode,"
+            " created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                s.id,
+                s.agent_id,
+                s.profile,
+                s.parent_session_id,
+                s.queue_mode,
+                s.created_at,
+                dumps(s.metadata),
+            ),
+        )
+
+    async def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
+        await self.execute("UPDATE sessions SET queue_mode = ? WHERE id = ?", (mode, session_id))
+
+    async def insert_message(
+        self, message_id: str, session_id: str, m: InboundMessage, status: QueueStatus
+    ) -> int:
+        now = self._clock.wall()
+        seq = await self.execute(
+            "INSERT INTO messages (id, session_id, kind, origin, trust, authority_class,"
+            " priority, text, delivery_surface, admission_context, provenance, status,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                message_id,
+                session_id,
+                m.kind,
+                m.origin,
+                m.trust,
+                m.authority_class,
+                m.priority,
+                m.text,
+                m.delivery_surface,
+                m.admission_context,
+                dumps(m.provenance.to_json()),
+                status,
+                now,
+                now,
+            ),
+        )
+        assert seq is not None
+        return seq
+
+    async def set_message_status(
+        self,
+        ids: Iterable[str],
+        status: QueueStatus,
+        *,
+        run_id: str | None = None,
+        boundary: str | None = None,
+    ) -> None:
+        now = self._clock.wall()
+        await self._conn.executemany(
+            "UPDATE messages SET status = ?, updated_at = ?, run_id = COALESCE(?, run_id),"
+            " boundary = COALESCE(?, boundary) WHERE id = ?",
+            [(status, now, run_id, boundary, i) for i in ids],
+        )
+
+    async def append_transcript(
+        self,
+        session_id: str,
+        run_id: str | None,
+        message: TranscriptMessage,
+        source_message_ids: Sequence[str] = (),
+    ) -> None:
+        await self.execute(
+            "INSERT INTO transcript (session_id, run_id, role, blocks, source_message_ids)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (
+                session_id,
+                run_id,
+                message.role,
+                BLOCKS.dump_json(message.blocks).decode(),
+                dumps(list(source_message_ids)),
+            ),
+        )
+
+    async def insert_run(self, run: RunRecord) -> None:
+        await self.execute(
+            "INSERT INTO runs (id, session_id, status, model, started_at) VALUES (?, ?, ?, ?, ?)",
+            (run.id, run.session_id, run.status, run.model, run.started_at),
+        )
+
+    async def finish_run(
+        self, run_id: str, status: RunStatus, final_text: str | None, error: str | None = None
+    ) -> None:
+        await self.execute(
+            "UPDATE runs SET status = ?, finished_at = ?, final_text = ?, error = ? WHERE id = ?",
+            (status, self._clock.wall(), final_text, error, run_id),
+        )
+
+    async def tool_started(
+        self, call_id: str, session_id: str, run_id: str, name: str, tool_input: dict[str, Any]
+    ) -> None:
+        await self.execute(
+            "INSERT INTO tool_calls (id, session_id, run_id, name, input, status, started_at)"
+            " VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            (call_id, session_id, run_id, name, dumps(tool_input), self._clock.wall()),
+        )
+
+    async def tool_finished(self, call_id: str, status: str, result: dict[str, Any]) -> None:
+        await self.execute(
+            "UPDATE tool_calls SET status = ?, result = ?, finished_at = ? WHERE id = ?",
+            (status, dumps(result), self._clock.wall(), call_id),
+        )
+
+    async def insert_notification(self, n: NotificationRecord) -> None:
+        await self.execute(
+            "INSERT INTO notifications (notification_id, agent_id, requested_by_agent_id,"
+            " session_id, requested_by_session_id, run_id, target_operator_boundary, message,"
+            " summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                n.notification_id,
+                n.agent_id,
+                n.requested_by_agent_id,
+                n.session_id,
+                n.requested_by_session_id,
+                n.run_id,
+                n.target_operator_boundary,
+                n.message,
+                n.summary,
+                n.created_at,
+            ),
+        )

@@ -1,0 +1,131 @@
+"""A session's worker: takes messages off its queue and runs their turns, one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from runtime.children import report_to_parent
+from runtime.events import Event, EventType
+from runtime.ids import new_id
+from runtime.messages import QueueEntry, QueueMode, QueueStatus
+from runtime.prompts import render_turn_input
+from runtime.records import RunRecord, RunStatus
+from runtime.scheduler import collect_wait
+from runtime.session import RunHandle, Session
+from runtime.transcript import TextBlock, TranscriptMessage
+from runtime.turn import Turn, TurnOutcome
+
+if TYPE_CHECKING:
+    from runtime.engine import Runtime
+
+log = logging.getLogger(__name__)
+
+
+async def work(rt: Runtime, session: Session) -> None:
+    try:
+        while True:
+            if session.mode is QueueMode.COLLECT:
+                wait = collect_wait(
+                    session.last_arrival, rt.clock.monotonic(), rt.settings.collect_window_s
+                )
+                if wait > 0:
+                    await rt.clock.sleep(wait)
+                    continue
+                entries = session.queue.pop_all()
+            else:
+                first = session.queue.pop_next()
+                entries = [first] if first else []
+            if not entries:
+                return
+            await run_turn(rt, session, entries)
+    finally:
+        session.worker = None
+
+
+async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> None:
+    agent = rt.agents[session.record.agent_id]
+    handle = RunHandle(new_id("run"), rt.clock.monotonic(), [e.id for e in entries])
+    session.running = handle
+    try:
+        transcript = await rt.store.transcript(session.id)
+        fresh = [e for e in entries if e.id not in transcript.message_ids]
+        row = TranscriptMessage(role="user", blocks=[TextBlock(text=render_turn_input(fresh))])
+        async with rt.store.write() as w:
+            await w.set_message_status(
+                handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id
+            )
+            await w.insert_run(
+                RunRecord(
+                    handle.run_id,
+                    session.id,
+                    RunStatus.RUNNING,
+                    rt.provider.model,
+                    rt.clock.wall(),
+                )
+            )
+            if fresh:
+                await w.append_transcript(session.id, handle.run_id, row, [e.id for e in fresh])
+            w.emit(
+                Event(
+                    EventType.TURN_STARTED,
+                    session.id,
+                    {
+                        "message_ids": handle.message_ids,
+                        "model": rt.provider.model,
+                        "mode": session.mode,
+                        "resumed": len(fresh) < len(entries),
+                    },
+                    run_id=handle.run_id,
+                )
+            )
+    except BaseException:
+        session.running = None
+        session.queue.push_front(entries)
+        raise
+    if fresh:
+        transcript.rows.append(row)
+        transcript.message_ids.update(e.id for e in fresh)
+    try:
+        outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
+    except asyncio.CancelledError:
+        raise  # shutdown: the run stays "running" and is recovered on the next open
+    except Exception as exc:
+        log.exception("turn crashed", extra={"session_id": session.id, "run_id": handle.run_id})
+        outcome = TurnOutcome(RunStatus.FAILED, "", f"internal error: {exc!r}")
+    finally:
+        session.running = None
+    await finish_run(rt, session, handle, outcome)
+
+
+async def finish_run(
+    rt: Runtime, session: Session, handle: RunHandle, outcome: TurnOutcome
+) -> None:
+    message_status = (
+        QueueStatus.ABORTED if outcome.status is RunStatus.STOPPED else QueueStatus.PROCESSED
+    )
+    elapsed = round(rt.clock.monotonic() - handle.started_at, 3)
+    try:
+        async with rt.store.write() as w:
+            await w.finish_run(handle.run_id, outcome.status, outcome.final_text, outcome.error)
+            await w.set_message_status(handle.message_ids, message_status)
+            w.emit(
+                Event(
+                    EventType.TURN_FINISHED,
+                    session.id,
+                    {
+                        "outcome": outcome.status,
+                        "final_text": outcome.final_text,
+                        "error": outcome.error,
+                        "duration_s": elapsed,
+                        "message_ids": handle.message_ids,
+                    },
+                    run_id=handle.run_id,
+                )
+            )
+    finally:
+        handle.finished.set()
+    parent_id = session.record.parent_session_id
+    if parent_id and not handle.silent_stop and parent_id in rt.sessions:
+        await report_to_parent(rt, session, handle.run_id, outcome)
