@@ -196,7 +196,7 @@ class Runtime:
             metadata=metadata or {},
         )
         async with self.store.write() as w:
-            await w.insert_session(record)
+            w.insert_session(record)
             w.emit(
                 Event(
                     EventType.SESSION_CREATED,
@@ -214,7 +214,7 @@ class Runtime:
     async def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
         session = self._get(session_id)
         async with self.store.write() as w:
-            await w.set_queue_mode(session_id, mode)
+            w.set_queue_mode(session_id, mode)
             w.emit(Event(EventType.QUEUE_MODE_CHANGED, session_id, {"mode": mode}))
         session.record.queue_mode = mode
         self._ensure_worker(session)
@@ -269,7 +269,7 @@ class Runtime:
             QueueStatus.DROPPED if decision.kind is DecisionKind.DROP_NEW else QueueStatus.QUEUED
         )
         async with self.store.write() as w:
-            seq = await w.insert_message(message_id, session_id, message, new_status)
+            seq = w.insert_message(message_id, session_id, message, new_status)
             w.emit(
                 Event(
                     EventType.MESSAGE_QUEUED,
@@ -291,7 +291,7 @@ class Runtime:
             if new_status is QueueStatus.DROPPED:
                 w.emit(self._drop_event(session_id, message_id, message, decision.reason))
             if dropped is not None:
-                await w.set_message_status([dropped.id], QueueStatus.DROPPED)
+                w.set_message_status([dropped.id], QueueStatus.DROPPED)
                 w.emit(
                     self._drop_event(
                         session_id,

@@ -51,7 +51,7 @@ async def notify_operator(
         return ToolResult.failure("invalid_input", "notify_operator needs a non-empty message")
     record = build_notification(session, parent, run_id, message, store.clock.wall())
     async with store.write() as w:
-        await w.insert_notification(record)
+        w.insert_notification(record)
         w.emit(
             Event(
                 EventType.OPERATOR_NOTIFICATION_REQUESTED,

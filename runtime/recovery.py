@@ -49,7 +49,7 @@ async def answer_open_tool_calls(
         else:
             result = fallback
             if record:
-                await w.tool_finished(call.id, fallback.status, fallback.model_dump(mode="json"))
+                w.tool_finished(call.id, fallback.status, fallback.model_dump(mode="json"))
             w.emit(
                 Event(
                     EventType.TOOL_FINISHED,
@@ -71,7 +71,7 @@ async def answer_open_tool_calls(
             )
         )
     row = TranscriptMessage(role="user", blocks=blocks)
-    await w.append_transcript(session_id, run_id, row)
+    w.append_transcript(session_id, run_id, row)
     transcript.rows.append(row)
     return row
 
@@ -83,7 +83,7 @@ async def recover(store: Store) -> int:
         transcript = await store.transcript(run.session_id)
         async with store.write() as w:
             await answer_open_tool_calls(store, w, run.session_id, run.id, transcript, INTERRUPTED)
-            await w.finish_run(
+            w.finish_run(
                 run.id, RunStatus.INTERRUPTED, None, "the process stopped while this turn ran"
             )
             w.emit(
@@ -100,5 +100,5 @@ async def recover(store: Store) -> int:
     dequeued = await store.messages(statuses=[QueueStatus.DEQUEUED])
     if dequeued:
         async with store.write() as w:
-            await w.set_message_status([m.id for m in dequeued], QueueStatus.QUEUED)
+            w.set_message_status([m.id for m in dequeued], QueueStatus.QUEUED)
     return len(runs)

@@ -230,10 +230,10 @@ class Turn:
         try:
             async with self.deps.store.write() as w:
                 ids = [e.id for e in entries]
-                await w.set_message_status(
+                w.set_message_status(
                     ids, QueueStatus.INTERJECTED, run_id=self.run_id, boundary=boundary
                 )
-                await w.append_transcript(self.session.id, self.run_id, row, ids)
+                w.append_transcript(self.session.id, self.run_id, row, ids)
                 for e in entries:
                     w.emit(
                         Event(
@@ -271,7 +271,7 @@ class Turn:
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         async with self.deps.store.write() as w:
             for call in calls:
-                await w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
+                w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
                 w.emit(
                     Event(
                         EventType.TOOL_STARTED,
@@ -313,7 +313,7 @@ class Turn:
             log.exception("tool crashed", extra={"tool": call.name, "session_id": self.session.id})
             result = ToolResult.failure("tool_crashed", f"{call.name} raised {exc!r}")
         async with self.deps.store.write() as w:
-            await w.tool_finished(call.id, result.status, result.model_dump(mode="json"))
+            w.tool_finished(call.id, result.status, result.model_dump(mode="json"))
             w.emit(
                 Event(
                     EventType.TOOL_FINISHED,
@@ -365,7 +365,7 @@ class Turn:
         self, row: TranscriptMessage, event: EventType | None = None, **data: object
     ) -> None:
         async with self.deps.store.write() as w:
-            await w.append_transcript(self.session.id, self.run_id, row)
+            w.append_transcript(self.session.id, self.run_id, row)
             if event is not None:
                 w.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
         self.transcript.rows.append(row)

@@ -53,10 +53,8 @@ async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> 
         fresh = [e for e in entries if e.id not in transcript.message_ids]
         row = TranscriptMessage(role="user", blocks=[TextBlock(text=render_turn_input(fresh))])
         async with rt.store.write() as w:
-            await w.set_message_status(
-                handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id
-            )
-            await w.insert_run(
+            w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)
+            w.insert_run(
                 RunRecord(
                     handle.run_id,
                     session.id,
@@ -66,7 +64,7 @@ async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> 
                 )
             )
             if fresh:
-                await w.append_transcript(session.id, handle.run_id, row, [e.id for e in fresh])
+                w.append_transcript(session.id, handle.run_id, row, [e.id for e in fresh])
             w.emit(
                 Event(
                     EventType.TURN_STARTED,
@@ -108,8 +106,8 @@ async def finish_run(
     elapsed = round(rt.clock.monotonic() - handle.started_at, 3)
     try:
         async with rt.store.write() as w:
-            await w.finish_run(handle.run_id, outcome.status, outcome.final_text, outcome.error)
-            await w.set_message_status(handle.message_ids, message_status)
+            w.finish_run(handle.run_id, outcome.status, outcome.final_text, outcome.error)
+            w.set_message_status(handle.message_ids, message_status)
             w.emit(
                 Event(
                     EventType.TURN_FINISHED,

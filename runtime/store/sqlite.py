@@ -1,15 +1,20 @@
-"""The one durable store: SQLite through aiosqlite, WAL mode, one writer at a time.
+"""The one durable store: SQLite in WAL mode, one writer at a time.
 
-Everything the runtime persists goes through `Store.write()`, a transaction whose
-events are committed with the records they describe and published only after commit.
+Writes go through `Store.write()`: a buffered transaction run in one step on the writer
+thread's own connection, with the events it produced, published only after it commits.
+Reads go through aiosqlite on a second, read-only connection (WAL lets them run beside
+the writer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -38,78 +43,134 @@ from runtime.records import (
     SessionRecord,
 )
 from runtime.store.schema import MIGRATIONS
-from runtime.store.writer import Writer, dumps
+from runtime.store.writer import Sequences, Statement, Writer, dumps
 from runtime.transcript import BLOCKS, Transcript, TranscriptMessage
 
 log = logging.getLogger(__name__)
+
+PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000")
+INSERT_EVENT = (
+    "INSERT INTO events (seq, type, session_id, run_id, data, at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _open_writer(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    for pragma in PRAGMAS:
+        conn.execute(pragma)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
+        log.info("store migrated", extra={"schema_version": number, "path": str(path)})
+    return conn
+
+
+def _commit(conn: sqlite3.Connection, statements: list[Statement]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for sql, params, many in statements:
+            if many:
+                conn.executemany(sql, params)
+            else:
+                conn.execute(sql, params)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+async def _finished_ok(commit: asyncio.Future[None]) -> bool:
+    try:
+        await commit
+    except Exception:
+        return False
+    return True
 
 
 class Store:
     """Narrow persistence interface; a PostgreSQL twin would implement the same methods."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path, clock: Clock) -> None:
-        self._conn = conn
+    def __init__(
+        self,
+        reader: aiosqlite.Connection,
+        writer: sqlite3.Connection,
+        executor: ThreadPoolExecutor,
+        path: Path,
+        clock: Clock,
+    ) -> None:
+        self._conn = reader
+        self._writer = writer
+        self._executor = executor
         self.path = path
         self.clock = clock
         self._write_lock = asyncio.Lock()
-        self._next_event_seq = 1
+        self._seq = Sequences()
         self.feed = EventFeed(self.events_after)
 
     @classmethod
     async def open(cls, path: str | Path, *, clock: Clock | None = None) -> Store:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path, isolation_level=None)
-        conn.row_factory = aiosqlite.Row
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.execute("PRAGMA foreign_keys=ON")
-        await conn.execute("PRAGMA busy_timeout=5000")
-        store = cls(conn, path, clock or SystemClock())
-        await store._migrate()
-        async with conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events") as cur:
-            row = await cur.fetchone()
-        store._next_event_seq = int(row[0]) + 1 if row else 1
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="switchboard-store")
+        writer = await asyncio.get_running_loop().run_in_executor(executor, _open_writer, path)
+        reader = await aiosqlite.connect(path, isolation_level=None)
+        reader.row_factory = aiosqlite.Row
+        for pragma in (*PRAGMAS, "PRAGMA query_only=ON"):
+            await reader.execute(pragma)
+        store = cls(reader, writer, executor, path, clock or SystemClock())
+        for table, field in (("events", "event"), ("messages", "message")):
+            async with reader.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}") as cur:
+                row = await cur.fetchone()
+            setattr(store._seq, field, int(row[0]) + 1 if row else 1)
         return store
-
-    async def _migrate(self) -> None:
-        async with self._conn.execute("PRAGMA user_version") as cur:
-            row = await cur.fetchone()
-        version = int(row[0]) if row else 0
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            await self._conn.executescript(
-                f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;"
-            )
-            log.info("store migrated", extra={"schema_version": number, "path": str(self.path)})
 
     async def close(self) -> None:
         self.feed.close()
         await self._conn.close()
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._writer.close)
+        self._executor.shutdown(wait=True)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Writer]:
-        """A write transaction; its events get ledger sequence numbers and publish on commit."""
+        """A write transaction; its events get ledger sequence numbers and publish on commit.
+
+        Once the commit has started it runs to the end even if the caller is cancelled, so a
+        cancelled caller never mistakes a committed write for a failed one.
+        """
         async with self._write_lock:
-            writer = Writer(self._conn, self.clock)
-            await self._conn.execute("BEGIN IMMEDIATE")
+            before = dataclasses.replace(self._seq)
+            writer = Writer(self.clock, self._seq)
+            committed = False
             try:
                 yield writer
-                durable = [e for e in writer.events if e.type not in EPHEMERAL]
-                for offset, event in enumerate(durable):
-                    event.seq = self._next_event_seq + offset
-                await self._conn.executemany(
-                    "INSERT INTO events (seq, type, session_id, run_id, data, at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [(e.seq, e.type, e.session_id, e.run_id, dumps(e.data), e.at) for e in durable],
+                commit = asyncio.get_running_loop().run_in_executor(
+                    self._executor, _commit, self._writer, self._seal(writer)
                 )
-                await self._conn.execute("COMMIT")
-            except BaseException:
-                for event in writer.events:
-                    event.seq = None
-                await self._conn.execute("ROLLBACK")
-                raise
-            self._next_event_seq += len(durable)
-        self.feed.publish(writer.events)
+                try:
+                    await asyncio.shield(commit)
+                except asyncio.CancelledError:
+                    committed = await _finished_ok(commit)
+                    raise
+                committed = True
+            finally:
+                if committed:
+                    self.feed.publish(writer.events)
+                else:
+                    self._seq.message, self._seq.event = before.message, before.event
+                    for event in writer.events:
+                        event.seq = None
+
+    def _seal(self, writer: Writer) -> list[Statement]:
+        """The transaction's statements, its durable events numbered and appended."""
+        durable = [e for e in writer.events if e.type not in EPHEMERAL]
+        for event in durable:
+            event.seq = self._seq.event
+            self._seq.event += 1
+        rows: list[Sequence[Any]] = [
+            (e.seq, e.type, e.session_id, e.run_id, dumps(e.data), e.at) for e in durable
+        ]
+        return [*writer.statements, (INSERT_EVENT, rows, True)]
 
     async def emit(self, *events: Event) -> None:
         async with self.write() as w:

@@ -1,12 +1,16 @@
-"""The write side of the store: one open transaction and the records it may write."""
+"""The write side of the store: one transaction, buffered, committed in one step.
+
+Writer methods only record statements; `Store.write()` runs them all, with the events they
+produce, in a single trip to the database thread. Sequence numbers (message order, ledger
+order) are assigned here, in process, because this process is the only writer.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-import aiosqlite
 
 from runtime.clock import Clock
 from runtime.events import Event
@@ -14,17 +18,28 @@ from runtime.messages import InboundMessage, QueueMode, QueueStatus
 from runtime.records import NotificationRecord, RunRecord, RunStatus, SessionRecord
 from runtime.transcript import BLOCKS, TranscriptMessage
 
+Statement = tuple[str, Sequence[Any] | list[Sequence[Any]], bool]  # sql, params, executemany
+
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+@dataclass(slots=True)
+class Sequences:
+    """Next message and event sequence numbers; restored when a transaction fails."""
+
+    message: int = 1
+    event: int = 1
+
+
 class Writer:
     """One open write transaction. Events emitted here commit with it."""
 
-    def __init__(self, conn: aiosqlite.Connection, clock: Clock) -> None:
-        self._conn = conn
+    def __init__(self, clock: Clock, sequences: Sequences) -> None:
         self._clock = clock
+        self._seq = sequences
+        self.statements: list[Statement] = []
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> Event:
@@ -33,12 +48,11 @@ class Writer:
         self.events.append(event)
         return event
 
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int | None:
-        cursor = await self._conn.execute(sql, params)
-        return cursor.lastrowid
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.statements.append((sql, params, False))
 
-    async def insert_session(self, s: SessionRecord) -> None:
-        await self.execute(
+    def insert_session(self, s: SessionRecord) -> None:
+        self.execute(
             "INSERT INTO sessions (id, agent_id, profile, parent_session_id, queue_mode,"
             " created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -52,18 +66,22 @@ class Writer:
             ),
         )
 
-    async def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
-        await self.execute("UPDATE sessions SET queue_mode = ? WHERE id = ?", (mode, session_id))
+    def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
+        self.execute("UPDATE sessions SET queue_mode = ? WHERE id = ?", (mode, session_id))
 
-    async def insert_message(
+    def insert_message(
         self, message_id: str, session_id: str, m: InboundMessage, status: QueueStatus
     ) -> int:
+        """Store a message; returns its queue sequence number (its place in FIFO order)."""
+        seq = self._seq.message
+        self._seq.message += 1
         now = self._clock.wall()
-        seq = await self.execute(
-            "INSERT INTO messages (id, session_id, kind, origin, trust, authority_class,"
+        self.execute(
+            "INSERT INTO messages (seq, id, session_id, kind, origin, trust, authority_class,"
             " priority, text, delivery_surface, admission_context, provenance, status,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
+                seq,
                 message_id,
                 session_id,
                 m.kind,
@@ -80,10 +98,9 @@ class Writer:
                 now,
             ),
         )
-        assert seq is not None
         return seq
 
-    async def set_message_status(
+    def set_message_status(
         self,
         ids: Iterable[str],
         status: QueueStatus,
@@ -92,20 +109,24 @@ class Writer:
         boundary: str | None = None,
     ) -> None:
         now = self._clock.wall()
-        await self._conn.executemany(
-            "UPDATE messages SET status = ?, updated_at = ?, run_id = COALESCE(?, run_id),"
-            " boundary = COALESCE(?, boundary) WHERE id = ?",
-            [(status, now, run_id, boundary, i) for i in ids],
+        rows: list[Sequence[Any]] = [(status, now, run_id, boundary, i) for i in ids]
+        self.statements.append(
+            (
+                "UPDATE messages SET status = ?, updated_at = ?, run_id = COALESCE(?, run_id),"
+                " boundary = COALESCE(?, boundary) WHERE id = ?",
+                rows,
+                True,
+            )
         )
 
-    async def append_transcript(
+    def append_transcript(
         self,
         session_id: str,
         run_id: str | None,
         message: TranscriptMessage,
         source_message_ids: Sequence[str] = (),
     ) -> None:
-        await self.execute(
+        self.execute(
             "INSERT INTO transcript (session_id, run_id, role, blocks, source_message_ids)"
             " VALUES (?, ?, ?, ?, ?)",
             (
@@ -117,37 +138,37 @@ class Writer:
             ),
         )
 
-    async def insert_run(self, run: RunRecord) -> None:
-        await self.execute(
+    def insert_run(self, run: RunRecord) -> None:
+        self.execute(
             "INSERT INTO runs (id, session_id, status, model, started_at) VALUES (?, ?, ?, ?, ?)",
             (run.id, run.session_id, run.status, run.model, run.started_at),
         )
 
-    async def finish_run(
+    def finish_run(
         self, run_id: str, status: RunStatus, final_text: str | None, error: str | None = None
     ) -> None:
-        await self.execute(
+        self.execute(
             "UPDATE runs SET status = ?, finished_at = ?, final_text = ?, error = ? WHERE id = ?",
             (status, self._clock.wall(), final_text, error, run_id),
         )
 
-    async def tool_started(
+    def tool_started(
         self, call_id: str, session_id: str, run_id: str, name: str, tool_input: dict[str, Any]
     ) -> None:
-        await self.execute(
+        self.execute(
             "INSERT INTO tool_calls (id, session_id, run_id, name, input, status, started_at)"
             " VALUES (?, ?, ?, ?, ?, 'running', ?)",
             (call_id, session_id, run_id, name, dumps(tool_input), self._clock.wall()),
         )
 
-    async def tool_finished(self, call_id: str, status: str, result: dict[str, Any]) -> None:
-        await self.execute(
+    def tool_finished(self, call_id: str, status: str, result: dict[str, Any]) -> None:
+        self.execute(
             "UPDATE tool_calls SET status = ?, result = ?, finished_at = ? WHERE id = ?",
             (status, dumps(result), self._clock.wall(), call_id),
         )
 
-    async def insert_notification(self, n: NotificationRecord) -> None:
-        await self.execute(
+    def insert_notification(self, n: NotificationRecord) -> None:
+        self.execute(
             "INSERT INTO notifications (notification_id, agent_id, requested_by_agent_id,"
             " session_id, requested_by_session_id, run_id, target_operator_boundary, message,"
             " summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -121,3 +121,12 @@ def process_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def until(condition: Callable[[], bool], wait_s: float = 10) -> None:
+    """Poll until `condition()` holds (for effects outside the ledger, like a fake's inbox)."""
+    deadline = asyncio.get_running_loop().time() + wait_s
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.005)

@@ -191,10 +191,10 @@ async def test_a_corrupt_transcript_is_never_sent(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     async with rt.store.write() as w:  # a transcript broken behind the runtime's back
-        await w.append_transcript(
+        w.append_transcript(
             sid, None, TranscriptMessage(role="user", blocks=[TextBlock(text="hello")])
         )
-        await w.append_transcript(
+        w.append_transcript(
             sid,
             None,
             TranscriptMessage(

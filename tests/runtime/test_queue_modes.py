@@ -21,7 +21,7 @@ from runtime import (
     Trust,
 )
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.runtime.helpers import all_events, open_runtime, operator, wait_for
+from tests.runtime.helpers import all_events, open_runtime, operator, until, wait_for
 
 
 async def _held_turn(
@@ -40,7 +40,7 @@ async def _held_turn(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("first"))
-    await wait_for(rt, EventType.PROGRESS, lambda e: e.data["step"] == "model round 1")
+    await until(lambda: len(anthropic_api.requests) == 1)
     return rt, sid, hold
 
 

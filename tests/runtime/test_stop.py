@@ -16,6 +16,7 @@ from tests.runtime.helpers import (
     open_runtime,
     operator,
     process_alive,
+    until,
     wait_for,
 )
 
@@ -32,7 +33,7 @@ async def test_stop_during_provider_request(
     started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data["step"] == "model round 1")
     run_id = started.run_id
     assert run_id is not None
-    await asyncio.sleep(0.05)  # let the stream begin
+    await until(lambda: len(anthropic_api.requests) == 1)
     result = await rt.stop(sid, run_id)
     assert result.status == "stopped"
     assert (await rt.stop(sid, run_id)).status == "already_stopped"

@@ -1,0 +1,1 @@
+"""Runtime benchmarks: `make bench` (or `python -m bench`)."""

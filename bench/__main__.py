@@ -1,0 +1,5 @@
+import asyncio
+
+from bench.runtime_bench import main
+
+asyncio.run(main())
