@@ -72,7 +72,7 @@ async def answer_open_tool_calls(
         )
     row = TranscriptMessage(role="user", blocks=blocks)
     w.append_transcript(session_id, run_id, row)
-    transcript.rows.append(row)
+    transcript.append(row)
     return row
 
 

@@ -6,6 +6,7 @@ provider sees, and `check_invariants` is the last word before anything is sent.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -141,7 +142,13 @@ def unanswered_tool_uses(messages: list[TranscriptMessage]) -> list[ToolUseBlock
 
 @dataclass(slots=True)
 class Transcript:
-    """A session's rows in the order they were recorded."""
+    """A session's rows in the order they were recorded, with the ids they hold."""
 
     rows: list[TranscriptMessage] = field(default_factory=list)
     message_ids: set[str] = field(default_factory=set)
+    tool_use_ids: set[str] = field(default_factory=set)
+
+    def append(self, row: TranscriptMessage, message_ids: Iterable[str] = ()) -> None:
+        self.rows.append(row)
+        self.message_ids.update(message_ids)
+        self.tool_use_ids.update(b.id for b in row.tool_uses())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -126,6 +126,7 @@ class Turn:
         self.started_at = handle.started_at
         self.model = deps.provider.model
         self._admitted_before_tools = False
+        self._announced_round = 1  # the worker announces round 1 with turn_started
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -154,7 +155,9 @@ class Turn:
                 )
             if round_no > 1:
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
-            await self.progress(f"model round {round_no}")
+            if round_no > self._announced_round:
+                await self.progress(f"model round {round_no}")
+                self._announced_round = round_no
             step, recorded = resolve_round(await self._request())
             self._check_new_tool_ids(recorded)
             if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
@@ -171,7 +174,7 @@ class Turn:
                         await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
                     )
                     self.handle.raise_if_stopped()
-                    await self._run_tools(calls)
+                    await self._run_tools(calls, round_no)
                     await self.checkpoint(Boundary.AFTER_TOOL_RESULTS)
                 case ContinueRound():
                     continue
@@ -210,7 +213,7 @@ class Turn:
     def _check_new_tool_ids(self, recorded: TranscriptMessage) -> None:
         """A round whose tool_use ids repeat would poison the transcript: fail it instead."""
         ids = [b.id for b in recorded.tool_uses()]
-        known = {b.id for row in self.transcript.rows for b in row.tool_uses()}
+        known = self.transcript.tool_use_ids
         repeated = sorted({i for i in ids if ids.count(i) > 1 or i in known})
         if repeated:
             raise ProviderError(f"the model returned duplicate tool_use ids: {', '.join(repeated)}")
@@ -262,14 +265,14 @@ class Turn:
             return []
         for e in entries:
             e.status = QueueStatus.INTERJECTED
-        self.transcript.rows.append(row)
-        self.transcript.message_ids.update(e.id for e in entries)
+        self.transcript.append(row, (e.id for e in entries))
         return entries
 
     # -- tools -------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
+    async def _run_tools(self, calls: list[ToolUseBlock], round_no: int) -> None:
         async with self.deps.store.write() as w:
+            w.emit(self._progress_event(f"running {', '.join(c.name for c in calls)}"))
             for call in calls:
                 w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
                 w.emit(
@@ -280,8 +283,6 @@ class Turn:
                         run_id=self.run_id,
                     )
                 )
-        names = ", ".join(c.name for c in calls)
-        await self.progress(f"running {names}")
         results = await self.handle.inflight_op(
             asyncio.gather(*(self._run_one(call) for call in calls))
         )
@@ -296,7 +297,9 @@ class Turn:
                 for call, result in zip(calls, results, strict=True)
             ],
         )
-        await self._record(row)
+        # The next round starts right after these results: announce it in the same write.
+        await self._record(row, also=[self._progress_event(f"model round {round_no + 1}")])
+        self._announced_round = round_no + 1
 
     async def _run_one(self, call: ToolUseBlock) -> ToolResult:
         ctx = ToolContext(
@@ -333,6 +336,8 @@ class Turn:
         """True at once if an operator message is waiting; else wait up to `seconds` for one."""
         if self._admitted_before_tools or self.session.queue.has_interjection():
             return True
+        if seconds <= 0:
+            return False
         signal = self.session.interjection_signal()
         await self.progress("waiting", state="waiting")
         waiter = asyncio.ensure_future(signal.wait())
@@ -356,19 +361,33 @@ class Turn:
 
     # -- helpers -----------------------------------------------------------------------
 
-    async def progress(self, step: str, *, state: str = "running") -> None:
+    def _progress_event(self, step: str, *, state: str = "running") -> Event:
         self.handle.step = step
         elapsed = round(self.deps.clock.monotonic() - self.started_at, 3)
-        await self._emit(EventType.PROGRESS, state=state, step=step, elapsed_s=elapsed)
+        return Event(
+            EventType.PROGRESS,
+            self.session.id,
+            {"state": state, "step": step, "elapsed_s": elapsed},
+            run_id=self.run_id,
+        )
+
+    async def progress(self, step: str, *, state: str = "running") -> None:
+        await self.deps.store.emit(self._progress_event(step, state=state))
 
     async def _record(
-        self, row: TranscriptMessage, event: EventType | None = None, **data: object
+        self,
+        row: TranscriptMessage,
+        event: EventType | None = None,
+        also: Sequence[Event] = (),
+        **data: object,
     ) -> None:
         async with self.deps.store.write() as w:
             w.append_transcript(self.session.id, self.run_id, row)
             if event is not None:
                 w.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
-        self.transcript.rows.append(row)
+            for extra in also:
+                w.emit(extra)
+        self.transcript.append(row)
 
     async def _emit(self, event: EventType, **data: object) -> None:
         await self.deps.store.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))

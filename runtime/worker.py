@@ -78,13 +78,21 @@ async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> 
                     run_id=handle.run_id,
                 )
             )
+            handle.step = "model round 1"  # Turn counts on this announcement
+            w.emit(
+                Event(
+                    EventType.PROGRESS,
+                    session.id,
+                    {"state": "running", "step": handle.step, "elapsed_s": 0.0},
+                    run_id=handle.run_id,
+                )
+            )
     except BaseException:
         session.running = None
         session.queue.push_front(entries)
         raise
     if fresh:
-        transcript.rows.append(row)
-        transcript.message_ids.update(e.id for e in fresh)
+        transcript.append(row, (e.id for e in fresh))
     try:
         outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
     except asyncio.CancelledError:

@@ -224,10 +224,10 @@ class Store:
         )
         transcript = Transcript()
         for r in rows:
-            transcript.rows.append(
-                TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))
+            transcript.append(
+                TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"])),
+                json.loads(r["source_message_ids"]),
             )
-            transcript.message_ids.update(json.loads(r["source_message_ids"]))
         return transcript
 
     async def runs(

@@ -16,6 +16,7 @@ from runtime.tools.envelope import ToolResult
 class ToolRegistry:
     def __init__(self, command_tools: Iterable[CommandToolSpec] = ()) -> None:
         self._tools: dict[str, Tool] = dict(BUILTIN_TOOLS)
+        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         for definition in command_tools:
             if definition.name in self._tools:
                 raise ValueError(f"tool name {definition.name!r} is defined twice")
@@ -40,8 +41,12 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None or name not in set(allowed):
             return ToolResult.failure("unknown_tool", f"no tool named {name!r} is offered here")
-        try:
-            jsonschema.validate(tool_input, tool.spec.input_schema)
-        except jsonschema.ValidationError as exc:
-            return ToolResult.failure("invalid_input", f"input for {name}: {exc.message}")
+        validator = self._validators.get(name)
+        if validator is None:
+            validator = self._validators[name] = jsonschema.Draft202012Validator(
+                tool.spec.input_schema
+            )
+        error = jsonschema.exceptions.best_match(validator.iter_errors(tool_input))
+        if error is not None:
+            return ToolResult.failure("invalid_input", f"input for {name}: {error.message}")
         return await tool.run(tool_input, ctx)
