@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -22,7 +22,7 @@ from runtime.providers.base import Provider, ProviderRequest, ProviderResponse, 
 from runtime.records import RunStatus, ToolStatus
 from runtime.recovery import answer_open_tool_calls
 from runtime.session import RunHandle, Session, TurnStopped
-from runtime.store import Store
+from runtime.store import Store, Writer
 from runtime.tools.base import ToolContext
 from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
@@ -272,7 +272,6 @@ class Turn:
 
     async def _run_tools(self, calls: list[ToolUseBlock], round_no: int) -> None:
         async with self.deps.store.write() as w:
-            w.emit(self._progress_event(f"running {', '.join(c.name for c in calls)}"))
             for call in calls:
                 w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
                 w.emit(
@@ -283,8 +282,10 @@ class Turn:
                         run_id=self.run_id,
                     )
                 )
+            w.emit(self._progress_event(f"running {', '.join(c.name for c in calls)}"))
+        solo = len(calls) == 1
         results = await self.handle.inflight_op(
-            asyncio.gather(*(self._run_one(call) for call in calls))
+            asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
         )
         row = TranscriptMessage(
             role="user",
@@ -297,11 +298,18 @@ class Turn:
                 for call, result in zip(calls, results, strict=True)
             ],
         )
-        # The next round starts right after these results: announce it in the same write.
-        await self._record(row, also=[self._progress_event(f"model round {round_no + 1}")])
+        async with self.deps.store.write() as w:
+            if solo:
+                self._record_finish(w, calls[0], results[0])
+            w.append_transcript(self.session.id, self.run_id, row)
+            # The next round starts right after these results: announce it in this write.
+            w.emit(self._progress_event(f"model round {round_no + 1}"))
+        self.transcript.append(row)
         self._announced_round = round_no + 1
 
-    async def _run_one(self, call: ToolUseBlock) -> ToolResult:
+    async def _run_one(self, call: ToolUseBlock, *, record: bool) -> ToolResult:
+        """Run one call; with `record`, store its result the moment it finishes (in a batch,
+        so that a stop or a crash keeps the results of the calls that did finish)."""
         ctx = ToolContext(
             session_id=self.session.id,
             run_id=self.run_id,
@@ -315,22 +323,26 @@ class Turn:
         except Exception as exc:
             log.exception("tool crashed", extra={"tool": call.name, "session_id": self.session.id})
             result = ToolResult.failure("tool_crashed", f"{call.name} raised {exc!r}")
-        async with self.deps.store.write() as w:
-            w.tool_finished(call.id, result.status, result.model_dump(mode="json"))
-            w.emit(
-                Event(
-                    EventType.TOOL_FINISHED,
-                    self.session.id,
-                    {
-                        "tool_use_id": call.id,
-                        "name": call.name,
-                        "status": result.status,
-                        "summary": result.summary_text,
-                    },
-                    run_id=self.run_id,
-                )
-            )
+        if record:
+            async with self.deps.store.write() as w:
+                self._record_finish(w, call, result)
         return result
+
+    def _record_finish(self, w: Writer, call: ToolUseBlock, result: ToolResult) -> None:
+        w.tool_finished(call.id, result.status, result.model_dump(mode="json"))
+        w.emit(
+            Event(
+                EventType.TOOL_FINISHED,
+                self.session.id,
+                {
+                    "tool_use_id": call.id,
+                    "name": call.name,
+                    "status": result.status,
+                    "summary": result.summary_text,
+                },
+                run_id=self.run_id,
+            )
+        )
 
     async def _wait_for_interjection(self, seconds: float) -> bool:
         """True at once if an operator message is waiting; else wait up to `seconds` for one."""
@@ -378,15 +390,12 @@ class Turn:
         self,
         row: TranscriptMessage,
         event: EventType | None = None,
-        also: Sequence[Event] = (),
         **data: object,
     ) -> None:
         async with self.deps.store.write() as w:
             w.append_transcript(self.session.id, self.run_id, row)
             if event is not None:
                 w.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
-            for extra in also:
-                w.emit(extra)
         self.transcript.append(row)
 
     async def _emit(self, event: EventType, **data: object) -> None:
