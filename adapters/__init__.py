@@ -1,0 +1,1 @@
+"""Platform I/O (console now; Slack and Telegram next), the CLI and the HTTP server."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -33,7 +33,7 @@ from runtime.records import AgentProfile, RunStatus, SessionRecord
 from runtime.recovery import recover
 from runtime.scheduler import DecisionKind, SessionView, decide
 from runtime.session import Session
-from runtime.store import Store
+from runtime.store import Store, Writer
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
@@ -118,10 +118,13 @@ class Runtime:
         command_tools: Iterable[CommandToolSpec] = (),
         settings: RuntimeSettings | None = None,
         clock: Clock | None = None,
+        extra_migrations: Mapping[str, Sequence[str]] | None = None,
     ) -> Runtime:
-        """Open the store, recover what a crash left behind, and resume queued work."""
+        """Open the store, recover what a crash left behind, and resume queued work.
+
+        `extra_migrations` lets the layer above keep its tables in the same database."""
         clock = clock or SystemClock()
-        store = await Store.open(path, clock=clock)
+        store = await Store.open(path, clock=clock, extra_migrations=extra_migrations)
         runtime = cls(
             store,
             provider,
@@ -241,6 +244,10 @@ class Runtime:
     def events(self, after_seq: int | None = None) -> AsyncIterator[Event]:
         return self.store.feed.subscribe(after_seq)
 
+    def busy(self) -> bool:
+        """Whether any session has work queued or running."""
+        return any(s.worker is not None for s in self.sessions.values())
+
     async def wait_idle(self, session_id: str | None = None) -> None:
         """Until the session (or every session) has no worker: for tests and the CLI."""
         while True:
@@ -252,8 +259,17 @@ class Runtime:
 
     # -- submit ------------------------------------------------------------------------
 
-    async def submit(self, session_id: str, message: InboundMessage) -> SubmitResult:
-        """Store the message durably, decide its fate, and wake the session's worker."""
+    async def submit(
+        self,
+        session_id: str,
+        message: InboundMessage,
+        also: Callable[[Writer, str], None] | None = None,
+    ) -> SubmitResult:
+        """Store the message durably, decide its fate, and wake the session's worker.
+
+        `also(writer, message_id)` adds the caller's own records to the same transaction
+        (the bridge marks the platform's message id as seen there, so a crash can neither
+        lose the message nor let a platform retry enqueue it twice)."""
         session = self._get(session_id)
         view = SessionView(
             session.mode,
@@ -270,6 +286,8 @@ class Runtime:
         )
         async with self.store.write() as w:
             seq = w.insert_message(message_id, session_id, message, new_status)
+            if also is not None:
+                also(w, message_id)
             w.emit(
                 Event(
                     EventType.MESSAGE_QUEUED,

@@ -35,9 +35,14 @@ class EventType(StrEnum):
 EPHEMERAL = frozenset({EventType.ASSISTANT_TEXT_DELTA})
 
 
+def event_type(name: str) -> str:
+    """The runtime's own types come back as EventType members; other layers' stay strings."""
+    return EventType(name) if name in EventType._value2member_map_ else name
+
+
 @dataclass(slots=True)
 class Event:
-    type: EventType
+    type: str  # an EventType, or a type of a layer above (the bridge's audit events)
     session_id: str | None
     data: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None

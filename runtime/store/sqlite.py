@@ -13,7 +13,7 @@ import dataclasses
 import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 import aiosqlite
 
 from runtime.clock import Clock, SystemClock
-from runtime.events import EPHEMERAL, Event, EventFeed, EventType
+from runtime.events import EPHEMERAL, Event, EventFeed, event_type
 from runtime.messages import (
     InboundMessage,
     MessageKind,
@@ -54,15 +54,31 @@ INSERT_EVENT = (
 )
 
 
-def _open_writer(path: Path) -> sqlite3.Connection:
+def _open_writer(path: Path, migrations: Mapping[str, Sequence[str]]) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     for pragma in PRAGMAS:
         conn.execute(pragma)
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
-        log.info("store migrated", extra={"schema_version": number, "path": str(path)})
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
+        " version INTEGER NOT NULL)"
+    )
+    for component, scripts in migrations.items():
+        row = conn.execute(
+            "SELECT version FROM schema_versions WHERE component = ?", (component,)
+        ).fetchone()
+        version = row[0] if row else 0
+        if version > len(scripts):
+            raise RuntimeError(
+                f"{path}: the {component} schema is version {version}, newer than this "
+                f"Switchboard knows ({len(scripts)}); upgrade Switchboard"
+            )
+        for number, script in enumerate(scripts[version:], start=version + 1):
+            conn.executescript(
+                f"BEGIN;\n{script}\nINSERT INTO schema_versions VALUES ('{component}', {number})"
+                f" ON CONFLICT (component) DO UPDATE SET version = {number};\nCOMMIT;"
+            )
+            log.info("store migrated", extra={"component": component, "version": number})
     return conn
 
 
@@ -109,11 +125,22 @@ class Store:
         self.feed = EventFeed(self.events_after)
 
     @classmethod
-    async def open(cls, path: str | Path, *, clock: Clock | None = None) -> Store:
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        extra_migrations: Mapping[str, Sequence[str]] | None = None,
+    ) -> Store:
+        """Open (creating and migrating) the database. Layers above the runtime bring their
+        own tables as `extra_migrations`, each versioned on its own."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        migrations = {"runtime": MIGRATIONS, **(extra_migrations or {})}
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="switchboard-store")
-        writer = await asyncio.get_running_loop().run_in_executor(executor, _open_writer, path)
+        writer = await asyncio.get_running_loop().run_in_executor(
+            executor, _open_writer, path, migrations
+        )
         reader = await aiosqlite.connect(path, isolation_level=None)
         reader.row_factory = aiosqlite.Row
         for pragma in (*PRAGMAS, "PRAGMA query_only=ON"):
@@ -172,6 +199,11 @@ class Store:
         ]
         return [*writer.statements, (INSERT_EVENT, rows, True)]
 
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the newest committed ledger event (0 when empty)."""
+        return self._seq.event - 1
+
     async def emit(self, *events: Event) -> None:
         async with self.write() as w:
             for event in events:
@@ -182,6 +214,10 @@ class Store:
         self.feed.publish([event])
 
     # -- reads -------------------------------------------------------------------------
+
+    async def fetch_all(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
+        """A read for the layers above, on the read-only connection."""
+        return await self._rows(sql, params)
 
     async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
         async with self._conn.execute(sql, params) as cur:
@@ -288,7 +324,7 @@ class Store:
         rows = await self._rows(sql, (seq, limit) if limit else (seq,))
         return [
             Event(
-                type=EventType(r["type"]),
+                type=event_type(r["type"]),
                 session_id=r["session_id"],
                 run_id=r["run_id"],
                 data=json.loads(r["data"]),

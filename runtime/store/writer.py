@@ -48,6 +48,9 @@ class Writer:
         self.events.append(event)
         return event
 
+    def now(self) -> float:
+        return self._clock.wall()
+
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.statements.append((sql, params, False))
 

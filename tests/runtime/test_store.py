@@ -19,7 +19,8 @@ async def test_wal_and_schema_version(db_path: Path) -> None:
     await store.close()
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        versions = dict(conn.execute("SELECT component, version FROM schema_versions"))
+        assert versions == {"runtime": len(MIGRATIONS)}
     store = await Store.open(db_path)  # reopening does not migrate twice
     await store.close()
 

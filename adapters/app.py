@@ -1,0 +1,105 @@
+"""`switchboard run`: the runtime, the bridge, every configured adapter and the HTTP server
+in one process and one event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, TextIO
+
+from aiohttp import web
+
+from adapters.console import ConsoleAdapter, ConsoleTransport
+from adapters.http import build_app
+from bridge import Bridge, open_runtime
+from config.errors import ConfigError
+from config.schema import SwitchboardConfig
+from runtime import Clock, Runtime
+from runtime.providers import Provider
+
+log = logging.getLogger(__name__)
+
+DRAIN_S = 3.0
+
+
+class App:
+    def __init__(
+        self,
+        config: SwitchboardConfig,
+        *,
+        stdin: TextIO,
+        stdout: TextIO,
+        provider: Provider | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config
+        self._stdin = stdin
+        self._stdout = stdout
+        self._provider = provider
+        self._clock = clock
+        self._runner: web.AppRunner | None = None
+        self._console: asyncio.Task[None] | None = None
+        self.runtime: Runtime
+        self.bridge: Bridge
+        self.port = 0
+
+    async def start(self) -> None:
+        self.runtime = await open_runtime(self.config, provider=self._provider, clock=self._clock)
+        self.bridge = Bridge(self.config, self.runtime)
+        consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
+        if consoles:
+            self.bridge.attach(ConsoleTransport(self._stdout))
+        await self.bridge.start()
+        await self._serve_http()
+        if consoles:
+            adapter = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
+            self._console = asyncio.get_running_loop().create_task(adapter.run())
+
+    async def _serve_http(self) -> None:
+        server = self.config.server
+        self._runner = web.AppRunner(build_app(self.bridge), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, server.host, server.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise ConfigError(
+                f"cannot listen on {server.host}:{server.port} ({exc.strerror}); is another "
+                "Switchboard running? Set [server] port in the config to use another port."
+            ) from None
+        sockets = self._runner.addresses
+        self.port = int(sockets[0][1]) if sockets else server.port
+        log.info("http listening", extra={"host": server.host, "port": self.port})
+
+    async def wait(self, stop: asyncio.Event) -> None:
+        """Until `stop` is set; or, when the console's input ends (Ctrl-D, the end of a piped
+        file), until the agent has finished and its replies have gone out."""
+        stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        try:
+            if self._console is None:
+                await stopper
+                return
+            await asyncio.wait({stopper, self._console}, return_when=asyncio.FIRST_COMPLETED)
+            if stop.is_set():
+                return
+            settled: asyncio.Future[Any] = asyncio.ensure_future(self.bridge.settle())
+            await asyncio.wait({stopper, settled}, return_when=asyncio.FIRST_COMPLETED)
+            settled.cancel()
+        finally:
+            stopper.cancel()
+
+    async def stop(self) -> None:
+        """A clean stop: replies already on their way get a moment to go out; anything still
+        queued or running is in the database and resumes on the next start."""
+        if self._console is not None:
+            self._console.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._console
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+        await self.bridge.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        await self.runtime.close()

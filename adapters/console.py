@@ -1,0 +1,112 @@
+"""A chat in the terminal: lines typed are operator messages; replies, notifications and
+progress are printed. The operator can type while the agent works."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TextIO
+
+from bridge import (
+    Bridge,
+    DeliveryKind,
+    InboundChat,
+    Platform,
+    ProgressView,
+    Route,
+    TransportLimits,
+)
+from config.schema import WorkspaceConfig
+
+PREFIX = {
+    DeliveryKind.TURN_RESULT: "agent> ",
+    DeliveryKind.NOTIFICATION: "notice> ",
+    DeliveryKind.COMMAND_REPLY: "switchboard> ",
+    DeliveryKind.PROGRESS: "... ",
+}
+
+
+class ConsoleTransport:
+    platform = Platform.CONSOLE
+    limits = TransportLimits(max_chars=100_000)
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._last_step: dict[str, str] = {}
+
+    def _print(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    async def send(
+        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+    ) -> None:
+        prefix = PREFIX[kind]
+        indent = " " * len(prefix)
+        self._print(prefix + text.replace("\n", "\n" + indent))
+
+    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+        if view is None:
+            self._last_step.pop(route.conversation_key, None)
+            return
+        if view.note:
+            self._print(f"    {view.note}")
+        elif self._last_step.get(route.conversation_key) != view.step:
+            self._last_step[route.conversation_key] = view.step
+            self._print(f"    ... {view.step} ({view.elapsed_s:.1f}s)")
+
+
+class ConsoleAdapter:
+    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig, stdin: TextIO) -> None:
+        assert workspace.console is not None
+        self._bridge = bridge
+        self._operator = workspace.console.operator
+        self._route = Route(
+            platform=Platform.CONSOLE, workspace_id=workspace.id, conversation_id="console"
+        )
+        self._stdin = stdin
+        self._boot = uuid.uuid4().hex[:12]  # dedupe keys are unique per process run
+
+    async def run(self) -> None:
+        """Read lines until end of input (Ctrl-D)."""
+        reader = await _line_reader(self._stdin)
+        number = 0
+        while True:
+            line = await reader()
+            if line is None:
+                return
+            number += 1
+            await self._bridge.receive(
+                InboundChat(
+                    route=self._route,
+                    sender_id=self._operator,
+                    is_direct=True,
+                    dedupe_keys=(f"{self._boot}:{number}",),
+                    text=line.rstrip("\n"),
+                    message_ref=f"line {number}",
+                )
+            )
+
+
+LineSource = Callable[[], Awaitable[str | None]]
+
+
+async def _line_reader(stream: TextIO) -> LineSource:
+    loop = asyncio.get_running_loop()
+    try:
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    except (ValueError, OSError):  # a regular file: read it in a thread
+
+        async def from_thread() -> str | None:
+            line = await asyncio.to_thread(stream.readline)
+            return line or None
+
+        return from_thread
+
+    async def from_pipe() -> str | None:
+        line = await reader.readline()
+        return line.decode(errors="replace") if line else None
+
+    return from_pipe

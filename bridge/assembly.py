@@ -1,0 +1,55 @@
+"""The admin's config turned into a runtime: agents, tools, provider, settings."""
+
+from __future__ import annotations
+
+from bridge.schema import MIGRATIONS
+from bridge.sessions import agent_key
+from config.schema import ProviderConfig, SwitchboardConfig
+from runtime import (
+    AgentSpec,
+    Clock,
+    CommandToolSpec,
+    DropPolicy,
+    QueueMode,
+    Runtime,
+    RuntimeSettings,
+)
+from runtime.providers import AnthropicProvider, OfflineProvider, Provider
+
+
+def build_provider(config: ProviderConfig, clock: Clock | None = None) -> Provider:
+    if config.kind == "anthropic":
+        key = config.api_key.get_secret_value() if config.api_key else None
+        return AnthropicProvider(config.model, api_key=key, base_url=config.base_url, clock=clock)
+    return OfflineProvider(latency_s=0.3, clock=clock)
+
+
+async def open_runtime(
+    config: SwitchboardConfig, *, provider: Provider | None = None, clock: Clock | None = None
+) -> Runtime:
+    agents = [
+        AgentSpec(agent_key(w.id, a.id), a.system_prompt, tuple(a.tools))
+        for w in config.workspaces
+        for a in w.agents
+    ]
+    tools = [
+        CommandToolSpec(t.name, t.description, tuple(t.command), t.timeout_s, t.input_schema)
+        for w in config.workspaces
+        for t in w.tools
+    ]
+    settings = RuntimeSettings(
+        default_queue_mode=QueueMode(config.workspaces[0].queue_mode),
+        queue_cap=config.queue.cap,
+        drop_policy=DropPolicy(config.queue.drop_policy),
+        collect_window_s=config.queue.collect_window_s,
+        max_tokens=config.provider.max_tokens,
+    )
+    return await Runtime.open(
+        config.storage.path,
+        provider=provider or build_provider(config.provider, clock),
+        agents=agents,
+        command_tools=tools,
+        settings=settings,
+        clock=clock,
+        extra_migrations={"bridge": MIGRATIONS},
+    )

@@ -1,0 +1,215 @@
+"""Durable delivery (DESIGN §3, Delivery): every outgoing message is an intent written before
+any send; one worker per conversation sends them in order, chunk by chunk, recording each
+accepted chunk so a restart never re-sends what already landed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+
+from bridge.metrics import Metrics
+from bridge.ratelimit import RateLimiter
+from bridge.render import render, split
+from bridge.transport import DeliveryError, Transport
+from bridge.types import DeliveryKind, Platform, Route
+from runtime.clock import Clock
+from runtime.events import Event
+from runtime.store import Store, Writer
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 6
+OPEN = ("pending", "sending")
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    id: str
+    seq: int
+    route: Route
+    kind: DeliveryKind
+    text: str
+    status: str
+    attempts: int
+    chunks_sent: int
+
+
+class Outbox:
+    def __init__(self, store: Store, clock: Clock, metrics: Metrics) -> None:
+        self._store = store
+        self._clock = clock
+        self._metrics = metrics
+        self.transports: dict[Platform, Transport] = {}
+        self._limiters: dict[Platform, RateLimiter] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._closing = False
+
+    def attach(self, transport: Transport) -> None:
+        self.transports[transport.platform] = transport
+        limits = transport.limits
+        self._limiters[transport.platform] = RateLimiter(
+            self._clock, limits.per_conversation_interval_s, limits.global_per_second
+        )
+
+    @staticmethod
+    def enqueue(w: Writer, intent_id: str, route: Route, kind: DeliveryKind, text: str) -> None:
+        """Write an intent inside the caller's transaction; `wake` it after the commit."""
+        now = w.now()
+        w.execute(
+            "INSERT OR IGNORE INTO deliveries (id, conversation_key, route, kind, text, status,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (intent_id, route.conversation_key, json.dumps(route.to_json()), kind, text, now, now),
+        )
+
+    async def start(self) -> None:
+        """Resume every intent a previous run left pending or sending."""
+        rows = await self._store.fetch_all(
+            "SELECT DISTINCT conversation_key FROM deliveries"
+            " WHERE status IN ('pending', 'sending')"
+        )
+        for row in rows:
+            self.wake(row["conversation_key"])
+
+    def wake(self, conversation_key: str) -> None:
+        if self._closing or conversation_key in self._workers:
+            return
+        self._workers[conversation_key] = asyncio.get_running_loop().create_task(
+            self._work(conversation_key), name=f"outbox-{conversation_key}"
+        )
+
+    async def close(self) -> None:
+        self._closing = True
+        workers = list(self._workers.values())
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+    async def idle(self) -> None:
+        """Until no delivery is in progress: for tests and a clean shutdown."""
+        while self._workers:
+            await asyncio.gather(*self._workers.values(), return_exceptions=True)
+
+    async def _work(self, conversation_key: str) -> None:
+        try:
+            while (intent := await self._next(conversation_key)) is not None:
+                await self._deliver(intent)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("delivery worker failed", extra={"conversation": conversation_key})
+        finally:
+            self._workers.pop(conversation_key, None)
+
+    async def _next(self, conversation_key: str) -> Intent | None:
+        rows = await self._store.fetch_all(
+            "SELECT * FROM deliveries WHERE conversation_key = ? AND status IN"
+            " ('pending', 'sending') ORDER BY seq LIMIT 1",
+            (conversation_key,),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return Intent(
+            r["id"],
+            r["seq"],
+            Route.model_validate_json(r["route"]),
+            DeliveryKind(r["kind"]),
+            r["text"],
+            r["status"],
+            r["attempts"],
+            r["chunks_sent"],
+        )
+
+    async def _deliver(self, intent: Intent) -> None:
+        transport = self.transports.get(intent.route.platform)
+        if transport is None:
+            await self._finish(
+                intent, "failed", f"no {intent.route.platform} adapter is running to deliver this"
+            )
+            return
+        limit = transport.limits.max_chars
+        platform = intent.route.platform
+        chunks = split(intent.text, limit, lambda s: len(render(s, platform)))
+        await self._update(intent, "sending")
+        attempts = intent.attempts
+        chunk = intent.chunks_sent
+        limiter = self._limiters[platform]
+        while chunk < len(chunks):
+            await limiter.acquire(intent.route.conversation_key)
+            try:
+                await transport.send(
+                    intent.route,
+                    render(chunks[chunk], platform),
+                    kind=intent.kind,
+                    intent_id=intent.id,
+                    chunk=chunk,
+                )
+            except DeliveryError as exc:
+                attempts += 1
+                if not exc.retryable or exc.landed != "no" or attempts >= MAX_ATTEMPTS:
+                    why = str(exc) if exc.landed == "no" else f"{exc} (it may have arrived)"
+                    await self._finish(intent, "failed", why, attempts=attempts, chunks=chunk)
+                    return
+                delay = exc.retry_after if exc.retry_after is not None else min(60.0, 2.0**attempts)
+                limiter.back_off(intent.route.conversation_key, delay)
+                await self._update(intent, "sending", attempts=attempts, error=str(exc))
+                log.warning(
+                    "delivery retry",
+                    extra={"delivery_id": intent.id, "attempt": attempts, "delay_s": delay},
+                )
+                continue
+            chunk += 1
+            if chunk < len(chunks):
+                await self._update(intent, "sending", attempts=attempts, chunks=chunk)
+        await self._finish(intent, "accepted_by_transport", None, attempts=attempts, chunks=chunk)
+
+    async def _update(
+        self,
+        intent: Intent,
+        status: str,
+        *,
+        attempts: int | None = None,
+        chunks: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        async with self._store.write() as w:
+            w.execute(
+                "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
+                " chunks_sent = COALESCE(?, chunks_sent), last_error = COALESCE(?, last_error),"
+                " updated_at = ? WHERE id = ?",
+                (status, attempts, chunks, error, w.now(), intent.id),
+            )
+
+    async def _finish(
+        self,
+        intent: Intent,
+        status: str,
+        error: str | None,
+        *,
+        attempts: int | None = None,
+        chunks: int | None = None,
+    ) -> None:
+        async with self._store.write() as w:
+            w.execute(
+                "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
+                " chunks_sent = COALESCE(?, chunks_sent), last_error = ?, updated_at = ?"
+                " WHERE id = ?",
+                (status, attempts, chunks, error, w.now(), intent.id),
+            )
+            w.emit(
+                Event(
+                    "delivery_" + ("accepted" if status != "failed" else "failed"),
+                    None,
+                    {
+                        "delivery_id": intent.id,
+                        "kind": intent.kind,
+                        "route": intent.route.to_json(),
+                        "error": error,
+                    },
+                )
+            )
+        self._metrics.deliveries.inc(status=status)
+        if status == "failed":
+            log.warning("delivery failed", extra={"delivery_id": intent.id, "error": error})

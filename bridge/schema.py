@@ -1,0 +1,52 @@
+"""The bridge's tables, kept in the runtime's database and versioned on their own."""
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE inbound_seen (
+        dedupe_key TEXT PRIMARY KEY,
+        message_id TEXT,
+        seen_at REAL NOT NULL
+    );
+
+    CREATE TABLE conversations (
+        conversation_key TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        route TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX conversations_session ON conversations(session_id);
+
+    CREATE TABLE deliveries (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        conversation_key TEXT NOT NULL,
+        route TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        chunks_sent INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX deliveries_open ON deliveries(status) WHERE status IN ('pending', 'sending');
+
+    CREATE TABLE notification_routes (
+        notification_id TEXT PRIMARY KEY,
+        delivery_id TEXT,
+        status TEXT NOT NULL
+    );
+
+    CREATE TABLE refusals (
+        sender_key TEXT PRIMARY KEY,
+        replied_at REAL NOT NULL
+    );
+
+    CREATE TABLE cursors (
+        name TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL
+    );
+    """,
+]

@@ -1,0 +1,73 @@
+"""The bridge as one object: adapters call `receive`, attach a transport, and the bridge
+does the rest (trust, commands, sessions, routing, durable delivery, progress)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from bridge.dispatch import Dispatcher
+from bridge.ingress import Ingress, Outcome
+from bridge.metrics import Metrics
+from bridge.outbox import Outbox
+from bridge.progress import ProgressPresenter
+from bridge.routing import Router
+from bridge.sessions import Sessions
+from bridge.transport import Transport
+from bridge.types import InboundChat
+from config.schema import SwitchboardConfig
+from runtime import Runtime
+
+
+class Bridge:
+    def __init__(
+        self, config: SwitchboardConfig, runtime: Runtime, *, progress_interval_s: float = 4.0
+    ) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.metrics = Metrics()
+        self.outbox = Outbox(runtime.store, runtime.clock, self.metrics)
+        self.sessions = Sessions(runtime)
+        self.router = Router(config, runtime, self.sessions, self.outbox.transports)
+        self.presenter = ProgressPresenter(
+            self.outbox.transports, runtime.clock, progress_interval_s
+        )
+        self.ingress = Ingress(config, runtime, self.sessions, self.outbox, self.metrics)
+        self.dispatcher = Dispatcher(
+            runtime, self.router, self.outbox, self.presenter, self.metrics
+        )
+        self._dispatch_task: asyncio.Task[None] | None = None
+
+    def attach(self, transport: Transport) -> None:
+        self.outbox.attach(transport)
+
+    async def start(self) -> None:
+        await self.sessions.load()
+        await self.outbox.start()
+        self._dispatch_task = asyncio.get_running_loop().create_task(
+            self.dispatcher.run(), name="bridge-dispatch"
+        )
+
+    async def receive(self, chat: InboundChat) -> Outcome:
+        return await self.ingress.receive(chat)
+
+    async def settle(self) -> None:
+        """Until every turn has finished and every reply it produced has been sent."""
+        while True:
+            await self.runtime.wait_idle()
+            await self.dispatcher.caught_up(self.runtime.store.last_seq)
+            await self.outbox.idle()
+            if (
+                not self.runtime.busy()
+                and self.dispatcher.handled_seq >= self.runtime.store.last_seq
+            ):
+                return
+
+    async def close(self) -> None:
+        """Stop following the ledger and sending; pending intents resume on the next start."""
+        if self._dispatch_task is not None:
+            self._dispatch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatch_task
+        await self.presenter.close()
+        await self.outbox.close()

@@ -1,0 +1,65 @@
+"""Conversations to sessions: one session per agent per conversation; `/new` starts afresh."""
+
+from __future__ import annotations
+
+import json
+
+from bridge.types import Route
+from config.schema import WorkspaceConfig
+from runtime import QueueMode, Runtime
+
+
+def agent_key(workspace_id: str, agent_id: str) -> str:
+    """The runtime's agent id: agents are configured per workspace."""
+    return f"{workspace_id}/{agent_id}"
+
+
+class Sessions:
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._by_conversation: dict[str, str] = {}
+        self._route_of_session: dict[str, Route] = {}
+
+    async def load(self) -> None:
+        rows = await self._runtime.store.fetch_all(
+            "SELECT conversation_key, session_id, route FROM conversations"
+        )
+        for row in rows:
+            self._by_conversation[row["conversation_key"]] = row["session_id"]
+            self._route_of_session[row["session_id"]] = Route.model_validate_json(row["route"])
+
+    def route_of(self, session_id: str) -> Route | None:
+        """The conversation a session lives in (None for private children)."""
+        return self._route_of_session.get(session_id)
+
+    def session_of(self, route: Route) -> str | None:
+        return self._by_conversation.get(self._home(route).conversation_key)
+
+    async def session_for(
+        self, route: Route, workspace: WorkspaceConfig, *, fresh: bool = False
+    ) -> str:
+        """The conversation's session, created on first use (or anew, with `fresh`)."""
+        home = self._home(route)
+        key = home.conversation_key
+        if not fresh and key in self._by_conversation:
+            return self._by_conversation[key]
+        session_id = await self._runtime.create_session(
+            agent_key(workspace.id, workspace.default_agent),
+            queue_mode=QueueMode(workspace.queue_mode),
+            metadata={"conversation_key": key},
+        )
+        async with self._runtime.store.write() as w:
+            w.execute(
+                "INSERT INTO conversations (conversation_key, session_id, workspace_id, route,"
+                " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
+                " SET session_id = excluded.session_id, updated_at = excluded.updated_at",
+                (key, session_id, workspace.id, json.dumps(home.to_json()), w.now()),
+            )
+        self._by_conversation[key] = session_id
+        self._route_of_session[session_id] = home
+        return session_id
+
+    @staticmethod
+    def _home(route: Route) -> Route:
+        """The conversation itself, without the message it happened to reply to."""
+        return route.model_copy(update={"reply_to": None})

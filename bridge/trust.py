@@ -1,0 +1,63 @@
+"""Who is trusted where (DESIGN §3, Ingress step 2): computed from the config only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bridge.types import InboundChat, Platform
+from config.schema import OperatorConfig, SwitchboardConfig, WorkspaceConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Trusted:
+    workspace: WorkspaceConfig
+    operator: OperatorConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    reason: str
+    workspace: WorkspaceConfig | None = None
+
+
+def classify(config: SwitchboardConfig, chat: InboundChat) -> Trusted | Refused:
+    workspace = next((w for w in config.workspaces if w.id == chat.route.workspace_id), None)
+    if workspace is None:
+        return Refused(f"unknown workspace {chat.route.workspace_id!r}")
+    operator = _operator(workspace, chat)
+    if operator is None:
+        return Refused(f"sender {chat.sender_id!r} is not an operator", workspace)
+    if not (chat.is_direct or _conversation_allowed(workspace, chat)):
+        return Refused(f"conversation {chat.route.conversation_id!r} is not allowed", workspace)
+    return Trusted(workspace, operator)
+
+
+def _operator(workspace: WorkspaceConfig, chat: InboundChat) -> OperatorConfig | None:
+    platform = chat.route.platform
+    for operator in workspace.operators:
+        if platform is Platform.SLACK and operator.slack_user_id == chat.sender_id:
+            return operator
+        if platform is Platform.TELEGRAM and str(operator.telegram_user_id) == chat.sender_id:
+            return operator
+        if (
+            platform is Platform.CONSOLE
+            and workspace.console
+            and workspace.console.operator == operator.id == chat.sender_id
+        ):
+            return operator
+    return None
+
+
+def _conversation_allowed(workspace: WorkspaceConfig, chat: InboundChat) -> bool:
+    conversation = chat.route.conversation_id
+    match chat.route.platform:
+        case Platform.SLACK:
+            return bool(workspace.slack) and conversation in workspace.slack.channels  # type: ignore[union-attr]
+        case Platform.TELEGRAM:
+            return bool(workspace.telegram) and conversation in {
+                str(c)
+                for c in workspace.telegram.chats  # type: ignore[union-attr]
+            }
+        case Platform.CONSOLE:
+            return workspace.console is not None
+    return False

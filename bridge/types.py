@@ -1,0 +1,66 @@
+"""Transport-neutral chat types: what adapters hand the bridge and what it hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Platform(StrEnum):
+    SLACK = "slack"
+    TELEGRAM = "telegram"
+    CONSOLE = "console"
+
+
+class Route(BaseModel):
+    """A place to post: platform, workspace, conversation, thread, and what to reply to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    platform: Platform
+    workspace_id: str
+    conversation_id: str
+    thread_id: str | None = None
+    reply_to: str | None = None
+
+    @property
+    def conversation_key(self) -> str:
+        """One key per conversation (a DM, a channel thread, a forum topic): a session's home."""
+        parts = [self.platform, self.workspace_id, self.conversation_id]
+        return ":".join([*parts, self.thread_id] if self.thread_id else parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+@dataclass(frozen=True, slots=True)
+class InboundChat:
+    """One message from a chat platform, before any trust is given to it."""
+
+    route: Route  # where it came from, and so where a reply goes
+    sender_id: str
+    dedupe_keys: tuple[str, ...]  # the platform's own ids (Slack event_id, Telegram update_id)
+    text: str | None  # None: not a text message (a file, a sticker)
+    is_direct: bool = False  # a DM / private chat
+    sender_name: str | None = None
+    message_ref: str | None = None
+    attachment_kind: str | None = None
+
+
+class DeliveryKind(StrEnum):
+    TURN_RESULT = "turn_result"
+    NOTIFICATION = "notification"
+    PROGRESS = "progress"
+    COMMAND_REPLY = "command_reply"
+
+
+@dataclass(frozen=True, slots=True)
+class TransportLimits:
+    """Facts about a platform the bridge needs for its own policy (DESIGN §1)."""
+
+    max_chars: int
+    per_conversation_interval_s: float = 0.0
+    global_per_second: float = 0.0

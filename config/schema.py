@@ -1,0 +1,165 @@
+"""The admin's file as pydantic models (DESIGN §4). Unknown keys are errors: a typo must
+never be silently ignored."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(8780, ge=0, le=65535)
+    public_url: str | None = None
+
+
+class StorageConfig(Strict):
+    path: str = "var/switchboard.db"
+
+
+class ProviderConfig(Strict):
+    kind: Literal["anthropic", "offline"] = "offline"
+    model: str = "claude-sonnet-4-5"
+    max_tokens: int = Field(4096, ge=1)
+    api_key: SecretStr | None = None  # else the SDK reads ANTHROPIC_API_KEY
+    base_url: str | None = None  # else the SDK reads ANTHROPIC_BASE_URL
+
+
+class QueueConfig(Strict):
+    cap: int = Field(100, ge=1)
+    drop_policy: Literal["oldest", "newest"] = "oldest"
+    collect_window_s: float = Field(2.0, gt=0)
+
+
+class SlackConfig(Strict):
+    team_id: str
+    bot_token: SecretStr
+    signing_secret: SecretStr
+    app_token: SecretStr | None = None
+    api_base_url: str = "https://slack.com/api/"
+    channels: list[str] = []
+
+
+class TelegramConfig(Strict):
+    bot_token: SecretStr
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook_secret: SecretStr | None = None
+    api_base_url: str = "https://api.telegram.org/bot"
+    chats: list[int] = []
+
+    @model_validator(mode="after")
+    def _webhook_needs_secret(self) -> TelegramConfig:
+        if self.mode == "webhook" and self.webhook_secret is None:
+            raise ValueError("webhook mode needs webhook_secret (Telegram sends it back to us)")
+        return self
+
+
+class ConsoleConfig(Strict):
+    operator: str
+    enabled: bool = True
+
+
+class OperatorConfig(Strict):
+    id: Identifier
+    primary: bool = False
+    slack_user_id: str | None = None
+    telegram_user_id: int | None = None
+    notify_via: Literal["slack", "telegram", "console"] | None = None
+
+
+class AgentConfig(Strict):
+    id: Identifier
+    system_prompt: str = ""
+    tools: list[str] = ["notify_operator", "sleep", "spawn_agent"]
+
+
+class ToolConfig(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")]
+    description: str
+    command: list[str] = Field(min_length=1)
+    timeout_s: float = Field(600, gt=0)
+    input_schema: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+BUILTIN_TOOLS = ("notify_operator", "sleep", "spawn_agent")
+
+
+class WorkspaceConfig(Strict):
+    id: Identifier
+    queue_mode: QueueModeName = "steer"
+    default_agent: str
+    slack: SlackConfig | None = None
+    telegram: TelegramConfig | None = None
+    console: ConsoleConfig | None = None
+    operators: list[OperatorConfig] = Field(min_length=1)
+    agents: list[AgentConfig] = Field(min_length=1)
+    tools: list[ToolConfig] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WorkspaceConfig:
+        agent_ids = [a.id for a in self.agents]
+        operator_ids = [o.id for o in self.operators]
+        tool_names = [t.name for t in self.tools]
+        for kind, ids in (("agent", agent_ids), ("operator", operator_ids), ("tool", tool_names)):
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            if twice:
+                raise ValueError(f"{kind} id {twice[0]!r} is defined twice")
+        if self.default_agent not in agent_ids:
+            raise ValueError(
+                f"default_agent {self.default_agent!r} is not one of the agents: {agent_ids}"
+            )
+        primaries = [o.id for o in self.operators if o.primary]
+        if len(primaries) != 1:
+            raise ValueError(
+                f"exactly one operator must have primary = true (found {len(primaries)})"
+            )
+        clash = sorted(set(tool_names) & set(BUILTIN_TOOLS))
+        if clash:
+            raise ValueError(f"tool {clash[0]!r} has the name of a built-in tool")
+        known = set(tool_names) | set(BUILTIN_TOOLS)
+        for agent in self.agents:
+            missing = [t for t in agent.tools if t not in known]
+            if missing:
+                raise ValueError(
+                    f"agent {agent.id!r} lists unknown tool {missing[0]!r}; define it under "
+                    f"[[workspaces.tools]] or use one of {sorted(known)}"
+                )
+        if self.console and self.console.operator not in operator_ids:
+            raise ValueError(f"console.operator {self.console.operator!r} is not an operator")
+        if not (self.slack or self.telegram or self.console):
+            raise ValueError("the workspace has no [slack], [telegram] or [console] section")
+        return self
+
+    def primary_operator(self) -> OperatorConfig:
+        return next(o for o in self.operators if o.primary)
+
+
+class SwitchboardConfig(Strict):
+    server: ServerConfig = ServerConfig()
+    storage: StorageConfig = StorageConfig()
+    provider: ProviderConfig = ProviderConfig()
+    queue: QueueConfig = QueueConfig()
+    workspaces: list[WorkspaceConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_workspaces(self) -> SwitchboardConfig:
+        ids = [w.id for w in self.workspaces]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"workspace id {twice[0]!r} is defined twice")
+        tools = [t.name for w in self.workspaces for t in w.tools]
+        shared = sorted({t for t in tools if tools.count(t) > 1})
+        if shared:
+            raise ValueError(f"tool {shared[0]!r} is defined in two workspaces; rename one")
+        teams = [w.slack.team_id for w in self.workspaces if w.slack]
+        if len(teams) != len(set(teams)):
+            raise ValueError("two workspaces use the same Slack team_id")
+        return self
