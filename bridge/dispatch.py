@@ -81,6 +81,10 @@ class Dispatcher:
                 )
             case EventType.TURN_STARTED | EventType.PROGRESS:
                 await self._progress(event)
+            case EventType.ASSISTANT_TEXT if event.data.get("tool_calls") and event.run_id:
+                # What the agent says while it works (its final words are the turn result).
+                if event.data.get("text", "").strip():
+                    await self._presenter.note(event.run_id, event.data["text"].strip())
 
     # -- handlers ----------------------------------------------------------------------
 

@@ -162,7 +162,11 @@ class Turn:
             self._check_new_tool_ids(recorded)
             if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
                 await self._record(
-                    recorded, EventType.ASSISTANT_TEXT, text=recorded.text(), round=round_no
+                    recorded,
+                    EventType.ASSISTANT_TEXT,
+                    text=recorded.text(),
+                    round=round_no,
+                    tool_calls=len(recorded.tool_uses()),
                 )
             match step:
                 case FinalAnswer(text=text):

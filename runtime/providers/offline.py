@@ -15,6 +15,7 @@ Interjections are acknowledged visibly ("Noted your message ...") and the plan g
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,19 @@ def _plan(prompt: str) -> list[_Call]:
     return []
 
 
+def _interjection_text(rendered: str) -> str:
+    """The operator's words from a rendered interjection (header, provenance, text)."""
+    return rendered.split("\n", 2)[-1]
+
+
+def _summary(content: str) -> str:
+    """A tool result's summary line, from the envelope the runtime gives the model."""
+    try:
+        return str(json.loads(content).get("summary_text", content))
+    except (ValueError, AttributeError):
+        return content
+
+
 def _user_texts(message: TranscriptMessage) -> list[str]:
     return [b.text for b in message.blocks if isinstance(b, TextBlock)]
 
@@ -94,7 +108,7 @@ class OfflineProvider:
         prompt_index, prompt = self._latest_prompt(messages)
         last = messages[-1] if messages else None
         noted = [
-            t.split("\n", 2)[-1]
+            _interjection_text(t)
             for t in (_user_texts(last) if last else [])
             if t.startswith(INTERJECTION_HEADER)
         ]
@@ -116,14 +130,23 @@ class OfflineProvider:
                 ToolUseBlock(id=f"toolu_offline_{used + 1:04d}", name=call.name, input=call.input),
             ]
         if plan:
+            since = messages[prompt_index + 1 :]
             results = [
-                b.content
-                for m in messages[prompt_index + 1 :]
+                _summary(b.content)
+                for m in since
                 for b in m.blocks
                 if isinstance(b, ToolResultBlock)
             ]
-            summary = results[-1] if results else "nothing to report"
-            return [TextBlock(text=f"{ack}Done ({len(plan)} step(s)). Last result: {summary}")]
+            heard = [
+                _interjection_text(t)
+                for m in since
+                if m.role == "user"
+                for t in _user_texts(m)
+                if t.startswith(INTERJECTION_HEADER)
+            ]
+            lines = [f"Done: {len(plan)} step(s). Last result: {results[-1] if results else '-'}"]
+            lines += [f"While I worked you said: “{h}”." for h in heard]
+            return [TextBlock(text="\n".join(lines))]
         if prompt.startswith(TASK_RESULT_HEADER):
             return [TextBlock(text=f"{ack}My child agent reported back: {prompt}")]
         return [TextBlock(text=f"{ack}You said: {prompt}" if prompt else ack or "Hello.")]

@@ -24,7 +24,9 @@ async def test_work_with_an_interjection_is_acknowledged(
     [_admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
     texts = [e.data["text"] for e in await all_events(rt, EventType.ASSISTANT_TEXT)]
     assert any("Noted your message while I was working: “how is it going?”" in t for t in texts)
-    assert "Done (3 step(s))" in finished.data["final_text"]
+    assert finished.data["final_text"] == (
+        "Done: 3 step(s). Last result: slept 1s\nWhile I worked you said: “how is it going?”."
+    )
     sleeps = [e for e in await all_events(rt, EventType.TOOL_FINISHED)]
     assert len(sleeps) == 3, "the plan went on after the interjection"
 
