@@ -27,9 +27,16 @@ def resolve_path(cli_path: str | None, environ: Mapping[str, str] = os.environ) 
 
 def load(path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file. Pass --config PATH or set {ENV_PATH}.") from None
+    return parse(text, path, environ)
+
+
+def parse(text: str, path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
+    """Validate config text; `path` only names the source in error messages."""
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     expanded = _expand(raw, environ, path, ())

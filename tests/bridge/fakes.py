@@ -1,0 +1,38 @@
+"""A transport that records what the bridge sends, and can fail on demand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
+
+
+@dataclass
+class Sent:
+    route: Route
+    text: str
+    kind: DeliveryKind
+    intent_id: str
+    chunk: int
+
+
+@dataclass
+class RecordingTransport:
+    platform: Platform = Platform.TELEGRAM
+    limits: TransportLimits = field(default_factory=lambda: TransportLimits(max_chars=4096))
+    sent: list[Sent] = field(default_factory=list)
+    progress: list[ProgressView | None] = field(default_factory=list)
+    fail: Callable[[int], DeliveryError | None] = lambda attempt: None
+    attempts: int = 0
+
+    async def send(self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str,
+                   chunk: int) -> None:
+        self.attempts += 1
+        error = self.fail(self.attempts)
+        if error is not None:
+            raise error
+        self.sent.append(Sent(route, text, kind, intent_id, chunk))
+
+    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+        self.progress.append(view)

@@ -1,0 +1,69 @@
+"""A bridge over a real runtime and SQLite file, with a Telegram-like recording transport."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bridge import Bridge, InboundChat, Platform, Route, open_runtime
+from config import SwitchboardConfig
+from config.loading import parse
+from tests.bridge.fakes import RecordingTransport
+from tests.fakes.anthropic_api import FakeAnthropic
+
+CONFIG = """
+[storage]
+path = "{db}"
+
+[provider]
+kind = "anthropic"
+model = "claude-test-model"
+api_key = "test-key"
+base_url = "{url}"
+
+[[workspaces]]
+id = "acme"
+default_agent = "assistant"
+
+  [workspaces.telegram]
+  bot_token = "123:test"
+  chats = [-100]
+
+  [[workspaces.operators]]
+  id = "alice"
+  primary = true
+  telegram_user_id = 1001
+  notify_via = "telegram"
+
+  [[workspaces.agents]]
+  id = "assistant"
+"""
+
+
+def config_for(db: Path, fake: FakeAnthropic, text: str = CONFIG) -> SwitchboardConfig:
+    return parse(text.format(db=db, url=fake.url), db.parent / "switchboard.toml")
+
+
+async def open_bridge(config: SwitchboardConfig,
+                      transport: RecordingTransport | None = None) -> Bridge:
+    runtime = await open_runtime(config)
+    bridge = Bridge(config, runtime, progress_interval_s=60)
+    if transport is not None:
+        bridge.attach(transport)
+    await bridge.start()
+    return bridge
+
+
+async def close_bridge(bridge: Bridge) -> None:
+    await bridge.close()
+    await bridge.runtime.close()
+
+
+def dm(text: str | None, *, user: int = 1001, update_id: int = 1,
+       chat: str | None = None) -> InboundChat:
+    """A Telegram message: a DM from `user`, or a group message when `chat` is given."""
+    return InboundChat(
+        route=Route(platform=Platform.TELEGRAM, workspace_id="acme",
+                    conversation_id=chat or str(user), reply_to=str(update_id)),
+        sender_id=str(user), dedupe_keys=(f"update:{update_id}",), text=text,
+        is_direct=chat is None, message_ref=str(update_id),
+        attachment_kind=None if text is not None else "sticker")
