@@ -47,8 +47,9 @@ default_agent = "assistant"
 """
 
 
-def make_config(db: Path, fake: FakeAnthropic, *, tools: list[str] | None = None,
-                extra: str = "") -> SwitchboardConfig:
+def make_config(
+    db: Path, fake: FakeAnthropic, *, tools: list[str] | None = None, extra: str = ""
+) -> SwitchboardConfig:
     names = tools or ["notify_operator", "sleep", "spawn_agent"]
     text = BASE.format(db=db, url=fake.url, tools=str(names).replace("'", '"'), extra=extra)
     return parse(text, db.parent / "switchboard.toml")
@@ -78,8 +79,7 @@ class ConsoleHarness:
         deadline = asyncio.get_running_loop().time() + wait_s
         while text not in self.out.getvalue():
             if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"{text!r} never appeared; output was:\n"
-                                     f"{self.out.getvalue()}")
+                raise AssertionError(f"{text!r} never appeared; output was:\n{self.out.getvalue()}")
             await asyncio.sleep(0.01)
         return self.out.getvalue()
 

@@ -13,8 +13,9 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
 
-async def test_interjection_round_trip(anthropic_api: FakeAnthropic, db_path: Path,
-                                       cleanup: list[object]) -> None:
+async def test_interjection_round_trip(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
     hold = asyncio.Event()
     anthropic_api.script = [text("First thoughts.", hold=hold), text("Answer with your note.")]
     console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
@@ -22,8 +23,11 @@ async def test_interjection_round_trip(anthropic_api: FakeAnthropic, db_path: Pa
     console.type("what is up?")
     await until(lambda: len(anthropic_api.requests) == 1)
     console.type("and check the logs too")
-    await wait_for(console.runtime, EventType.MESSAGE_QUEUED,
-                   lambda e: e.data["status"] == "waiting_for_safe_point")
+    await wait_for(
+        console.runtime,
+        EventType.MESSAGE_QUEUED,
+        lambda e: e.data["status"] == "waiting_for_safe_point",
+    )
     hold.set()
     out = await console.expect("agent> Answer with your note.")
     assert "(your message reached the agent as it was about to answer)" in out
@@ -32,8 +36,9 @@ async def test_interjection_round_trip(anthropic_api: FakeAnthropic, db_path: Pa
     assert last.endswith("(from you, via console, message line 2)\nand check the logs too")
 
 
-async def test_stop_during_a_tool(anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path,
-                                  cleanup: list[object]) -> None:
+async def test_stop_during_a_tool(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
     gate, marker = tmp_path / "never", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
     extra = f"""
@@ -60,8 +65,10 @@ async def test_stop_during_a_tool(anthropic_api: FakeAnthropic, db_path: Path, t
 async def test_private_childs_notification_reaches_the_parents_conversation(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    child_steps = [tools(("notify_operator", {"message": "Child needs a human\nmore"})),
-                   text("child done")]
+    child_steps = [
+        tools(("notify_operator", {"message": "Child needs a human\nmore"})),
+        text("child done"),
+    ]
 
     def respond(body: dict[str, object]) -> Reply:
         if "private child agent" in str(body.get("system", "")):
@@ -98,8 +105,9 @@ async def test_unknown_command_and_bad_arguments_get_clear_replies(
     assert messages == [], "no command or empty line became a runtime message"
 
 
-async def test_new_starts_a_fresh_session(anthropic_api: FakeAnthropic, db_path: Path,
-                                          cleanup: list[object]) -> None:
+async def test_new_starts_a_fresh_session(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
     anthropic_api.script = [text("one"), text("two")]
     console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
     cleanup.append(console)

@@ -26,8 +26,9 @@ class RecordingTransport:
     fail: Callable[[int], DeliveryError | None] = lambda attempt: None
     attempts: int = 0
 
-    async def send(self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str,
-                   chunk: int) -> None:
+    async def send(
+        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+    ) -> None:
         self.attempts += 1
         error = self.fail(self.attempts)
         if error is not None:

@@ -43,8 +43,9 @@ def config_for(db: Path, fake: FakeAnthropic, text: str = CONFIG) -> Switchboard
     return parse(text.format(db=db, url=fake.url), db.parent / "switchboard.toml")
 
 
-async def open_bridge(config: SwitchboardConfig,
-                      transport: RecordingTransport | None = None) -> Bridge:
+async def open_bridge(
+    config: SwitchboardConfig, transport: RecordingTransport | None = None
+) -> Bridge:
     runtime = await open_runtime(config)
     bridge = Bridge(config, runtime, progress_interval_s=60)
     if transport is not None:
@@ -58,12 +59,21 @@ async def close_bridge(bridge: Bridge) -> None:
     await bridge.runtime.close()
 
 
-def dm(text: str | None, *, user: int = 1001, update_id: int = 1,
-       chat: str | None = None) -> InboundChat:
+def dm(
+    text: str | None, *, user: int = 1001, update_id: int = 1, chat: str | None = None
+) -> InboundChat:
     """A Telegram message: a DM from `user`, or a group message when `chat` is given."""
     return InboundChat(
-        route=Route(platform=Platform.TELEGRAM, workspace_id="acme",
-                    conversation_id=chat or str(user), reply_to=str(update_id)),
-        sender_id=str(user), dedupe_keys=(f"update:{update_id}",), text=text,
-        is_direct=chat is None, message_ref=str(update_id),
-        attachment_kind=None if text is not None else "sticker")
+        route=Route(
+            platform=Platform.TELEGRAM,
+            workspace_id="acme",
+            conversation_id=chat or str(user),
+            reply_to=str(update_id),
+        ),
+        sender_id=str(user),
+        dedupe_keys=(f"update:{update_id}",),
+        text=text,
+        is_direct=chat is None,
+        message_ref=str(update_id),
+        attachment_kind=None if text is not None else "sticker",
+    )

@@ -15,8 +15,9 @@ from tests.fakes.anthropic_api import FakeAnthropic
 
 
 @pytest.fixture
-async def setup(anthropic_api: FakeAnthropic,
-                db_path: Path) -> AsyncIterator[tuple[Bridge, RecordingTransport]]:
+async def setup(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> AsyncIterator[tuple[Bridge, RecordingTransport]]:
     transport = RecordingTransport()
     bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
     yield bridge, transport
@@ -27,8 +28,9 @@ async def events(bridge: Bridge, kind: str) -> list[dict[str, object]]:
     return [e.data for e in await bridge.runtime.store.events_after(0) if e.type == kind]
 
 
-async def test_unknown_sender_never_reaches_the_runtime(setup: tuple[Bridge, RecordingTransport]
-                                                        ) -> None:
+async def test_unknown_sender_never_reaches_the_runtime(
+    setup: tuple[Bridge, RecordingTransport],
+) -> None:
     bridge, transport = setup
     assert await bridge.receive(dm("let me in", user=666, update_id=1)) is Outcome.REFUSED
     assert await bridge.receive(dm("please", user=666, update_id=2)) is Outcome.REFUSED
@@ -44,7 +46,8 @@ async def test_unknown_sender_never_reaches_the_runtime(setup: tuple[Bridge, Rec
 
 
 async def test_a_group_not_allowed_is_refused_even_for_an_operator(
-        setup: tuple[Bridge, RecordingTransport]) -> None:
+    setup: tuple[Bridge, RecordingTransport],
+) -> None:
     bridge, _ = setup
     assert await bridge.receive(dm("hi", chat="-999")) is Outcome.REFUSED
     assert await bridge.receive(dm("hi", chat="-100", update_id=2)) is Outcome.PROMPT
@@ -58,8 +61,9 @@ async def test_duplicates_are_ignored(setup: tuple[Bridge, RecordingTransport]) 
     assert [m.message.text for m in await bridge.runtime.store.messages()] == ["once"]
 
 
-async def test_non_text_and_empty_messages_get_a_reply(setup: tuple[Bridge, RecordingTransport]
-                                                       ) -> None:
+async def test_non_text_and_empty_messages_get_a_reply(
+    setup: tuple[Bridge, RecordingTransport],
+) -> None:
     bridge, transport = setup
     assert await bridge.receive(dm(None, update_id=1)) is Outcome.REJECTED
     assert await bridge.receive(dm(" \n ", update_id=2)) is Outcome.REJECTED
@@ -73,7 +77,8 @@ async def test_non_text_and_empty_messages_get_a_reply(setup: tuple[Bridge, Reco
 
 
 async def test_a_message_too_long_is_cut_and_the_sender_told(
-        setup: tuple[Bridge, RecordingTransport], anthropic_api: FakeAnthropic) -> None:
+    setup: tuple[Bridge, RecordingTransport], anthropic_api: FakeAnthropic
+) -> None:
     bridge, transport = setup
     assert await bridge.receive(dm("x" * (MAX_PROMPT_CHARS + 10))) is Outcome.PROMPT
     await bridge.settle()
@@ -81,5 +86,6 @@ async def test_a_message_too_long_is_cut_and_the_sender_told(
     assert len(message.message.text) == MAX_PROMPT_CHARS
     assert transport.sent[0].text == (
         "Your message was 50,010 characters long; the agent reads at most 50,000, so I passed "
-        "the first 50,000 and left out the rest.")
+        "the first 50,000 and left out the rest."
+    )
     assert transport.sent[1].text == "ok", "and the agent answered the part it got"

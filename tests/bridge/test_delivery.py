@@ -1,0 +1,155 @@
+"""The outbox: order, splitting, retries only when a send certainly did not land, restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge import DeliveryError
+from bridge.outbox import Outbox
+from bridge.render import render, split
+from bridge.types import Platform
+from tests.bridge.fakes import RecordingTransport
+from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
+from tests.fakes.anthropic_api import FakeAnthropic, text
+
+
+async def deliveries(bridge: object) -> list[dict[str, object]]:
+    rows = await bridge.runtime.store.fetch_all(  # type: ignore[attr-defined]
+        "SELECT id, kind, status, attempts, chunks_sent, last_error FROM deliveries ORDER BY seq"
+    )
+    return [dict(r) for r in rows]
+
+
+async def test_a_long_answer_arrives_whole_and_in_order(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    paragraphs = [f"Paragraph {i}: " + "word " * 60 for i in range(30)]
+    answer = (
+        "\n\n".join(paragraphs[:15])
+        + "\n\n```\n"
+        + "\n".join(f"code line {i}" for i in range(200))
+        + "\n```\n\n"
+        + "\n\n".join(paragraphs[15:])
+    )
+    assert len(answer) > 10_000
+    anthropic_api.script = [text(answer)]
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("write a lot"))
+        await bridge.settle()
+    finally:
+        await close_bridge(bridge)
+    assert len(transport.sent) >= 3
+    assert [s.chunk for s in transport.sent] == list(range(len(transport.sent)))
+    assert all(len(s.text) <= 4096 for s in transport.sent)
+    joined = "\n".join(s.text for s in transport.sent)
+    for i in range(30):
+        assert f"Paragraph {i}:" in joined
+    assert (
+        joined.index("Paragraph 14:") < joined.index("code line 0") < joined.index("Paragraph 15:")
+    )
+    for sent in transport.sent:
+        assert sent.text.count("<pre>") == sent.text.count("</pre>"), "no code block is cut open"
+
+
+async def test_retry_after_is_honoured_and_nothing_is_lost(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    transport = RecordingTransport(
+        fail=lambda attempt: (
+            DeliveryError("429 Too Many Requests", retryable=True, retry_after=0.01)
+            if attempt <= 2
+            else None
+        )
+    )
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("hi"))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+    finally:
+        await close_bridge(bridge)
+    assert [s.text for s in transport.sent] == ["ok"]
+    assert row["status"] == "accepted_by_transport" and row["attempts"] == 2
+
+
+@pytest.mark.parametrize(
+    "error,reason",
+    [
+        (
+            DeliveryError("403 Forbidden: bot was blocked by the user", retryable=False),
+            "403 Forbidden: bot was blocked by the user",
+        ),
+        (
+            DeliveryError("timed out", retryable=True, landed="unknown"),
+            "timed out (it may have arrived)",
+        ),
+    ],
+)
+async def test_a_send_that_may_have_landed_or_cannot_work_is_not_retried(
+    anthropic_api: FakeAnthropic, db_path: Path, error: DeliveryError, reason: str
+) -> None:
+    transport = RecordingTransport(fail=lambda attempt: error)
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("hi"))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+        [runs] = await bridge.runtime.store.runs()
+    finally:
+        await close_bridge(bridge)
+    assert transport.attempts == 1
+    assert row["status"] == "failed" and row["last_error"] == reason
+    assert runs.status == "completed", "a failed delivery never fails the turn"
+
+
+async def test_killed_after_the_intent_is_written_delivers_exactly_once_after_restart(
+    anthropic_api: FakeAnthropic, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = config_for(db_path, anthropic_api)
+    monkeypatch.setattr(Outbox, "wake", lambda self, key: None)  # dies before any send
+    first = RecordingTransport()
+    bridge = await open_bridge(config, first)
+    await bridge.receive(dm("hi"))
+    await bridge.runtime.wait_idle()
+    await bridge.dispatcher.caught_up(bridge.runtime.store.last_seq)
+    assert [r["status"] for r in await deliveries(bridge)] == ["pending"]
+    await close_bridge(bridge)
+    monkeypatch.undo()
+
+    sent_per_restart = []
+    for _ in range(2):  # restart, then restart once more
+        transport = RecordingTransport()
+        bridge = await open_bridge(config, transport)
+        await bridge.settle()
+        await close_bridge(bridge)
+        sent_per_restart.append([s.text for s in transport.sent])
+    assert first.sent == []
+    assert sent_per_restart == [["ok"], []], "delivered once, by the first restart"
+
+
+def test_split_never_breaks_code_and_respects_rendered_size() -> None:
+    code = "```python\n" + "\n".join(f"x_{i} = '<{i}>' & {i}" for i in range(400)) + "\n```"
+    measure = lambda s: len(render(s, Platform.TELEGRAM))  # noqa: E731
+    chunks = split(code, 1000, measure)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert measure(chunk) <= 1000
+        assert chunk.startswith("```python\n") and chunk.endswith("\n```")
+    body = [line for c in chunks for line in c.splitlines()[1:-1]]
+    assert body == code.splitlines()[1:-1]
+
+
+def test_rendering() -> None:
+    md = "**Bold** & <tag> `a<b` [site](https://example.org/x?a=1&b=2)"
+    assert render(md, Platform.TELEGRAM) == (
+        "<b>Bold</b> &amp; &lt;tag&gt; <code>a&lt;b</code> "
+        '<a href="https://example.org/x?a=1&amp;b=2">site</a>'
+    )
+    assert render(md, Platform.SLACK) == (
+        "*Bold* &amp; &lt;tag&gt; `a&lt;b` <https://example.org/x?a=1&b=2|site>"
+    )
+    assert render(md, Platform.CONSOLE) == md

@@ -1,0 +1,101 @@
+"""Where output goes, step by step (DESIGN §3, Routes), down to "nowhere"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bridge import Platform, Route
+from bridge.sessions import agent_key
+from bridge.status import status_text, undelivered_notifications
+from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
+from tests.bridge.fakes import RecordingTransport
+from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+
+
+def system_message(t: str) -> InboundMessage:
+    return InboundMessage(
+        t,
+        kind=MessageKind.TIMER_TICK,
+        origin=Origin.TIMER,
+        trust=Trust.TRUSTED_SYSTEM,
+        priority=Priority.NORMAL,
+    )
+
+
+async def test_reply_goes_to_the_triggering_message(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("hi", chat="-100", update_id=5))
+        await bridge.settle()
+        [sent] = transport.sent
+        assert sent.route == Route(
+            platform=Platform.TELEGRAM, workspace_id="acme", conversation_id="-100", reply_to="5"
+        )
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_a_turn_no_chat_message_started_goes_to_the_sessions_conversation(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    anthropic_api.script = [text("first"), text("timer says hi")]
+    try:
+        await bridge.receive(dm("hi", chat="-100", update_id=5))
+        await bridge.settle()
+        session_id = bridge.sessions.session_of(transport.sent[0].route)
+        assert session_id is not None
+        await bridge.runtime.submit(session_id, system_message("tick"))
+        await bridge.settle()
+        assert transport.sent[1].text == "timer says hi"
+        assert transport.sent[1].route == Route(
+            platform=Platform.TELEGRAM, workspace_id="acme", conversation_id="-100"
+        )
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_without_a_conversation_output_goes_to_the_primary_operator(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    anthropic_api.script = [text("report for the operator")]
+    try:
+        sid = await bridge.runtime.create_session(agent_key("acme", "assistant"))
+        await bridge.runtime.submit(sid, system_message("nightly check"))
+        await bridge.settle()
+        [sent] = transport.sent
+        assert sent.route.conversation_id == "1001", "alice's Telegram DM"
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_nowhere_keeps_the_notification_and_status_lists_it(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = config_for(db_path, anthropic_api)
+    bridge = await open_bridge(config)  # no Telegram adapter running: no route is usable
+    anthropic_api.script = [
+        tools(("notify_operator", {"message": "Disk at 95%\ndetails"})),
+        text("done"),
+    ]
+    try:
+        sid = await bridge.runtime.create_session(agent_key("acme", "assistant"))
+        await bridge.runtime.submit(sid, system_message("check disk"))
+        await bridge.settle()
+        [record] = await bridge.runtime.store.notifications()
+        [undelivered] = await undelivered_notifications(bridge.runtime.store, "acme")
+        assert undelivered.notification_id == record.notification_id
+        assert undelivered.status == "unroutable"
+        report = await status_text(bridge.runtime, sid, config.workspaces[0])
+        assert "Undelivered notifications: 1" in report and "- Disk at 95%" in report
+        events = [e.type for e in await bridge.runtime.store.events_after(0)]
+        assert "notification_unroutable" in events and "output_unroutable" in events
+    finally:
+        await close_bridge(bridge)
