@@ -13,6 +13,7 @@ from adapters.app import App
 from bridge.schema import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.status import undelivered_notifications
 from config import ConfigError, SwitchboardConfig, load, resolve_path
+from runtime.errors import StoreBusyError
 from runtime.store import Store
 
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         logs.configure(Path(config.storage.path).parent / "switchboard.log")
         return asyncio.run(run(config))
-    except ConfigError as exc:
+    except (ConfigError, StoreBusyError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
 
@@ -67,7 +68,9 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
 
 
 async def status(config: SwitchboardConfig) -> str:
-    store = await Store.open(config.storage.path, extra_migrations={"bridge": BRIDGE_MIGRATIONS})
+    store = await Store.open(
+        config.storage.path, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
+    )
     try:
         sessions = await store.fetch_all(
             "SELECT s.id, s.agent_id, s.queue_mode,"

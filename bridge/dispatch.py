@@ -20,7 +20,6 @@ from runtime.store import Writer
 log = logging.getLogger(__name__)
 
 CURSOR = "dispatch"
-PROGRESS_EVENTS = (EventType.TURN_STARTED, EventType.PROGRESS)
 
 
 class Dispatcher:

@@ -49,10 +49,6 @@ class ManualClock:
         heapq.heappush(self._sleepers, (self._now + max(0.0, seconds), next(self._ids), fut))
         await fut
 
-    @property
-    def sleepers(self) -> int:
-        return sum(1 for _, _, f in self._sleepers if not f.done())
-
     async def advance(self, seconds: float) -> None:
         self._now += seconds
         while self._sleepers and self._sleepers[0][0] <= self._now:

@@ -171,9 +171,6 @@ class Runtime:
         except KeyError:
             raise UnknownSessionError(f"no session {session_id!r}") from None
 
-    def has_session(self, session_id: str) -> bool:
-        return session_id in self.sessions
-
     def session(self, session_id: str) -> SessionRecord:
         return self._get(session_id).record
 

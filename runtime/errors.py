@@ -36,5 +36,5 @@ class ProviderError(RuntimeFault):
         super().__init__(message)
 
 
-class ToolInputError(RuntimeFault, ValueError):
-    """A tool was called with input that does not match its schema."""
+class StoreBusyError(RuntimeFault):
+    """Another process is running this database."""

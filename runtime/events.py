@@ -14,7 +14,6 @@ class EventType(StrEnum):
     QUEUE_MODE_CHANGED = "queue_mode_changed"
     MESSAGE_QUEUED = "message_queued"
     MESSAGE_DROPPED = "message_dropped"
-    SCHEDULER_DECISION = "scheduler_decision"
     TURN_STARTED = "turn_started"
     PROGRESS = "progress"
     ASSISTANT_TEXT_DELTA = "assistant_text_delta"

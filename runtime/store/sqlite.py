@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import fcntl
 import json
 import logging
 import sqlite3
@@ -17,11 +18,12 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import aiosqlite
 
 from runtime.clock import Clock, SystemClock
+from runtime.errors import StoreBusyError
 from runtime.events import EPHEMERAL, Event, EventFeed, event_type
 from runtime.messages import (
     InboundMessage,
@@ -96,6 +98,19 @@ def _commit(conn: sqlite3.Connection, statements: list[Statement]) -> None:
         raise
 
 
+def _lock(path: Path) -> IO[bytes]:
+    handle = open(f"{path}.lock", "ab")  # noqa: SIM115 - held open until close()
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise StoreBusyError(
+            f"{path} is in use by another Switchboard process; stop it first (one process "
+            "runs a database)"
+        ) from None
+    return handle
+
+
 async def _finished_ok(commit: asyncio.Future[None]) -> bool:
     try:
         await commit
@@ -122,6 +137,7 @@ class Store:
         self.clock = clock
         self._write_lock = asyncio.Lock()
         self._seq = Sequences()
+        self._lock: IO[bytes] | None = None
         self.feed = EventFeed(self.events_after)
 
     @classmethod
@@ -131,11 +147,17 @@ class Store:
         *,
         clock: Clock | None = None,
         extra_migrations: Mapping[str, Sequence[str]] | None = None,
+        exclusive: bool = True,
     ) -> Store:
         """Open (creating and migrating) the database. Layers above the runtime bring their
-        own tables as `extra_migrations`, each versioned on its own."""
+        own tables as `extra_migrations`, each versioned on its own.
+
+        `exclusive` (the default) makes this process the database's only runner: a second
+        one would take the first one's running turns for crashed ones. Readers that only
+        report (`switchboard status`) pass False."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        lock = _lock(path) if exclusive else None
         migrations = {"runtime": MIGRATIONS, **(extra_migrations or {})}
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="switchboard-store")
         writer = await asyncio.get_running_loop().run_in_executor(
@@ -146,6 +168,7 @@ class Store:
         for pragma in (*PRAGMAS, "PRAGMA query_only=ON"):
             await reader.execute(pragma)
         store = cls(reader, writer, executor, path, clock or SystemClock())
+        store._lock = lock
         for table, field in (("events", "event"), ("messages", "message")):
             async with reader.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}") as cur:
                 row = await cur.fetchone()
@@ -157,6 +180,8 @@ class Store:
         await self._conn.close()
         await asyncio.get_running_loop().run_in_executor(self._executor, self._writer.close)
         self._executor.shutdown(wait=True)
+        if self._lock is not None:
+            self._lock.close()
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Writer]:

@@ -26,9 +26,6 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def add(self, tool: Tool) -> None:
-        self._tools[tool.spec.name] = tool
-
     def command_tool_names(self) -> list[str]:
         return [n for n, t in self._tools.items() if isinstance(t, CommandTool)]
 
