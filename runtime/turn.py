@@ -18,10 +18,11 @@ from runtime.errors import ProviderError, TranscriptInvariantError
 from runtime.events import Event, EventType
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.prompts import render_interjection
-from runtime.providers.base import Provider, ProviderRequest, ProviderResponse, StopReason
+from runtime.providers.base import Provider, ProviderRequest, ProviderResponse
 from runtime.records import RunStatus, ToolStatus
 from runtime.recovery import answer_open_tool_calls
 from runtime.session import RunHandle, Session, TurnStopped
+from runtime.steps import ContinueRound, FinalAnswer, RunTools, resolve_round
 from runtime.store import Store, Writer
 from runtime.tools.base import ToolContext
 from runtime.tools.envelope import ToolResult
@@ -36,9 +37,6 @@ from runtime.transcript import (
 
 log = logging.getLogger(__name__)
 
-REFUSAL_TEXT = "The model declined to answer this request."
-TRUNCATED_NOTE = "[The answer was cut off at the model's output limit.]"
-
 
 class Boundary(StrEnum):
     """The only places an interjection may enter a running turn (DESIGN §2, Safe points)."""
@@ -47,46 +45,6 @@ class Boundary(StrEnum):
     AFTER_PROVIDER_ROUND = "after_provider_round"
     BEFORE_TOOL_EXECUTION = "before_tool_execution"
     AFTER_TOOL_RESULTS = "after_tool_results"
-
-
-@dataclass(frozen=True, slots=True)
-class FinalAnswer:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class RunTools:
-    calls: list[ToolUseBlock]
-
-
-@dataclass(frozen=True, slots=True)
-class ContinueRound:
-    """The provider paused (pause_turn): send the transcript back for it to go on."""
-
-
-NextStep = FinalAnswer | RunTools | ContinueRound
-
-
-def resolve_round(response: ProviderResponse) -> tuple[NextStep, TranscriptMessage]:
-    """What comes after this round, and the assistant message to record for it."""
-    text = response.text()
-    calls = response.tool_uses()
-    match response.stop_reason:
-        case StopReason.MAX_TOKENS:
-            # Tool calls cut off mid-way are incomplete: keep only the text.
-            final = f"{text}\n\n{TRUNCATED_NOTE}".strip()
-            return FinalAnswer(final), TranscriptMessage(
-                role="assistant", blocks=[TextBlock(text=text)]
-            )
-        case StopReason.REFUSAL:
-            return FinalAnswer(text or REFUSAL_TEXT), TranscriptMessage(
-                role="assistant", blocks=[TextBlock(text=text)]
-            )
-        case StopReason.PAUSE_TURN:
-            paused = TranscriptMessage(role="assistant", blocks=list(response.blocks))
-            return ContinueRound(), paused
-    recorded = TranscriptMessage(role="assistant", blocks=list(response.blocks))
-    return (RunTools(calls) if calls else FinalAnswer(text)), recorded
 
 
 @dataclass(frozen=True, slots=True)

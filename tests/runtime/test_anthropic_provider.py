@@ -11,8 +11,8 @@ import pytest
 from runtime import EventType, RunStatus, Runtime
 from runtime.errors import TranscriptInvariantError
 from runtime.providers import ProviderRequest, lower_request
+from runtime.steps import REFUSAL_TEXT, TRUNCATED_NOTE
 from runtime.transcript import TextBlock, ToolUseBlock, TranscriptMessage
-from runtime.turn import REFUSAL_TEXT, TRUNCATED_NOTE
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools
 from tests.runtime.helpers import MODEL, all_events, open_runtime, operator
 
