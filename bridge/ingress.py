@@ -4,6 +4,7 @@ durably before the adapter acknowledges the platform (DESIGN §3, Ingress)."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 from enum import StrEnum
 
 from bridge import texts
@@ -62,7 +63,17 @@ class Ingress:
         self._metrics = metrics
 
     async def receive(self, chat: InboundChat) -> Outcome:
-        """Handle one platform message. When this returns, it is durably handled."""
+        """Handle one platform message. When this returns, it is durably handled.
+
+        The platform ids are marked seen in the same transaction that stores the outcome,
+        so of two copies arriving at once (a retry racing the original), one loses there.
+        """
+        try:
+            return await self._receive(chat)
+        except sqlite3.IntegrityError:
+            return Outcome.DUPLICATE
+
+    async def _receive(self, chat: InboundChat) -> Outcome:
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
         if await self._seen(keys):
             return Outcome.DUPLICATE
@@ -98,8 +109,7 @@ class Ingress:
     def _mark_seen(w: Writer, keys: list[str], message_id: str | None) -> None:
         for key in keys:
             w.execute(
-                "INSERT OR IGNORE INTO inbound_seen (dedupe_key, message_id, seen_at)"
-                " VALUES (?, ?, ?)",
+                "INSERT INTO inbound_seen (dedupe_key, message_id, seen_at) VALUES (?, ?, ?)",
                 (key, message_id, w.now()),
             )
 

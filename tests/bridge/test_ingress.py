@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bridge import Bridge, Outcome
-from bridge.ingress import MAX_PROMPT_CHARS
+from bridge.ingress import MAX_PROMPT_CHARS, Ingress
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -89,3 +89,20 @@ async def test_a_message_too_long_is_cut_and_the_sender_told(
         "the first 50,000 and left out the rest."
     )
     assert transport.sent[1].text == "ok", "and the agent answered the part it got"
+
+
+async def test_a_retry_racing_its_original_is_taken_once(
+    setup: tuple[Bridge, RecordingTransport], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both copies pass the "seen?" check before either commits; the commit decides."""
+    bridge, _ = setup
+
+    async def never_seen(self: Ingress, keys: list[str]) -> bool:
+        return False
+
+    monkeypatch.setattr(Ingress, "_seen", never_seen)
+    first = await bridge.receive(dm("racing", update_id=9))
+    second = await bridge.receive(dm("racing", update_id=9))
+    assert (first, second) == (Outcome.PROMPT, Outcome.DUPLICATE)
+    await bridge.settle()
+    assert [m.message.text for m in await bridge.runtime.store.messages()] == ["racing"]
