@@ -16,13 +16,18 @@ class RateLimiter:
         self._next_global = 0.0
 
     async def acquire(self, conversation_key: str) -> None:
-        """Wait until one more message may go to this conversation."""
+        """Wait until one more message may go to this conversation: first its own turn, then
+        a global slot taken only then, so one busy conversation never holds up the others."""
         now = self._clock.monotonic()
-        at = max(now, self._next_for.get(conversation_key, 0.0), self._next_global)
+        at = max(now, self._next_for.get(conversation_key, 0.0))
         self._next_for[conversation_key] = at + self._interval
-        self._next_global = at + self._global_gap
         if at > now:
             await self._clock.sleep(at - now)
+        now = self._clock.monotonic()
+        slot = max(now, self._next_global)
+        self._next_global = slot + self._global_gap
+        if slot > now:
+            await self._clock.sleep(slot - now)
 
     def back_off(self, conversation_key: str, seconds: float) -> None:
         """The platform said wait (Retry-After): nothing more to it, or anywhere, until then."""

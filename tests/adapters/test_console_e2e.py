@@ -34,6 +34,8 @@ async def test_interjection_round_trip(
     assert "agent> First thoughts." not in out, "only the turn's final answer is the reply"
     last = anthropic_api.requests[-1]["messages"][-1]["content"][-1]["text"]
     assert last.endswith("(from you, via console, message line 2)\nand check the logs too")
+    metrics = console.app.bridge.metrics.render()
+    assert 'switchboard_interjections_total{boundary="after_provider_round"} 1' in metrics
 
 
 async def test_stop_during_a_tool(
