@@ -305,6 +305,15 @@ class Runtime:
             )
             if new_status is QueueStatus.DROPPED:
                 w.emit(self._drop_event(session_id, message_id, message, decision.reason))
+            elif session.running is None and session.worker is None:
+                # An idle session now has work: it is queued for a turn.
+                w.emit(
+                    Event(
+                        EventType.PROGRESS,
+                        session_id,
+                        {"state": "queued", "step": "waiting to start", "elapsed_s": 0.0},
+                    )
+                )
             if dropped is not None:
                 w.set_message_status([dropped.id], QueueStatus.DROPPED)
                 w.emit(

@@ -43,3 +43,19 @@ async def test_echo_and_notify(db_path: Path, cleanup: list[object]) -> None:
     assert runs[0].final_text == "You said: hello there"
     [record] = await rt.store.notifications()
     assert record.message == "the build is red"
+
+
+async def test_progress_states_over_a_turn(db_path: Path, cleanup: list[object]) -> None:
+    rt = await Runtime.open(db_path, provider=OfflineProvider(), agents=[AgentSpec("assistant")])
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("sleep 0.2"))
+    await asyncio.wait_for(rt.wait_idle(), 10)
+    progress = [(e.data["state"], e.data["step"]) for e in await all_events(rt, EventType.PROGRESS)]
+    assert progress == [
+        ("queued", "waiting to start"),
+        ("running", "model round 1"),
+        ("running", "running sleep"),
+        ("waiting", "waiting"),
+        ("running", "model round 2"),
+    ]
