@@ -12,6 +12,7 @@ from aiohttp import web
 
 from adapters.console import ConsoleAdapter, ConsoleTransport
 from adapters.http import build_app
+from adapters.telegram import TelegramAdapter, TelegramBots
 from bridge import Bridge, open_runtime
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
@@ -39,6 +40,7 @@ class App:
         self._provider = provider
         self._clock = clock
         self._runner: web.AppRunner | None = None
+        self.telegram: dict[str, TelegramAdapter] = {}
         self._console: asyncio.Task[None] | None = None
         self.runtime: Runtime
         self.bridge: Bridge
@@ -50,15 +52,24 @@ class App:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
+        bots = TelegramBots()
+        for workspace in self.config.workspaces:
+            if workspace.telegram is not None:
+                self.telegram[workspace.id] = TelegramAdapter(self.bridge, workspace)
+                bots.by_workspace[workspace.id] = self.telegram[workspace.id].transport
+        if self.telegram:
+            self.bridge.attach(bots)
         await self.bridge.start()
         await self._serve_http()
+        for bot in self.telegram.values():
+            await bot.start(self.config.server.public_url)
         if consoles:
-            adapter = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
-            self._console = asyncio.get_running_loop().create_task(adapter.run())
+            console = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
+            self._console = asyncio.get_running_loop().create_task(console.run())
 
     async def _serve_http(self) -> None:
         server = self.config.server
-        self._runner = web.AppRunner(build_app(self.bridge), access_log=None)
+        self._runner = web.AppRunner(build_app(self.bridge, self.telegram), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, server.host, server.port)
         try:
@@ -99,6 +110,8 @@ class App:
                 await self._console
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+        for bot in self.telegram.values():
+            await bot.stop()
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

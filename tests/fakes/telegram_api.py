@@ -1,0 +1,313 @@
+"""A loopback fake of the Telegram Bot API that checks every request against the published
+specification (../shared/specs/telegram/api.json): the method exists, required fields are
+there, each value has an allowed type, and message text is 1-4096 characters after entity
+parsing. A request that breaks a rule gets the 400 the real API sends, and is kept in
+`refused` so a test can fail on it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import itertools
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+SPEC = json.loads(
+    (Path(__file__).resolve().parents[3] / "shared/specs/telegram/api.json").read_text()
+)
+TEXT_FIELDS = {"sendMessage": "text", "editMessageText": "text"}
+ALLOWED_TAGS = {
+    "b",
+    "strong",
+    "i",
+    "em",
+    "u",
+    "ins",
+    "s",
+    "strike",
+    "del",
+    "a",
+    "code",
+    "pre",
+    "tg-spoiler",
+    "span",
+    "blockquote",
+    "tg-emoji",
+}
+
+
+class InvalidRequest(Exception):
+    pass
+
+
+def _type_ok(value: Any, types: list[str]) -> bool:
+    for t in types:
+        if t == "String" and isinstance(value, str):
+            return True
+        if t == "Integer" and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if t == "Float" and isinstance(value, int | float) and not isinstance(value, bool):
+            return True
+        if t == "Boolean" and isinstance(value, bool):
+            return True
+        if t.startswith("Array of ") and isinstance(value, list):
+            inner = t.removeprefix("Array of ")
+            return all(_type_ok(v, [inner]) for v in value)
+        if t in SPEC["types"] and isinstance(value, dict):
+            return True
+        if t == "InputFile" and isinstance(value, str | bytes):
+            return True
+    return False
+
+
+def _decode(raw: str, types: list[str]) -> Any:
+    """Form values arrive JSON-encoded, except plain strings."""
+    if types == ["String"]:
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+class _EntityParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ALLOWED_TAGS:
+            raise InvalidRequest(
+                f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}"'
+            )
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack.pop() != tag:
+            raise InvalidRequest(f'Bad Request: can\'t parse entities: Unmatched end tag "{tag}"')
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def visible_text(text: str, parse_mode: str | None) -> str:
+    if parse_mode != "HTML":
+        return text
+    if re.search(r"&(?!(lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);)", text):
+        raise InvalidRequest("Bad Request: can't parse entities: Unsupported HTML entity")
+    parser = _EntityParser()
+    parser.feed(text)
+    parser.close()
+    if parser.stack:
+        raise InvalidRequest(f"Bad Request: can't parse entities: unclosed <{parser.stack[-1]}>")
+    return html.unescape("".join(parser.text))
+
+
+def check(method: str, params: dict[str, str]) -> dict[str, Any]:
+    spec = SPEC["methods"].get(method)
+    if spec is None:
+        raise LookupError(method)
+    fields = {f["name"]: f for f in spec.get("fields", [])}
+    decoded: dict[str, Any] = {}
+    for name, raw in params.items():
+        if name not in fields:
+            continue  # the real API ignores unknown parameters
+        value = _decode(raw, fields[name]["types"])
+        if not _type_ok(value, fields[name]["types"]):
+            raise InvalidRequest(
+                f'Bad Request: field "{name}" must be of type {" or ".join(fields[name]["types"])}'
+            )
+        decoded[name] = value
+    for name, f in fields.items():
+        if f["required"] and name not in decoded:
+            raise InvalidRequest(
+                f"Bad Request: {name} is empty"
+                if name == "text"
+                else f'Bad Request: parameter "{name}" is required'
+            )
+    if method in TEXT_FIELDS:
+        shown = visible_text(decoded[TEXT_FIELDS[method]], decoded.get("parse_mode"))
+        if not shown.strip():
+            raise InvalidRequest("Bad Request: message text is empty")
+        if len(shown) > 4096:
+            raise InvalidRequest("Bad Request: message is too long")
+    return decoded
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    at: float
+
+
+@dataclass
+class FakeTelegram:
+    token: str = "123456:TEST"
+    url: str = ""
+    calls: list[Call] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    failures: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
+    bot_id: int = 123456
+    _updates: list[dict[str, Any]] = field(default_factory=list)
+    _new_update: asyncio.Event = field(default_factory=asyncio.Event)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/bot"
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/bot{token}/{method}", self._handle)
+        return app
+
+    # -- test controls -------------------------------------------------------------------
+
+    def push_message(
+        self,
+        text: str | None,
+        *,
+        user: int,
+        chat: int | None = None,
+        chat_type: str = "private",
+        thread: int | None = None,
+        sticker: bool = False,
+    ) -> int:
+        update_id = next(self._ids)
+        message: dict[str, Any] = {
+            "message_id": 1000 + update_id,
+            "date": int(time.time()),
+            "chat": {"id": chat if chat is not None else user, "type": chat_type},
+            "from": {"id": user, "is_bot": False, "first_name": f"user{user}"},
+        }
+        if text is not None:
+            message["text"] = text
+        if sticker:
+            message["sticker"] = {
+                "file_id": "s1",
+                "file_unique_id": "s1",
+                "type": "regular",
+                "width": 1,
+                "height": 1,
+                "is_animated": False,
+                "is_video": False,
+            }
+        if thread is not None:
+            message["message_thread_id"] = thread
+            message["is_topic_message"] = True
+            message["chat"]["is_forum"] = True
+        self._updates.append({"update_id": update_id, "message": message})
+        self._new_update.set()
+        return update_id
+
+    def push_callback(self, data: str, *, user: int, message: dict[str, Any]) -> int:
+        update_id = next(self._ids)
+        self._updates.append(
+            {
+                "update_id": update_id,
+                "callback_query": {
+                    "id": f"cb{update_id}",
+                    "chat_instance": "ci",
+                    "data": data,
+                    "from": {"id": user, "is_bot": False, "first_name": f"user{user}"},
+                    "message": message,
+                },
+            }
+        )
+        self._new_update.set()
+        return update_id
+
+    def fail(
+        self,
+        method: str,
+        status: int,
+        description: str,
+        retry_after: int | None = None,
+        times: int = 1,
+    ) -> None:
+        self.failures.setdefault(method, []).extend([(status, description, retry_after)] * times)
+
+    def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
+        return [c.params for c in self.calls if c.method == method]
+
+    # -- the API -------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        if request.match_info["token"] != self.token:
+            return _error(401, "Unauthorized")
+        if request.content_type == "application/json":
+            params = {
+                k: v if isinstance(v, str) else json.dumps(v)
+                for k, v in (await request.json()).items()
+            }
+        else:
+            params = {k: str(v) for k, v in (await request.post()).items()}
+        try:
+            decoded = check(method, params)
+        except LookupError:
+            self.refused.append((method, "method not found"))
+            return _error(404, "Not Found: method not found")
+        except InvalidRequest as exc:
+            self.refused.append((method, str(exc)))
+            return _error(400, str(exc))
+        if self.failures.get(method):
+            status, description, retry_after = self.failures[method].pop(0)
+            return _error(status, description, retry_after)
+        self.calls.append(Call(method, decoded, time.monotonic()))
+        return web.json_response({"ok": True, "result": await self._result(method, decoded)})
+
+    async def _result(self, method: str, p: dict[str, Any]) -> Any:
+        match method:
+            case "getMe":
+                return {
+                    "id": self.bot_id,
+                    "is_bot": True,
+                    "first_name": "Switchboard",
+                    "username": "switchboard_test_bot",
+                }
+            case "getUpdates":
+                offset = int(p.get("offset", 0))
+                self._updates = [u for u in self._updates if u["update_id"] >= offset]
+                if not self._updates:
+                    self._new_update.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(
+                            self._new_update.wait(), min(float(p.get("timeout", 0)), 1.0)
+                        )
+                return self._updates[: int(p.get("limit", 100))]
+            case "sendMessage" | "editMessageText":
+                chat_id = p.get("chat_id")
+                message: dict[str, Any] = {
+                    "message_id": p.get("message_id") or 5000 + next(self._ids),
+                    "date": int(time.time()),
+                    "chat": {
+                        "id": chat_id,
+                        "type": "private" if int(chat_id) > 0 else "supergroup",
+                    },
+                    "from": {"id": self.bot_id, "is_bot": True, "first_name": "Switchboard"},
+                    "text": visible_text(p["text"], p.get("parse_mode")),
+                }
+                if "message_thread_id" in p:
+                    message["message_thread_id"] = p["message_thread_id"]
+                    message["is_topic_message"] = True
+                return message
+            case _:
+                return True
+
+
+def _error(status: int, description: str, retry_after: int | None = None) -> web.Response:
+    body: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
+    if retry_after is not None:
+        body["parameters"] = {"retry_after": retry_after}
+    return web.json_response(body, status=status)
