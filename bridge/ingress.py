@@ -146,9 +146,10 @@ class Ingress:
                     " CONFLICT (sender_key) DO UPDATE SET replied_at = excluded.replied_at",
                     (sender_key, now),
                 )
-                Outbox.enqueue(
-                    w, intent_id, chat.route, DeliveryKind.COMMAND_REPLY, texts.NOT_AN_OPERATOR
+                reply_text = (
+                    texts.NOT_ALLOWED_HERE if verdict.operator_elsewhere else texts.NOT_AN_OPERATOR
                 )
+                Outbox.enqueue(w, intent_id, chat.route, DeliveryKind.COMMAND_REPLY, reply_text)
         log.info(
             "message refused", extra={"platform": chat.route.platform, "reason": verdict.reason}
         )

@@ -15,6 +15,10 @@ NOT_AN_OPERATOR = (
     "You are not an operator of this Switchboard workspace, so I can't pass your message "
     "to the agent. Ask an admin to add you to the workspace's operators."
 )
+NOT_ALLOWED_HERE = (
+    "I don't take instructions in this conversation. Talk to me in a direct message, or ask "
+    "an admin to add this chat to the workspace's allowed chats or channels."
+)
 NOT_TEXT = "I can only read text messages; your {kind} was not passed to the agent."
 EMPTY = "Your message was empty, so there was nothing to pass to the agent."
 TRUNCATED = (

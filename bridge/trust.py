@@ -18,6 +18,7 @@ class Trusted:
 class Refused:
     reason: str
     workspace: WorkspaceConfig | None = None
+    operator_elsewhere: bool = False  # an operator, in a conversation the admin did not allow
 
 
 def classify(config: SwitchboardConfig, chat: InboundChat) -> Trusted | Refused:
@@ -28,7 +29,11 @@ def classify(config: SwitchboardConfig, chat: InboundChat) -> Trusted | Refused:
     if operator is None:
         return Refused(f"sender {chat.sender_id!r} is not an operator", workspace)
     if not (chat.is_direct or _conversation_allowed(workspace, chat)):
-        return Refused(f"conversation {chat.route.conversation_id!r} is not allowed", workspace)
+        return Refused(
+            f"conversation {chat.route.conversation_id!r} is not allowed",
+            workspace,
+            operator_elsewhere=True,
+        )
     return Trusted(workspace, operator)
 
 

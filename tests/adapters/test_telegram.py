@@ -1,0 +1,262 @@
+"""Telegram end to end: python-telegram-bot against the loopback fake Bot API (checked
+against the published spec), the real App, bridge and runtime, the fake Anthropic API."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from pytest_aiohttp import AiohttpServer
+
+from adapters.app import App
+from config.loading import parse
+from runtime import EventType
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import blocking_tool, until, wait_for
+
+CONFIG = """
+[server]
+port = 0
+
+[storage]
+path = "{db}"
+
+[provider]
+kind = "anthropic"
+model = "claude-test-model"
+api_key = "test-key"
+base_url = "{anthropic}"
+
+[[workspaces]]
+id = "acme"
+default_agent = "assistant"
+
+  [workspaces.telegram]
+  bot_token = "{token}"
+  api_base_url = "{telegram}"
+  chats = [-100]
+  {telegram_extra}
+
+  [[workspaces.operators]]
+  id = "alice"
+  primary = true
+  telegram_user_id = 1001
+  notify_via = "telegram"
+
+  [[workspaces.agents]]
+  id = "assistant"
+  tools = {tools}
+{extra}
+"""
+
+
+@pytest.fixture
+async def telegram_api(aiohttp_server: Callable[..., Awaitable[AiohttpServer]]) -> FakeTelegram:
+    fake = FakeTelegram()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    fake.url = str(server.make_url("")).rstrip("/")
+    return fake
+
+
+async def start_app(
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram: FakeTelegram,
+    *,
+    tools_: list[str] | None = None,
+    extra: str = "",
+    telegram_extra: str = "",
+) -> App:
+    text_ = CONFIG.format(
+        db=db_path,
+        anthropic=anthropic_api.url,
+        token=telegram.token,
+        telegram=telegram.base_url,
+        tools=str(tools_ or ["notify_operator"]).replace("'", '"'),
+        extra=extra,
+        telegram_extra=telegram_extra,
+    )
+    app = App(
+        parse(text_, db_path.parent / "switchboard.toml", os.environ),
+        stdin=io.StringIO(),
+        stdout=io.StringIO(),
+    )
+    await app.start()
+    return app
+
+
+@pytest.fixture
+async def app(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> AsyncIterator[App]:
+    app = await start_app(db_path, anthropic_api, telegram_api)
+    yield app
+    await app.stop()
+
+
+def replies(telegram: FakeTelegram, chat: int) -> list[dict[str, Any]]:
+    return [m for m in telegram.sent() if m["chat_id"] == chat and "reply_markup" not in m]
+
+
+async def test_dm_gets_a_reply_quoting_the_message(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.script = [text("Hello **Alice** & co")]
+    update = telegram_api.push_message("hi", user=1001)
+    await until(lambda: bool(replies(telegram_api, 1001)))
+    [reply] = replies(telegram_api, 1001)
+    assert reply["text"] == "Hello <b>Alice</b> &amp; co" and reply["parse_mode"] == "HTML"
+    assert reply["reply_parameters"]["message_id"] == 1000 + update
+    assert telegram_api.sent("setMyCommands"), "commands are registered"
+    assert telegram_api.refused == []
+
+
+async def test_unknown_user_and_group_not_allowed(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    telegram_api.push_message("let me in", user=666)
+    telegram_api.push_message("hi all", user=1001, chat=-999, chat_type="supergroup")
+    await until(lambda: len(telegram_api.sent()) == 2)
+    assert replies(telegram_api, 666)[0]["text"].startswith("You are not an operator")
+    assert replies(telegram_api, -999)[0]["text"].startswith("I don't take instructions")
+    assert anthropic_api.requests == []
+
+
+async def test_forum_topic_is_its_own_session_and_answered_in_it(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.script = [text("in topic 7"), text("in topic 9")]
+    telegram_api.push_message("one", user=1001, chat=-100, chat_type="supergroup", thread=7)
+    await until(lambda: len(replies(telegram_api, -100)) == 1)
+    telegram_api.push_message("two", user=1001, chat=-100, chat_type="supergroup", thread=9)
+    await until(lambda: len(replies(telegram_api, -100)) == 2)
+    first, second = replies(telegram_api, -100)
+    assert (first["text"], first["message_thread_id"]) == ("in topic 7", 7)
+    assert (second["text"], second["message_thread_id"]) == ("in topic 9", 9)
+    assert len(anthropic_api.requests[1]["messages"]) == 1, "topic 9 has its own session"
+
+
+async def test_a_10000_character_answer_arrives_whole_and_in_order(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    lines = [f"{i:05d} " + "lorem ipsum dolor sit amet " * 3 for i in range(120)]
+    answer = "\n".join(lines)
+    assert len(answer) > 10_000
+    anthropic_api.script = [text(answer)]
+    telegram_api.push_message("long please", user=1001)
+    await until(
+        lambda: "00119" in "".join(m["text"] for m in replies(telegram_api, 1001)), wait_s=20
+    )
+    got = [m["text"] for m in replies(telegram_api, 1001)]
+    assert len(got) == 3 and all(len(t) <= 4096 for t in got)
+    received = [line.rstrip() for line in "\n".join(got).split("\n")]
+    assert received == [line.rstrip() for line in lines]
+    assert telegram_api.refused == []
+
+
+async def test_a_burst_under_429_loses_nothing_and_keeps_order(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.responder = lambda body: text(
+        "re: " + body["messages"][-1]["content"][-1]["text"].split()[-1]
+    )
+    telegram_api.fail(
+        "sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=2
+    )
+    for i in range(4):  # four turns whose replies queue up behind the 429s
+        telegram_api.push_message(f"msg {i}", user=1001)
+        await until(lambda i=i: len(anthropic_api.requests) >= i + 1)
+        await app.runtime.wait_idle()
+    await until(lambda: len(replies(telegram_api, 1001)) == 4, wait_s=20)
+    assert [m["text"] for m in replies(telegram_api, 1001)] == [f"re: {i}" for i in range(4)]
+
+
+async def test_stop_button_while_a_tool_runs(
+    db_path: Path, tmp_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    gate, marker = tmp_path / "never", tmp_path / "pids"
+    tool = blocking_tool("wait", gate, marker)
+    command = (
+        "["
+        + ", ".join(f'"{c}"' for c in tool.command[:2])
+        + ", "
+        + '"'
+        + tool.command[2].replace("\\", "\\\\").replace('"', '\\"')
+        + '"]'
+    )
+    extra = f"""
+  [[workspaces.tools]]
+  name = "wait"
+  description = "waits"
+  command = {command}
+"""
+    anthropic_api.script = [tools(("wait", {}))]
+    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["wait"], extra=extra)
+    try:
+        telegram_api.push_message("run it", user=1001)
+        await wait_for(app.runtime, EventType.TOOL_STARTED)
+        await until(lambda: any("reply_markup" in m for m in telegram_api.sent()))
+        progress = next(m for m in telegram_api.sent() if "reply_markup" in m)
+        assert progress["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "stop"
+        assert telegram_api.sent("sendChatAction"), "typing while the turn runs"
+        telegram_api.push_callback(
+            "stop",
+            user=1001,
+            message={
+                "message_id": 4242,
+                "date": 0,
+                "chat": {"id": 1001, "type": "private"},
+                "from": {"id": telegram_api.bot_id, "is_bot": True, "first_name": "Switchboard"},
+                "text": "\u23f3",
+            },
+        )
+        await until(lambda: any(m["text"] == "Stopped." for m in telegram_api.sent()))
+        finished = await wait_for(app.runtime, EventType.TOOL_FINISHED)
+        assert finished.data["status"] == "cancelled"
+        assert telegram_api.sent("answerCallbackQuery")
+    finally:
+        await app.stop()
+
+
+async def test_webhook_refuses_a_wrong_secret(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    app = await start_app(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        telegram_extra='mode = "webhook"\n  webhook_secret = "s3cret"',
+    )
+    update = {
+        "update_id": 77,
+        "message": {
+            "message_id": 9,
+            "date": 0,
+            "text": "via webhook",
+            "chat": {"id": 1001, "type": "private"},
+            "from": {"id": 1001, "is_bot": False, "first_name": "Alice"},
+        },
+    }
+    url = f"http://127.0.0.1:{app.port}/telegram/acme"
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.post(
+                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "wrong"}
+            ) as response:
+                assert response.status == 403
+            assert await app.runtime.store.messages() == []
+            async with http.post(
+                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            ) as response:
+                assert response.status == 200
+        [message] = await app.runtime.store.messages()
+        assert message.message.text == "via webhook"
+        await until(lambda: bool(replies(telegram_api, 1001)))
+    finally:
+        await app.stop()
