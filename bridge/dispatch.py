@@ -47,7 +47,9 @@ class Dispatcher:
 
     async def run(self) -> None:
         """Follow the ledger from where the last run stopped; each event handled once."""
-        async for event in self._runtime.events(after_seq=await self.cursor()):
+        cursor = await self.cursor()
+        await self._handled_up_to(cursor)
+        async for event in self._runtime.events(after_seq=cursor):
             try:
                 await self.handle(event)
             except Exception:
@@ -55,9 +57,12 @@ class Dispatcher:
                     "dispatch failed", extra={"event_seq": event.seq, "event_type": event.type}
                 )
             if event.seq is not None:
-                self.handled_seq = event.seq
-                async with self._handled:
-                    self._handled.notify_all()
+                await self._handled_up_to(event.seq)
+
+    async def _handled_up_to(self, seq: int) -> None:
+        async with self._handled:
+            self.handled_seq = max(self.handled_seq, seq)
+            self._handled.notify_all()
 
     async def caught_up(self, seq: int) -> None:
         """Until every ledger event up to `seq` has been handled."""

@@ -82,6 +82,7 @@ class Ingress:
             await self._refuse(chat, keys, verdict)
             return Outcome.REFUSED
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust="trusted_operator")
+        await self._outbox.route_works_again(chat.route)
         if chat.text is None:
             kind = chat.attachment_kind or "attachment"
             await self._reply(chat, keys, texts.NOT_TEXT.format(kind=kind), "non_text")

@@ -44,6 +44,7 @@ class Outbox:
         self.transports: dict[Platform, Transport] = {}
         self._limiters: dict[Platform, RateLimiter] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self.failed_routes: set[str] = set()  # conversation keys the platform refused
         self._closing = False
 
     def attach(self, transport: Transport) -> None:
@@ -65,6 +66,8 @@ class Outbox:
 
     async def start(self) -> None:
         """Resume every intent a previous run left pending or sending."""
+        failed = await self._store.fetch_all("SELECT conversation_key FROM failed_routes")
+        self.failed_routes.update(r["conversation_key"] for r in failed)
         rows = await self._store.fetch_all(
             "SELECT DISTINCT conversation_key FROM deliveries"
             " WHERE status IN ('pending', 'sending')"
@@ -85,6 +88,14 @@ class Outbox:
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+
+    async def route_works_again(self, route: Route) -> None:
+        """A message came from a conversation marked failed: the platform takes it again."""
+        key = route.model_copy(update={"reply_to": None}).conversation_key
+        if key in self.failed_routes:
+            self.failed_routes.discard(key)
+            async with self._store.write() as w:
+                w.execute("DELETE FROM failed_routes WHERE conversation_key = ?", (key,))
 
     async def idle(self) -> None:
         """Until no delivery is in progress: for tests and a clean shutdown."""
@@ -150,7 +161,14 @@ class Outbox:
                 attempts += 1
                 if not exc.retryable or exc.landed != "no" or attempts >= MAX_ATTEMPTS:
                     why = str(exc) if exc.landed == "no" else f"{exc} (it may have arrived)"
-                    await self._finish(intent, "failed", why, attempts=attempts, chunks=chunk)
+                    await self._finish(
+                        intent,
+                        "failed",
+                        why,
+                        attempts=attempts,
+                        chunks=chunk,
+                        route_gone=exc.route_gone,
+                    )
                     return
                 delay = exc.retry_after if exc.retry_after is not None else min(60.0, 2.0**attempts)
                 limiter.back_off(intent.route.conversation_key, delay)
@@ -190,6 +208,7 @@ class Outbox:
         *,
         attempts: int | None = None,
         chunks: int | None = None,
+        route_gone: bool = False,
     ) -> None:
         async with self._store.write() as w:
             w.execute(
@@ -198,6 +217,21 @@ class Outbox:
                 " WHERE id = ?",
                 (status, attempts, chunks, error, w.now(), intent.id),
             )
+            if route_gone:
+                route = intent.route.model_copy(update={"reply_to": None})
+                w.execute(
+                    "INSERT INTO failed_routes (conversation_key, workspace_id, route, reason,"
+                    " failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
+                    " SET reason = excluded.reason, failed_at = excluded.failed_at",
+                    (
+                        route.conversation_key,
+                        route.workspace_id,
+                        route.model_dump_json(),
+                        error or "",
+                        w.now(),
+                    ),
+                )
+                w.emit(Event("route_failed", None, {"route": route.to_json(), "reason": error}))
             w.emit(
                 Event(
                     "delivery_" + ("accepted" if status != "failed" else "failed"),
@@ -210,6 +244,8 @@ class Outbox:
                     },
                 )
             )
+        if route_gone:
+            self.failed_routes.add(intent.route.conversation_key)
         self._metrics.deliveries.inc(status=status)
         if status == "failed":
             log.warning("delivery failed", extra={"delivery_id": intent.id, "error": error})

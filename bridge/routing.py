@@ -23,11 +23,13 @@ class Router:
         runtime: Runtime,
         sessions: Sessions,
         active: Container[Platform],
+        failed: Container[str],
     ) -> None:
         self._config = config
         self._runtime = runtime
         self._sessions = sessions
         self._active = active
+        self._failed = failed
 
     async def resolve(self, session_id: str, run_id: str | None) -> Route | None:
         session_id, run_id = await self._supervising(session_id, run_id)
@@ -62,6 +64,8 @@ class Router:
         workspace = self._workspace_of(route)
         if workspace is None or route.platform not in self._active:
             return False
+        if route.model_copy(update={"reply_to": None}).conversation_key in self._failed:
+            return False  # the platform refused it (bot blocked or removed)
         return getattr(workspace, route.platform.value) is not None
 
     def _workspace_of(self, route: Route | None) -> WorkspaceConfig | None:

@@ -49,4 +49,14 @@ MIGRATIONS: list[str] = [
         seq INTEGER NOT NULL
     );
     """,
+    # 2: conversations the platform refused (a blocked or removed bot).
+    """
+    CREATE TABLE failed_routes (
+        conversation_key TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        route TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        failed_at REAL NOT NULL
+    );
+    """,
 ]

@@ -28,7 +28,9 @@ class Bridge:
         self.metrics = Metrics()
         self.outbox = Outbox(runtime.store, runtime.clock, self.metrics)
         self.sessions = Sessions(runtime)
-        self.router = Router(config, runtime, self.sessions, self.outbox.transports)
+        self.router = Router(
+            config, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
+        )
         self.presenter = ProgressPresenter(
             self.outbox.transports, runtime.clock, progress_interval_s
         )

@@ -60,6 +60,12 @@ async def status_text(runtime: Runtime, session_id: str | None, workspace: Works
         lines.append(f"Queue: {s.queued} waiting; mode {s.mode}.")
         if s.children:
             lines.append(f"Child agents: {len(s.children)}.")
+    failed = await runtime.store.fetch_all(
+        "SELECT conversation_key, reason FROM failed_routes WHERE workspace_id = ?"
+        " ORDER BY failed_at",
+        (workspace.id,),
+    )
+    lines += [f"Cannot deliver to {r['conversation_key']}: {r['reason']}" for r in failed]
     undelivered = await undelivered_notifications(runtime.store, workspace.id)
     if undelivered:
         lines.append(f"Undelivered notifications: {len(undelivered)}")
