@@ -260,3 +260,46 @@ async def test_webhook_refuses_a_wrong_secret(
         await until(lambda: bool(replies(telegram_api, 1001)))
     finally:
         await app.stop()
+
+
+async def test_blocked_bot_marks_the_route_failed_and_status_says_so(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    telegram_api.fail("sendMessage", 403, "Forbidden: bot was blocked by the user", times=10)
+    telegram_api.push_message("hi", user=1001)
+    await until(lambda: "acme" in str(app.bridge.outbox.failed_routes))
+    telegram_api.failures.clear()  # the operator unblocks the bot
+    anthropic_api.script = [text("fine")]
+    telegram_api.push_message("/status", user=1001)  # writing again clears the mark
+    await until(
+        lambda: any(
+            "Cannot deliver" in m["text"] or "idle" in m["text"] for m in telegram_api.sent()
+        )
+    )
+    status = next(m["text"] for m in telegram_api.sent() if "Undelivered" in m["text"])
+    assert "Cannot deliver" not in status, "the operator wrote again: the route works"
+    rows = await app.runtime.store.fetch_all("SELECT reason FROM failed_routes")
+    assert rows == []
+    events = [e.data for e in await app.runtime.store.events_after(0) if e.type == "route_failed"]
+    assert events and "403" in str(events[0]["reason"])
+
+
+async def test_stickers_get_a_clear_reply_and_refused_entities_fall_back_to_plain(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    telegram_api.push_message(None, user=1001, sticker=True)
+    await until(lambda: bool(replies(telegram_api, 1001)))
+    assert replies(telegram_api, 1001)[0]["text"] == (
+        "I can only read text messages; your sticker was not passed to the agent."
+    )
+    anthropic_api.script = [text("a **b** c")]
+    telegram_api.fail(
+        "sendMessage",
+        400,
+        "Bad Request: can't parse entities: Unsupported tag",
+        when=lambda params: params.get("parse_mode") == "HTML",
+    )
+    telegram_api.push_message("go", user=1001)
+    await until(lambda: len(replies(telegram_api, 1001)) == 2)
+    plain = replies(telegram_api, 1001)[1]
+    assert plain["text"] == "a b c" and "parse_mode" not in plain

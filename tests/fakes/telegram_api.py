@@ -13,6 +13,7 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -143,6 +144,14 @@ def check(method: str, params: dict[str, str]) -> dict[str, Any]:
     return decoded
 
 
+@dataclass(frozen=True)
+class Failure:
+    status: int
+    description: str
+    retry_after: int | None
+    when: Callable[[dict[str, Any]], bool]
+
+
 @dataclass
 class Call:
     method: str
@@ -156,7 +165,7 @@ class FakeTelegram:
     url: str = ""
     calls: list[Call] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
-    failures: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
+    failures: dict[str, list[Failure]] = field(default_factory=dict)
     bot_id: int = 123456
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
@@ -234,8 +243,11 @@ class FakeTelegram:
         description: str,
         retry_after: int | None = None,
         times: int = 1,
+        when: Callable[[dict[str, Any]], bool] = lambda params: True,
     ) -> None:
-        self.failures.setdefault(method, []).extend([(status, description, retry_after)] * times)
+        """The next `times` calls of `method` whose params satisfy `when` fail so."""
+        failure = Failure(status, description, retry_after, when)
+        self.failures.setdefault(method, []).extend([failure] * times)
 
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method]
@@ -261,9 +273,10 @@ class FakeTelegram:
         except InvalidRequest as exc:
             self.refused.append((method, str(exc)))
             return _error(400, str(exc))
-        if self.failures.get(method):
-            status, description, retry_after = self.failures[method].pop(0)
-            return _error(status, description, retry_after)
+        pending = self.failures.get(method, [])
+        if pending and pending[0].when(decoded):
+            failure = pending.pop(0)
+            return _error(failure.status, failure.description, failure.retry_after)
         self.calls.append(Call(method, decoded, time.monotonic()))
         return web.json_response({"ok": True, "result": await self._result(method, decoded)})
 
