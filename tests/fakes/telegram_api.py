@@ -21,9 +21,16 @@ from typing import Any
 
 from aiohttp import web
 
-SPEC = json.loads(
-    (Path(__file__).resolve().parents[3] / "shared/specs/telegram/api.json").read_text()
+_REPO = Path(__file__).resolve().parents[2]
+_SPEC_FILE = next(
+    p
+    for p in (
+        _REPO.parent / "shared/specs/telegram/api.json",
+        _REPO / "tests/specs/telegram/api.json",
+    )
+    if p.exists()
 )
+SPEC = json.loads(_SPEC_FILE.read_text())
 TEXT_FIELDS = {"sendMessage": "text", "editMessageText": "text"}
 ALLOWED_TAGS = {
     "b",
