@@ -1,5 +1,6 @@
 import asyncio
 
-from bench.runtime_bench import main
+from bench import runtime_bench, telegram_bench
 
-asyncio.run(main())
+asyncio.run(runtime_bench.main())
+asyncio.run(telegram_bench.main())
