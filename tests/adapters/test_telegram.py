@@ -303,3 +303,46 @@ async def test_stickers_get_a_clear_reply_and_refused_entities_fall_back_to_plai
     await until(lambda: len(replies(telegram_api, 1001)) == 2)
     plain = replies(telegram_api, 1001)[1]
     assert plain["text"] == "a b c" and "parse_mode" not in plain
+
+
+async def test_an_interjection_while_a_tool_runs(
+    db_path: Path, tmp_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "pids"
+    tool = blocking_tool("wait", gate, marker)
+    command = (
+        "["
+        + ", ".join(f'"{c}"' for c in tool.command[:2])
+        + ", "
+        + '"'
+        + tool.command[2].replace("\\", "\\\\").replace('"', '\\"')
+        + '"]'
+    )
+    extra = f"""
+  [[workspaces.tools]]
+  name = "wait"
+  description = "waits"
+  command = {command}
+"""
+    anthropic_api.script = [tools(("wait", {})), text("done, and noted")]
+    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["wait"], extra=extra)
+    try:
+        telegram_api.push_message("deploy", user=1001)
+        await wait_for(app.runtime, EventType.TOOL_STARTED)
+        telegram_api.push_message("use the blue cluster", user=1001)
+        await wait_for(
+            app.runtime,
+            EventType.MESSAGE_QUEUED,
+            lambda e: e.data["status"] == "waiting_for_safe_point",
+        )
+        gate.touch()
+        await until(
+            lambda: any(m["text"] == "done, and noted" for m in replies(telegram_api, 1001))
+        )
+        admitted = await wait_for(app.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED)
+        assert admitted.data["boundary"] == "after_tool_results"
+        last = anthropic_api.requests[-1]["messages"][-1]["content"]
+        assert [b["type"] for b in last] == ["tool_result", "text"]
+        assert "use the blue cluster" in last[1]["text"] and "via telegram" in last[1]["text"]
+    finally:
+        await app.stop()
