@@ -174,6 +174,11 @@ class FakeTelegram:
     refused: list[tuple[str, str]] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     bot_id: int = 123456
+    per_chat_interval_s: float = 0.0  # > 0: enforce Telegram's pacing, answering 429
+    global_per_second: float = 0.0
+    too_many: int = 0
+    _last_by_chat: dict[Any, float] = field(default_factory=dict)
+    _recent: list[float] = field(default_factory=list)
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -280,12 +285,32 @@ class FakeTelegram:
         except InvalidRequest as exc:
             self.refused.append((method, str(exc)))
             return _error(400, str(exc))
+        if method == "sendMessage" and self._over_limit(decoded):
+            self.too_many += 1
+            return _error(429, "Too Many Requests: retry after 1", 1)
         pending = self.failures.get(method, [])
         if pending and pending[0].when(decoded):
             failure = pending.pop(0)
             return _error(failure.status, failure.description, failure.retry_after)
         self.calls.append(Call(method, decoded, time.monotonic()))
         return web.json_response({"ok": True, "result": await self._result(method, decoded)})
+
+    def _over_limit(self, p: dict[str, Any]) -> bool:
+        now = time.monotonic()
+        chat = p.get("chat_id")
+        last = self._last_by_chat.get(chat)
+        self._recent = [t for t in self._recent if now - t < 1.0]
+        if (
+            self.per_chat_interval_s
+            and last is not None
+            and now - last < self.per_chat_interval_s * 0.95
+        ):
+            return True
+        if self.global_per_second and len(self._recent) >= self.global_per_second:
+            return True
+        self._last_by_chat[chat] = now
+        self._recent.append(now)
+        return False
 
     async def _result(self, method: str, p: dict[str, Any]) -> Any:
         match method:
