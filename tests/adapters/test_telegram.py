@@ -72,6 +72,7 @@ async def start_app(
     tools_: list[str] | None = None,
     extra: str = "",
     telegram_extra: str = "",
+    public_url: str = "",
 ) -> App:
     text_ = CONFIG.format(
         db=db_path,
@@ -82,6 +83,8 @@ async def start_app(
         extra=extra,
         telegram_extra=telegram_extra,
     )
+    if public_url:
+        text_ = text_.replace("port = 0", f'port = 0\npublic_url = "{public_url}"', 1)
     app = App(
         parse(text_, db_path.parent / "switchboard.toml", os.environ),
         stdin=io.StringIO(),
@@ -232,7 +235,11 @@ async def test_webhook_refuses_a_wrong_secret(
         anthropic_api,
         telegram_api,
         telegram_extra='mode = "webhook"\n  webhook_secret = "s3cret"',
+        public_url="https://bot.example.com",
     )
+    [registered] = telegram_api.sent("setWebhook")
+    assert registered == {"url": "https://bot.example.com/telegram/acme", "secret_token": "s3cret"}
+    assert not telegram_api.sent("getUpdates"), "no polling in webhook mode"
     update = {
         "update_id": 77,
         "message": {
@@ -344,5 +351,53 @@ async def test_an_interjection_while_a_tool_runs(
         last = anthropic_api.requests[-1]["messages"][-1]["content"]
         assert [b["type"] for b in last] == ["tool_result", "text"]
         assert "use the blue cluster" in last[1]["text"] and "via telegram" in last[1]["text"]
+    finally:
+        await app.stop()
+
+
+async def test_two_bots_in_one_process_stay_apart(
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    aiohttp_server: Callable[..., Awaitable[AiohttpServer]],
+) -> None:
+    other = FakeTelegram(token="654321:OTHER", bot_id=654321)
+    server = await aiohttp_server(other.app(), host="127.0.0.1")
+    other.url = str(server.make_url("")).rstrip("/")
+    second = f"""
+[[workspaces]]
+id = "beta"
+default_agent = "assistant"
+
+  [workspaces.telegram]
+  bot_token = "{other.token}"
+  api_base_url = "{other.base_url}"
+
+  [[workspaces.operators]]
+  id = "bob"
+  primary = true
+  telegram_user_id = 2002
+
+  [[workspaces.agents]]
+  id = "assistant"
+"""
+    anthropic_api.responder = lambda body: text("reply")
+    app = await start_app(db_path, anthropic_api, telegram_api, extra=second)
+    try:
+        telegram_api.push_message("for acme", user=1001)
+        other.push_message("for beta", user=2002)
+        other.push_message("alice tries beta", user=1001)
+        await until(
+            lambda: bool(
+                replies(telegram_api, 1001) and replies(other, 2002) and replies(other, 1001)
+            )
+        )
+        assert [m["chat_id"] for m in replies(telegram_api, 1001)] == [1001]
+        assert [m["text"] for m in replies(other, 2002)] == ["reply"]
+        assert replies(other, 1001)[0]["text"].startswith("You are not an operator"), (
+            "an operator of one workspace cannot drive another's agent"
+        )
+        agents = {m.session_id: m.message.text for m in await app.runtime.store.messages()}
+        assert sorted(agents.values()) == ["for acme", "for beta"]
     finally:
         await app.stop()
