@@ -5,7 +5,7 @@ It knows nothing of Slack or Telegram; the bridge drives it through `Runtime`.
 
 from runtime.agents import AgentSpec
 from runtime.clock import Clock, ManualClock, SystemClock
-from runtime.engine import Runtime, RuntimeSettings, SessionStatus, StopResult, SubmitResult
+from runtime.engine import Runtime
 from runtime.errors import (
     ProviderError,
     RuntimeFault,
@@ -27,6 +27,7 @@ from runtime.messages import (
     Trust,
 )
 from runtime.records import AgentProfile, OperatorBoundary, RunStatus, ToolStatus
+from runtime.results import RuntimeSettings, SessionStatus, StopResult, SubmitResult
 from runtime.tools import CommandToolSpec, ToolResult
 from runtime.turn import Boundary
 

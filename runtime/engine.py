@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from runtime.agents import AgentSpec
 from runtime.children import notify, spawn_child
@@ -21,7 +20,6 @@ from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event, EventType
 from runtime.ids import new_id
 from runtime.messages import (
-    DropPolicy,
     InboundMessage,
     QueueEntry,
     QueueMode,
@@ -29,8 +27,9 @@ from runtime.messages import (
     may_interject,
 )
 from runtime.providers.base import Provider
-from runtime.records import AgentProfile, RunStatus, SessionRecord
+from runtime.records import RunStatus, SessionRecord
 from runtime.recovery import recover
+from runtime.results import RuntimeSettings, SessionStatus, StopResult, SubmitResult
 from runtime.scheduler import DecisionKind, SessionView, decide
 from runtime.session import Session
 from runtime.store import Store, Writer
@@ -40,43 +39,6 @@ from runtime.turn import TurnDeps
 from runtime.worker import work
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeSettings:
-    default_queue_mode: QueueMode = QueueMode.STEER
-    queue_cap: int = 100
-    drop_policy: DropPolicy = DropPolicy.OLDEST
-    collect_window_s: float = 2.0
-    max_rounds: int = 50
-    max_tokens: int = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitResult:
-    message_id: str
-    status: str  # queued | waiting_for_safe_point | interrupting | dropped
-    dropped_message_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class StopResult:
-    status: Literal["stopped", "already_stopped"]
-    run_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStatus:
-    session_id: str
-    agent_id: str
-    profile: AgentProfile
-    mode: QueueMode
-    state: Literal["idle", "running"]
-    run_id: str | None
-    step: str | None
-    elapsed_s: float | None
-    queued: int
-    children: tuple[str, ...] = field(default_factory=tuple)
 
 
 class Runtime:

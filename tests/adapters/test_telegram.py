@@ -3,95 +3,19 @@ against the published spec), the real App, bridge and runtime, the fake Anthropi
 
 from __future__ import annotations
 
-import io
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 from pytest_aiohttp import AiohttpServer
 
 from adapters.app import App
-from config.loading import parse
 from runtime import EventType
+from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
-
-CONFIG = """
-[server]
-port = 0
-
-[storage]
-path = "{db}"
-
-[provider]
-kind = "anthropic"
-model = "claude-test-model"
-api_key = "test-key"
-base_url = "{anthropic}"
-
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-
-  [workspaces.telegram]
-  bot_token = "{token}"
-  api_base_url = "{telegram}"
-  chats = [-100]
-  {telegram_extra}
-
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  telegram_user_id = 1001
-  notify_via = "telegram"
-
-  [[workspaces.agents]]
-  id = "assistant"
-  tools = {tools}
-{extra}
-"""
-
-
-@pytest.fixture
-async def telegram_api(aiohttp_server: Callable[..., Awaitable[AiohttpServer]]) -> FakeTelegram:
-    fake = FakeTelegram()
-    server = await aiohttp_server(fake.app(), host="127.0.0.1")
-    fake.url = str(server.make_url("")).rstrip("/")
-    return fake
-
-
-async def start_app(
-    db_path: Path,
-    anthropic_api: FakeAnthropic,
-    telegram: FakeTelegram,
-    *,
-    tools_: list[str] | None = None,
-    extra: str = "",
-    telegram_extra: str = "",
-    public_url: str = "",
-) -> App:
-    text_ = CONFIG.format(
-        db=db_path,
-        anthropic=anthropic_api.url,
-        token=telegram.token,
-        telegram=telegram.base_url,
-        tools=str(tools_ or ["notify_operator"]).replace("'", '"'),
-        extra=extra,
-        telegram_extra=telegram_extra,
-    )
-    if public_url:
-        text_ = text_.replace("port = 0", f'port = 0\npublic_url = "{public_url}"', 1)
-    app = App(
-        parse(text_, db_path.parent / "switchboard.toml", os.environ),
-        stdin=io.StringIO(),
-        stdout=io.StringIO(),
-    )
-    await app.start()
-    return app
 
 
 @pytest.fixture
@@ -101,10 +25,6 @@ async def app(
     app = await start_app(db_path, anthropic_api, telegram_api)
     yield app
     await app.stop()
-
-
-def replies(telegram: FakeTelegram, chat: int) -> list[dict[str, Any]]:
-    return [m for m in telegram.sent() if m["chat_id"] == chat and "reply_markup" not in m]
 
 
 async def test_dm_gets_a_reply_quoting_the_message(
