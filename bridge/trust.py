@@ -54,15 +54,14 @@ def _operator(workspace: WorkspaceConfig, chat: InboundChat) -> OperatorConfig |
 
 
 def _conversation_allowed(workspace: WorkspaceConfig, chat: InboundChat) -> bool:
+    """A channel or group the admin listed (DMs are checked by the caller)."""
     conversation = chat.route.conversation_id
+    slack, telegram = workspace.slack, workspace.telegram
     match chat.route.platform:
         case Platform.SLACK:
-            return bool(workspace.slack) and conversation in workspace.slack.channels  # type: ignore[union-attr]
+            return slack is not None and conversation in slack.channels
         case Platform.TELEGRAM:
-            return bool(workspace.telegram) and conversation in {
-                str(c)
-                for c in workspace.telegram.chats  # type: ignore[union-attr]
-            }
+            return telegram is not None and conversation in {str(c) for c in telegram.chats}
         case Platform.CONSOLE:
             return workspace.console is not None
     return False
