@@ -47,8 +47,16 @@ class App:
         self.port = 0
 
     async def start(self) -> None:
+        """Start everything; if any part fails to start, stop what did and re-raise."""
         self.runtime = await open_runtime(self.config, provider=self._provider, clock=self._clock)
         self.bridge = Bridge(self.config, self.runtime)
+        try:
+            await self._start_parts()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start_parts(self) -> None:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
@@ -76,6 +84,7 @@ class App:
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
+            self._runner = None
             raise ConfigError(
                 f"cannot listen on {server.host}:{server.port} ({exc.strerror}); is another "
                 "Switchboard running? Set [server] port in the config to use another port."
@@ -111,7 +120,8 @@ class App:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
         for bot in self.telegram.values():
-            await bot.stop()
+            with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
+                await bot.stop()
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -31,6 +31,7 @@ from bridge import (
     Route,
     TransportLimits,
 )
+from config.errors import ConfigError
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,16 @@ class TelegramAdapter:
         self.transport = TelegramTransport(self.application)
 
     async def start(self, public_url: str | None) -> None:
+        try:
+            await self._start(public_url)
+        except TelegramError as exc:
+            raise ConfigError(
+                f"workspace {self.workspace.id}: Telegram at {self.settings.api_base_url} "
+                f"refused to start the bot ({exc.message}). Check telegram.bot_token and "
+                "telegram.api_base_url."
+            ) from None
+
+    async def _start(self, public_url: str | None) -> None:
         await self.application.initialize()
         await self.application.bot.set_my_commands(COMMANDS)
         await self.application.start()

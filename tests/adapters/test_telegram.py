@@ -11,7 +11,9 @@ import pytest
 from pytest_aiohttp import AiohttpServer
 
 from adapters.app import App
+from config import ConfigError
 from runtime import EventType
+from runtime.store import Store
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -321,3 +323,15 @@ default_agent = "assistant"
         assert sorted(agents.values()) == ["for acme", "for beta"]
     finally:
         await app.stop()
+
+
+async def test_a_wrong_token_is_a_clear_error(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    telegram_api.token = "999:WRONG"  # the bot's token no longer matches
+    with pytest.raises(ConfigError) as caught:
+        await start_app(db_path, anthropic_api, FakeTelegram(url=telegram_api.url))
+    assert "workspace acme: Telegram at" in str(caught.value)
+    assert "Check telegram.bot_token" in str(caught.value)
+    store = await Store.open(db_path)  # the failed start let go of the database
+    await store.close()
