@@ -267,7 +267,7 @@ class TelegramAdapter:
             return
         await query.answer("Stopping\u2026")
         message = query.message
-        route = self._route(message).model_copy(update={"reply_to": None})
+        route = self._route(message).home
         await self._bridge.receive(
             InboundChat(
                 route=route,

@@ -91,7 +91,7 @@ class Outbox:
 
     async def route_works_again(self, route: Route) -> None:
         """A message came from a conversation marked failed: the platform takes it again."""
-        key = route.model_copy(update={"reply_to": None}).conversation_key
+        key = route.home.conversation_key
         if key in self.failed_routes:
             self.failed_routes.discard(key)
             async with self._store.write() as w:
@@ -218,7 +218,7 @@ class Outbox:
                 (status, attempts, chunks, error, w.now(), intent.id),
             )
             if route_gone:
-                route = intent.route.model_copy(update={"reply_to": None})
+                route = intent.route.home
                 w.execute(
                     "INSERT INTO failed_routes (conversation_key, workspace_id, route, reason,"
                     " failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"

@@ -64,7 +64,7 @@ class Router:
         workspace = self._workspace_of(route)
         if workspace is None or route.platform not in self._active:
             return False
-        if route.model_copy(update={"reply_to": None}).conversation_key in self._failed:
+        if route.home.conversation_key in self._failed:
             return False  # the platform refused it (bot blocked or removed)
         return getattr(workspace, route.platform.value) is not None
 

@@ -33,13 +33,13 @@ class Sessions:
         return self._route_of_session.get(session_id)
 
     def session_of(self, route: Route) -> str | None:
-        return self._by_conversation.get(self._home(route).conversation_key)
+        return self._by_conversation.get(route.home.conversation_key)
 
     async def session_for(
         self, route: Route, workspace: WorkspaceConfig, *, fresh: bool = False
     ) -> str:
         """The conversation's session, created on first use (or anew, with `fresh`)."""
-        home = self._home(route)
+        home = route.home
         key = home.conversation_key
         if not fresh and key in self._by_conversation:
             return self._by_conversation[key]
@@ -58,8 +58,3 @@ class Sessions:
         self._by_conversation[key] = session_id
         self._route_of_session[session_id] = home
         return session_id
-
-    @staticmethod
-    def _home(route: Route) -> Route:
-        """The conversation itself, without the message it happened to reply to."""
-        return route.model_copy(update={"reply_to": None})

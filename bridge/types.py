@@ -27,6 +27,11 @@ class Route(BaseModel):
     reply_to: str | None = None
 
     @property
+    def home(self) -> Route:
+        """The conversation itself, without the message this route happened to reply to."""
+        return self.model_copy(update={"reply_to": None})
+
+    @property
     def conversation_key(self) -> str:
         """One key per conversation (a DM, a channel thread, a forum topic): a session's home."""
         parts = [self.platform, self.workspace_id, self.conversation_id]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from adapters.app import App
 from config import SwitchboardConfig
 from config.loading import parse
+from runtime import CommandToolSpec
 from tests.fakes.anthropic_api import FakeAnthropic
 
 BASE = """
@@ -53,6 +55,17 @@ def make_config(
     names = tools or ["notify_operator", "sleep", "spawn_agent"]
     text = BASE.format(db=db, url=fake.url, tools=str(names).replace("'", '"'), extra=extra)
     return parse(text, db.parent / "switchboard.toml")
+
+
+def tool_table(tool: CommandToolSpec) -> str:
+    """A `[[workspaces.tools]]` entry for a command tool (TOML takes JSON strings as is)."""
+    return f"""
+  [[workspaces.tools]]
+  name = "{tool.name}"
+  description = "{tool.description}"
+  command = {json.dumps(list(tool.command))}
+  timeout_s = {tool.timeout_s:g}
+"""
 
 
 class Capture(io.StringIO):

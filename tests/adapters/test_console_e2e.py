@@ -4,11 +4,10 @@ and the fake Anthropic API."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 from runtime import EventType, QueueStatus
-from tests.adapters.console_harness import ConsoleHarness, make_config
+from tests.adapters.console_harness import ConsoleHarness, make_config, tool_table
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
@@ -43,13 +42,7 @@ async def test_stop_during_a_tool(
 ) -> None:
     gate, marker = tmp_path / "never", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
-    extra = f"""
-  [[workspaces.tools]]
-  name = "wait"
-  description = "waits"
-  command = {json.dumps(list(tool.command))}
-  timeout_s = 30
-"""
+    extra = tool_table(tool)
     anthropic_api.script = [tools(("wait", {}))]
     config = make_config(db_path, anthropic_api, tools=["wait"], extra=extra)
     console = await ConsoleHarness(config).start()

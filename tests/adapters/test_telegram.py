@@ -14,6 +14,7 @@ from adapters.app import App
 from config import ConfigError
 from runtime import EventType
 from runtime.store import Store
+from tests.adapters.console_harness import tool_table
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -107,20 +108,7 @@ async def test_stop_button_while_a_tool_runs(
 ) -> None:
     gate, marker = tmp_path / "never", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
-    command = (
-        "["
-        + ", ".join(f'"{c}"' for c in tool.command[:2])
-        + ", "
-        + '"'
-        + tool.command[2].replace("\\", "\\\\").replace('"', '\\"')
-        + '"]'
-    )
-    extra = f"""
-  [[workspaces.tools]]
-  name = "wait"
-  description = "waits"
-  command = {command}
-"""
+    extra = tool_table(tool)
     anthropic_api.script = [tools(("wait", {}))]
     app = await start_app(db_path, anthropic_api, telegram_api, tools_=["wait"], extra=extra)
     try:
@@ -239,20 +227,7 @@ async def test_an_interjection_while_a_tool_runs(
 ) -> None:
     gate, marker = tmp_path / "gate", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
-    command = (
-        "["
-        + ", ".join(f'"{c}"' for c in tool.command[:2])
-        + ", "
-        + '"'
-        + tool.command[2].replace("\\", "\\\\").replace('"', '\\"')
-        + '"]'
-    )
-    extra = f"""
-  [[workspaces.tools]]
-  name = "wait"
-  description = "waits"
-  command = {command}
-"""
+    extra = tool_table(tool)
     anthropic_api.script = [tools(("wait", {})), text("done, and noted")]
     app = await start_app(db_path, anthropic_api, telegram_api, tools_=["wait"], extra=extra)
     try:
