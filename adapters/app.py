@@ -12,8 +12,10 @@ from aiohttp import web
 
 from adapters.console import ConsoleAdapter, ConsoleTransport
 from adapters.http import build_app
-from adapters.telegram import TelegramAdapter, TelegramBots
-from bridge import Bridge, open_runtime
+from adapters.slack import SlackAdapter, SlackFront, SlackTransport
+from adapters.telegram import TelegramAdapter, TelegramTransport
+from adapters.workspaces import PerWorkspace
+from bridge import Bridge, Platform, open_runtime
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
 from runtime import Clock, Runtime
@@ -41,6 +43,7 @@ class App:
         self._clock = clock
         self._runner: web.AppRunner | None = None
         self.telegram: dict[str, TelegramAdapter] = {}
+        self.slack: dict[str, SlackAdapter] = {}
         self._console: asyncio.Task[None] | None = None
         self.runtime: Runtime
         self.bridge: Bridge
@@ -60,14 +63,23 @@ class App:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
-        bots = TelegramBots()
+        bots = PerWorkspace(Platform.TELEGRAM, TelegramTransport.limits)
         for workspace in self.config.workspaces:
             if workspace.telegram is not None:
                 self.telegram[workspace.id] = TelegramAdapter(self.bridge, workspace)
                 bots.by_workspace[workspace.id] = self.telegram[workspace.id].transport
         if self.telegram:
             self.bridge.attach(bots)
+        slack = PerWorkspace(Platform.SLACK, SlackTransport.limits)
+        for workspace in self.config.workspaces:
+            if workspace.slack is not None:
+                self.slack[workspace.id] = SlackAdapter(self.bridge, workspace)
+                slack.by_workspace[workspace.id] = self.slack[workspace.id].transport
+        if self.slack:
+            self.bridge.attach(slack)
         await self.bridge.start()
+        for team in self.slack.values():  # bot identities first: events need them
+            await team.start()
         await self._serve_http()
         for bot in self.telegram.values():
             await bot.start(self.config.server.public_url)
@@ -77,7 +89,9 @@ class App:
 
     async def _serve_http(self) -> None:
         server = self.config.server
-        self._runner = web.AppRunner(build_app(self.bridge, self.telegram), access_log=None)
+        self._runner = web.AppRunner(
+            build_app(self.bridge, self.telegram, SlackFront(self.slack.values())), access_log=None
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, server.host, server.port)
         try:
@@ -122,6 +136,8 @@ class App:
         for bot in self.telegram.values():
             with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
                 await bot.stop()
+        for team in self.slack.values():
+            await team.stop()
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

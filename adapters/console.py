@@ -46,6 +46,9 @@ class ConsoleTransport:
         indent = " " * len(prefix)
         self._print(prefix + text.replace("\n", "\n" + indent))
 
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        return None
+
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
         if view is None:
             self._last_step.pop(route.conversation_key, None)

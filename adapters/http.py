@@ -1,4 +1,5 @@
-"""The one aiohttp server for every HTTP surface: health, metrics, Telegram webhooks."""
+"""The one aiohttp server for every HTTP surface: health, metrics, Slack events, Telegram
+webhooks."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from adapters.slack import SlackFront
 from adapters.telegram import TelegramAdapter
 from bridge import Bridge
 
@@ -14,7 +16,9 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
 def build_app(
-    bridge: Bridge, telegram: Mapping[str, TelegramAdapter] | None = None
+    bridge: Bridge,
+    telegram: Mapping[str, TelegramAdapter] | None = None,
+    slack: SlackFront | None = None,
 ) -> web.Application:
     app = web.Application()
     bots = telegram or {}
@@ -40,5 +44,12 @@ def build_app(
 
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
+
+    async def slack_events(request: web.Request) -> web.Response:
+        if slack is None:
+            raise web.HTTPNotFound(text="no Slack workspace takes events over HTTP here")
+        return await slack.handle(request)
+
     app.router.add_post("/telegram/{workspace_id}", telegram_webhook)
+    app.router.add_post("/slack/events", slack_events)
     return app

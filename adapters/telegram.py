@@ -119,6 +119,9 @@ class TelegramTransport:
                 f"Telegram unreachable: {exc.message}", retryable=True, landed="unknown"
             ) from exc
 
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        return None  # the Bot API cannot look up a chat's messages
+
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
         key = route.conversation_key
         chat_id = int(route.conversation_id)
@@ -147,31 +150,6 @@ class TelegramTransport:
                     self._progress[key] = edited
         except TelegramError as exc:
             log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
-
-
-class TelegramBots:
-    """The bridge's one Telegram transport, sending through each workspace's own bot."""
-
-    platform = Platform.TELEGRAM
-    limits = TelegramTransport.limits
-
-    def __init__(self) -> None:
-        self.by_workspace: dict[str, TelegramTransport] = {}
-
-    async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
-        bot = self.by_workspace.get(route.workspace_id)
-        if bot is None:
-            raise DeliveryError(
-                f"no Telegram bot runs for workspace {route.workspace_id}", retryable=False
-            )
-        await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
-
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
-        bot = self.by_workspace.get(route.workspace_id)
-        if bot is not None:
-            await bot.show_progress(route, view)
 
 
 class TelegramAdapter:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bridge.metrics import Metrics
 from bridge.ratelimit import RateLimiter
@@ -21,7 +21,6 @@ from runtime.store import Store, Writer
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6
-OPEN = ("pending", "sending")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +33,7 @@ class Intent:
     status: str
     attempts: int
     chunks_sent: int
+    last_error: str | None = None
 
 
 class Outbox:
@@ -131,6 +131,7 @@ class Outbox:
             r["status"],
             r["attempts"],
             r["chunks_sent"],
+            r["last_error"],
         )
 
     async def _deliver(self, intent: Intent) -> None:
@@ -143,23 +144,40 @@ class Outbox:
         limit = transport.limits.max_chars
         platform = intent.route.platform
         chunks = split(intent.text, limit, lambda s: len(render(s, platform)))
+        # A chunk in flight when the last run stopped may have landed: look before resending.
+        # Where the platform cannot tell, it is sent again (at least once beats never).
+        verify = intent.status == "sending"
+        resumed = verify
         await self._update(intent, "sending")
         attempts = intent.attempts
         chunk = intent.chunks_sent
         limiter = self._limiters[platform]
+        channel = intent.route.channel_key
         while chunk < len(chunks):
-            await limiter.acquire(intent.route.conversation_key)
-            try:
-                await transport.send(
-                    intent.route,
-                    render(chunks[chunk], platform),
-                    kind=intent.kind,
-                    intent_id=intent.id,
-                    chunk=chunk,
+            await limiter.acquire(channel)
+            landed = await transport.delivered(intent.route, intent.id, chunk) if verify else False
+            if landed is None and not resumed:
+                await self._finish(
+                    intent,
+                    "failed",
+                    f"{intent.last_error or 'interrupted'} (it may have arrived)",
+                    attempts=attempts,
+                    chunks=chunk,
                 )
+                return
+            verify = resumed = False
+            try:
+                if not landed:
+                    await transport.send(
+                        intent.route,
+                        render(chunks[chunk], platform),
+                        kind=intent.kind,
+                        intent_id=intent.id,
+                        chunk=chunk,
+                    )
             except DeliveryError as exc:
                 attempts += 1
-                if not exc.retryable or exc.landed != "no" or attempts >= MAX_ATTEMPTS:
+                if not exc.retryable or attempts >= MAX_ATTEMPTS:
                     why = str(exc) if exc.landed == "no" else f"{exc} (it may have arrived)"
                     await self._finish(
                         intent,
@@ -170,12 +188,20 @@ class Outbox:
                         route_gone=exc.route_gone,
                     )
                     return
+                # An outcome we do not know is looked up before any resend (no double posts).
+                verify = exc.landed == "unknown"
+                intent = replace(intent, last_error=str(exc))
                 delay = exc.retry_after if exc.retry_after is not None else min(60.0, 2.0**attempts)
-                limiter.back_off(intent.route.conversation_key, delay)
+                limiter.back_off(channel, delay)
                 await self._update(intent, "sending", attempts=attempts, error=str(exc))
                 log.warning(
                     "delivery retry",
-                    extra={"delivery_id": intent.id, "attempt": attempts, "delay_s": delay},
+                    extra={
+                        "delivery_id": intent.id,
+                        "attempt": attempts,
+                        "delay_s": delay,
+                        "verify_first": verify,
+                    },
                 )
                 continue
             chunk += 1

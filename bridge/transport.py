@@ -48,3 +48,7 @@ class Transport(Protocol):
 
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
         """Show (or, with None, clear) the live state of a running turn. Best effort."""
+
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        """Did this chunk of this intent land? Asked before re-sending one whose outcome is
+        unknown (a timeout, a crash mid-send). None: this platform cannot tell."""

@@ -37,6 +37,11 @@ class Route(BaseModel):
         parts = [self.platform, self.workspace_id, self.conversation_id]
         return ":".join([*parts, self.thread_id] if self.thread_id else parts)
 
+    @property
+    def channel_key(self) -> str:
+        """The chat or channel, whatever thread: platforms rate-limit posting per channel."""
+        return ":".join([self.platform, self.workspace_id, self.conversation_id])
+
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 

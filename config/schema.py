@@ -42,10 +42,19 @@ class QueueConfig(Strict):
 class SlackConfig(Strict):
     team_id: str
     bot_token: SecretStr
-    signing_secret: SecretStr
-    app_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None  # HTTP mode: how we know a request is Slack's
+    app_token: SecretStr | None = None  # Socket Mode instead of HTTP
     api_base_url: str = "https://slack.com/api/"
     channels: list[str] = []
+    request_timeout_s: float = Field(10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> SlackConfig:
+        if self.signing_secret is None and self.app_token is None:
+            raise ValueError(
+                "set signing_secret (events over HTTP at /slack/events) or app_token (Socket Mode)"
+            )
+        return self
 
 
 class TelegramConfig(Strict):

@@ -37,3 +37,6 @@ class RecordingTransport:
 
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
         self.progress.append(view)
+
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        return None

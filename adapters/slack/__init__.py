@@ -1,0 +1,7 @@
+"""Slack through slack-bolt: events in over HTTP or Socket Mode, replies and progress out."""
+
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.front import SlackFront
+from adapters.slack.transport import SlackTransport
+
+__all__ = ["SlackAdapter", "SlackFront", "SlackTransport"]

@@ -1,0 +1,159 @@
+"""One Slack workspace on slack-bolt: an `AsyncApp` whose `authorize` admits this workspace's
+team only, fed either by our HTTP server (`/slack/events`, see front.py) or by Socket Mode.
+
+Listeners store the message through the bridge and only then let bolt acknowledge
+(`process_before_response`): a crash can never lose an acknowledged event, and storing takes
+milliseconds, far inside Slack's 3 s. The agent's work happens after the ack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_sdk.errors import SlackApiError
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.inbound import STOP_ACTION, BotIdentity, message_chat, stop_chat
+from adapters.slack.transport import SlackTransport
+from bridge import Bridge, Outcome
+from config.errors import ConfigError
+from config.schema import SlackConfig, WorkspaceConfig
+
+log = logging.getLogger(__name__)
+
+
+class SlackAdapter:
+    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig) -> None:
+        assert workspace.slack is not None
+        self._bridge = bridge
+        self.workspace = workspace
+        self.settings: SlackConfig = workspace.slack
+        secret = self.settings.signing_secret
+        self.verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
+        self.client = self._client(self.settings.bot_token.get_secret_value())
+        self.transport = SlackTransport(self.client, workspace.id)
+        self.app = AsyncApp(
+            client=self._client(None),
+            signing_secret=secret.get_secret_value() if secret else None,
+            request_verification_enabled=secret is not None,
+            authorize=self._authorizer(),
+            process_before_response=True,
+            logger=logging.getLogger(f"slack_bolt.{workspace.id}"),
+        )
+        self.app.event("message")(self._on_message)
+        self.app.event("app_mention")(self._on_message)
+        self.app.action(STOP_ACTION)(self._on_stop)
+        self.identity: BotIdentity | None = None
+        self._socket: AsyncSocketModeHandler | None = None
+        self._background: set[asyncio.Task[None]] = set()
+
+    def _client(self, token: str | None) -> AsyncWebClient:
+        # No retry handlers: the bridge decides about every retry, and a resend after a
+        # dropped connection could post twice.
+        return AsyncWebClient(
+            token=token,
+            base_url=self.settings.api_base_url,
+            timeout=int(max(1, self.settings.request_timeout_s)),
+            retry_handlers=[],
+        )
+
+    async def start(self) -> None:
+        where = f"workspace {self.workspace.id}: Slack at {self.settings.api_base_url}"
+        try:
+            auth = await self.client.auth_test()
+        except SlackApiError as exc:
+            raise ConfigError(
+                f"{where} refused the bot token ({exc.response.get('error')}). Check "
+                "slack.bot_token and slack.api_base_url."
+            ) from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ConfigError(
+                f"{where} is unreachable ({exc or type(exc).__name__}). Check slack.api_base_url."
+            ) from None
+        team = str(auth.get("team_id"))
+        if team != self.settings.team_id:
+            raise ConfigError(
+                f"{where}: the bot token belongs to team {team}, but slack.team_id is "
+                f"{self.settings.team_id}. Put the token of that team, or fix slack.team_id."
+            )
+        self.identity = BotIdentity(team, str(auth["user_id"]), str(auth.get("bot_id") or ""))
+        if self.settings.app_token is not None:
+            self._socket = AsyncSocketModeHandler(
+                self.app, self.settings.app_token.get_secret_value(), web_client=self._client(None)
+            )
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        log.info(
+            "slack workspace ready",
+            extra={"workspace": self.workspace.id, "socket_mode": self._socket is not None},
+        )
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    def signed_by_slack(self, body: str, headers: dict[str, str]) -> bool:
+        """The request carries a valid, fresh signature made with this workspace's secret."""
+        return self.verifier is not None and self.verifier.is_valid_request(body, headers)
+
+    def _authorizer(self) -> Callable[..., Awaitable[AuthorizeResult]]:
+        # bolt reads the argument names of `authorize` (a bound method's `self` confuses it),
+        # and answers "not installed here" when it returns None, which its hint leaves out.
+        async def authorize(enterprise_id: str | None, team_id: str | None) -> Any:
+            return self._authorize(enterprise_id, team_id)
+
+        return authorize
+
+    def _authorize(self, enterprise_id: str | None, team_id: str | None) -> AuthorizeResult | None:
+        """Only this workspace's own team is served with this workspace's token."""
+        if self.identity is None or team_id != self.settings.team_id:
+            log.warning(
+                "slack event for another team refused",
+                extra={"workspace": self.workspace.id, "team": team_id},
+            )
+            return None
+        return AuthorizeResult(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            bot_token=self.settings.bot_token.get_secret_value(),
+            bot_id=self.identity.bot_id,
+            bot_user_id=self.identity.user_id,
+        )
+
+    async def _on_message(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        if self.identity is None:
+            return
+        chat = message_chat(
+            event,
+            workspace_id=self.workspace.id,
+            channels=self.settings.channels,
+            bot=self.identity,
+            event_id=body.get("event_id"),
+        )
+        if chat is None:
+            return
+        if await self._bridge.receive(chat) is Outcome.PROMPT:
+            self._later(self.transport.received(chat.route))
+
+    async def _on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        chat = stop_chat(body, workspace_id=self.workspace.id)
+        if chat is not None:
+            await self._bridge.receive(chat)
+
+    def _later(self, work: Any) -> None:
+        """Work that must not hold up the ack (reactions)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

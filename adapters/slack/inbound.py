@@ -1,0 +1,94 @@
+"""Slack payloads to the bridge's `InboundChat`: which events are for us, and where a reply
+goes. Pure translation, no I/O, so every rule here is testable on its own.
+
+A thread is a session. In a channel a top-level message starts one (the reply goes into its
+thread); in a DM the top level is one session and each thread another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bridge import InboundChat, Platform, Route
+
+STOP_ACTION = "switchboard_stop"
+# Plain messages, messages with files, and thread replies also sent to the channel. Everything
+# else (edits, deletions, joins, bot messages, ...) is not an operator talking to the agent.
+TALKING_SUBTYPES = {None, "file_share", "thread_broadcast"}
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """Who the bot is in one Slack workspace, from `auth.test`."""
+
+    team_id: str
+    user_id: str
+    bot_id: str
+
+
+def message_chat(
+    event: dict[str, Any],
+    *,
+    workspace_id: str,
+    channels: list[str],
+    bot: BotIdentity,
+    event_id: str | None,
+) -> InboundChat | None:
+    """A `message` or `app_mention` event as a chat message, or None when it is not one
+    the bot should answer: its own posts, other bots, edits and deletions, and chatter in a
+    channel it was invited to but neither allowed in nor mentioned."""
+    if event.get("subtype") not in TALKING_SUBTYPES or event.get("bot_id"):
+        return None
+    user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
+    if not user or user == bot.user_id or not channel or not ts:
+        return None
+    text = str(event.get("text") or "")
+    mention = f"<@{bot.user_id}>"
+    is_direct = event.get("channel_type") == "im" or channel.startswith("D")
+    mentioned = event.get("type") == "app_mention" or mention in text
+    if not (is_direct or mentioned or channel in channels):
+        return None
+    thread = event.get("thread_ts") or (None if is_direct else ts)
+    text = re.sub(rf"{re.escape(mention)}\s*", "", text).strip()
+    files = event.get("files") or []
+    keys = (f"event:{event_id}",) if event_id else ()
+    return InboundChat(
+        route=Route(
+            platform=Platform.SLACK,
+            workspace_id=workspace_id,
+            conversation_id=channel,
+            thread_id=thread,
+            reply_to=ts,
+        ),
+        sender_id=user,
+        dedupe_keys=(*keys, f"message:{channel}:{ts}"),
+        text=None if files and not text else text,
+        is_direct=is_direct,
+        message_ref=ts,
+        attachment_kind="file" if files else None,
+    )
+
+
+def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
+    """A click on the Stop button of a progress message, as the `/stop` command."""
+    channel = (body.get("channel") or {}).get("id")
+    message = body.get("message") or {}
+    actions = body.get("actions") or []
+    user = (body.get("user") or {}).get("id")
+    if not channel or not user or not actions or not message.get("ts"):
+        return None
+    return InboundChat(
+        route=Route(
+            platform=Platform.SLACK,
+            workspace_id=workspace_id,
+            conversation_id=channel,
+            thread_id=message.get("thread_ts"),
+        ),
+        sender_id=user,
+        dedupe_keys=(f"action:{channel}:{message['ts']}:{actions[0].get('action_ts')}",),
+        text="/stop",
+        is_direct=channel.startswith("D"),
+        message_ref=f"button on {message['ts']}",
+    )

@@ -1,0 +1,207 @@
+"""Posting to one Slack workspace: replies, the progress message with its Stop button, the
+status line, reactions, and looking up whether a post whose outcome was unknown landed.
+
+Every reply carries message metadata naming its delivery intent and chunk, so a timed-out
+`chat.postMessage` can be looked up in the conversation before the bridge sends it again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.inbound import STOP_ACTION
+from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
+from bridge.render import render
+
+log = logging.getLogger(__name__)
+
+METADATA_EVENT = "switchboard_delivery"
+RECEIVED, FINISHED = "eyes", "white_check_mark"
+# The conversation is gone for this bot: stop using the route until someone writes from it.
+ROUTE_GONE = {"channel_not_found", "not_in_channel", "is_archived", "user_disabled"}
+LOOKUP_PAGES = 10
+
+
+class SlackTransport:
+    platform = Platform.SLACK
+    # chat.postMessage allows about one message per second per channel, with short bursts.
+    limits = TransportLimits(max_chars=3900, per_conversation_interval_s=1.1, global_per_second=20)
+
+    def __init__(self, client: AsyncWebClient, workspace_id: str) -> None:
+        self._client = client
+        self._workspace_id = workspace_id
+        self._progress: dict[str, tuple[str, str]] = {}  # conversation -> (ts, text shown)
+        self._status: dict[str, str] = {}  # conversation -> status line shown
+        self._no_status: set[str] = set()  # conversations where Slack refused a status line
+
+    async def send(
+        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+    ) -> None:
+        try:
+            await self._client.chat_postMessage(
+                channel=route.conversation_id,
+                thread_ts=route.thread_id,
+                text=text,
+                unfurl_links=False,
+                unfurl_media=False,
+                metadata={
+                    "event_type": METADATA_EVENT,
+                    "event_payload": {"intent_id": intent_id, "chunk": chunk},
+                },
+            )
+        except SlackApiError as exc:
+            raise _delivery_error(exc) from exc
+        except TimeoutError as exc:
+            raise DeliveryError("Slack timed out", retryable=True, landed="unknown") from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise DeliveryError(f"Slack unreachable: {exc}", retryable=True) from exc
+        except aiohttp.ClientError as exc:
+            raise DeliveryError(
+                f"Slack connection failed: {exc}", retryable=True, landed="unknown"
+            ) from exc
+
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        """Look for the post in the thread (or the channel's recent history) by its metadata.
+        None when Slack cannot be asked (no history scope, unreachable)."""
+        cursor = None
+        try:
+            for _ in range(LOOKUP_PAGES):
+                if route.thread_id:
+                    page = await self._client.conversations_replies(
+                        channel=route.conversation_id,
+                        ts=route.thread_id,
+                        include_all_metadata=True,
+                        limit=200,
+                        cursor=cursor,
+                    )
+                else:
+                    page = await self._client.conversations_history(
+                        channel=route.conversation_id,
+                        include_all_metadata=True,
+                        limit=200,
+                        cursor=cursor,
+                    )
+                for message in page.get("messages") or []:
+                    if _carries(message, intent_id, chunk):
+                        return True
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    return False
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.warning(
+                "cannot look up a post", extra={"delivery_id": intent_id, "error": str(exc)}
+            )
+        return None
+
+    async def received(self, route: Route) -> None:
+        """A reaction on the operator's message: the agent has it."""
+        if route.reply_to:
+            await self._react("reactions_add", route, RECEIVED)
+
+    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+        key = route.conversation_key
+        try:
+            if view is None:
+                await self._clear(route)
+                return
+            await self._status_line(route, f"is working: {view.step}")
+            text = f"\u23f3 {render(view.step, Platform.SLACK)} ({view.elapsed_s:.0f}s)"
+            if view.note:
+                text += f"\n{render(view.note, Platform.SLACK)}"
+            shown = self._progress.get(key)
+            if shown is None:
+                posted = await self._client.chat_postMessage(
+                    channel=route.conversation_id,
+                    thread_ts=route.thread_id,
+                    text=text,
+                    blocks=_progress_blocks(text),
+                )
+                self._progress[key] = (str(posted["ts"]), text)
+            elif shown[1] != text:
+                await self._client.chat_update(
+                    channel=route.conversation_id,
+                    ts=shown[0],
+                    text=text,
+                    blocks=_progress_blocks(text),
+                )
+                self._progress[key] = (shown[0], text)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
+
+    async def _clear(self, route: Route) -> None:
+        shown = self._progress.pop(route.conversation_key, None)
+        if shown is not None:
+            await self._client.chat_delete(channel=route.conversation_id, ts=shown[0])
+        await self._status_line(route, "")
+        if route.reply_to:
+            await self._react("reactions_remove", route, RECEIVED)
+            await self._react("reactions_add", route, FINISHED)
+
+    async def _status_line(self, route: Route, status: str) -> None:
+        """The assistant status line under the thread, where this workspace offers it."""
+        key = route.conversation_key
+        if route.thread_id is None or key in self._no_status or self._status.get(key, "") == status:
+            return
+        try:
+            await self._client.assistant_threads_setStatus(
+                channel_id=route.conversation_id, thread_ts=route.thread_id, status=status
+            )
+            self._status[key] = status
+        except SlackApiError as exc:
+            self._no_status.add(key)  # not an assistant thread, or no scope: the message will do
+            log.info(
+                "no status line here",
+                extra={"conversation": key, "error": exc.response.get("error")},
+            )
+
+    async def _react(self, method: str, route: Route, name: str) -> None:
+        try:
+            await getattr(self._client, method)(
+                channel=route.conversation_id, timestamp=route.reply_to, name=name
+            )
+        except SlackApiError as exc:  # already there, already gone, or no reactions scope
+            log.debug("reaction skipped", extra={"error": exc.response.get("error")})
+
+
+def _delivery_error(exc: SlackApiError) -> DeliveryError:
+    status = exc.response.status_code
+    error = str(exc.response.get("error") or f"HTTP {status}")
+    if status == 429 or error == "ratelimited":
+        wait = float(exc.response.headers.get("Retry-After", 1))
+        return DeliveryError(f"Slack 429: retry after {wait:g}s", retryable=True, retry_after=wait)
+    if status >= 500:
+        return DeliveryError(f"Slack {status}: {error}", retryable=True, landed="unknown")
+    return DeliveryError(f"Slack refused: {error}", retryable=False, route_gone=error in ROUTE_GONE)
+
+
+def _carries(message: dict[str, Any], intent_id: str, chunk: int) -> bool:
+    metadata = message.get("metadata") or {}
+    payload = metadata.get("event_payload") or {}
+    return (
+        metadata.get("event_type") == METADATA_EVENT
+        and payload.get("intent_id") == intent_id
+        and payload.get("chunk") == chunk
+    )
+
+
+def _progress_blocks(text: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}},
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": STOP_ACTION,
+                    "text": {"type": "plain_text", "text": "Stop"},
+                    "style": "danger",
+                    "value": "stop",
+                }
+            ],
+        },
+    ]

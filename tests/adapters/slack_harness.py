@@ -1,0 +1,258 @@
+"""Starting the real App with Slack workspaces against the fake Web API, and Slack's side of
+the Events API: correctly signed requests, as Slack sends them, into our aiohttp server."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import itertools
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import jsonschema
+
+from adapters.app import App
+from config.loading import parse
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+
+_REPO = Path(__file__).resolve().parents[2]
+_WRAPPER = next(
+    p
+    for p in (
+        _REPO.parent / "shared/specs/slack/slack_common_event_wrapper_schema.json",
+        _REPO / "tests/specs/slack/slack_common_event_wrapper_schema.json",
+    )
+    if p.exists()
+)
+WRAPPER_SCHEMA = json.loads(_WRAPPER.read_text())
+
+ACME_SECRET, GLOBEX_SECRET = "acme-signing-secret", "globex-signing-secret"
+ALICE, BOB, MALLORY = "UALICE", "UBOB", "UMALLORY"
+OPS = "COPS"  # the channel acme allows
+
+CONFIG = """
+[server]
+port = 0
+
+[storage]
+path = "{db}"
+
+[provider]
+kind = "anthropic"
+model = "claude-test-model"
+api_key = "test-key"
+base_url = "{anthropic}"
+
+[[workspaces]]
+id = "acme"
+default_agent = "assistant"
+
+  [workspaces.slack]
+  team_id = "T1"
+  bot_token = "{token}"
+  signing_secret = "{secret}"
+  api_base_url = "{slack}"
+  channels = ["{ops}"]
+  request_timeout_s = 1
+  {slack_extra}
+
+  [[workspaces.operators]]
+  id = "alice"
+  primary = true
+  slack_user_id = "{alice}"
+  notify_via = "slack"
+
+  [[workspaces.agents]]
+  id = "assistant"
+  tools = {tools}
+{extra}
+"""
+
+GLOBEX = """
+[[workspaces]]
+id = "globex"
+default_agent = "assistant"
+
+  [workspaces.slack]
+  team_id = "T2"
+  bot_token = "{token}"
+  signing_secret = "{secret}"
+  api_base_url = "{slack}"
+
+  [[workspaces.operators]]
+  id = "bob"
+  primary = true
+  slack_user_id = "{bob}"
+
+  [[workspaces.agents]]
+  id = "assistant"
+"""
+
+
+async def start_app(
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    slack: FakeSlack,
+    *,
+    tools_: list[str] | None = None,
+    extra: str = "",
+    slack_extra: str = "",
+) -> App:
+    acme = next(t for t in slack.teams.values() if t.team_id == "T1")
+    text = CONFIG.format(
+        db=db_path,
+        anthropic=anthropic_api.url,
+        token=acme.token,
+        secret=ACME_SECRET,
+        slack=slack.base_url,
+        ops=OPS,
+        alice=ALICE,
+        tools=json.dumps(tools_ or ["notify_operator"]),
+        extra=extra,
+        slack_extra=slack_extra,
+    )
+    app = App(
+        parse(text, db_path.parent / "switchboard.toml", os.environ),
+        stdin=io.StringIO(),
+        stdout=io.StringIO(),
+    )
+    await app.start()
+    return app
+
+
+def globex_workspace(slack: FakeSlack) -> str:
+    globex = next(t for t in slack.teams.values() if t.team_id == "T2")
+    return GLOBEX.format(token=globex.token, secret=GLOBEX_SECRET, slack=slack.base_url, bob=BOB)
+
+
+def signature(secret: str, timestamp: str, body: str) -> str:
+    base = f"v0:{timestamp}:{body}".encode()
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Answer:
+    status: int
+    body: str
+
+
+_event_ids = itertools.count(1)
+
+
+class SlackSide:
+    """What Slack does to our server: signed event and interactivity requests."""
+
+    def __init__(self, app: App, fake: FakeSlack) -> None:
+        self.url = f"http://127.0.0.1:{app.port}/slack/events"
+        self.fake = fake
+
+    async def post(
+        self,
+        body: str,
+        *,
+        secret: str = ACME_SECRET,
+        content_type: str = "application/json",
+        age_s: float = 0,
+        retry: int | None = None,
+        bad_signature: bool = False,
+    ) -> Answer:
+        timestamp = str(int(time.time() - age_s))
+        sig = signature(secret, timestamp, body)
+        headers = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": timestamp,
+            "X-Slack-Signature": sig[:-4] + "0000" if bad_signature else sig,
+        }
+        if retry is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(self.url, data=body.encode(), headers=headers) as response,
+        ):
+            return Answer(response.status, await response.text())
+
+    def envelope(self, team: str, event: dict[str, Any], event_id: str | None = None) -> str:
+        bot = next(t for t in self.fake.teams.values() if t.team_id == team)
+        payload = {
+            "token": "legacy-verification-token",
+            "team_id": team,
+            "api_app_id": "A0SWITCH",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{next(_event_ids):08d}",
+            "event_time": int(time.time()),
+            "authed_users": [bot.bot_user_id],
+            "authorizations": [{"team_id": team, "user_id": bot.bot_user_id, "is_bot": True}],
+        }
+        jsonschema.validate(payload, WRAPPER_SCHEMA)  # our test events look like Slack's
+        return json.dumps(payload)
+
+    def message(
+        self,
+        text: str,
+        *,
+        user: str = ALICE,
+        channel: str = "DALICE",
+        thread_ts: str | None = None,
+        team: str = "T1",
+        kind: str = "message",
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """An operator's message, as the fake workspace stores it and the event carries it."""
+        ts = self.fake.add_user_message(channel, text, user, thread_ts)
+        event = {
+            "type": kind,
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "channel": channel,
+            "event_ts": ts,
+            "team": team,
+            **fields,
+        }
+        if kind == "message":
+            event["channel_type"] = "im" if channel.startswith("D") else "channel"
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return event
+
+    async def say(
+        self, text: str, *, team: str = "T1", secret: str = ACME_SECRET, **kw: Any
+    ) -> str:
+        """Post an operator's message as an event; the message's ts."""
+        event = self.message(text, team=team, **kw)
+        answer = await self.post(self.envelope(team, event), secret=secret)
+        assert answer.status == 200, answer
+        return str(event["ts"])
+
+    async def click_stop(self, progress: dict[str, Any], channel: str, user: str = ALICE) -> Answer:
+        payload = {
+            "type": "block_actions",
+            "team": {"id": "T1", "domain": "acme"},
+            "user": {"id": user, "team_id": "T1"},
+            "api_app_id": "A0SWITCH",
+            "token": "legacy-verification-token",
+            "trigger_id": "1.2.3",
+            "container": {"type": "message", "message_ts": progress["ts"], "channel_id": channel},
+            "channel": {"id": channel, "name": "ops"},
+            "message": {k: v for k, v in progress.items() if k != "bot"},
+            "actions": [
+                {
+                    "action_id": "switchboard_stop",
+                    "block_id": "b1",
+                    "type": "button",
+                    "value": "stop",
+                    "action_ts": f"{time.time():.6f}",
+                }
+            ],
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        return await self.post(body, content_type="application/x-www-form-urlencoded")

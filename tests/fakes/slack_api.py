@@ -1,0 +1,438 @@
+"""A loopback fake of the Slack Web API (and Socket Mode) that checks every call against the
+published OpenAPI specification (../shared/specs/slack/slack_web_openapi_v2.json): the method
+exists, the token is there, required arguments are present, every argument is one the method
+takes and has the declared type, and message text, blocks and buttons are within Slack's
+limits. A call that breaks a rule gets the error the real API gives, and is kept in `refused`
+so a test can fail on it.
+
+It keeps what a workspace would show (messages with their metadata, reactions, status lines)
+and can answer 429 with Retry-After, 5xx, or stall past the client's timeout after storing a
+post, as Slack does when a response is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import WSMsgType, web
+
+_REPO = Path(__file__).resolve().parents[2]
+_SPEC_FILE = next(
+    p
+    for p in (
+        _REPO.parent / "shared/specs/slack/slack_web_openapi_v2.json",
+        _REPO / "tests/specs/slack/slack_web_openapi_v2.json",
+    )
+    if p.exists()
+)
+_SPEC = json.loads(_SPEC_FILE.read_text())
+
+# Newer than the spec file, from Slack's method pages (api.slack.com/methods/...).
+_NEWER_METHODS: dict[str, dict[str, tuple[str, bool]]] = {
+    # assistant.threads.setStatus: channel_id, thread_ts, status required; loading_messages.
+    "assistant.threads.setStatus": {
+        "channel_id": ("string", True),
+        "thread_ts": ("string", True),
+        "status": ("string", True),
+        "loading_messages": ("array", False),
+    },
+    # apps.connections.open: an app-level token (xapp-) and nothing else.
+    "apps.connections.open": {},
+}
+_NEWER_ARGUMENTS: dict[str, dict[str, tuple[str, bool]]] = {
+    # Message metadata: chat.postMessage/chat.update `metadata`; reading it back needs
+    # `include_all_metadata` on conversations.history and conversations.replies.
+    "chat.postMessage": {"metadata": ("object", False)},
+    "chat.update": {"metadata": ("object", False)},
+    "conversations.history": {"include_all_metadata": ("boolean", False)},
+    "conversations.replies": {"include_all_metadata": ("boolean", False)},
+}
+JSON_STRINGS = {"blocks", "attachments", "metadata"}  # "a JSON-based array ... as a string"
+MAX_TEXT = 40_000  # chat.postMessage: longer text is refused with msg_too_long
+MAX_BLOCKS, MAX_SECTION_TEXT, MAX_BUTTON_TEXT, MAX_ACTION_ID = 50, 3000, 75, 255
+
+
+def _methods() -> dict[str, dict[str, Any]]:
+    table: dict[str, dict[str, Any]] = {}
+    for path, ops in _SPEC["paths"].items():
+        method = path.lstrip("/")
+        params: dict[str, tuple[str, bool]] = {}
+        verbs = set()
+        for verb, op in ops.items():
+            verbs.add(verb.upper())
+            for p in op.get("parameters", []):
+                params[p["name"]] = (p.get("type", "string"), bool(p.get("required")))
+        params.update(_NEWER_ARGUMENTS.get(method, {}))
+        table[method] = {"params": params, "verbs": verbs | {"POST"}}
+    for method, params in _NEWER_METHODS.items():
+        table[method] = {"params": dict(params), "verbs": {"POST"}}
+    return table
+
+
+METHODS = _methods()
+
+
+class SlackError(Exception):
+    def __init__(self, error: str, status: int = 200) -> None:
+        super().__init__(error)
+        self.error = error
+        self.status = status
+
+
+def _typed(name: str, value: Any, kind: str) -> Any:
+    """The value as the declared type, or SlackError("invalid_arguments")."""
+    if kind in ("object", "array") or name in JSON_STRINGS:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise SlackError(f"invalid_{name}") from None
+        if not isinstance(value, dict | list):
+            raise SlackError(f"invalid_{name}")
+        return value
+    ok = {
+        "string": isinstance(value, str),
+        "boolean": isinstance(value, bool) or str(value).lower() in ("true", "false", "0", "1"),
+        "integer": isinstance(value, int) or str(value).isdigit(),
+        "number": _is_number(value),
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+    }.get(kind, True)
+    if not ok:
+        raise SlackError("invalid_arguments")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, bool)
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() in ("true", "1")
+
+
+def check(method: str, verb: str, args: dict[str, Any], token: str | None) -> dict[str, Any]:
+    spec = METHODS.get(method)
+    if spec is None:
+        raise SlackError("unknown_method", 404)
+    if verb not in spec["verbs"]:
+        raise SlackError("method_not_allowed")
+    if not token:
+        raise SlackError("not_authed")
+    params = spec["params"]
+    unknown = sorted(set(args) - set(params))
+    if unknown:
+        raise SlackError(f"invalid_arguments: {unknown[0]} is not an argument of {method}")
+    for name, (kind, required) in params.items():
+        if name == "token":
+            continue
+        if required and name not in args:
+            raise SlackError(f"invalid_arguments: missing {name}")
+        if name in args:
+            args[name] = _typed(name, args[name], kind)
+    if method in ("chat.postMessage", "chat.update"):
+        _check_message(args)
+    return args
+
+
+def _check_message(args: dict[str, Any]) -> None:
+    text, blocks = args.get("text"), args.get("blocks")
+    if not text and not blocks:
+        raise SlackError("no_text")
+    if text and len(text) > MAX_TEXT:
+        raise SlackError("msg_too_long")
+    if blocks is None:
+        return
+    if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
+        raise SlackError("invalid_blocks")
+    for block in blocks:
+        if block.get("type") == "section":
+            if len(block.get("text", {}).get("text", "")) > MAX_SECTION_TEXT:
+                raise SlackError("invalid_blocks")
+        elif block.get("type") == "actions":
+            for element in block.get("elements", []):
+                label = element.get("text", {}).get("text", "")
+                if not label or len(label) > MAX_BUTTON_TEXT:
+                    raise SlackError("invalid_blocks")
+                if len(element.get("action_id", "")) > MAX_ACTION_ID:
+                    raise SlackError("invalid_blocks")
+        else:
+            raise SlackError("invalid_blocks")
+    metadata = args.get("metadata")
+    if metadata is not None and not (
+        isinstance(metadata, dict)
+        and isinstance(metadata.get("event_type"), str)
+        and isinstance(metadata.get("event_payload"), dict)
+    ):
+        raise SlackError("invalid_metadata")
+
+
+@dataclass
+class Team:
+    team_id: str
+    token: str
+    bot_user_id: str
+    bot_id: str
+    app_token: str | None = None
+    assistant: bool = False  # assistant.threads.setStatus allowed (the app has assistant:write)
+
+
+@dataclass
+class _Fault:
+    method: str
+    status: int
+    times: int
+    retry_after: int | None = None
+    stall_s: float = 0.0  # store the post, then answer this late (the client times out)
+
+
+@dataclass
+class FakeSlack:
+    url: str = ""
+    teams: dict[str, Team] = field(default_factory=dict)  # by bot token
+    messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by channel
+    reactions: list[tuple[str, str, str, str]] = field(default_factory=list)  # verb, ch, ts, name
+    statuses: list[tuple[str, str, str]] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)  # method, args, team
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    enforce_rate: bool = False  # 429 when a channel gets more than one post per second
+    _faults: list[_Fault] = field(default_factory=list)
+    _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _last_post: dict[str, float] = field(default_factory=dict)
+    _sockets: dict[str, web.WebSocketResponse] = field(default_factory=dict)
+    _acks: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    _connected: dict[str, asyncio.Event] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/api/"
+
+    def add_team(self, team_id: str, **kwargs: Any) -> Team:
+        suffix = team_id.lower()
+        team = Team(
+            team_id=team_id,
+            token=kwargs.pop("token", f"xoxb-test-{suffix}"),
+            bot_user_id=kwargs.pop("bot_user_id", f"UBOT{team_id}"),
+            bot_id=kwargs.pop("bot_id", f"BBOT{team_id}"),
+            **kwargs,
+        )
+        self.teams[team.token] = team
+        return team
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_get("/socket", self._socket)
+        return app
+
+    def fail(
+        self,
+        method: str,
+        status: int,
+        *,
+        times: int = 1,
+        retry_after: int | None = None,
+        stall_s: float = 0.0,
+    ) -> None:
+        self._faults.append(_Fault(method, status, times, retry_after, stall_s))
+
+    def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
+        """Messages the bot posted (not the progress messages with a Stop button)."""
+        chans = [channel] if channel else list(self.messages)
+        return [
+            m for c in chans for m in self.messages.get(c, []) if "blocks" not in m and m["bot"]
+        ]
+
+    def method_calls(self, method: str) -> list[dict[str, Any]]:
+        return [args for m, args, _ in self.calls if m == method]
+
+    # -- HTTP ----------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict[str, Any] = dict(request.query)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or None
+        if request.content_type == "application/json":
+            args.update(await request.json())
+        elif request.can_read_body:
+            args.update(parse_qsl(await request.text()))
+        token = args.pop("token", None) or token
+        try:
+            args = check(method, request.method, args, token)
+        except SlackError as exc:
+            self.refused.append((method, exc.error))
+            return web.json_response({"ok": False, "error": exc.error}, status=exc.status)
+        fault = next((f for f in self._faults if f.method == method and f.times > 0), None)
+        if fault is not None and not fault.stall_s:
+            fault.times -= 1
+            headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
+            error = "ratelimited" if fault.status == 429 else "internal_error"
+            return web.json_response(
+                {"ok": False, "error": error}, status=fault.status, headers=headers
+            )
+        if method == "apps.connections.open":
+            team = next((t for t in self.teams.values() if t.app_token == token), None)
+        else:
+            team = self.teams.get(token or "")
+        if team is None:
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        if method == "chat.postMessage" and self.enforce_rate and self._too_fast(args["channel"]):
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "1"}
+            )
+        self.calls.append((method, args, team.team_id))
+        try:
+            result = self._result(method, args, team)
+        except SlackError as exc:
+            return web.json_response({"ok": False, "error": exc.error}, status=exc.status)
+        if fault is not None:
+            fault.times -= 1
+            await asyncio.sleep(fault.stall_s)
+        return web.json_response({"ok": True, **result})
+
+    def _too_fast(self, channel: str) -> bool:
+        now = time.monotonic()
+        last = self._last_post.get(channel)
+        if last is not None and now - last < 1.0:
+            return True
+        self._last_post[channel] = now
+        return False
+
+    def _result(self, method: str, args: dict[str, Any], team: Team) -> dict[str, Any]:
+        match method:
+            case "auth.test":
+                return {
+                    "url": f"https://{team.team_id.lower()}.slack.test/",
+                    "team": team.team_id,
+                    "team_id": team.team_id,
+                    "user_id": team.bot_user_id,
+                    "bot_id": team.bot_id,
+                }
+            case "chat.postMessage":
+                return {"channel": args["channel"], "ts": self._post(args, team)["ts"]}
+            case "chat.update":
+                message = self._find(args["channel"], args["ts"])
+                message.update(text=args.get("text"), blocks=args.get("blocks"))
+                return {"channel": args["channel"], "ts": args["ts"]}
+            case "chat.delete":
+                self.messages[args["channel"]].remove(self._find(args["channel"], args["ts"]))
+                return {"channel": args["channel"], "ts": args["ts"]}
+            case "reactions.add" | "reactions.remove":
+                self._find(args["channel"], args["timestamp"])
+                verb = method.split(".")[1]
+                self.reactions.append((verb, args["channel"], args["timestamp"], args["name"]))
+                return {}
+            case "conversations.replies" | "conversations.history":
+                return self._read(method, args)
+            case "assistant.threads.setStatus":
+                if not team.assistant:
+                    raise SlackError("missing_scope")
+                self.statuses.append((args["channel_id"], args["thread_ts"], args["status"]))
+                return {}
+            case "apps.connections.open":
+                return {"url": f"ws://{self.url.split('://', 1)[1]}/socket?team={team.team_id}"}
+        return {}
+
+    def _post(self, args: dict[str, Any], team: Team) -> dict[str, Any]:
+        ts = f"{1_700_000_000 + next(self._ts)}.000100"
+        message = {
+            "ts": ts,
+            "thread_ts": args.get("thread_ts"),
+            "text": args.get("text"),
+            "user": team.bot_user_id,
+            "bot_id": team.bot_id,
+            "bot": True,
+            "team": team.team_id,
+            "metadata": args.get("metadata"),
+        }
+        if args.get("blocks"):
+            message["blocks"] = args["blocks"]
+        self.messages.setdefault(args["channel"], []).append(message)
+        return message
+
+    def add_user_message(
+        self, channel: str, text: str, user: str, thread_ts: str | None = None
+    ) -> str:
+        """A message an operator wrote (so the bot can react to it or reply in its thread)."""
+        ts = f"{1_700_000_000 + next(self._ts)}.000200"
+        self.messages.setdefault(channel, []).append(
+            {"ts": ts, "thread_ts": thread_ts, "text": text, "user": user, "bot": False}
+        )
+        return ts
+
+    def _find(self, channel: str, ts: str) -> dict[str, Any]:
+        for message in self.messages.get(channel, []):
+            if message["ts"] == ts:
+                return message
+        raise SlackError("message_not_found")
+
+    def _read(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if "channel" not in args:
+            raise SlackError("channel_not_found")
+        found = self.messages.get(args["channel"], [])
+        if method == "conversations.replies":
+            if "ts" not in args:
+                raise SlackError("invalid_arguments: missing ts")
+            found = [m for m in found if args["ts"] in (m["ts"], m["thread_ts"])]
+        else:
+            found = [m for m in reversed(found) if m["thread_ts"] in (None, m["ts"])]
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 100)
+        page = found[start : start + limit]
+        with_metadata = _truthy(args.get("include_all_metadata"))
+        shown = [
+            {k: v for k, v in m.items() if k != "bot" and (with_metadata or k != "metadata")}
+            for m in page
+        ]
+        more = start + limit < len(found)
+        return {
+            "messages": shown,
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    # -- Socket Mode ---------------------------------------------------------------------
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        team = request.query["team"]
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets[team] = ws
+        await ws.send_json({"type": "hello", "num_connections": 1})
+        self._connected.setdefault(team, asyncio.Event()).set()
+        async for msg in ws:
+            if msg.type == WSMsgType.TEXT:
+                ack = json.loads(msg.data)
+                future = self._acks.pop(ack.get("envelope_id", ""), None)
+                if future is not None and not future.done():
+                    future.set_result(ack)
+        self._sockets.pop(team, None)
+        return ws
+
+    async def socket_send(self, team: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Deliver one envelope over the team's Socket Mode connection; its ack."""
+        await asyncio.wait_for(self._connected.setdefault(team, asyncio.Event()).wait(), 10)
+        envelope_id = f"env-{next(self._ts)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._acks[envelope_id] = future
+        await self._sockets[team].send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": False,
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
+        return await asyncio.wait_for(future, 10)
