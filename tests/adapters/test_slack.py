@@ -4,13 +4,14 @@ spec), the real App, bridge and runtime, the fake Anthropic API."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from adapters.app import App
-from tests.adapters.slack_harness import ALICE, SlackSide, start_app
+from tests.adapters.slack_harness import ALICE, MALLORY, OPS, SlackSide, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
@@ -46,3 +47,151 @@ async def test_dm_gets_a_reply_with_reactions_and_progress_cleared(
     assert slack_api.refused == []
     assert anthropic_api.requests[0]["messages"][0]["content"][0]["text"] == "hi"
     assert ALICE
+
+
+async def test_signatures_are_checked_and_url_verification_answered(
+    app: App, slack: SlackSide
+) -> None:
+    body = slack.envelope("T1", slack.message("hi"))
+    assert (await slack.post(body, bad_signature=True)).status == 401
+    assert (await slack.post(body, age_s=6 * 60)).status == 401, "older than 5 minutes"
+    assert (await slack.post(body, secret="not-the-secret")).status == 401
+    assert await app.runtime.store.messages() == []
+    challenge = json.dumps({"token": "t", "challenge": "abc123", "type": "url_verification"})
+    answer = await slack.post(challenge)
+    assert answer.status == 200 and json.loads(answer.body) == {"challenge": "abc123"}
+    assert (await slack.post(body)).status == 200
+    [stored] = await app.runtime.store.messages()
+    assert stored.message.text == "hi"
+
+
+async def test_a_retry_of_an_accepted_event_is_ignored_an_unseen_one_processed(
+    app: App, slack: SlackSide, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.responder = lambda body: text("ok")
+    first = slack.envelope("T1", slack.message("once"))
+    assert (await slack.post(first)).status == 200
+    assert (await slack.post(first, retry=1)).status == 200
+    assert (await slack.post(first, retry=2)).status == 200
+    never_seen = slack.envelope("T1", slack.message("we lost the first delivery"))
+    assert (await slack.post(never_seen, retry=1)).status == 200
+    texts = sorted(m.message.text for m in await app.runtime.store.messages())
+    assert texts == ["once", "we lost the first delivery"]
+
+
+async def test_channel_messages_are_answered_in_their_thread_one_session_a_thread(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.responder = lambda body: text(f"turn with {len(body['messages'])} messages")
+    top = await slack.say("deploy status?", channel=OPS)
+    await until(lambda: len(slack_api.posts(OPS)) == 1)
+    await slack.say("and staging?", channel=OPS, thread_ts=top)
+    await until(lambda: len(slack_api.posts(OPS)) == 2)
+    first, second = slack_api.posts(OPS)
+    assert first["thread_ts"] == top and second["thread_ts"] == top
+    assert (first["text"], second["text"]) == ("turn with 1 messages", "turn with 3 messages")
+    other = await slack.say("unrelated", channel=OPS)
+    await until(lambda: len(slack_api.posts(OPS)) == 3)
+    assert slack_api.posts(OPS)[2]["thread_ts"] == other, "a new thread, a new session"
+    assert slack_api.posts(OPS)[2]["text"] == "turn with 1 messages"
+
+
+async def test_what_is_not_for_the_agent_is_left_alone(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    bot = slack_api.teams["xoxb-test-t1"]
+    await slack.say("chatter in a channel we were invited to", channel="CRANDOM")
+    await slack.say("edited", channel=OPS, subtype="message_changed")
+    await slack.say("gone", channel=OPS, subtype="message_deleted")
+    await slack.say("from another bot", channel=OPS, bot_id="BOTHER")
+    await slack.say("our own post", channel=OPS, user=bot.bot_user_id)
+    await slack.say("let me in", user=MALLORY, channel="DMALLORY")
+    mention = f"<@{bot.bot_user_id}> do something here"
+    await slack.say(mention, channel="CRANDOM", kind="app_mention")
+    await until(lambda: len(slack_api.posts()) == 2)
+    assert slack_api.posts("DMALLORY")[0]["text"].startswith("You are not an operator")
+    assert slack_api.posts("CRANDOM")[0]["text"].startswith("I don't take instructions")
+    assert await app.runtime.store.messages() == []
+    assert anthropic_api.requests == []
+
+
+async def test_a_mention_is_stripped_and_the_bridge_commands_work(
+    app: App, slack: SlackSide, slack_api: FakeSlack
+) -> None:
+    bot = slack_api.teams["xoxb-test-t1"]
+    await slack.say(f"<@{bot.bot_user_id}> /status", channel=OPS, kind="app_mention")
+    await until(lambda: bool(slack_api.posts(OPS)))
+    assert slack_api.posts(OPS)[0]["text"].startswith("No session here yet")
+
+
+async def test_a_10000_character_answer_arrives_whole_in_order_within_the_rate(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    slack_api.enforce_rate = True  # more than one post a second in a channel: 429
+    lines = [f"{i:05d} " + "lorem ipsum dolor sit amet " * 3 for i in range(120)]
+    lines[60:60] = ["```", "code & <stuff> that must stay in one block", "```"]
+    answer = "\n".join(lines)
+    assert len(answer) > 10_000
+    anthropic_api.script = [text(answer)]
+    await slack.say("long please")
+    await until(lambda: "00119" in "".join(m["text"] for m in slack_api.posts("DALICE")), 20)
+    got = [m["text"] for m in slack_api.posts("DALICE")]
+    assert len(got) in (3, 4) and all(len(t) <= 3900 for t in got)
+    assert sum(t.count("```") for t in got) == 2 and any(
+        "```\ncode &amp; &lt;stuff&gt; that must stay in one block\n```" in t for t in got
+    )
+    chunks = [m["metadata"]["event_payload"]["chunk"] for m in slack_api.posts("DALICE")]
+    assert chunks == list(range(len(got)))
+    received = [line for line in "\n".join(got).split("\n") if line[:5].isdigit()]
+    assert [line.rstrip() for line in received] == [
+        line.rstrip() for line in lines if line[:5].isdigit()
+    ]
+    assert slack_api.refused == []
+
+
+async def test_a_burst_under_429_loses_nothing_and_keeps_order(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.responder = lambda body: text(
+        "re: " + body["messages"][-1]["content"][-1]["text"].split()[-1]
+    )
+    slack_api.fail(
+        "chat.postMessage", 429, retry_after=1, times=2, when=lambda args: "blocks" not in args
+    )
+    for i in range(4):
+        await slack.say(f"msg {i}")
+        await until(lambda i=i: len(anthropic_api.requests) >= i + 1)
+        await app.runtime.wait_idle()
+    await until(lambda: len(slack_api.posts("DALICE")) == 4, 20)
+    assert [m["text"] for m in slack_api.posts("DALICE")] == [f"re: {i}" for i in range(4)]
+
+
+async def test_a_timed_out_post_is_looked_up_and_not_posted_twice(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.script = [text("exactly once")]
+    # Slack stores the post but the answer comes after the client's 1 s timeout.
+    slack_api.fail("chat.postMessage", 200, stall_s=2.5, when=lambda args: "blocks" not in args)
+    await slack.say("hello")
+    await until(lambda: bool(slack_api.method_calls("conversations.history")), 15)
+    await app.bridge.settle()
+    assert [m["text"] for m in slack_api.posts("DALICE")] == ["exactly once"]
+    lookup = slack_api.method_calls("conversations.history")[0]
+    assert lookup["channel"] == "DALICE" and lookup["include_all_metadata"] in ("1", True)
+    rows = await app.runtime.store.fetch_all(
+        "SELECT status, attempts FROM deliveries WHERE kind = 'turn_result'"
+    )
+    assert [(r["status"], r["attempts"]) for r in rows] == [("accepted_by_transport", 1)]
+
+
+async def test_a_5xx_post_that_did_not_land_is_sent_again_once(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.script = [text("after a hiccup")]
+    top = await slack.say("hello", channel=OPS)
+    slack_api.fail("chat.postMessage", 500, when=lambda args: "blocks" not in args)
+    await until(lambda: bool(slack_api.posts(OPS)), 15)
+    await app.bridge.settle()
+    assert [m["text"] for m in slack_api.posts(OPS)] == ["after a hiccup"]
+    [lookup] = slack_api.method_calls("conversations.replies")
+    assert lookup["ts"] == top, "the thread was searched before the resend"

@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,7 @@ class _Fault:
     times: int
     retry_after: int | None = None
     stall_s: float = 0.0  # store the post, then answer this late (the client times out)
+    when: Callable[[dict[str, Any]], bool] = lambda args: True
 
 
 @dataclass
@@ -243,8 +245,9 @@ class FakeSlack:
         times: int = 1,
         retry_after: int | None = None,
         stall_s: float = 0.0,
+        when: Callable[[dict[str, Any]], bool] = lambda args: True,
     ) -> None:
-        self._faults.append(_Fault(method, status, times, retry_after, stall_s))
+        self._faults.append(_Fault(method, status, times, retry_after, stall_s, when))
 
     def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
         """Messages the bot posted (not the progress messages with a Stop button)."""
@@ -272,7 +275,9 @@ class FakeSlack:
         except SlackError as exc:
             self.refused.append((method, exc.error))
             return web.json_response({"ok": False, "error": exc.error}, status=exc.status)
-        fault = next((f for f in self._faults if f.method == method and f.times > 0), None)
+        fault = next(
+            (f for f in self._faults if f.method == method and f.times > 0 and f.when(args)), None
+        )
         if fault is not None and not fault.stall_s:
             fault.times -= 1
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
