@@ -105,12 +105,13 @@ async def start_app(
     tools_: list[str] | None = None,
     extra: str = "",
     slack_extra: str = "",
+    token: str | None = None,
 ) -> App:
     acme = next(t for t in slack.teams.values() if t.team_id == "T1")
     text = CONFIG.format(
         db=db_path,
         anthropic=anthropic_api.url,
-        token=acme.token,
+        token=token or acme.token,
         secret=ACME_SECRET,
         slack=slack.base_url,
         ops=OPS,

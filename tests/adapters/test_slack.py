@@ -11,10 +11,24 @@ from pathlib import Path
 import pytest
 
 from adapters.app import App
-from tests.adapters.slack_harness import ALICE, MALLORY, OPS, SlackSide, start_app
-from tests.fakes.anthropic_api import FakeAnthropic, text
+from config import ConfigError
+from runtime import EventType
+from runtime.store import Store
+from tests.adapters.console_harness import tool_table
+from tests.adapters.slack_harness import (
+    ACME_SECRET,
+    ALICE,
+    BOB,
+    GLOBEX_SECRET,
+    MALLORY,
+    OPS,
+    SlackSide,
+    globex_workspace,
+    start_app,
+)
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
-from tests.runtime.helpers import until
+from tests.runtime.helpers import blocking_tool, until, wait_for
 
 
 @pytest.fixture
@@ -195,3 +209,136 @@ async def test_a_5xx_post_that_did_not_land_is_sent_again_once(
     assert [m["text"] for m in slack_api.posts(OPS)] == ["after a hiccup"]
     [lookup] = slack_api.method_calls("conversations.replies")
     assert lookup["ts"] == top, "the thread was searched before the resend"
+
+
+async def test_stop_button_while_a_tool_runs_and_a_status_line_where_allowed(
+    db_path: Path, tmp_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    slack_api.teams["xoxb-test-t1"].assistant = True
+    gate, marker = tmp_path / "never", tmp_path / "pids"
+    tool = blocking_tool("wait", gate, marker)
+    anthropic_api.script = [tools(("wait", {}))]
+    app = await start_app(
+        db_path, anthropic_api, slack_api, tools_=["wait"], extra=tool_table(tool)
+    )
+    slack = SlackSide(app, slack_api)
+    try:
+        top = await slack.say("run it", channel=OPS)
+        await wait_for(app.runtime, EventType.TOOL_STARTED)
+        await until(lambda: any("blocks" in m for m in slack_api.messages[OPS]))
+        progress = next(m for m in slack_api.messages[OPS] if "blocks" in m)
+        assert progress["thread_ts"] == top
+        [button] = progress["blocks"][1]["elements"]
+        assert (button["action_id"], button["text"]["text"]) == ("switchboard_stop", "Stop")
+        await until(lambda: any(s[2].startswith("is working") for s in slack_api.statuses))
+        answer = await slack.click_stop(progress, OPS)
+        assert answer.status == 200
+        await until(lambda: any(m["text"] == "Stopped." for m in slack_api.posts(OPS)))
+        finished = await wait_for(app.runtime, EventType.TOOL_FINISHED)
+        assert finished.data["status"] == "cancelled"
+        await until(lambda: slack_api.statuses[-1] == (OPS, top, ""))
+        assert slack_api.refused == []
+    finally:
+        await app.stop()
+
+
+async def test_an_interjection_while_a_tool_runs(
+    db_path: Path, tmp_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "pids"
+    tool = blocking_tool("wait", gate, marker)
+    anthropic_api.script = [tools(("wait", {})), text("done, and noted")]
+    app = await start_app(
+        db_path, anthropic_api, slack_api, tools_=["wait"], extra=tool_table(tool)
+    )
+    slack = SlackSide(app, slack_api)
+    try:
+        top = await slack.say("deploy", channel=OPS)
+        await wait_for(app.runtime, EventType.TOOL_STARTED)
+        await slack.say("use the blue cluster", channel=OPS, thread_ts=top)
+        await wait_for(
+            app.runtime,
+            EventType.MESSAGE_QUEUED,
+            lambda e: e.data["status"] == "waiting_for_safe_point",
+        )
+        gate.touch()
+        await until(lambda: any(m["text"] == "done, and noted" for m in slack_api.posts(OPS)))
+        admitted = await wait_for(app.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED)
+        assert admitted.data["boundary"] == "after_tool_results"
+        last = anthropic_api.requests[-1]["messages"][-1]["content"]
+        assert [b["type"] for b in last] == ["tool_result", "text"]
+        assert "use the blue cluster" in last[1]["text"] and "via slack" in last[1]["text"]
+    finally:
+        await app.stop()
+
+
+async def test_two_workspaces_in_one_process_stay_apart(
+    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    anthropic_api.responder = lambda body: text("reply")
+    app = await start_app(db_path, anthropic_api, slack_api, extra=globex_workspace(slack_api))
+    slack = SlackSide(app, slack_api)
+    try:
+        await slack.say("for acme")
+        await slack.say("for globex", team="T2", secret=GLOBEX_SECRET, user=BOB, channel="DBOB")
+        await slack.say("alice tries globex", team="T2", secret=GLOBEX_SECRET, channel="DALICE2")
+        forged = slack.envelope("T2", slack.message("acme's secret, globex's team", team="T2"))
+        assert (await slack.post(forged, secret=ACME_SECRET)).status == 401
+        await until(lambda: len(slack_api.posts()) == 3)
+        by_channel = {
+            c: [(m["team"], m["text"]) for m in slack_api.posts(c)] for c in slack_api.messages
+        }
+        assert by_channel["DALICE"] == [("T1", "reply")]
+        assert by_channel["DBOB"] == [("T2", "reply")], "globex answers with globex's token"
+        assert by_channel["DALICE2"][0][1].startswith("You are not an operator"), (
+            "an operator of one workspace cannot drive another's agent"
+        )
+        agents = sorted(m.message.text for m in await app.runtime.store.messages())
+        assert agents == ["for acme", "for globex"]
+    finally:
+        await app.stop()
+
+
+async def test_socket_mode_receives_events_and_acknowledges_them(
+    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    slack_api.teams["xoxb-test-t1"].app_token = "xapp-test-t1"
+    anthropic_api.script = [text("over the socket")]
+    app = await start_app(
+        db_path, anthropic_api, slack_api, slack_extra='app_token = "xapp-test-t1"'
+    )
+    slack = SlackSide(app, slack_api)
+    try:
+        event = slack.message("hello socket")
+        payload = json.loads(slack.envelope("T1", event))
+        ack = await slack_api.socket_send("T1", "events_api", payload)
+        assert set(ack) == {"envelope_id"}
+        await until(lambda: bool(slack_api.posts("DALICE")))
+        assert slack_api.posts("DALICE")[0]["text"] == "over the socket"
+        assert slack_api.method_calls("apps.connections.open") == [{}]
+    finally:
+        await app.stop()
+
+
+async def test_a_channel_gone_marks_the_route_failed(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.script = [text("into the void")]
+    slack_api.fail(
+        "chat.postMessage", 200, error="channel_not_found", when=lambda a: "blocks" not in a
+    )
+    await slack.say("hi", channel=OPS)
+    await until(lambda: "COPS" in str(app.bridge.outbox.failed_routes))
+    events = [e.data for e in await app.runtime.store.events_after(0) if e.type == "route_failed"]
+    assert "channel_not_found" in str(events[0]["reason"])
+
+
+async def test_a_wrong_token_is_a_clear_error(
+    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        await start_app(db_path, anthropic_api, slack_api, token="xoxb-wrong")
+    assert "workspace acme: Slack at" in str(caught.value)
+    assert "invalid_auth" in str(caught.value) and "Check slack.bot_token" in str(caught.value)
+    store = await Store.open(db_path)  # the failed start let go of the database
+    await store.close()

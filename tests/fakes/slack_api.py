@@ -196,6 +196,7 @@ class _Fault:
     retry_after: int | None = None
     stall_s: float = 0.0  # store the post, then answer this late (the client times out)
     when: Callable[[dict[str, Any]], bool] = lambda args: True
+    error: str | None = None
 
 
 @dataclass
@@ -246,8 +247,11 @@ class FakeSlack:
         retry_after: int | None = None,
         stall_s: float = 0.0,
         when: Callable[[dict[str, Any]], bool] = lambda args: True,
+        error: str | None = None,
     ) -> None:
-        self._faults.append(_Fault(method, status, times, retry_after, stall_s, when))
+        """The next `times` matching calls fail: `status` (429 with `retry_after`, 5xx), or
+        200 with `error`, or (`stall_s`) succeed but answer too late."""
+        self._faults.append(_Fault(method, status, times, retry_after, stall_s, when, error))
 
     def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
         """Messages the bot posted (not the progress messages with a Stop button)."""
@@ -281,7 +285,7 @@ class FakeSlack:
         if fault is not None and not fault.stall_s:
             fault.times -= 1
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
-            error = "ratelimited" if fault.status == 429 else "internal_error"
+            error = fault.error or ("ratelimited" if fault.status == 429 else "internal_error")
             return web.json_response(
                 {"ok": False, "error": error}, status=fault.status, headers=headers
             )
