@@ -2,16 +2,17 @@
 team only, fed either by our HTTP server (`/slack/events`, see front.py) or by Socket Mode.
 
 Listeners store the message through the bridge and only then let bolt acknowledge
-(`process_before_response`): a crash can never lose an acknowledged event, and storing takes
-milliseconds, far inside Slack's 3 s. The agent's work happens after the ack.
+(`process_before_response`): a crash cannot lose an acknowledged event, and storing takes
+milliseconds, far inside Slack's 3 s (should it ever take longer than `ACK_BUDGET_S`, the ack
+goes out anyway and the store completes after). The agent's work happens after the ack.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -29,6 +30,11 @@ from config.errors import ConfigError
 from config.schema import SlackConfig, WorkspaceConfig
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# Slack retries an event it has no answer for within 3 s; storing takes milliseconds, but
+# should the database stall, the ack still goes out in time and the store finishes after.
+ACK_BUDGET_S = 2.0
 
 
 class SlackAdapter:
@@ -54,7 +60,7 @@ class SlackAdapter:
         self.app.action(STOP_ACTION)(self._on_stop)
         self.identity: BotIdentity | None = None
         self._socket: AsyncSocketModeHandler | None = None
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
 
     def _client(self, token: str | None) -> AsyncWebClient:
         # No retry handlers: the bridge decides about every retry, and a resend after a
@@ -99,9 +105,11 @@ class SlackAdapter:
     async def stop(self) -> None:
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._background:  # let stores and reactions under way finish, briefly
+            _, late = await asyncio.wait(self._background, timeout=ACK_BUDGET_S)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
 
     def signed_by_slack(self, body: str, headers: dict[str, str]) -> bool:
         """The request carries a valid, fresh signature made with this workspace's secret."""
@@ -143,7 +151,16 @@ class SlackAdapter:
         )
         if chat is None:
             return
-        if await self._bridge.receive(chat) is Outcome.PROMPT:
+        stored = self._later(self._bridge.receive(chat))
+        try:
+            outcome = await asyncio.wait_for(asyncio.shield(stored), ACK_BUDGET_S)
+        except TimeoutError:
+            log.warning(
+                "storing a Slack event is slow; acknowledged before it finished",
+                extra={"workspace": self.workspace.id, "event_id": body.get("event_id")},
+            )
+            return
+        if outcome is Outcome.PROMPT:
             self._later(self.transport.received(chat.route))
 
     async def _on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -152,8 +169,18 @@ class SlackAdapter:
         if chat is not None:
             await self._bridge.receive(chat)
 
-    def _later(self, work: Any) -> None:
-        """Work that must not hold up the ack (reactions)."""
+    def _later(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Work that must not hold up the ack, kept until done and stopped with the adapter."""
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error(
+                "slack background work failed",
+                exc_info=task.exception(),
+                extra={"workspace": self.workspace.id},
+            )

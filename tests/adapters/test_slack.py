@@ -4,13 +4,16 @@ spec), the real App, bridge and runtime, the fake Anthropic API."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from adapters.app import App
+from bridge import InboundChat, Outcome
 from config import ConfigError
 from runtime import EventType
 from runtime.store import Store
@@ -342,3 +345,48 @@ async def test_a_wrong_token_is_a_clear_error(
     assert "invalid_auth" in str(caught.value) and "Check slack.bot_token" in str(caught.value)
     store = await Store.open(db_path)  # the failed start let go of the database
     await store.close()
+
+
+async def test_the_ack_goes_out_within_3_s_even_when_storing_stalls(
+    app: App, slack: SlackSide, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    receive = app.bridge.receive
+
+    async def stalled_disk(chat: InboundChat) -> Outcome:
+        await asyncio.sleep(3.5)
+        return await receive(chat)
+
+    monkeypatch.setattr(app.bridge, "receive", stalled_disk)
+    started = time.monotonic()
+    answer = await slack.post(slack.envelope("T1", slack.message("slow disk")))
+    assert answer.status == 200 and time.monotonic() - started < 3.0
+    await wait_for(app.runtime, EventType.MESSAGE_QUEUED)
+    [stored] = await app.runtime.store.messages()
+    assert stored.message.text == "slow disk", "acknowledged early, and still stored"
+
+
+async def test_a_mention_that_also_arrives_as_a_channel_message_is_taken_once(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    anthropic_api.responder = lambda body: text("once")
+    bot = slack_api.teams["xoxb-test-t1"]
+    event = slack.message(f"<@{bot.bot_user_id}> check the queue", channel=OPS)
+    mention = {**event, "type": "app_mention"}
+    mention.pop("channel_type")
+    assert (await slack.post(slack.envelope("T1", event))).status == 200
+    assert (await slack.post(slack.envelope("T1", mention))).status == 200
+    [stored] = await app.runtime.store.messages()
+    assert stored.message.text == "check the queue"
+    await until(lambda: bool(slack_api.posts(OPS)))
+    await app.bridge.settle()
+    assert [m["text"] for m in slack_api.posts(OPS)] == ["once"]
+
+
+async def test_a_file_without_text_gets_a_clear_reply(
+    app: App, slack: SlackSide, slack_api: FakeSlack
+) -> None:
+    await slack.say("", subtype="file_share", files=[{"id": "F1", "name": "log.txt"}])
+    await until(lambda: bool(slack_api.posts("DALICE")))
+    assert slack_api.posts("DALICE")[0]["text"] == (
+        "I can only read text messages; your file was not passed to the agent."
+    )

@@ -25,6 +25,8 @@ class RecordingTransport:
     progress: list[ProgressView | None] = field(default_factory=list)
     fail: Callable[[int], DeliveryError | None] = lambda attempt: None
     attempts: int = 0
+    landed: bool | None = None  # what `delivered` answers: None, this platform cannot tell
+    lookups: list[tuple[str, int]] = field(default_factory=list)
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
@@ -39,4 +41,5 @@ class RecordingTransport:
         self.progress.append(view)
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
-        return None
+        self.lookups.append((intent_id, chunk))
+        return self.landed

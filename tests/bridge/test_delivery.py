@@ -131,6 +131,56 @@ async def test_killed_after_the_intent_is_written_delivers_exactly_once_after_re
     assert sent_per_restart == [["ok"], []], "delivered once, by the first restart"
 
 
+@pytest.mark.parametrize(
+    ("landed", "sends"),
+    [(True, []), (False, ["ok"]), (None, ["ok"])],
+    ids=["found-not-resent", "not-found-sent", "cannot-tell-sent-at-least-once"],
+)
+async def test_killed_mid_send_the_platform_is_asked_before_a_resend(
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    landed: bool | None,
+    sends: list[str],
+) -> None:
+    config = config_for(db_path, anthropic_api)
+    monkeypatch.setattr(Outbox, "wake", lambda self, key: None)
+    bridge = await open_bridge(config, RecordingTransport())
+    await bridge.receive(dm("hi"))
+    await bridge.runtime.wait_idle()
+    await bridge.dispatcher.caught_up(bridge.runtime.store.last_seq)
+    async with bridge.runtime.store.write() as w:  # the process died during the send
+        w.execute("UPDATE deliveries SET status = 'sending'")
+    await close_bridge(bridge)
+    monkeypatch.undo()
+
+    transport = RecordingTransport(landed=landed)
+    bridge = await open_bridge(config, transport)
+    await bridge.settle()
+    [row] = await deliveries(bridge)
+    await close_bridge(bridge)
+    assert transport.lookups == [(row["id"], 0)]
+    assert [s.text for s in transport.sent] == sends
+    assert row["status"] == "accepted_by_transport"
+
+
+async def test_an_unknown_outcome_found_landed_is_not_sent_again(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    timeout = DeliveryError("timed out", retryable=True, landed="unknown", retry_after=0)
+    transport = RecordingTransport(fail=lambda attempt: timeout if attempt == 1 else None)
+    transport.landed = True
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("hi"))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+    finally:
+        await close_bridge(bridge)
+    assert transport.attempts == 1 and transport.sent == []
+    assert row["status"] == "accepted_by_transport" and row["attempts"] == 1
+
+
 def test_split_never_breaks_code_and_respects_rendered_size() -> None:
     code = "```python\n" + "\n".join(f"x_{i} = '<{i}>' & {i}" for i in range(400)) + "\n```"
     measure = lambda s: len(render(s, Platform.TELEGRAM))  # noqa: E731
