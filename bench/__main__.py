@@ -1,6 +1,7 @@
 import asyncio
 
-from bench import runtime_bench, telegram_bench
+from bench import runtime_bench, slack_bench, telegram_bench
 
 asyncio.run(runtime_bench.main())
 asyncio.run(telegram_bench.main())
+asyncio.run(slack_bench.main())

@@ -45,6 +45,9 @@ class SlackAdapter:
         self.settings: SlackConfig = workspace.slack
         secret = self.settings.signing_secret
         self.verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
+        # One connection pool for every call to this workspace's Slack (slack_sdk would open a
+        # new session, and a new connection, for each call otherwise).
+        self._session = aiohttp.ClientSession()
         self.client = self._client(self.settings.bot_token.get_secret_value())
         self.transport = SlackTransport(self.client, workspace.id)
         self.app = AsyncApp(
@@ -70,6 +73,7 @@ class SlackAdapter:
             base_url=self.settings.api_base_url,
             timeout=int(max(1, self.settings.request_timeout_s)),
             retry_handlers=[],
+            session=self._session,
         )
 
     async def start(self) -> None:
@@ -110,6 +114,7 @@ class SlackAdapter:
             for task in late:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
+        await self._session.close()
 
     def signed_by_slack(self, body: str, headers: dict[str, str]) -> bool:
         """The request carries a valid, fresh signature made with this workspace's secret."""
