@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,15 @@ SOURCE = Path("switchboard.toml")
 def test_the_embedded_default_is_valid() -> None:
     config = load(ROOT / "config/switchboard.toml")
     assert config.provider.kind == "offline" and config.workspaces[0].console is not None
+
+
+def test_the_full_example_is_valid() -> None:
+    text = (ROOT / "config/example-full.toml").read_text()
+    names = {name: f"value-of-{name}" for name in re.findall(r"\$\{(\w+)\}", text)}
+    config = parse(text, SOURCE, names)
+    slack = config.workspaces[0].slack
+    assert slack is not None and slack.app_token is not None
+    assert slack.bot_token.get_secret_value() == "value-of-ACME_SLACK_BOT_TOKEN"
 
 
 def test_path_resolution_order() -> None:
@@ -50,6 +60,13 @@ def test_environment_variables_fill_strings_and_a_missing_one_is_named() -> None
                 '[workspaces.telegram]\n  bot_token = "1:x"\n  mode = "webhook"',
             ),
             "webhook mode needs webhook_secret",
+        ),
+        (
+            (
+                '[workspaces.console]\n  operator = "you"',
+                '[workspaces.slack]\n  team_id = "T1"\n  bot_token = "xoxb-1"',
+            ),
+            "set signing_secret (events over HTTP at /slack/events) or app_token (Socket Mode)",
         ),
         (('kind = "offline"', 'kind = "openai"'), "provider.kind: Input should be 'anthropic' or"),
         (("timeout_s = 10", "timeout_s = -1"), "workspaces[0].tools[0].timeout_s"),
