@@ -58,6 +58,12 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
     for w in config.workspaces:
         surfaces = [name for name in ("slack", "telegram", "console") if getattr(w, name)]
         lines.append(f"workspace {w.id}: {', '.join(surfaces)}; queue mode {w.queue_mode}")
+        if w.slack is not None:
+            base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
+            ways = ["Socket Mode"] if w.slack.app_token else []
+            if w.slack.signing_secret:
+                ways.append(f"HTTP at {base.rstrip('/')}/slack/events")
+            lines.append(f"  slack team {w.slack.team_id}: events by {' and '.join(ways)}")
         for o in w.operators:
             lines.append(f"  operator {o.id}{' (primary)' if o.primary else ''}")
         for a in w.agents:

@@ -234,6 +234,7 @@ async def test_stop_button_while_a_tool_runs_and_a_status_line_where_allowed(
         [button] = progress["blocks"][1]["elements"]
         assert (button["action_id"], button["text"]["text"]) == ("switchboard_stop", "Stop")
         await until(lambda: any(s[2].startswith("is working") for s in slack_api.statuses))
+        await until(lambda: bool(slack_api.method_calls("chat.update")), 5)  # step changed
         answer = await slack.click_stop(progress, OPS)
         assert answer.status == 200
         await until(lambda: any(m["text"] == "Stopped." for m in slack_api.posts(OPS)))
@@ -308,7 +309,11 @@ async def test_socket_mode_receives_events_and_acknowledges_them(
     slack_api.teams["xoxb-test-t1"].app_token = "xapp-test-t1"
     anthropic_api.script = [text("over the socket")]
     app = await start_app(
-        db_path, anthropic_api, slack_api, slack_extra='app_token = "xapp-test-t1"'
+        db_path,
+        anthropic_api,
+        slack_api,
+        slack_extra='app_token = "xapp-test-t1"',
+        socket_only=True,
     )
     slack = SlackSide(app, slack_api)
     try:
@@ -319,6 +324,8 @@ async def test_socket_mode_receives_events_and_acknowledges_them(
         await until(lambda: bool(slack_api.posts("DALICE")))
         assert slack_api.posts("DALICE")[0]["text"] == "over the socket"
         assert slack_api.method_calls("apps.connections.open") == [{}]
+        http = await slack.post(slack.envelope("T1", slack.message("over http")))
+        assert http.status == 401, "no signing secret: nothing is taken over HTTP"
     finally:
         await app.stop()
 
