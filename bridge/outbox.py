@@ -45,6 +45,7 @@ class Outbox:
         self._limiters: dict[Platform, RateLimiter] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self.failed_routes: set[str] = set()  # conversation keys the platform refused
+        self._look_again: set[str] = set()
         self._closing = False
 
     def attach(self, transport: Transport) -> None:
@@ -76,7 +77,12 @@ class Outbox:
             self.wake(row["conversation_key"])
 
     def wake(self, conversation_key: str) -> None:
-        if self._closing or conversation_key in self._workers:
+        if self._closing:
+            return
+        if conversation_key in self._workers:
+            # Its worker may be reading the queue right now, from before this intent's
+            # commit: have it look once more before it stops.
+            self._look_again.add(conversation_key)
             return
         self._workers[conversation_key] = asyncio.get_running_loop().create_task(
             self._work(conversation_key), name=f"outbox-{conversation_key}"
@@ -104,8 +110,13 @@ class Outbox:
 
     async def _work(self, conversation_key: str) -> None:
         try:
-            while (intent := await self._next(conversation_key)) is not None:
-                await self._deliver(intent)
+            while True:
+                self._look_again.discard(conversation_key)
+                intent = await self._next(conversation_key)
+                if intent is not None:
+                    await self._deliver(intent)
+                elif conversation_key not in self._look_again:
+                    return
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -46,8 +46,11 @@ class SlackAdapter:
         secret = self.settings.signing_secret
         self.verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
         # One connection pool for every call to this workspace's Slack (slack_sdk would open a
-        # new session, and a new connection, for each call otherwise).
-        self._session = aiohttp.ClientSession()
+        # new session, and a new connection, for each call otherwise). slack_sdk leaves the
+        # time limit of a session it is given to that session.
+        self._session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self.settings.request_timeout_s)
+        )
         self.client = self._client(self.settings.bot_token.get_secret_value())
         self.transport = SlackTransport(self.client, workspace.id)
         self.app = AsyncApp(

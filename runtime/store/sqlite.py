@@ -245,8 +245,11 @@ class Store:
         return await self._rows(sql, params)
 
     async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
-        async with self._conn.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+        # Executed and read to the end in one call on the connection's thread. A statement
+        # left open between two awaits would hold the connection's read snapshot, and a read
+        # by another task in that gap would not see writes committed since (an outbox worker
+        # once found no intent that had just been written, and left it pending).
+        return list(await self._conn.execute_fetchall(sql, params))
 
     async def sessions(self) -> list[SessionRecord]:
         rows = await self._rows("SELECT * FROM sessions ORDER BY created_at, id")

@@ -69,3 +69,24 @@ async def test_subscribe_replays_from_a_sequence_then_goes_live(
     seqs = [e.seq for e in seen]
     assert seqs == list(range(middle + 1, middle + 1 + len(seqs))), "no gap, no repeat"
     assert seqs[0] == middle + 1
+
+
+async def test_a_read_sees_every_commit_before_it_while_other_tasks_read(db_path: Path) -> None:
+    """Reads share one connection; none may pin an old snapshot for the others."""
+    store = await Store.open(db_path)
+    busy = True
+
+    async def reader() -> None:
+        while busy:
+            await store.fetch_all("SELECT * FROM events")
+
+    readers = [asyncio.create_task(reader()) for _ in range(4)]
+    try:
+        for i in range(200):
+            await store.emit(Event("probe", None, {"i": i}))
+            [row] = await store.fetch_all("SELECT COUNT(*) AS n FROM events")
+            assert row["n"] == i + 1, f"write {i} committed but not seen"
+    finally:
+        busy = False
+        await asyncio.gather(*readers)
+        await store.close()
