@@ -19,6 +19,7 @@ import aiohttp
 from aiohttp import web
 
 from adapters.app import App
+from bench.loopback import serve
 from bench.runtime_bench import HeldProvider
 from config.loading import parse
 from tests.adapters.slack_harness import signature
@@ -91,11 +92,7 @@ def _requests(fake: FakeSlack, count: int, first: int) -> list[tuple[bytes, dict
 
 async def _start() -> tuple[FakeSlack, web.AppRunner, App, tempfile.TemporaryDirectory[str]]:
     fake = FakeSlack()
-    runner = web.AppRunner(fake.app())
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    fake.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    runner, fake.url = await serve(fake.app())
     team = fake.add_team("T1")
     tmp = tempfile.TemporaryDirectory()
     text = CONFIG.format(

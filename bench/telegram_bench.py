@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import aiohttp
-from aiohttp import web
 
 from adapters.app import App
+from bench.loopback import serve
 from bench.runtime_bench import HeldProvider
 from config.loading import parse
 from tests.fakes.telegram_api import FakeTelegram
@@ -45,11 +45,7 @@ default_agent = "assistant"
 
 async def webhook_intake(updates: int = 2000, concurrency: int = 16) -> float:
     fake = FakeTelegram()
-    runner = web.AppRunner(fake.app())
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    fake.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    runner, fake.url = await serve(fake.app())
     with tempfile.TemporaryDirectory() as tmp:
         config = parse(
             CONFIG.format(db=Path(tmp) / "b.db", token=fake.token, base=fake.base_url),
@@ -99,11 +95,7 @@ async def paced_delivery(chats: int = 40, per_chat: int = 3) -> tuple[float, int
     from bridge.outbox import Outbox
 
     fake = FakeTelegram(per_chat_interval_s=1.0, global_per_second=30)
-    runner = web.AppRunner(fake.app())
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    fake.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    runner, fake.url = await serve(fake.app())
     with tempfile.TemporaryDirectory() as tmp:
         text = CONFIG.format(db=Path(tmp) / "d.db", token=fake.token, base=fake.base_url)
         config = parse(text.replace('mode = "webhook"', 'mode = "polling"'), Path(tmp) / "c.toml")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bridge.metrics import Metrics
 from bridge.ratelimit import RateLimiter
@@ -33,7 +33,6 @@ class Intent:
     status: str
     attempts: int
     chunks_sent: int
-    last_error: str | None = None
 
 
 class Outbox:
@@ -142,7 +141,6 @@ class Outbox:
             r["status"],
             r["attempts"],
             r["chunks_sent"],
-            r["last_error"],
         )
 
     async def _deliver(self, intent: Intent) -> None:
@@ -155,10 +153,11 @@ class Outbox:
         limit = transport.limits.max_chars
         platform = intent.route.platform
         chunks = split(intent.text, limit, lambda s: len(render(s, platform)))
-        # A chunk in flight when the last run stopped may have landed: look before resending.
-        # Where the platform cannot tell, it is sent again (at least once beats never).
-        verify = intent.status == "sending"
-        resumed = verify
+        # Why the next chunk may already have landed, if it may: "resumed" (it was in flight
+        # when the last run stopped) or the error whose outcome was unknown. Either way the
+        # platform is asked before a resend; where it cannot tell, a resumed chunk is sent
+        # again (at least once beats never) and an unknown outcome fails.
+        unsure: str | None = "resumed" if intent.status == "sending" else None
         await self._update(intent, "sending")
         attempts = intent.attempts
         chunk = intent.chunks_sent
@@ -166,17 +165,19 @@ class Outbox:
         channel = intent.route.channel_key
         while chunk < len(chunks):
             await limiter.acquire(channel)
-            landed = await transport.delivered(intent.route, intent.id, chunk) if verify else False
-            if landed is None and not resumed:
-                await self._finish(
-                    intent,
-                    "failed",
-                    f"{intent.last_error or 'interrupted'} (it may have arrived)",
-                    attempts=attempts,
-                    chunks=chunk,
-                )
-                return
-            verify = resumed = False
+            landed: bool | None = False
+            if unsure is not None:
+                landed = await transport.delivered(intent.route, intent.id, chunk)
+                if landed is None and unsure != "resumed":
+                    await self._finish(
+                        intent,
+                        "failed",
+                        f"{unsure} (it may have arrived)",
+                        attempts=attempts,
+                        chunks=chunk,
+                    )
+                    return
+                unsure = None
             try:
                 if not landed:
                     await transport.send(
@@ -200,8 +201,7 @@ class Outbox:
                     )
                     return
                 # An outcome we do not know is looked up before any resend (no double posts).
-                verify = exc.landed == "unknown"
-                intent = replace(intent, last_error=str(exc))
+                unsure = str(exc) if exc.landed == "unknown" else None
                 delay = exc.retry_after if exc.retry_after is not None else min(60.0, 2.0**attempts)
                 limiter.back_off(channel, delay)
                 await self._update(intent, "sending", attempts=attempts, error=str(exc))
@@ -211,7 +211,7 @@ class Outbox:
                         "delivery_id": intent.id,
                         "attempt": attempts,
                         "delay_s": delay,
-                        "verify_first": verify,
+                        "look_up_first": unsure is not None,
                     },
                 )
                 continue

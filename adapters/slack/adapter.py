@@ -74,7 +74,6 @@ class SlackAdapter:
         return AsyncWebClient(
             token=token,
             base_url=self.settings.api_base_url,
-            timeout=int(max(1, self.settings.request_timeout_s)),
             retry_handlers=[],
             session=self._session,
         )
