@@ -5,45 +5,93 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
+import os
+import shlex
 import signal
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 from adapters import logs
-from adapters.app import App
-from bridge.schema import MIGRATIONS as BRIDGE_MIGRATIONS
-from bridge.status import undelivered_notifications
-from config import ConfigError, SwitchboardConfig, load, resolve_path
-from runtime.errors import StoreBusyError
-from runtime.store import Store
+from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
+from config.errors import SwitchboardError
+from config.loading import variables
+
+log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="switchboard", description="Run AI agents from Slack and Telegram."
-    )
-    parser.add_argument(
-        "--config", help="config file (else $SWITCHBOARD_CONFIG, else config/switchboard.toml)"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("run", help="serve every configured adapter in one process")
-    sub.add_parser("check-config", help="validate the config and summarize it")
-    sub.add_parser("status", help="sessions, queues, deliveries, undelivered notifications")
-    args = parser.parse_args(argv)
-    path = resolve_path(args.config)
+    args = _parser().parse_args(argv)
+    path = resolve_path(getattr(args, "config", None))
     try:
         config = load(path)
         if args.command == "check-config":
             print(summary(path, config))
             return 0
         if args.command == "status":
+            if not Path(config.storage.path).exists():
+                print(f"no database yet at {config.storage.path}: nothing has run here yet.")
+                return 0
             print(asyncio.run(status(config)))
             return 0
-        logs.configure(Path(config.storage.path).parent / "switchboard.log")
-        return asyncio.run(run(config))
-    except (ConfigError, StoreBusyError) as exc:
+        console = any(w.console and w.console.enabled for w in config.workspaces)
+        log_file = logs.configure(
+            config.logging,
+            secrets=_secrets(config),
+            to_stderr=not console,
+            default_file=Path(config.storage.path).parent / "switchboard.log",
+        )
+        if log_file is not None and console:
+            print(f"Logs go to {log_file}.", flush=True)
+        try:
+            return asyncio.run(run(config))
+        except Exception as exc:
+            if isinstance(exc, SwitchboardError):
+                raise
+            # Through the log, where secrets are redacted, never as a bare traceback.
+            log.critical("switchboard stopped on an unexpected error", exc_info=True)
+            print(
+                f"switchboard: stopped on an unexpected error ({type(exc).__name__});"
+                f" the log ({log_file or 'stderr'}) has the details",
+                file=sys.stderr,
+            )
+            return 1
+    except SwitchboardError as exc:  # a config error, a database another process holds, ...
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    """`--config` is taken before or after the subcommand: `switchboard --config F run` and
+    `switchboard run --config F` mean the same (the latter wins if both are given)."""
+    config = argparse.ArgumentParser(add_help=False)
+    config.add_argument(
+        "--config",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help=f"the config file (else ${ENV_PATH}, else {DEFAULT_PATH})",
+    )
+    parser = argparse.ArgumentParser(
+        prog="switchboard", description="Run AI agents from Slack and Telegram.", parents=[config]
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"switchboard {version('switchboard')}"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, text in (
+        ("run", "serve every configured workspace in one process, until SIGTERM or Ctrl-C"),
+        ("check-config", "validate the config file and summarize it; exit 2 if it is wrong"),
+        ("status", "sessions, queues, deliveries and undelivered notifications"),
+    ):
+        sub.add_parser(name, parents=[config], help=text, description=text)
+    return parser
+
+
+def _secrets(config: SwitchboardConfig) -> list[str]:
+    """What the logs must never show: the file's secrets and the model key the SDK reads."""
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    return [*config.secret_values(), *([key] if key else [])]
 
 
 def summary(path: Path, config: SwitchboardConfig) -> str:
@@ -54,6 +102,8 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         else "provider: offline (no key needed)",
         f"storage: {config.storage.path}",
         f"http: {config.server.host}:{config.server.port}",
+        f"logs: {_log_destination(config)}",
+        "environment variables used: " + (", ".join(variables(path)) or "none"),
     ]
     for w in config.workspaces:
         surfaces = [name for name in ("slack", "telegram", "console") if getattr(w, name)]
@@ -70,11 +120,29 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
             default = " (default)" if a.id == w.default_agent else ""
             lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
         for t in w.tools:
-            lines.append(f"  tool {t.name}: {' '.join(t.command)} (timeout {t.timeout_s:g}s)")
+            lines.append(f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s)")
     return "\n".join(lines)
 
 
+def _log_destination(config: SwitchboardConfig) -> str:
+    settings = config.logging
+    console = any(w.console and w.console.enabled for w in config.workspaces)
+    file = settings.file or (
+        str(Path(config.storage.path).parent / "switchboard.log") if console else None
+    )
+    where = [] if console else ["stderr"]
+    if file:
+        where.append(f"{file} (rotated at {settings.max_bytes} bytes, {settings.backups} kept)")
+    return f"{' and '.join(where)}, level {settings.level}"
+
+
 async def status(config: SwitchboardConfig) -> str:
+    # Imported here, as in run(): the runtime pulls in every SDK (seconds of imports), and
+    # `--version`, `--help` and `check-config` need none of it.
+    from bridge.schema import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.status import undelivered_notifications
+    from runtime.store import Store
+
     store = await Store.open(
         config.storage.path, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
     )
@@ -112,6 +180,8 @@ async def status(config: SwitchboardConfig) -> str:
 
 
 async def run(config: SwitchboardConfig) -> int:
+    from adapters.app import App
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

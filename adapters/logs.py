@@ -1,32 +1,107 @@
-"""Log lines with structured fields (`key=value`), and never a secret."""
+"""Log lines: one per event with `key=value` fields, to stderr or a rotated file, and never a
+secret, whatever library logged it (HTTP clients log request URLs, and a Telegram URL
+carries the bot token)."""
 
 from __future__ import annotations
 
 import logging
+import re
+import sys
+from collections.abc import Iterable
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from urllib.parse import quote
 
-_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+from config.schema import LoggingConfig
+
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+REDACTED = "[redacted]"
+# Libraries that log every request at INFO; their lines are wanted only when debugging.
+_CHATTY = ("httpx", "httpcore", "aiosqlite", "anthropic")
+
+
+class Redactor(logging.Filter):
+    """Replaces every configured secret (and its URL-encoded forms) in a record's message,
+    arguments, traceback and extra fields. Attached to every handler, so it sees records of
+    every logger."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        variants = {form for s in secrets if s for form in (s, quote(s), quote(s, safe=""))}
+        ordered = sorted(variants, key=len, reverse=True)  # a longer form first
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def redact(self, text: str) -> str:
+        return text if self._pattern is None else self._pattern.sub(REDACTED, text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._pattern is None:
+            return True
+        record.msg = self.redact(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        for key, value in list(record.__dict__.items()):
+            if key in _STANDARD:
+                continue
+            text = value if isinstance(value, str) else repr(value)
+            if self.redact(text) != text:
+                setattr(record, key, self.redact(text))
+        return True
 
 
 class KeyValueFormatter(logging.Formatter):
+    """`time LEVEL logger: message key=value ...` on one line; a traceback becomes a field."""
+
     def format(self, record: logging.LogRecord) -> str:
-        base = super().format(record)
+        record.message = record.getMessage()
+        line = (
+            f"{self.formatTime(record, '%Y-%m-%dT%H:%M:%S')} {record.levelname} {record.name}: "
+            + record.message.replace("\n", "\\n")
+        )
         fields = {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            fields["traceback"] = record.exc_text
+        if record.stack_info:
+            fields["stack"] = record.stack_info
         if not fields:
-            return base
-        return base + " " + " ".join(f"{k}={v!r}" for k, v in sorted(fields.items()))
+            return line
+        return line + " " + " ".join(f"{k}={v!r}" for k, v in sorted(fields.items()))
 
 
-def configure(log_file: Path | None, level: int = logging.INFO) -> None:
-    handler: logging.Handler
-    if log_file is None:
-        handler = logging.StreamHandler()
-    else:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file, encoding="utf-8")
-    handler.setFormatter(KeyValueFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+def configure(
+    settings: LoggingConfig, *, secrets: Iterable[str], to_stderr: bool, default_file: Path
+) -> Path | None:
+    """Log to stderr, and to `settings.file` if set (rotated). When the terminal belongs to a
+    console chat (`to_stderr` False), only to a file: `settings.file`, else `default_file`.
+    Returns the file written to, if any."""
+    handlers: list[logging.Handler] = []
+    if to_stderr:
+        handlers.append(logging.StreamHandler(sys.stderr))
+    file = Path(settings.file) if settings.file else (None if to_stderr else default_file)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(
+            RotatingFileHandler(
+                file, maxBytes=settings.max_bytes, backupCount=settings.backups, encoding="utf-8"
+            )
+        )
+    redactor = Redactor(secrets)
+    formatter = KeyValueFormatter()
+    for handler in handlers:
+        handler.addFilter(redactor)
+        handler.setFormatter(formatter)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = handlers
+    level = getattr(logging, settings.level.upper())
     root.setLevel(level)
-    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "aiosqlite", "anthropic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(level if level == logging.DEBUG else logging.WARNING)
+    logging.captureWarnings(True)
+    return file

@@ -17,7 +17,8 @@ from config.schema import SwitchboardConfig
 
 DEFAULT_PATH = Path("config/switchboard.toml")
 ENV_PATH = "SWITCHBOARD_CONFIG"
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# `${NAME}` is filled from the environment; `$${NAME}` is the literal text `${NAME}`.
+_VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def resolve_path(cli_path: str | None, environ: Mapping[str, str] = os.environ) -> Path:
@@ -26,40 +27,82 @@ def resolve_path(cli_path: str | None, environ: Mapping[str, str] = os.environ) 
 
 
 def load(path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file. Pass --config PATH or set {ENV_PATH}.") from None
-    return parse(text, path, environ)
+    return parse(_read(path), path, environ)
 
 
 def parse(text: str, path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
     """Validate config text; `path` only names the source in error messages."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    expanded = _expand(raw, environ, path, ())
+    missing: list[str] = []
+    expanded = _expand(_toml(text, path), environ, (), missing)
+    if missing:
+        raise ConfigError(
+            "\n".join(
+                [f"{path}: {len(missing)} environment variable(s) not set:"]
+                + [f"  - {line}" for line in missing]
+                + ["Set them, or write the values in the file ($${NAME} is a literal ${NAME})."]
+            )
+        )
     try:
         return SwitchboardConfig.model_validate(expanded)
     except ValidationError as exc:
         raise ConfigError(_describe(path, exc, expanded)) from None
 
 
-def _expand(value: Any, environ: Mapping[str, str], path: Path, where: tuple[Any, ...]) -> Any:
+def variables(path: Path) -> list[str]:
+    """The environment variables a config file uses (`${NAME}`), sorted, each once."""
+    names: set[str] = set()
+
+    def collect(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+        elif isinstance(value, str):
+            names.update(m.group(2) for m in _VARIABLE.finditer(value) if not m.group(1))
+
+    collect(_toml(_read(path), path))
+    return sorted(names)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file. Pass --config PATH or set {ENV_PATH}.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror}).") from None
+
+
+def _toml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+
+
+def _expand(
+    value: Any, environ: Mapping[str, str], where: tuple[Any, ...], missing: list[str]
+) -> Any:
+    """Fill `${NAME}`s; each unset variable is described in `missing`."""
     if isinstance(value, dict):
-        return {k: _expand(v, environ, path, (*where, k)) for k, v in value.items()}
+        return {k: _expand(v, environ, (*where, k), missing) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, environ, path, (*where, i)) for i, v in enumerate(value)]
+        return [_expand(v, environ, (*where, i), missing) for i, v in enumerate(value)]
     if isinstance(value, str):
 
         def fill(match: re.Match[str]) -> str:
-            name = match.group(1)
+            escaped, name = match.groups()
+            if escaped:
+                return f"${{{name}}}"
             if name not in environ:
-                raise ConfigError(
-                    f"{path}: {_key_path(where)} uses ${{{name}}}, but the environment "
-                    f"variable {name} is not set. Set it, or write the value in the file."
-                )
+                missing.append(f"{name} (used by {_key_path(where)})")
+                return ""
             return environ[name]
 
         return _VARIABLE.sub(fill, value)

@@ -33,6 +33,15 @@ class ProviderConfig(Strict):
     base_url: str | None = None  # else the SDK reads ANTHROPIC_BASE_URL
 
 
+class LoggingConfig(Strict):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    # Also write log lines here, rotated. With a console chat in the terminal, log lines go
+    # only to a file (this one, else switchboard.log beside the database).
+    file: str | None = None
+    max_bytes: int = Field(10_000_000, ge=1024)
+    backups: int = Field(5, ge=0)
+
+
 class QueueConfig(Strict):
     cap: int = Field(100, ge=1)
     drop_policy: Literal["oldest", "newest"] = "oldest"
@@ -156,7 +165,26 @@ class SwitchboardConfig(Strict):
     storage: StorageConfig = StorageConfig()
     provider: ProviderConfig = ProviderConfig()
     queue: QueueConfig = QueueConfig()
+    logging: LoggingConfig = LoggingConfig()
     workspaces: list[WorkspaceConfig] = Field(min_length=1)
+
+    def secret_values(self) -> list[str]:
+        """Every secret the file holds (tokens, signing secrets, keys), for log redaction."""
+        found: list[str] = []
+
+        def walk(value: object) -> None:
+            if isinstance(value, SecretStr):
+                if value.get_secret_value():
+                    found.append(value.get_secret_value())
+            elif isinstance(value, BaseModel):
+                for name in type(value).model_fields:
+                    walk(getattr(value, name))
+            elif isinstance(value, list | tuple):
+                for item in value:
+                    walk(item)
+
+        walk(self)
+        return found
 
     @model_validator(mode="after")
     def _unique_workspaces(self) -> SwitchboardConfig:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from config import ConfigError, load, resolve_path
-from config.loading import parse
+from config.loading import parse, variables
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = (ROOT / "config/switchboard.toml").read_text()
@@ -41,9 +41,44 @@ def test_environment_variables_fill_strings_and_a_missing_one_is_named() -> None
     with pytest.raises(ConfigError) as caught:
         parse(text, SOURCE, {})
     assert str(caught.value) == (
-        "switchboard.toml: workspaces[0].agents[0].system_prompt uses ${TEAM}, but the "
-        "environment variable TEAM is not set. Set it, or write the value in the file."
+        "switchboard.toml: 1 environment variable(s) not set:\n"
+        "  - TEAM (used by workspaces[0].agents[0].system_prompt)\n"
+        "Set them, or write the values in the file ($${NAME} is a literal ${NAME})."
     )
+
+
+def test_every_missing_variable_is_named_at_once() -> None:
+    text = DEFAULT.replace('"You are a helpful operations agent."', '"${A} and ${B}"')
+    with pytest.raises(ConfigError) as caught:
+        parse(text, SOURCE, {"B": "set"})
+    assert "1 environment variable(s) not set" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        parse(text, SOURCE, {})
+    assert "  - A (used by" in str(caught.value) and "  - B (used by" in str(caught.value)
+
+
+def test_a_doubled_dollar_is_a_literal_in_prompts_and_argv() -> None:
+    text = DEFAULT.replace(
+        '"You are a helpful operations agent."', '"Costs $$5; ${WHO} reads $${HOME}"'
+    ).replace('command = ["df", "-h", "."]', 'command = ["bash", "-c", "echo $${HOME} ${WHO}"]')
+    config = parse(text, SOURCE, {"WHO": "ops"})
+    workspace = config.workspaces[0]
+    assert workspace.agents[0].system_prompt == "Costs $$5; ops reads ${HOME}"
+    assert workspace.tools[0].command == ["bash", "-c", "echo ${HOME} ops"]
+
+
+def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
+    assert variables(ROOT / "config/switchboard.toml") == []
+    assert variables(ROOT / "config/example-full.toml") == [
+        "ACME_SLACK_APP_TOKEN",
+        "ACME_SLACK_BOT_TOKEN",
+        "ACME_SLACK_SIGNING_SECRET",
+        "ACME_TELEGRAM_BOT_TOKEN",
+        "ACME_TELEGRAM_WEBHOOK_SECRET",
+    ]
+    escaped = tmp_path / "c.toml"
+    escaped.write_text('a = "$${NOT_ONE} ${ONE} ${ONE}"\n# ${IN_A_COMMENT}\n')
+    assert variables(escaped) == ["ONE"]
 
 
 @pytest.mark.parametrize(
@@ -79,11 +114,19 @@ def test_mistakes_are_explained(change: tuple[str, str], expected: str) -> None:
     assert expected in str(caught.value)
 
 
-def test_not_toml_and_missing_file() -> None:
+def test_not_toml_and_files_that_cannot_be_read(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not valid TOML"):
         parse("[server\n", SOURCE, {})
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        parse("a = " + "[" * 5000 + "]" * 5000, SOURCE, {})
     with pytest.raises(ConfigError, match=r"no such file\. Pass --config PATH"):
         load(Path("/nonexistent/switchboard.toml"))
+    with pytest.raises(ConfigError, match="cannot be read"):
+        load(tmp_path)
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes("a = 'caf\u00e9'".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load(latin)
 
 
 def test_secrets_are_not_shown() -> None:
