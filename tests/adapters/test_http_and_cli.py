@@ -11,7 +11,6 @@ from tests.adapters.console_harness import BASE, ConsoleHarness, make_config
 from tests.fakes.anthropic_api import FakeAnthropic
 
 
-
 async def test_healthz_and_metrics(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:

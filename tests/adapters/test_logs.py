@@ -1,0 +1,119 @@
+"""`switchboard run` with Telegram, Slack and the Anthropic model, logging at debug level to
+stderr and a file: no configured secret appears anywhere in its output, whatever library
+wrote the line (HTTP clients log request URLs, and a Telegram URL carries the bot token)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import quote
+
+from tests.adapters.cli_process import read_until, start
+from tests.adapters.slack_harness import ACME_SECRET, ALICE, SlackSide
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+
+CONFIG = """
+[server]
+port = 0
+
+[storage]
+path = "{db}"
+
+[provider]
+kind = "anthropic"
+model = "claude-test-model"
+api_key = "${{SB_MODEL_KEY}}"
+base_url = "{anthropic}"
+
+[logging]
+level = "debug"
+file = "{log}"
+
+[[workspaces]]
+id = "acme"
+default_agent = "assistant"
+
+  [workspaces.telegram]
+  bot_token = "${{SB_TELEGRAM_TOKEN}}"
+  api_base_url = "{telegram}"
+
+  [workspaces.slack]
+  team_id = "T1"
+  bot_token = "${{SB_SLACK_TOKEN}}"
+  signing_secret = "${{SB_SLACK_SECRET}}"
+  api_base_url = "{slack}"
+
+  [[workspaces.operators]]
+  id = "alice"
+  primary = true
+  telegram_user_id = 1001
+  slack_user_id = "{alice}"
+
+  [[workspaces.agents]]
+  id = "assistant"
+"""
+
+
+async def until(check: Any, what: str, limit_s: float = 20) -> None:
+    deadline = time.monotonic() + limit_s
+    while not check():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        await asyncio.sleep(0.05)
+
+
+async def test_no_secret_in_any_line_of_a_full_run(
+    tmp_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
+) -> None:
+    telegram_api.token = "4242:secret-telegram-token-for-the-log-test"
+    slack_token = next(t.token for t in slack_api.teams.values() if t.team_id == "T1")
+    secrets = {
+        "SB_MODEL_KEY": "sk-model-key-for-the-log-test",
+        "SB_TELEGRAM_TOKEN": telegram_api.token,
+        "SB_SLACK_TOKEN": slack_token,
+        "SB_SLACK_SECRET": ACME_SECRET,
+    }
+    log_file = tmp_path / "logs" / "switchboard.log"
+    config = tmp_path / "switchboard.toml"
+    config.write_text(
+        CONFIG.format(
+            db=tmp_path / "sb.db",
+            log=log_file,
+            anthropic=anthropic_api.url,
+            telegram=telegram_api.base_url,
+            slack=slack_api.base_url,
+            alice=ALICE,
+        )
+    )
+    # An error path logs too: the reply (not the progress message) meets a 502 once.
+    telegram_api.fail("sendMessage", 502, "Bad Gateway", when=lambda p: "reply_markup" not in p)
+
+    proc = await start("run", "--config", config, env=secrets)
+    banner = await read_until(proc, "Switchboard is running")
+    port = int(re.findall(r"http on 127\.0\.0\.1:(\d+)", banner)[0])
+    telegram_api.push_message("hello from telegram", user=1001)
+    slack = SlackSide(SimpleNamespace(port=port), slack_api)  # type: ignore[arg-type]
+    await slack.say("hello from slack")
+    await until(lambda: telegram_api.sent(), "a Telegram reply")
+    await until(lambda: slack_api.posts("DALICE"), "a Slack reply")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout is not None
+    output = (await asyncio.wait_for(proc.stdout.read(), 20)).decode()
+    assert await asyncio.wait_for(proc.wait(), 20) == 0, output
+    everything = banner + output + log_file.read_text()
+
+    assert "/bot[redacted]/getUpdates" in everything, "the HTTP client's URL log was redacted"
+    for name, secret in secrets.items():
+        for form in {secret, quote(secret), quote(secret, safe="")}:
+            assert form not in everything, f"{name} appears in the output"
+    assert "delivery retry" in output, "log lines go to stderr when no console chat is there"
+    assert "delivery retry" in log_file.read_text(), "and to the configured file"
