@@ -5,6 +5,7 @@ wrote the line (HTTP clients log request URLs, and a Telegram URL carries the bo
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import signal
 import time
@@ -13,6 +14,8 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
+from adapters import logs
+from config.schema import LoggingConfig
 from tests.adapters.cli_process import read_until, start
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -117,3 +120,34 @@ async def test_no_secret_in_any_line_of_a_full_run(
             assert form not in everything, f"{name} appears in the output"
     assert "delivery retry" in output, "log lines go to stderr when no console chat is there"
     assert "delivery retry" in log_file.read_text(), "and to the configured file"
+
+
+def test_one_line_per_event_and_the_file_rotates(tmp_path: Path) -> None:
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        file = logs.configure(
+            LoggingConfig(file=str(tmp_path / "sb.log"), max_bytes=2048, backups=2),
+            secrets=["hunter2"],
+            to_stderr=False,
+            default_file=tmp_path / "unused.log",
+        )
+        log = logging.getLogger("switchboard.test")
+        try:
+            raise ValueError("token hunter2 was refused\nsecond line")
+        except ValueError:
+            log.exception(
+                "send failed\nfor chat %s", 42, extra={"chat": 42, "url": "/bothunter2/x"}
+            )
+        lines = (tmp_path / "sb.log").read_text().splitlines()
+        for _ in range(100):
+            log.info("filler", extra={"n": 1})
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    assert file == tmp_path / "sb.log"
+    assert len(lines) == 1, lines
+    assert " ERROR switchboard.test: send failed\\nfor chat 42 chat=42 traceback=" in lines[0]
+    assert "ValueError: token [redacted] was refused" in lines[0]
+    assert "url='/bot[redacted]/x'" in lines[0] and "hunter2" not in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sb.log", "sb.log.1", "sb.log.2"]
