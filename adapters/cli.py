@@ -22,6 +22,14 @@ log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `switchboard status | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     path = resolve_path(getattr(args, "config", None))
     try:

@@ -1,81 +1,163 @@
-"""Counters and a histogram, rendered in the Prometheus text format for GET /metrics."""
+"""What GET /metrics shows, through prometheus-client: counters bumped where things happen,
+gauges an operator alerts on, and the process's own metrics. One registry per `Metrics` (so
+one per Bridge), never the library's global one: a process, or a test, may run several.
+
+Gauges whose truth lives in the database or the runtime (running turns, queue depth, the
+outbox backlog) are read at scrape time by `scrape`; the platform gauges are set by the
+adapters' wiring as connections start and stop and as platform calls succeed."""
 
 from __future__ import annotations
 
-import bisect
-from collections import defaultdict
+import time
+from collections.abc import Callable, Iterable
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+
+from bridge.gauges import outbox_backlog, work_by_workspace
+from runtime import Runtime
+
+TURN_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
+OPEN_DELIVERY = ("pending", "sending")
+QUEUE_STATES = ("queued", "dequeued")
 
 
-def _labels(pairs: tuple[tuple[str, str], ...]) -> str:
-    if not pairs:
-        return ""
-    body = ",".join(
-        f'{k}="{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
-        for k, v in pairs
-    )
-    return "{" + body + "}"
+class LabelledCounter:
+    """A counter bumped with its labels as keywords: `deliveries.inc(status="failed")`."""
 
-
-class Counter:
-    def __init__(self, name: str, help_text: str) -> None:
-        self.name = name
-        self.help = help_text
-        self.values: dict[tuple[tuple[str, str], ...], float] = defaultdict(float)
+    def __init__(
+        self, name: str, documentation: str, labels: tuple[str, ...], registry: CollectorRegistry
+    ) -> None:
+        self._counter = Counter(name, documentation, labels, registry=registry)
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
-        self.values[tuple(sorted(labels.items()))] += amount
-
-    def render(self) -> list[str]:
-        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} counter"]
-        lines += [f"{self.name}{_labels(k)} {v:g}" for k, v in sorted(self.values.items())]
-        return lines
-
-
-class Histogram:
-    BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
-
-    def __init__(self, name: str, help_text: str) -> None:
-        self.name = name
-        self.help = help_text
-        self.counts = [0] * (len(self.BUCKETS) + 1)
-        self.total = 0.0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.BUCKETS, value)] += 1
-        self.total += value
-
-    def render(self) -> list[str]:
-        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} histogram"]
-        running = 0
-        for bound, count in zip((*self.BUCKETS, float("inf")), self.counts, strict=True):
-            running += count
-            le = "+Inf" if bound == float("inf") else f"{bound:g}"
-            lines.append(f'{self.name}_bucket{{le="{le}"}} {running}')
-        lines += [f"{self.name}_sum {self.total:g}", f"{self.name}_count {running}"]
-        return lines
+        self._counter.labels(**labels).inc(amount)
 
 
 class Metrics:
-    def __init__(self) -> None:
-        self.messages_in = Counter(
-            "switchboard_messages_in_total", "Chat messages received, by workspace and trust."
+    def __init__(
+        self, workspaces: Iterable[str] = (), *, wall: Callable[[], float] = time.time
+    ) -> None:
+        self._workspaces = tuple(workspaces)
+        self._wall = wall
+        self._platforms: set[tuple[str, str]] = set()
+        self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+        r = self.registry
+        self.messages_in = LabelledCounter(
+            "switchboard_messages_in_total",
+            "Chat messages received, by workspace and trust.",
+            ("workspace", "trust"),
+            r,
         )
-        self.interjections = Counter(
+        self.interjections = LabelledCounter(
             "switchboard_interjections_total",
             "Operator messages admitted into running turns, by boundary.",
+            ("boundary",),
+            r,
         )
-        self.deliveries = Counter(
-            "switchboard_deliveries_total", "Delivery intents that ended, by final status."
+        self.deliveries = LabelledCounter(
+            "switchboard_deliveries_total",
+            "Delivery intents that ended, by final status.",
+            ("status",),
+            r,
         )
         self.turn_seconds = Histogram(
-            "switchboard_turn_duration_seconds", "Wall time of finished turns."
+            "switchboard_turn_duration_seconds",
+            "Wall time of finished turns.",
+            buckets=TURN_BUCKETS,
+            registry=r,
+        )
+        self.turns_running = Gauge(
+            "switchboard_turns_running",
+            "Turns running now, by workspace.",
+            ("workspace",),
+            registry=r,
+        )
+        self.queue_messages = Gauge(
+            "switchboard_queue_messages",
+            "Messages waiting for a turn (queued) or taken into a running turn (dequeued), "
+            "by workspace.",
+            ("workspace", "status"),
+            registry=r,
+        )
+        self.outbox_backlog = Gauge(
+            "switchboard_outbox_backlog",
+            "Outgoing messages the platform has not accepted yet: pending (not started) or "
+            "sending (under way or retrying), by platform and workspace.",
+            ("platform", "workspace", "status"),
+            registry=r,
+        )
+        self.outbox_oldest_age = Gauge(
+            "switchboard_outbox_oldest_pending_age_seconds",
+            "Age of the oldest outgoing message still pending or sending (0 when none).",
+            ("platform", "workspace"),
+            registry=r,
+        )
+        self.platform_up = Gauge(
+            "switchboard_platform_up",
+            "1 while the adapter's connection (polling, webhook, socket, console input) runs; "
+            "0 when it is stopped or failed to start.",
+            ("platform", "workspace"),
+            registry=r,
+        )
+        self.platform_last_success = Gauge(
+            "switchboard_platform_last_success_timestamp_seconds",
+            "Unix time of the last platform call that succeeded (a message accepted, a lookup "
+            "answered).",
+            ("platform", "workspace"),
+            registry=r,
         )
 
-    def render(self) -> str:
-        parts: list[Counter | Histogram] = [
-            self.messages_in,
-            self.interjections,
-            self.deliveries,
-            self.turn_seconds,
-        ]
-        return "\n".join(line for p in parts for line in p.render()) + "\n"
+    # -- set as things happen ----------------------------------------------------------
+
+    def connection(self, platform: str, workspace: str, *, up: bool) -> None:
+        self._platforms.add((platform, workspace))
+        self.platform_up.labels(platform=platform, workspace=workspace).set(1 if up else 0)
+
+    def platform_call_ok(self, platform: str, workspace: str) -> None:
+        self.platform_last_success.labels(platform=platform, workspace=workspace).set(
+            self._wall()
+        )
+
+    # -- read at scrape time -----------------------------------------------------------
+
+    async def scrape(self, runtime: Runtime) -> bytes:
+        """Refresh the gauges read from the runtime and the database; the exposition text."""
+        backlog = await outbox_backlog(runtime.store)
+        now = runtime.clock.wall()  # the clock the outbox stamps its rows with
+        work = work_by_workspace(runtime)
+        # No await from here on: a concurrent scrape never sees a half-refreshed gauge.
+        self.turns_running.clear()
+        self.queue_messages.clear()
+        for workspace in {*self._workspaces, *work}:
+            counts = work.get(workspace)
+            self.turns_running.labels(workspace=workspace).set(counts.running if counts else 0)
+            for status in QUEUE_STATES:
+                n = getattr(counts, status) if counts else 0
+                self.queue_messages.labels(workspace=workspace, status=status).set(n)
+        self.outbox_backlog.clear()
+        self.outbox_oldest_age.clear()
+        places = self._platforms | {(b.platform, b.workspace) for b in backlog}
+        for platform, workspace in places:
+            for status in OPEN_DELIVERY:
+                self.outbox_backlog.labels(platform, workspace, status).set(0)
+            self.outbox_oldest_age.labels(platform, workspace).set(0)
+        oldest: dict[tuple[str, str], float] = {}
+        for b in backlog:
+            self.outbox_backlog.labels(b.platform, b.workspace, b.status).set(b.count)
+            place = (b.platform, b.workspace)
+            oldest[place] = min(oldest.get(place, b.oldest_created_at), b.oldest_created_at)
+        for (platform, workspace), created_at in oldest.items():
+            self.outbox_oldest_age.labels(platform, workspace).set(max(0.0, now - created_at))
+        return generate_latest(self.registry)
