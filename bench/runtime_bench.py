@@ -32,6 +32,9 @@ class ZeroLatencyProvider:
         self.calls = 0
         self.done = 0
 
+    async def close(self) -> None:
+        pass
+
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
     ) -> ProviderResponse:
@@ -51,6 +54,9 @@ class HeldProvider:
     """Never answers: keeps a turn running so submits only queue."""
 
     model = "held"
+
+    async def close(self) -> None:
+        pass
 
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice

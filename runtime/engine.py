@@ -107,13 +107,15 @@ class Runtime:
         return runtime
 
     async def close(self) -> None:
-        """Stop workers (running turns resume after the next open) and close the store."""
+        """Stop workers (running turns resume after the next open); close the store and the
+        provider."""
         self._closing = True
         workers = [s.worker for s in self.sessions.values() if s.worker]
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         await self.store.close()
+        await self.provider.close()
 
     # -- sessions ----------------------------------------------------------------------
 

@@ -55,3 +55,6 @@ class Provider(Protocol):
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
     ) -> ProviderResponse: ...
+
+    async def close(self) -> None:
+        """Release its connections; the runtime that was given it calls this on close."""

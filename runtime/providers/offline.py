@@ -84,6 +84,9 @@ class OfflineProvider:
         self.latency_s = latency_s
         self._clock = clock or SystemClock()
 
+    async def close(self) -> None:
+        """Nothing to release: no connections."""
+
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
     ) -> ProviderResponse:
