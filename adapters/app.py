@@ -63,29 +63,38 @@ class App:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
-        bots = PerWorkspace(Platform.TELEGRAM, TelegramTransport.limits)
+        metrics = self.bridge.metrics
+        bots = PerWorkspace(Platform.TELEGRAM, TelegramTransport.limits, metrics)
         for workspace in self.config.workspaces:
             if workspace.telegram is not None:
                 self.telegram[workspace.id] = TelegramAdapter(self.bridge, workspace)
                 bots.by_workspace[workspace.id] = self.telegram[workspace.id].transport
+                metrics.connection(Platform.TELEGRAM, workspace.id, up=False)
         if self.telegram:
             self.bridge.attach(bots)
-        slack = PerWorkspace(Platform.SLACK, SlackTransport.limits)
+        slack = PerWorkspace(Platform.SLACK, SlackTransport.limits, metrics)
         for workspace in self.config.workspaces:
             if workspace.slack is not None:
                 self.slack[workspace.id] = SlackAdapter(self.bridge, workspace)
                 slack.by_workspace[workspace.id] = self.slack[workspace.id].transport
+                metrics.connection(Platform.SLACK, workspace.id, up=False)
         if self.slack:
             self.bridge.attach(slack)
         await self.bridge.start()
         for team in self.slack.values():  # bot identities first: events need them
             await team.start()
+            metrics.connection(Platform.SLACK, team.workspace.id, up=True)
         await self._serve_http()
         for bot in self.telegram.values():
             await bot.start(self.config.server.public_url)
+            metrics.connection(Platform.TELEGRAM, bot.workspace.id, up=True)
         if consoles:
             console = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
             self._console = asyncio.get_running_loop().create_task(console.run())
+            metrics.connection(Platform.CONSOLE, consoles[0].id, up=True)
+            self._console.add_done_callback(  # input ended, failed or was stopped
+                lambda _: metrics.connection(Platform.CONSOLE, consoles[0].id, up=False)
+            )
 
     async def _serve_http(self) -> None:
         server = self.config.server
@@ -136,8 +145,10 @@ class App:
         for bot in self.telegram.values():
             with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
                 await bot.stop()
+            self.bridge.metrics.connection(Platform.TELEGRAM, bot.workspace.id, up=False)
         for team in self.slack.values():
             await team.stop()
+            self.bridge.metrics.connection(Platform.SLACK, team.workspace.id, up=False)
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -4,14 +4,23 @@ sees one Slack and one Telegram, while every workspace keeps its own token."""
 from __future__ import annotations
 
 from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, Transport
+from bridge.metrics import Metrics
 from bridge.types import TransportLimits
 
 
 class PerWorkspace:
-    def __init__(self, platform: Platform, limits: TransportLimits) -> None:
+    def __init__(
+        self, platform: Platform, limits: TransportLimits, metrics: Metrics | None = None
+    ) -> None:
         self.platform = platform
         self.limits = limits
         self.by_workspace: dict[str, Transport] = {}
+        self._metrics = metrics
+
+    def _ok(self, workspace_id: str) -> None:
+        """The platform answered this workspace's bot: the last-success gauge moves on."""
+        if self._metrics is not None:
+            self._metrics.platform_call_ok(self.platform, workspace_id)
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
@@ -22,12 +31,19 @@ class PerWorkspace:
                 f"no {self.platform} bot runs for workspace {route.workspace_id}", retryable=False
             )
         await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
+        self._ok(route.workspace_id)
 
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+        # Not a success signal: transports swallow progress errors (best effort).
         bot = self.by_workspace.get(route.workspace_id)
         if bot is not None:
             await bot.show_progress(route, view)
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         bot = self.by_workspace.get(route.workspace_id)
-        return None if bot is None else await bot.delivered(route, intent_id, chunk)
+        if bot is None:
+            return None
+        landed = await bot.delivered(route, intent_id, chunk)
+        if landed is not None:  # None: the platform was not asked (it cannot tell)
+            self._ok(route.workspace_id)
+        return landed

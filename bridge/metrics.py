@@ -22,12 +22,11 @@ from prometheus_client import (
     generate_latest,
 )
 
-from bridge.gauges import outbox_backlog, work_by_workspace
+from bridge.gauges import Work, outbox_backlog, work_by_workspace
 from runtime import Runtime
 
 TURN_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
 OPEN_DELIVERY = ("pending", "sending")
-QUEUE_STATES = ("queued", "dequeued")
 
 
 class LabelledCounter:
@@ -126,9 +125,7 @@ class Metrics:
         self.platform_up.labels(platform=platform, workspace=workspace).set(1 if up else 0)
 
     def platform_call_ok(self, platform: str, workspace: str) -> None:
-        self.platform_last_success.labels(platform=platform, workspace=workspace).set(
-            self._wall()
-        )
+        self.platform_last_success.labels(platform=platform, workspace=workspace).set(self._wall())
 
     # -- read at scrape time -----------------------------------------------------------
 
@@ -140,16 +137,15 @@ class Metrics:
         # No await from here on: a concurrent scrape never sees a half-refreshed gauge.
         self.turns_running.clear()
         self.queue_messages.clear()
-        for workspace in {*self._workspaces, *work}:
-            counts = work.get(workspace)
-            self.turns_running.labels(workspace=workspace).set(counts.running if counts else 0)
-            for status in QUEUE_STATES:
-                n = getattr(counts, status) if counts else 0
+        for workspace in sorted({*self._workspaces, *work}):
+            counts = work.get(workspace) or Work()
+            self.turns_running.labels(workspace=workspace).set(counts.running)
+            for status, n in (("queued", counts.queued), ("dequeued", counts.dequeued)):
                 self.queue_messages.labels(workspace=workspace, status=status).set(n)
         self.outbox_backlog.clear()
         self.outbox_oldest_age.clear()
         places = self._platforms | {(b.platform, b.workspace) for b in backlog}
-        for platform, workspace in places:
+        for platform, workspace in sorted(places):
             for status in OPEN_DELIVERY:
                 self.outbox_backlog.labels(platform, workspace, status).set(0)
             self.outbox_oldest_age.labels(platform, workspace).set(0)

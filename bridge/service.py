@@ -25,7 +25,7 @@ class Bridge:
     ) -> None:
         self.config = config
         self.runtime = runtime
-        self.metrics = Metrics()
+        self.metrics = Metrics((w.id for w in config.workspaces), wall=runtime.clock.wall)
         self.outbox = Outbox(runtime.store, runtime.clock, self.metrics)
         self.sessions = Sessions(runtime)
         self.router = Router(

@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import aiohttp
+
 from runtime import EventType, QueueStatus
 from tests.adapters.console_harness import ConsoleHarness, make_config, tool_table
+from tests.adapters.test_metrics import parse, value
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
@@ -33,8 +36,12 @@ async def test_interjection_round_trip(
     assert "agent> First thoughts." not in out, "only the turn's final answer is the reply"
     last = anthropic_api.requests[-1]["messages"][-1]["content"][-1]["text"]
     assert last.endswith("(from you, via console, message line 2)\nand check the logs too")
-    metrics = console.app.bridge.metrics.render()
-    assert 'switchboard_interjections_total{boundary="after_provider_round"} 1' in metrics
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"http://127.0.0.1:{console.app.port}/metrics") as response,
+    ):
+        metrics = parse(await response.text())
+    assert value(metrics, "switchboard_interjections_total", boundary="after_provider_round") == 1
 
 
 async def test_stop_during_a_tool(

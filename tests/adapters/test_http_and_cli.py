@@ -8,6 +8,7 @@ import aiohttp
 
 from tests.adapters.cli_process import switchboard
 from tests.adapters.console_harness import BASE, ConsoleHarness, make_config
+from tests.adapters.test_metrics import parse, value
 from tests.fakes.anthropic_api import FakeAnthropic
 
 
@@ -24,10 +25,12 @@ async def test_healthz_and_metrics(
         async with http.get(f"{base}/healthz") as response:
             assert response.status == 200 and (await response.json())["status"] == "ok"
         async with http.get(f"{base}/metrics") as response:
-            body = await response.text()
-    assert 'switchboard_messages_in_total{trust="trusted_operator",workspace="local"} 1' in body
-    assert 'switchboard_deliveries_total{status="accepted_by_transport"} 1' in body
-    assert "switchboard_turn_duration_seconds_count 1" in body
+            m = parse(await response.text())
+    counted = "switchboard_messages_in_total"
+    assert value(m, counted, workspace="local", trust="trusted_operator") == 1
+    assert value(m, "switchboard_deliveries_total", status="accepted_by_transport") == 1
+    assert value(m, "switchboard_turn_duration_seconds_count") == 1
+    assert value(m, "switchboard_platform_up", platform="console", workspace="local") == 1
 
 
 async def test_status_lists_sessions_and_deliveries(
