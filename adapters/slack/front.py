@@ -11,7 +11,7 @@ after that (the store is down) stays a 5xx, so that Slack retries."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -148,7 +148,8 @@ class SlackFront:
         problem = malformed(body)
         if problem is not None:
             return _refused(headers, raw, problem)
-        bolt_request = AsyncBoltRequest(body=text, query=request.query_string, headers=headers)
+        bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
+        bolt_request = AsyncBoltRequest(body=text, query=request.query_string, headers=bolt_headers)
         team = bolt_request.context.team_id
         if team is None and not _needs_no_team(body):
             return _refused(headers, raw, "the body names no Slack team")
