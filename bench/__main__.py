@@ -1,7 +1,8 @@
 import asyncio
 
-from bench import runtime_bench, slack_bench, telegram_bench
+from bench import delivery_bench, runtime_bench, slack_bench, telegram_bench
 
 asyncio.run(runtime_bench.main())
 asyncio.run(telegram_bench.main())
 asyncio.run(slack_bench.main())
+asyncio.run(delivery_bench.main())

@@ -1,6 +1,12 @@
 """Durable delivery (DESIGN §3, Delivery): every outgoing message is an intent written before
 any send; one worker per conversation sends them in order, chunk by chunk, recording each
-accepted chunk so a restart never re-sends what already landed."""
+accepted chunk so a restart never re-sends what already landed.
+
+A failed chunk is sent again, never skipped: the rest of a reply is not lost to one error.
+Where the send certainly did not leave (a refused connection), it simply goes again. Where its
+outcome is unknown (a 5xx, a read timeout, a crash mid-send), the platform is asked first if it
+can tell (Slack), so nothing is posted twice; where it cannot (Telegram), the chunk is sent
+again: a repeated part is far better than a lost half."""
 
 from __future__ import annotations
 
@@ -10,17 +16,18 @@ import logging
 from dataclasses import dataclass
 
 from bridge.metrics import Metrics
-from bridge.ratelimit import RateLimiter
+from bridge.ratelimit import PacedTransports
 from bridge.render import render, split
-from bridge.transport import DeliveryError, Transport
-from bridge.types import DeliveryKind, Platform, Route
+from bridge.transport import Call, DeliveryError, Transport
+from bridge.types import DeliveryKind, Route
 from runtime.clock import Clock
 from runtime.events import Event
 from runtime.store import Store, Writer
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 6
+MAX_ATTEMPTS = 6  # failures in a row on one chunk before the intent is failed
+MAX_RETRY_DELAY_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,19 +47,14 @@ class Outbox:
         self._store = store
         self._clock = clock
         self._metrics = metrics
-        self.transports: dict[Platform, Transport] = {}
-        self._limiters: dict[Platform, RateLimiter] = {}
+        self.transports = PacedTransports(clock)  # shared with progress: one pacer a platform
         self._workers: dict[str, asyncio.Task[None]] = {}
         self.failed_routes: set[str] = set()  # conversation keys the platform refused
         self._look_again: set[str] = set()
         self._closing = False
 
     def attach(self, transport: Transport) -> None:
-        self.transports[transport.platform] = transport
-        limits = transport.limits
-        self._limiters[transport.platform] = RateLimiter(
-            self._clock, limits.per_conversation_interval_s, limits.global_per_second
-        )
+        self.transports.attach(transport)
 
     @staticmethod
     def enqueue(w: Writer, intent_id: str, route: Route, kind: DeliveryKind, text: str) -> None:
@@ -150,75 +152,86 @@ class Outbox:
                 intent, "failed", f"no {intent.route.platform} adapter is running to deliver this"
             )
             return
-        limit = transport.limits.max_chars
         platform = intent.route.platform
-        chunks = split(intent.text, limit, lambda s: len(render(s, platform)))
-        # Why the next chunk may already have landed, if it may: "resumed" (it was in flight
-        # when the last run stopped) or the error whose outcome was unknown. Either way the
-        # platform is asked before a resend; where it cannot tell, a resumed chunk is sent
-        # again (at least once beats never) and an unknown outcome fails.
-        unsure: str | None = "resumed" if intent.status == "sending" else None
+        chunks = split(intent.text, transport.limits.max_chars, lambda s: len(render(s, platform)))
+        pacer = self.transports.pacers[platform]
+        # Whether the next chunk may already have landed: it was in flight when the last run
+        # stopped, or its last attempt had an unknown outcome.
+        unsure = intent.status == "sending"
         await self._update(intent, "sending")
         attempts = intent.attempts
+        failures = 0  # in a row, on this chunk
         chunk = intent.chunks_sent
-        limiter = self._limiters[platform]
-        channel = intent.route.channel_key
         while chunk < len(chunks):
-            await limiter.acquire(channel)
-            landed: bool | None = False
-            if unsure is not None:
-                landed = await transport.delivered(intent.route, intent.id, chunk)
-                if landed is None and unsure != "resumed":
-                    await self._finish(
-                        intent,
-                        "failed",
-                        f"{unsure} (it may have arrived)",
-                        attempts=attempts,
-                        chunks=chunk,
-                    )
-                    return
-                unsure = None
+            if unsure:
+                unsure = False
+                if await transport.delivered(intent.route, intent.id, chunk):
+                    chunk, failures = chunk + 1, 0
+                    await self._update(intent, "sending", chunks=chunk)
+                    continue  # it landed; None (cannot tell) or False: send it (again)
+            ticket = await pacer.acquire(intent.route, Call.POST)
             try:
-                if not landed:
-                    await transport.send(
-                        intent.route,
-                        render(chunks[chunk], platform),
-                        kind=intent.kind,
-                        intent_id=intent.id,
-                        chunk=chunk,
-                    )
+                await transport.send(
+                    intent.route,
+                    render(chunks[chunk], platform),
+                    kind=intent.kind,
+                    intent_id=intent.id,
+                    chunk=chunk,
+                )
             except DeliveryError as exc:
+                failure: DeliveryError | None = exc
+            else:
+                failure = None
+            finally:
+                ticket.done()
+            if failure is not None:
                 attempts += 1
-                if not exc.retryable or attempts >= MAX_ATTEMPTS:
-                    why = str(exc) if exc.landed == "no" else f"{exc} (it may have arrived)"
+                failures += 1
+                if not failure.retryable or failures >= MAX_ATTEMPTS:
+                    why = str(failure)
+                    if failure.landed == "unknown":
+                        why += " (it may have arrived)"
                     await self._finish(
                         intent,
                         "failed",
-                        why,
+                        f"{why}; {chunk} of {len(chunks)} parts delivered",
                         attempts=attempts,
                         chunks=chunk,
-                        route_gone=exc.route_gone,
+                        route_gone=failure.route_gone,
                     )
                     return
-                # An outcome we do not know is looked up before any resend (no double posts).
-                unsure = str(exc) if exc.landed == "unknown" else None
-                delay = exc.retry_after if exc.retry_after is not None else min(60.0, 2.0**attempts)
-                limiter.back_off(channel, delay)
-                await self._update(intent, "sending", attempts=attempts, error=str(exc))
-                log.warning(
-                    "delivery retry",
-                    extra={
-                        "delivery_id": intent.id,
-                        "attempt": attempts,
-                        "delay_s": delay,
-                        "look_up_first": unsure is not None,
-                    },
-                )
+                unsure = failure.landed == "unknown"
+                await self._retry_later(intent, failure, attempts, chunk, failures)
                 continue
-            chunk += 1
+            chunk, failures = chunk + 1, 0
             if chunk < len(chunks):
                 await self._update(intent, "sending", attempts=attempts, chunks=chunk)
         await self._finish(intent, "accepted_by_transport", None, attempts=attempts, chunks=chunk)
+
+    async def _retry_later(
+        self, intent: Intent, exc: DeliveryError, attempts: int, chunk: int, failures: int
+    ) -> None:
+        """Record the failure, then wait: for a Retry-After, whatever counted where the send
+        counted waits with it (the pacer holds them all back); else this conversation waits,
+        longer after each failure in a row."""
+        if exc.retry_after is not None:
+            delay = exc.retry_after
+            self.transports.pacers[intent.route.platform].back_off(intent.route, Call.POST, delay)
+        else:
+            delay = min(MAX_RETRY_DELAY_S, 2.0 ** (failures - 1))
+        await self._update(intent, "sending", attempts=attempts, error=str(exc))
+        log.warning(
+            "delivery retry",
+            extra={
+                "delivery_id": intent.id,
+                "attempt": attempts,
+                "chunk": chunk,
+                "delay_s": delay,
+                "landed": exc.landed,
+            },
+        )
+        if exc.retry_after is None:
+            await self._clock.sleep(delay)
 
     async def _update(
         self,

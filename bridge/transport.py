@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal, Protocol
 
 from bridge.types import DeliveryKind, Platform, Route, TransportLimits
@@ -10,8 +14,10 @@ from config.errors import SwitchboardError
 
 
 class DeliveryError(SwitchboardError):
-    """A send failed. `landed` says whether the platform may have accepted it anyway: only
-    a send that certainly did not land ("no") is ever retried."""
+    """A send failed. `landed` says whether the platform may have accepted it anyway: "no"
+    (the request never left: a refused connection, no free connection in the pool) is simply
+    sent again; "unknown" (a 5xx, a read timeout) is looked up first where the platform can
+    tell, and sent again where it cannot: a repeated part beats a lost one."""
 
     def __init__(
         self,
@@ -29,12 +35,95 @@ class DeliveryError(SwitchboardError):
         self.route_gone = route_gone  # the bot was blocked or removed: stop using this route
 
 
+class Call(StrEnum):
+    """A platform call, as pacing sees it."""
+
+    POST = "post"  # a new message: a part of a reply, or the progress message
+    EDIT = "edit"  # the progress message changed
+    DELETE = "delete"  # the progress message removed
+    INDICATOR = "indicator"  # a typing action, a status line
+    REACTION = "reaction"
+
+
+class Scope(StrEnum):
+    """Where a rule counts calls."""
+
+    CHANNEL = "channel"  # one chat or channel, whatever its thread (`Route.channel_key`)
+    GROUP = "group"  # the same, for channels the platform counts as groups
+    ACCOUNT = "account"  # everything one bot sends, in one workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """At most `count` of these calls in any `per_s` seconds, in each `scope`. A platform's
+    limit counts a call until its answer came back (the platform counts arrivals, which we
+    cannot see); a spread of our own (`limit=False`) counts it from its start."""
+
+    calls: frozenset[Call]
+    scope: Scope
+    count: int
+    per_s: float
+    limit: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing(TransportLimits):
+    """A platform's limits with the rules each of its calls is paced by (DESIGN §3, Delivery).
+    A channel is a group when its id starts with `group_prefix` (Telegram: a negative id)."""
+
+    rules: tuple[Rule, ...] = ()
+    group_prefix: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ProgressView:
     run_id: str
     step: str
     elapsed_s: float
     note: str | None = None  # a one-off line, e.g. "your message reached the agent ..."
+
+
+class Budget(Protocol):
+    """What a progress update may spend. The bridge paces progress with the replies (one
+    budget per platform) but never makes it wait: a call the budget has no room for is
+    skipped, and the bridge shows the update again, newer, once there is room."""
+
+    def take(self, call: Call) -> bool:
+        """May this call be made now? True means it is counted as made."""
+        ...
+
+    def back_off(self, call: Call, seconds: float) -> None:
+        """The platform answered this call with a Retry-After."""
+        ...
+
+
+class _Unlimited:
+    def take(self, call: Call) -> bool:
+        return True
+
+    def back_off(self, call: Call, seconds: float) -> None:
+        return None
+
+
+UNLIMITED: Budget = _Unlimited()
+_budget: ContextVar[Budget] = ContextVar("progress_budget", default=UNLIMITED)
+
+
+def progress_budget() -> Budget:
+    """The budget of the progress update being shown: the bridge sets it around each
+    `show_progress` (so it reaches the adapter through any transport that wraps another).
+    Outside one, there is no limit."""
+    return _budget.get()
+
+
+@contextmanager
+def spending(budget: Budget) -> Iterator[None]:
+    """Within this block, `progress_budget()` is `budget`."""
+    token = _budget.set(budget)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
 
 
 class Transport(Protocol):
@@ -47,7 +136,8 @@ class Transport(Protocol):
         """Post one rendered chunk. Raises DeliveryError when it did not work."""
 
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
-        """Show (or, with None, clear) the live state of a running turn. Best effort."""
+        """Show (or, with None, clear) the live state of a running turn. Best effort; each
+        platform call only if `progress_budget().take(call)` allows it."""
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         """Did this chunk of this intent land? Asked before re-sending one whose outcome is

@@ -8,7 +8,8 @@ Every reply carries message metadata naming its delivery intent and chunk, so a 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -17,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.inbound import STOP_ACTION
 from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
 from bridge.render import render
+from bridge.transport import Budget, Call, Pacing, Rule, Scope, progress_budget
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +27,32 @@ RECEIVED, FINISHED = "eyes", "white_check_mark"
 # The conversation is gone for this bot: stop using the route until someone writes from it.
 ROUTE_GONE = {"channel_not_found", "not_in_channel", "is_archived", "user_disabled"}
 LOOKUP_PAGES = 10
+T = TypeVar("T")
+
+
+def _per_minute(call: Call, count: int) -> Rule:
+    return Rule(frozenset({call}), Scope.ACCOUNT, count, 60.0)
 
 
 class SlackTransport:
     platform = Platform.SLACK
-    # chat.postMessage allows about one message per second per channel, with short bursts.
-    limits = TransportLimits(max_chars=3900, per_conversation_interval_s=1.1, global_per_second=20)
+    # Slack's limits are per method and workspace: chat.postMessage about one a second per
+    # channel (short bursts allowed); chat.update, chat.delete and reactions.add are tier 3
+    # (50+ a minute), reactions.remove tier 2 (20+); assistant.threads.setStatus is taken as
+    # tier 3. A margin under each.
+    limits: TransportLimits = Pacing(
+        max_chars=3900,
+        per_conversation_interval_s=1.1,
+        global_per_second=20,
+        rules=(
+            Rule(frozenset({Call.POST}), Scope.CHANNEL, 1, 1.1),
+            Rule(frozenset({Call.POST}), Scope.ACCOUNT, 1, 1 / 20, limit=False),  # a spread
+            _per_minute(Call.EDIT, 45),
+            _per_minute(Call.DELETE, 45),
+            _per_minute(Call.INDICATOR, 45),
+            _per_minute(Call.REACTION, 18),
+        ),
+    )
 
     def __init__(self, client: AsyncWebClient, workspace_id: str) -> None:
         self._client = client
@@ -38,6 +60,7 @@ class SlackTransport:
         self._progress: dict[str, tuple[str, str]] = {}  # conversation -> (ts, text shown)
         self._status: dict[str, str] = {}  # conversation -> status line shown
         self._no_status: set[str] = set()  # conversations where Slack refused a status line
+        self._unmarked: set[tuple[str, str]] = set()  # eyes taken off, check mark not yet on
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
@@ -101,71 +124,141 @@ class SlackTransport:
     async def received(self, route: Route) -> None:
         """A reaction on the operator's message: the agent has it."""
         if route.reply_to:
-            await self._react("reactions_add", route, RECEIVED)
+            await self._react("reactions_add", route, RECEIVED, progress_budget())
 
     async def show_progress(self, route: Route, view: ProgressView | None) -> None:
         key = route.conversation_key
+        budget = progress_budget()
         try:
             if view is None:
-                await self._clear(route)
+                await self._clear(route, budget)
                 return
-            await self._status_line(route, f"is working: {view.step}")
+            await self._status_line(route, f"is working: {view.step}", budget)
             text = f"\u23f3 {render(view.step, Platform.SLACK)} ({view.elapsed_s:.0f}s)"
             if view.note:
                 text += f"\n{render(view.note, Platform.SLACK)}"
             shown = self._progress.get(key)
             if shown is None:
-                posted = await self._client.chat_postMessage(
-                    channel=route.conversation_id,
-                    thread_ts=route.thread_id,
-                    text=text,
-                    blocks=_progress_blocks(text),
+                posted = await self._within(
+                    budget,
+                    Call.POST,
+                    lambda: self._client.chat_postMessage(
+                        channel=route.conversation_id,
+                        thread_ts=route.thread_id,
+                        text=text,
+                        blocks=_progress_blocks(text),
+                    ),
                 )
-                self._progress[key] = (str(posted["ts"]), text)
+                if posted is not None:
+                    self._progress[key] = (str(posted["ts"]), text)
             elif shown[1] != text:
-                await self._client.chat_update(
-                    channel=route.conversation_id,
-                    ts=shown[0],
-                    text=text,
-                    blocks=_progress_blocks(text),
+                ts = shown[0]
+                updated = await self._within(
+                    budget,
+                    Call.EDIT,
+                    lambda: self._client.chat_update(
+                        channel=route.conversation_id,
+                        ts=ts,
+                        text=text,
+                        blocks=_progress_blocks(text),
+                    ),
                 )
-                self._progress[key] = (shown[0], text)
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+                if updated is not None:
+                    self._progress[key] = (ts, text)
+        except SlackApiError as exc:
+            if exc.response.get("error") == "message_not_found":
+                self._progress.pop(key, None)  # someone deleted it: post a new one next time
+            log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
+        except (aiohttp.ClientError, TimeoutError) as exc:
             log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
 
-    async def _clear(self, route: Route) -> None:
-        shown = self._progress.pop(route.conversation_key, None)
-        if shown is not None:
-            await self._client.chat_delete(channel=route.conversation_id, ts=shown[0])
-        await self._status_line(route, "")
-        if route.reply_to:
-            await self._react("reactions_remove", route, RECEIVED)
-            await self._react("reactions_add", route, FINISHED)
-
-    async def _status_line(self, route: Route, status: str) -> None:
-        """The assistant status line under the thread, where this workspace offers it."""
+    async def _clear(self, route: Route, budget: Budget) -> None:
+        """Each step once, as the budget allows: the bridge calls again for what is left."""
         key = route.conversation_key
-        if route.thread_id is None or key in self._no_status or self._status.get(key, "") == status:
+        shown = self._progress.pop(key, None)
+        if shown is not None:
+            ts = shown[0]
+            try:
+                deleted = (
+                    await self._within(
+                        budget,
+                        Call.DELETE,
+                        lambda: self._client.chat_delete(channel=route.conversation_id, ts=ts),
+                    )
+                    is not None
+                )
+            except SlackApiError as exc:  # already gone, or never to be: forget it
+                log.info("progress not deleted", extra={"error": exc.response.get("error")})
+                deleted = True
+            if not deleted:
+                self._progress[key] = shown
+                return
+        if not await self._status_line(route, "", budget) or not route.reply_to:
             return
+        mark = (route.conversation_id, route.reply_to)
+        if mark not in self._unmarked:
+            if not await self._react("reactions_remove", route, RECEIVED, budget):
+                return
+            self._unmarked.add(mark)
+        if await self._react("reactions_add", route, FINISHED, budget):
+            self._unmarked.discard(mark)
+
+    async def _status_line(self, route: Route, status: str, budget: Budget) -> bool:
+        """The assistant status line under the thread, where this workspace offers it. False
+        when the budget had no room for it."""
+        key, thread = route.conversation_key, route.thread_id
+        if thread is None or key in self._no_status or self._status.get(key, "") == status:
+            return True
         try:
-            await self._client.assistant_threads_setStatus(
-                channel_id=route.conversation_id, thread_ts=route.thread_id, status=status
+            done = await self._within(
+                budget,
+                Call.INDICATOR,
+                lambda: self._client.assistant_threads_setStatus(
+                    channel_id=route.conversation_id, thread_ts=thread, status=status
+                ),
             )
-            self._status[key] = status
         except SlackApiError as exc:
             self._no_status.add(key)  # not an assistant thread, or no scope: the message will do
             log.info(
                 "no status line here",
                 extra={"conversation": key, "error": exc.response.get("error")},
             )
+            return True
+        if done is None:
+            return False
+        self._status[key] = status
+        return True
 
-    async def _react(self, method: str, route: Route, name: str) -> None:
+    async def _react(self, method: str, route: Route, name: str, budget: Budget) -> bool:
+        """False when the budget had no room for it."""
         try:
-            await getattr(self._client, method)(
-                channel=route.conversation_id, timestamp=route.reply_to, name=name
+            return (
+                await self._within(
+                    budget,
+                    Call.REACTION,
+                    lambda: getattr(self._client, method)(
+                        channel=route.conversation_id, timestamp=route.reply_to, name=name
+                    ),
+                )
+                is not None
             )
         except SlackApiError as exc:  # already there, already gone, or no reactions scope
             log.debug("reaction skipped", extra={"error": exc.response.get("error")})
+            return True
+
+    @staticmethod
+    async def _within(budget: Budget, call: Call, request: Callable[[], Awaitable[T]]) -> T | None:
+        """Make this progress call if the bridge's budget has room for it now; None when it
+        has not, or Slack said wait (the bridge shows the update again later)."""
+        if not budget.take(call):
+            return None
+        try:
+            return await request()
+        except SlackApiError as exc:
+            if exc.response.status_code != 429:
+                raise
+            budget.back_off(call, float(exc.response.headers.get("Retry-After", 1)))
+            return None
 
 
 def _delivery_error(exc: SlackApiError) -> DeliveryError:

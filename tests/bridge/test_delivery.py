@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bridge import DeliveryError
-from bridge.outbox import Outbox
+from bridge.outbox import MAX_ATTEMPTS, Outbox
 from bridge.render import render, split
 from bridge.types import Platform
 from tests.bridge.fakes import RecordingTransport
@@ -76,22 +76,10 @@ async def test_retry_after_is_honoured_and_nothing_is_lost(
     assert row["status"] == "accepted_by_transport" and row["attempts"] == 2
 
 
-@pytest.mark.parametrize(
-    "error,reason",
-    [
-        (
-            DeliveryError("403 Forbidden: bot was blocked by the user", retryable=False),
-            "403 Forbidden: bot was blocked by the user",
-        ),
-        (
-            DeliveryError("timed out", retryable=True, landed="unknown"),
-            "timed out (it may have arrived)",
-        ),
-    ],
-)
-async def test_a_send_that_may_have_landed_or_cannot_work_is_not_retried(
-    anthropic_api: FakeAnthropic, db_path: Path, error: DeliveryError, reason: str
+async def test_a_send_that_cannot_work_is_not_retried(
+    anthropic_api: FakeAnthropic, db_path: Path
 ) -> None:
+    error = DeliveryError("403 Forbidden: bot was blocked by the user", retryable=False)
     transport = RecordingTransport(fail=lambda attempt: error)
     bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
     try:
@@ -102,8 +90,68 @@ async def test_a_send_that_may_have_landed_or_cannot_work_is_not_retried(
     finally:
         await close_bridge(bridge)
     assert transport.attempts == 1
-    assert row["status"] == "failed" and row["last_error"] == reason
+    assert row["status"] == "failed"
+    assert row["last_error"] == "403 Forbidden: bot was blocked by the user; 0 of 1 parts delivered"
     assert runs.status == "completed", "a failed delivery never fails the turn"
+
+
+async def test_an_unknown_outcome_the_platform_cannot_look_up_is_sent_again(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """A 5xx or a read timeout on a platform that cannot be asked (Telegram): the chunk goes
+    again; a repeated part beats a lost one."""
+    timeout = DeliveryError("timed out", retryable=True, landed="unknown", retry_after=0)
+    transport = RecordingTransport(fail=lambda attempt: timeout if attempt == 1 else None)
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("hi"))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+    finally:
+        await close_bridge(bridge)
+    assert transport.lookups == [(row["id"], 0)], "asked first; it could not tell"
+    assert [s.text for s in transport.sent] == ["ok"]
+    assert row["status"] == "accepted_by_transport" and row["attempts"] == 1
+
+
+async def test_a_failure_mid_reply_resends_that_part_and_the_rest_follows(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """The Bot API answers 502 on the second message of a long answer: every word arrives,
+    in order."""
+    anthropic_api.script = [text("\n\n".join(f"part {i} " + "word " * 700 for i in range(3)))]
+    bad_gateway = DeliveryError("502 Bad Gateway", retryable=True, landed="unknown")
+    transport = RecordingTransport(fail=lambda attempt: bad_gateway if attempt == 2 else None)
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("write a lot"))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+    finally:
+        await close_bridge(bridge)
+    assert [s.chunk for s in transport.sent] == [0, 1, 2]
+    joined = " ".join(s.text for s in transport.sent)
+    assert joined.split() == " ".join(f"part {i} " + "word " * 700 for i in range(3)).split()
+    assert row["status"] == "accepted_by_transport" and row["attempts"] == 1
+
+
+async def test_a_reply_that_keeps_failing_says_how_much_of_it_arrived(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    anthropic_api.script = [text("\n\n".join(f"part {i} " + "word " * 700 for i in range(3)))]
+    timeout = DeliveryError("timed out", retryable=True, landed="unknown", retry_after=0)
+    transport = RecordingTransport(fail=lambda attempt: timeout if attempt >= 2 else None)
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("write a lot"))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+    finally:
+        await close_bridge(bridge)
+    assert transport.attempts == 1 + MAX_ATTEMPTS
+    assert row["status"] == "failed" and row["chunks_sent"] == 1
+    assert row["attempts"] == MAX_ATTEMPTS
+    assert row["last_error"] == "timed out (it may have arrived); 1 of 3 parts delivered"
 
 
 async def test_killed_after_the_intent_is_written_delivers_exactly_once_after_restart(

@@ -4,14 +4,23 @@ the error the real API gives, and is kept in `refused` so a test can fail on it.
 
 It keeps what a workspace would show (messages with their metadata, reactions, status lines)
 and can answer 429 with Retry-After, 5xx, or stall past the client's timeout after storing a
-post, as Slack does when a response is lost."""
+post, as Slack does when a response is lost.
+
+It enforces Slack's rate limits where Switchboard leans on them
+(https://api.slack.com/apis/rate-limits), each as a sliding window: `chat.postMessage` about
+one a second per channel (a 5% tolerance for arrival jitter on loopback); `chat.update` and
+`chat.delete` tier 3, 50 a minute per workspace. A call refused does not count. Every 429 is
+counted, apart: `injected_429` for the ones a test asked for (`fail`), `self_caused` for the ones
+the client earned by breaking a limit."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
+import math
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,11 +60,17 @@ class FakeSlack:
     reactions: list[tuple[str, str, str, str]] = field(default_factory=list)  # verb, ch, ts, name
     statuses: list[tuple[str, str, str]] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)  # method, args, team
+    call_times: list[float] = field(default_factory=list)  # when each of `calls` arrived
     refused: list[tuple[str, str]] = field(default_factory=list)
-    enforce_rate: bool = False  # 429 when a channel gets more than one post per second
+    enforce_rate: bool = True  # answer 429 when the client breaks a rate limit
+    post_interval_s: float = 1.0  # chat.postMessage, per channel
+    tolerance: float = 0.95
+    tier3_per_minute: int = 50  # chat.update, chat.delete, per workspace
+    injected_429: int = 0  # 429s a test asked for (`fail`)
+    self_caused: list[tuple[str, str]] = field(default_factory=list)  # (method, channel)
     _faults: list[_Fault] = field(default_factory=list)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    _last_post: dict[str, float] = field(default_factory=dict)
+    _sent_at: dict[tuple[str, str], deque[float]] = field(default_factory=dict)
     _sockets: dict[str, web.WebSocketResponse] = field(default_factory=dict)
     _acks: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _connected: dict[str, asyncio.Event] = field(default_factory=dict)
@@ -130,6 +145,8 @@ class FakeSlack:
             fault.times -= 1
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
             error = fault.error or ("ratelimited" if fault.status == 429 else "internal_error")
+            if fault.status == 429:
+                self.injected_429 += 1
             return web.json_response(
                 {"ok": False, "error": error}, status=fault.status, headers=headers
             )
@@ -139,11 +156,15 @@ class FakeSlack:
             team = self.teams.get(token or "")
         if team is None:
             return web.json_response({"ok": False, "error": "invalid_auth"})
-        if method == "chat.postMessage" and self.enforce_rate and self._too_fast(args["channel"]):
+        if self.enforce_rate and (wait := self._too_fast(method, args, team)) is not None:
+            self.self_caused.append((method, str(args.get("channel"))))
             return web.json_response(
-                {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "1"}
+                {"ok": False, "error": "ratelimited"},
+                status=429,
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
         self.calls.append((method, args, team.team_id))
+        self.call_times.append(time.monotonic())
         try:
             result = self._result(method, args, team)
         except SlackError as exc:
@@ -153,13 +174,28 @@ class FakeSlack:
             await asyncio.sleep(fault.stall_s)
         return web.json_response({"ok": True, **result})
 
-    def _too_fast(self, channel: str) -> bool:
+    def _too_fast(self, method: str, args: dict[str, Any], team: Team) -> float | None:
+        """How long the client should have waited, if this call breaks a limit; else it is
+        counted in its window."""
+        if method == "chat.postMessage":
+            key, count, per_s = args["channel"], 1, self.post_interval_s * self.tolerance
+        elif method in ("chat.update", "chat.delete"):
+            key, count, per_s = team.team_id, self.tier3_per_minute, 60.0
+        else:
+            return None
         now = time.monotonic()
-        last = self._last_post.get(channel)
-        if last is not None and now - last < 1.0:
-            return True
-        self._last_post[channel] = now
-        return False
+        sent = self._sent_at.setdefault((method, key), deque())
+        while sent and now - sent[0] >= per_s:
+            sent.popleft()
+        if len(sent) >= count:
+            return float(sent[0] + per_s - now)
+        sent.append(now)
+        return None
+
+    @property
+    def too_many(self) -> int:
+        """Every 429 answered: asked for by a test, or earned by the client."""
+        return self.injected_429 + len(self.self_caused)
 
     def _result(self, method: str, args: dict[str, Any], team: Team) -> dict[str, Any]:
         match method:

@@ -2,7 +2,20 @@
 specification (../shared/specs/telegram/api.json): the method exists, required fields are
 there, each value has an allowed type, and message text is 1-4096 characters after entity
 parsing. A request that breaks a rule gets the 400 the real API sends, and is kept in
-`refused` so a test can fail on it."""
+`refused` so a test can fail on it.
+
+It also enforces Telegram's flood limits (https://core.telegram.org/bots/faq#my-bot-is-hitting-
+limits-how-do-i-avoid-this), each as a sliding window, the strictest reading of "N per T":
+
+- about one message a second in a chat (a 5% tolerance for arrival jitter on loopback);
+- 20 messages a minute in a group (a negative chat id: groups, supergroups, channels);
+- 30 a second for the whole bot.
+
+What counts: the FAQ speaks of messages. `sendMessage` and `editMessageText` count in all three
+(Telegram floods edits like sends in practice); `sendChatAction` and `deleteMessage` count only
+in the bot's 30/s. A request the fake refused does not count. Every 429 is counted, apart:
+`injected_429` for the ones a test asked for (`fail`), `self_caused` for the ones the client
+earned by breaking a limit."""
 
 from __future__ import annotations
 
@@ -11,8 +24,10 @@ import contextlib
 import html
 import itertools
 import json
+import math
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -32,6 +47,9 @@ _SPEC_FILE = next(
 )
 SPEC = json.loads(_SPEC_FILE.read_text())
 TEXT_FIELDS = {"sendMessage": "text", "editMessageText": "text"}
+# Flood control: what counts as a message in a chat, and what counts in the bot's 30/s.
+MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
+BOT_COUNTED = MESSAGES | {"sendChatAction", "deleteMessage"}
 ALLOWED_TAGS = {
     "b",
     "strong",
@@ -157,6 +175,18 @@ class Failure:
     description: str
     retry_after: int | None
     when: Callable[[dict[str, Any]], bool]
+    stall_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class TooMany:
+    """A 429 the client earned: which call broke which limit ("chat", "group", "bot")."""
+
+    method: str
+    chat: Any
+    limit: str
+    at: float
+    wait_s: float
 
 
 @dataclass
@@ -174,11 +204,14 @@ class FakeTelegram:
     refused: list[tuple[str, str]] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     bot_id: int = 123456
-    per_chat_interval_s: float = 0.0  # > 0: enforce Telegram's pacing, answering 429
-    global_per_second: float = 0.0
-    too_many: int = 0
-    _last_by_chat: dict[Any, float] = field(default_factory=dict)
-    _recent: list[float] = field(default_factory=list)
+    enforce_limits: bool = True  # answer 429 when the client breaks a flood limit
+    per_chat_interval_s: float = 1.0
+    tolerance: float = 0.95  # a chat's messages may arrive this fraction of the interval apart
+    group_per_minute: int = 20
+    global_per_second: int = 30
+    injected_429: int = 0  # 429s a test asked for (`fail`)
+    self_caused: list[TooMany] = field(default_factory=list)  # 429s the client's pacing earned
+    _sent_at: dict[tuple[str, Any], deque[float]] = field(default_factory=dict)
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -252,14 +285,22 @@ class FakeTelegram:
         self,
         method: str,
         status: int,
-        description: str,
+        description: str = "",
         retry_after: int | None = None,
         times: int = 1,
         when: Callable[[dict[str, Any]], bool] = lambda params: True,
+        stall_s: float = 0.0,
     ) -> None:
-        """The next `times` calls of `method` whose params satisfy `when` fail so."""
-        failure = Failure(status, description, retry_after, when)
+        """The next `times` calls of `method` whose params satisfy `when` fail so; or, with
+        `stall_s`, succeed (the message is stored) but answer that late, as when a response
+        is lost on its way back and the client times out."""
+        failure = Failure(status, description, retry_after, when, stall_s)
         self.failures.setdefault(method, []).extend([failure] * times)
+
+    @property
+    def too_many(self) -> int:
+        """Every 429 answered: asked for by a test, or earned by the client."""
+        return self.injected_429 + len(self.self_caused)
 
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method]
@@ -285,32 +326,45 @@ class FakeTelegram:
         except InvalidRequest as exc:
             self.refused.append((method, str(exc)))
             return _error(400, str(exc))
-        if method == "sendMessage" and self._over_limit(decoded):
-            self.too_many += 1
-            return _error(429, "Too Many Requests: retry after 1", 1)
         pending = self.failures.get(method, [])
+        stall = 0.0
         if pending and pending[0].when(decoded):
             failure = pending.pop(0)
-            return _error(failure.status, failure.description, failure.retry_after)
+            if not failure.stall_s:
+                if failure.status == 429:
+                    self.injected_429 += 1
+                return _error(failure.status, failure.description, failure.retry_after)
+            stall = failure.stall_s
+        if self.enforce_limits and (broken := self._flood(method, decoded)) is not None:
+            self.self_caused.append(broken)
+            wait = max(1, math.ceil(broken.wait_s))
+            return _error(429, f"Too Many Requests: retry after {wait}", wait)
         self.calls.append(Call(method, decoded, time.monotonic()))
-        return web.json_response({"ok": True, "result": await self._result(method, decoded)})
+        result = await self._result(method, decoded)
+        if stall:
+            await asyncio.sleep(stall)  # stored, but the answer comes too late
+        return web.json_response({"ok": True, "result": result})
 
-    def _over_limit(self, p: dict[str, Any]) -> bool:
+    def _flood(self, method: str, p: dict[str, Any]) -> TooMany | None:
+        """The flood limit this call breaks, if any; else it is counted in its windows."""
+        if method not in BOT_COUNTED:
+            return None
         now = time.monotonic()
         chat = p.get("chat_id")
-        last = self._last_by_chat.get(chat)
-        self._recent = [t for t in self._recent if now - t < 1.0]
-        if (
-            self.per_chat_interval_s
-            and last is not None
-            and now - last < self.per_chat_interval_s * 0.95
-        ):
-            return True
-        if self.global_per_second and len(self._recent) >= self.global_per_second:
-            return True
-        self._last_by_chat[chat] = now
-        self._recent.append(now)
-        return False
+        windows: list[tuple[str, Any, int, float]] = [("bot", None, self.global_per_second, 1.0)]
+        if method in MESSAGES:
+            windows.append(("chat", chat, 1, self.per_chat_interval_s * self.tolerance))
+            if str(chat).startswith("-"):
+                windows.append(("group", chat, self.group_per_minute, 60.0))
+        for limit, key, count, per_s in windows:
+            sent = self._sent_at.setdefault((limit, key), deque())
+            while sent and now - sent[0] >= per_s:
+                sent.popleft()
+            if len(sent) >= count:
+                return TooMany(method, chat, limit, now, sent[0] + per_s - now)
+        for limit, key, _, _ in windows:
+            self._sent_at[(limit, key)].append(now)
+        return None
 
     async def _result(self, method: str, p: dict[str, Any]) -> Any:
         match method:
