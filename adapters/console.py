@@ -17,6 +17,7 @@ from bridge import (
     Route,
     TransportLimits,
 )
+from bridge.transport import Budget
 from config.schema import WorkspaceConfig
 
 PREFIX = {
@@ -49,7 +50,7 @@ class ConsoleTransport:
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         return None
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         if view is None:
             self._last_step.pop(route.conversation_key, None)
             return

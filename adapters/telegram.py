@@ -33,7 +33,7 @@ from bridge import (
     Route,
     TransportLimits,
 )
-from bridge.transport import Budget, Call, Pacing, Rule, Scope, progress_budget
+from bridge.transport import Budget, Call, Pacing, Rule, Scope
 from config.errors import ConfigError
 from config.schema import WorkspaceConfig
 
@@ -157,11 +157,10 @@ class TelegramTransport:
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         return None  # the Bot API cannot look up a chat's messages
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         key = route.conversation_key
         chat_id = int(route.conversation_id)
         thread = int(route.thread_id) if route.thread_id else None
-        budget = progress_budget()
         shown = self._progress.pop(key, None)
         try:
             if view is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, Transport
 from bridge.metrics import Metrics
+from bridge.transport import Budget
 from bridge.types import TransportLimits
 
 
@@ -33,11 +34,11 @@ class PerWorkspace:
         await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
         self._ok(route.workspace_id)
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         # Not a success signal: transports swallow progress errors (best effort).
         bot = self.by_workspace.get(route.workspace_id)
         if bot is not None:
-            await bot.show_progress(route, view)
+            await bot.show_progress(route, view, budget)
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         bot = self.by_workspace.get(route.workspace_id)

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 
 from bridge.ratelimit import PacedTransports
-from bridge.transport import Call, ProgressView, spending
+from bridge.transport import Call, ProgressView
 from bridge.types import Route
 from runtime.clock import Clock
 
@@ -142,8 +142,7 @@ class ProgressPresenter:
             return True, 0.0
         budget = self._transports.budget(route)
         try:
-            with spending(budget):
-                await transport.show_progress(route, view)
+            await transport.show_progress(route, view, budget)
         except Exception:  # progress is best effort; a failure must not touch the turn
             log.warning(
                 "progress update failed",

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -105,25 +102,7 @@ class _Unlimited:
         return None
 
 
-UNLIMITED: Budget = _Unlimited()
-_budget: ContextVar[Budget] = ContextVar("progress_budget", default=UNLIMITED)
-
-
-def progress_budget() -> Budget:
-    """The budget of the progress update being shown: the bridge sets it around each
-    `show_progress` (so it reaches the adapter through any transport that wraps another).
-    Outside one, there is no limit."""
-    return _budget.get()
-
-
-@contextmanager
-def spending(budget: Budget) -> Iterator[None]:
-    """Within this block, `progress_budget()` is `budget`."""
-    token = _budget.set(budget)
-    try:
-        yield
-    finally:
-        _budget.reset(token)
+UNLIMITED: Budget = _Unlimited()  # for a call no pacer counts
 
 
 class Transport(Protocol):
@@ -135,9 +114,9 @@ class Transport(Protocol):
     ) -> None:
         """Post one rendered chunk. Raises DeliveryError when it did not work."""
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         """Show (or, with None, clear) the live state of a running turn. Best effort; each
-        platform call only if `progress_budget().take(call)` allows it."""
+        platform call only if `budget.take(call)` allows it."""
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         """Did this chunk of this intent land? Asked before re-sending one whose outcome is

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.inbound import STOP_ACTION
 from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
 from bridge.render import render
-from bridge.transport import Budget, Call, Pacing, Rule, Scope, progress_budget
+from bridge.transport import UNLIMITED, Budget, Call, Pacing, Rule, Scope
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +124,10 @@ class SlackTransport:
     async def received(self, route: Route) -> None:
         """A reaction on the operator's message: the agent has it."""
         if route.reply_to:
-            await self._react("reactions_add", route, RECEIVED, progress_budget())
+            await self._react("reactions_add", route, RECEIVED, UNLIMITED)
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         key = route.conversation_key
-        budget = progress_budget()
         try:
             if view is None:
                 await self._clear(route, budget)

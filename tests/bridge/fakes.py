@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
+from bridge.transport import Budget
 
 
 @dataclass
@@ -37,7 +38,7 @@ class RecordingTransport:
             raise error
         self.sent.append(Sent(route, text, kind, intent_id, chunk))
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         self.progress.append(view)
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:

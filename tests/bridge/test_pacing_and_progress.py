@@ -7,7 +7,7 @@ import asyncio
 from bridge import Platform, Route, TransportLimits
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import PacedTransports, RateLimiter
-from bridge.transport import Call, Pacing, ProgressView, Rule, Scope, progress_budget
+from bridge.transport import Budget, Call, Pacing, ProgressView, Rule, Scope
 from runtime import ManualClock
 from tests.bridge.fakes import RecordingTransport
 
@@ -203,8 +203,7 @@ class BudgetedTransport(RecordingTransport):
         self.calls: list[tuple[Call, str | None]] = []
         self.shown: dict[str, str] = {}
 
-    async def show_progress(self, route: Route, view: ProgressView | None) -> None:
-        budget = progress_budget()
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         key = route.conversation_key
         if view is None:
             if key in self.shown and budget.take(Call.DELETE):
