@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import jsonschema
 
 from tests.adapters.slack_harness import ALICE, OPS, WRAPPER_SCHEMA, SlackSide
-from tests.fakes.telegram_api import SPEC
+from tests.fakes.telegram_spec import SPEC
 
 OPERATOR = 1001  # alice's Telegram id
 STRANGER = 666
