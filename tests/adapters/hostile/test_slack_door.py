@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,8 +21,17 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from adapters.app import App
-from tests.adapters import slack_harness
-from tests.adapters.hostile import (
+from tests.adapters.hostile.real_payloads import (
+    block_actions,
+    bot_message,
+    classic_bot_message,
+    envelope,
+    file_share,
+    form,
+    message_changed,
+    message_deleted,
+)
+from tests.adapters.hostile.send import (
     PROPERTY,
     content_types,
     extra_headers,
@@ -37,45 +44,10 @@ from tests.adapters.hostile import (
     server_errors,
     slack_signature,
 )
-from tests.adapters.real_payloads import (
-    block_actions,
-    bot_message,
-    classic_bot_message,
-    envelope,
-    file_share,
-    form,
-    message_changed,
-    message_deleted,
-)
 from tests.adapters.slack_harness import ALICE, MALLORY, OPS, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
-
-# -- starting the doors ----------------------------------------------------------------------
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as session:
-        yield session
-
-
-@pytest.fixture(autouse=True)
-def _quick_stop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model's answers to the many checks that the door still works queue up behind the
-    platforms' pacing; a test need not wait for them to go out when it stops the app."""
-    monkeypatch.setattr("adapters.app.DRAIN_S", 0.1)
-
-
-@pytest.fixture
-async def slack_app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
-) -> AsyncIterator[App]:
-    app = await slack_harness.start_app(db_path, anthropic_api, slack_api)
-    yield app
-    await app.stop()
-
 
 # -- examples: Slack --------------------------------------------------------------------------
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -22,21 +20,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from adapters.app import App
-from tests.adapters import telegram_harness
-from tests.adapters.hostile import (
-    PROPERTY,
-    TG_SECRET,
-    content_types,
-    extra_headers,
-    header_text,
-    json_values,
-    mutated,
-    post_telegram,
-    prompts,
-    refusals,
-    server_errors,
-)
-from tests.adapters.real_payloads import (
+from tests.adapters.hostile.real_payloads import (
     ALICE_TG,
     OPERATOR,
     STRANGER,
@@ -49,38 +33,20 @@ from tests.adapters.real_payloads import (
     text_message,
     tg_message,
 )
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.adapters.hostile.send import (
+    PROPERTY,
+    TG_SECRET,
+    content_types,
+    extra_headers,
+    header_text,
+    json_values,
+    mutated,
+    post_telegram,
+    prompts,
+    refusals,
+    server_errors,
+)
 from tests.fakes.telegram_api import FakeTelegram
-
-# -- starting the doors ----------------------------------------------------------------------
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as session:
-        yield session
-
-
-@pytest.fixture(autouse=True)
-def _quick_stop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model's answers to the many checks that the door still works queue up behind the
-    platforms' pacing; a test need not wait for them to go out when it stops the app."""
-    monkeypatch.setattr("adapters.app.DRAIN_S", 0.1)
-
-
-@pytest.fixture
-async def telegram_app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
-) -> AsyncIterator[App]:
-    app = await telegram_harness.start_app(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        telegram_extra=f'mode = "webhook"\n  webhook_secret = "{TG_SECRET}"',
-    )
-    yield app
-    await app.stop()
-
 
 # -- examples: Telegram -----------------------------------------------------------------------
 
