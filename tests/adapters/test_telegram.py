@@ -3,8 +3,10 @@ against the published spec), the real App, bridge and runtime, the fake Anthropi
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -310,3 +312,34 @@ async def test_a_wrong_token_is_a_clear_error(
     assert "Check telegram.bot_token" in str(caught.value)
     store = await Store.open(db_path)  # the failed start let go of the database
     await store.close()
+
+
+async def test_a_polled_update_the_store_fails_to_take_is_tried_again_in_order(
+    app: App, telegram_api: FakeTelegram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polling confirms an update to Telegram when it is fetched: one the store cannot take
+    is not lost, but tried again, and the updates after it wait their turn."""
+    store_receive = app.bridge.receive
+    refused: list[str | None] = []
+
+    async def disk_trouble(chat: Any) -> None:
+        if len(refused) < 2:
+            refused.append(chat.text)
+            raise OSError("disk I/O error")
+        await store_receive(chat)
+
+    monkeypatch.setattr(app.bridge, "receive", disk_trouble)
+    telegram_api.push_message("first", user=1001)
+    telegram_api.push_message("second", user=1001)
+    stored: list[str | None] = []
+
+    async def texts() -> list[str | None]:
+        return [m.message.text for m in await app.runtime.store.messages()]
+
+    for _ in range(200):
+        stored = await texts()
+        if len(stored) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert refused == ["first", "first"]
+    assert stored == ["first", "second"]

@@ -1,0 +1,191 @@
+"""Replies and progress out through python-telegram-bot, paced by the bridge; Telegram's
+errors mapped to the bridge's once."""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, Literal, TypeVar
+
+import httpx
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.ext import Application
+
+from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
+from bridge.transport import Budget, Call, Pacing, Rule, Scope
+
+log = logging.getLogger(__name__)
+
+STOP = "stop"
+
+
+def _plain(rendered: str) -> str:
+    """The text of rendered HTML, for when Telegram refuses its entities."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+T = TypeVar("T")
+# python-telegram-bot raises these (as TimedOut or NetworkError) when the request never left:
+# no connection could be made, or no pooled connection came free.
+NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+MESSAGES = frozenset({Call.POST, Call.EDIT})  # what Telegram counts as messages in a chat
+
+
+class TelegramTransport:
+    """Replies, progress and typing through the bot, paced by the bridge (`limits`).
+
+    Not python-telegram-bot's `AIORateLimiter` (the `rate-limiter` extra), though it paces
+    Telegram too: it has no per-chat limit for private chats (only 30/s for the bot and 20/min
+    per group), so the bridge would pace anyway; its aiolimiter leaky buckets let a group
+    take 20 messages at once and then one every 3 s, more than 20 in some minutes; it waits
+    inside the HTTP call, on the real clock, in one line for every call, so a progress edit
+    would hold up the reply behind it, and progress could not be dropped when the budget is
+    tight; two pacers in series would leave the bridge's record of when each message went
+    wrong by what the second one waited; and with `max_retries=0` (the bridge decides every
+    retry) its Retry-After handling does nothing.
+    """
+
+    platform = Platform.TELEGRAM
+    # About 1 message/s per chat, 20/min per group, 30/s per bot (typing actions and deletes
+    # included), with a margin; and the bot's messages spread evenly, 25 a second.
+    limits: TransportLimits = Pacing(
+        max_chars=4096,
+        per_conversation_interval_s=1.1,
+        global_per_second=25.0,
+        rules=(
+            Rule(MESSAGES, Scope.CHANNEL, 1, 1.1),
+            Rule(MESSAGES, Scope.GROUP, 20, 62.0),
+            Rule(MESSAGES, Scope.ACCOUNT, 1, 1 / 25.0, limit=False),
+            Rule(frozenset(Call), Scope.ACCOUNT, 28, 1.0),
+            Rule(frozenset({Call.INDICATOR}), Scope.CHANNEL, 1, 3.0, limit=False),  # lasts 5 s
+            # A chat's second is shared with the replies: edit the progress message at most
+            # every 3 s there, so that a reply seldom has to wait out an edit's second.
+            Rule(frozenset({Call.EDIT}), Scope.CHANNEL, 1, 3.0, limit=False),
+        ),
+        group_prefix="-",  # groups, supergroups and channels have negative ids
+    )
+
+    def __init__(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        self._app = application
+        self._progress: dict[str, Message] = {}
+
+    async def send(
+        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+    ) -> None:
+        reply = (
+            ReplyParameters(message_id=int(route.reply_to), allow_sending_without_reply=True)
+            if route.reply_to and chunk == 0
+            else None
+        )
+        kwargs: dict[str, Any] = {
+            "chat_id": int(route.conversation_id),
+            "message_thread_id": int(route.thread_id) if route.thread_id else None,
+            "reply_parameters": reply,
+        }
+        try:
+            try:
+                await self._app.bot.send_message(text=text, parse_mode=ParseMode.HTML, **kwargs)
+            except BadRequest as exc:
+                if "can't parse entities" not in exc.message.lower():
+                    raise
+                log.warning(
+                    "entities refused; sending plain text",
+                    extra={"delivery_id": intent_id, "error": exc.message},
+                )
+                await self._app.bot.send_message(text=_plain(text), **kwargs)
+        except RetryAfter as exc:
+            seconds = self._wait_s(exc)
+            raise DeliveryError(
+                f"Telegram 429: retry after {seconds:g}s", retryable=True, retry_after=seconds
+            ) from exc
+        except Forbidden as exc:
+            raise DeliveryError(
+                f"Telegram 403: {exc.message}", retryable=False, route_gone=True
+            ) from exc
+        except BadRequest as exc:
+            raise DeliveryError(f"Telegram 400: {exc.message}", retryable=False) from exc
+        except NetworkError as exc:  # TimedOut included
+            landed = self._landed(exc)
+            what = "unreachable" if landed == "no" else "failed"
+            raise DeliveryError(
+                f"Telegram {what}: {exc.message}", retryable=True, landed=landed
+            ) from exc
+
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        return None  # the Bot API cannot look up a chat's messages
+
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
+        key = route.conversation_key
+        chat_id = int(route.conversation_id)
+        thread = int(route.thread_id) if route.thread_id else None
+        shown = self._progress.pop(key, None)
+        try:
+            if view is None:
+                if shown is not None and await self._within(budget, Call.DELETE, shown.delete):
+                    shown = None
+                return
+            await self._within(
+                budget,
+                Call.INDICATOR,
+                lambda: self._app.bot.send_chat_action(
+                    chat_id, ChatAction.TYPING, message_thread_id=thread
+                ),
+            )
+            text = f"\u23f3 {view.step} ({view.elapsed_s:.0f}s)"
+            if view.note:
+                text += f"\n{view.note}"
+            stop = InlineKeyboardMarkup([[InlineKeyboardButton("Stop", callback_data=STOP)]])
+            if shown is None:
+                shown = await self._within(
+                    budget,
+                    Call.POST,
+                    lambda: self._app.bot.send_message(
+                        chat_id, text, message_thread_id=thread, reply_markup=stop
+                    ),
+                )
+            elif shown.text != text:
+                message = shown
+                edited = await self._within(
+                    budget, Call.EDIT, lambda: message.edit_text(text, reply_markup=stop)
+                )
+                if isinstance(edited, Message):
+                    shown = edited
+        except BadRequest as exc:
+            if "not modified" not in exc.message:
+                shown = None  # e.g. someone deleted the progress message: post a new one
+            log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
+        except TelegramError as exc:
+            log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
+        finally:
+            if shown is not None:
+                self._progress[key] = shown
+
+    @classmethod
+    async def _within(
+        cls, budget: Budget, call: Call, request: Callable[[], Awaitable[T]]
+    ) -> T | None:
+        """Make this progress call if the bridge's budget has room for it now; None when it
+        has not, or Telegram said wait (the bridge shows the update again later)."""
+        if not budget.take(call):
+            return None
+        try:
+            return await request()
+        except RetryAfter as exc:
+            budget.back_off(call, cls._wait_s(exc))
+            return None
+
+    @staticmethod
+    def _wait_s(exc: RetryAfter) -> float:
+        wait = exc.retry_after
+        return wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+
+    @staticmethod
+    def _landed(exc: NetworkError) -> Literal["no", "unknown"]:
+        """Whether a failed request may have reached Telegram: "no" when it never left; a 5xx,
+        a read or write timeout or a dropped connection leave it unknown."""
+        return "no" if isinstance(exc.__cause__, NEVER_SENT) else "unknown"
