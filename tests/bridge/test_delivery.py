@@ -22,6 +22,21 @@ async def deliveries(bridge: object) -> list[dict[str, object]]:
     return [dict(r) for r in rows]
 
 
+async def deliver_one(
+    db_path: Path, anthropic_api: FakeAnthropic, transport: RecordingTransport, prompt: str
+) -> dict[str, object]:
+    """An operator's DM through a bridge on `transport`, until every delivery has settled:
+    the one delivery row it made."""
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm(prompt))
+        await bridge.settle()
+        [row] = await deliveries(bridge)
+    finally:
+        await close_bridge(bridge)
+    return row
+
+
 async def test_a_long_answer_arrives_whole_and_in_order(
     anthropic_api: FakeAnthropic, db_path: Path
 ) -> None:
@@ -65,13 +80,7 @@ async def test_retry_after_is_honoured_and_nothing_is_lost(
             else None
         )
     )
-    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
-    try:
-        await bridge.receive(dm("hi"))
-        await bridge.settle()
-        [row] = await deliveries(bridge)
-    finally:
-        await close_bridge(bridge)
+    row = await deliver_one(db_path, anthropic_api, transport, "hi")
     assert [s.text for s in transport.sent] == ["ok"]
     assert row["status"] == "accepted_by_transport" and row["attempts"] == 2
 
@@ -102,13 +111,7 @@ async def test_an_unknown_outcome_the_platform_cannot_look_up_is_sent_again(
     again; a repeated part beats a lost one."""
     timeout = DeliveryError("timed out", retryable=True, landed="unknown", retry_after=0)
     transport = RecordingTransport(fail=lambda attempt: timeout if attempt == 1 else None)
-    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
-    try:
-        await bridge.receive(dm("hi"))
-        await bridge.settle()
-        [row] = await deliveries(bridge)
-    finally:
-        await close_bridge(bridge)
+    row = await deliver_one(db_path, anthropic_api, transport, "hi")
     assert transport.lookups == [(row["id"], 0)], "asked first; it could not tell"
     assert [s.text for s in transport.sent] == ["ok"]
     assert row["status"] == "accepted_by_transport" and row["attempts"] == 1
@@ -122,13 +125,7 @@ async def test_a_failure_mid_reply_resends_that_part_and_the_rest_follows(
     anthropic_api.script = [text("\n\n".join(f"part {i} " + "word " * 700 for i in range(3)))]
     bad_gateway = DeliveryError("502 Bad Gateway", retryable=True, landed="unknown")
     transport = RecordingTransport(fail=lambda attempt: bad_gateway if attempt == 2 else None)
-    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
-    try:
-        await bridge.receive(dm("write a lot"))
-        await bridge.settle()
-        [row] = await deliveries(bridge)
-    finally:
-        await close_bridge(bridge)
+    row = await deliver_one(db_path, anthropic_api, transport, "write a lot")
     assert [s.chunk for s in transport.sent] == [0, 1, 2]
     joined = " ".join(s.text for s in transport.sent)
     assert joined.split() == " ".join(f"part {i} " + "word " * 700 for i in range(3)).split()
@@ -141,13 +138,7 @@ async def test_a_reply_that_keeps_failing_says_how_much_of_it_arrived(
     anthropic_api.script = [text("\n\n".join(f"part {i} " + "word " * 700 for i in range(3)))]
     timeout = DeliveryError("timed out", retryable=True, landed="unknown", retry_after=0)
     transport = RecordingTransport(fail=lambda attempt: timeout if attempt >= 2 else None)
-    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
-    try:
-        await bridge.receive(dm("write a lot"))
-        await bridge.settle()
-        [row] = await deliveries(bridge)
-    finally:
-        await close_bridge(bridge)
+    row = await deliver_one(db_path, anthropic_api, transport, "write a lot")
     assert transport.attempts == 1 + MAX_ATTEMPTS
     assert row["status"] == "failed" and row["chunks_sent"] == 1
     assert row["attempts"] == MAX_ATTEMPTS
@@ -218,13 +209,7 @@ async def test_an_unknown_outcome_found_landed_is_not_sent_again(
     timeout = DeliveryError("timed out", retryable=True, landed="unknown", retry_after=0)
     transport = RecordingTransport(fail=lambda attempt: timeout if attempt == 1 else None)
     transport.landed = True
-    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
-    try:
-        await bridge.receive(dm("hi"))
-        await bridge.settle()
-        [row] = await deliveries(bridge)
-    finally:
-        await close_bridge(bridge)
+    row = await deliver_one(db_path, anthropic_api, transport, "hi")
     assert transport.attempts == 1 and transport.sent == []
     assert row["status"] == "accepted_by_transport" and row["attempts"] == 1
 
