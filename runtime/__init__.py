@@ -4,6 +4,7 @@ It knows nothing of Slack or Telegram; the bridge drives it through `Runtime`.
 """
 
 from runtime.agents import AgentSpec
+from runtime.boundaries import Boundary
 from runtime.clock import Clock, ManualClock, SystemClock
 from runtime.engine import Runtime
 from runtime.errors import (
@@ -26,10 +27,17 @@ from runtime.messages import (
     QueueStatus,
     Trust,
 )
-from runtime.records import AgentProfile, OperatorBoundary, RunStatus, ToolStatus
-from runtime.results import RuntimeSettings, SessionStatus, StopResult, SubmitResult
-from runtime.tools import CommandToolSpec, ToolResult
-from runtime.turn import Boundary
+from runtime.records import AgentProfile, OperatorBoundary, RunStatus
+from runtime.results import (
+    RuntimeSettings,
+    SessionState,
+    SessionStatus,
+    StopResult,
+    StopStatus,
+    SubmitResult,
+)
+from runtime.scheduler import SubmitStatus
+from runtime.tools import CommandToolSpec, ToolResult, ToolStatus
 
 __all__ = [
     "AgentProfile",
@@ -54,10 +62,13 @@ __all__ = [
     "Runtime",
     "RuntimeFault",
     "RuntimeSettings",
+    "SessionState",
     "SessionStatus",
     "StaleRunError",
     "StopResult",
+    "StopStatus",
     "SubmitResult",
+    "SubmitStatus",
     "SystemClock",
     "ToolResult",
     "ToolStatus",

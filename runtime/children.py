@@ -1,25 +1,21 @@
-"""Tool effects that reach beyond the turn: notifying an operator, spawning a private child,
-and a child's result going back to its parent as a `task_result` message."""
+"""Child agents: spawning a private child for a task, and its result going back to its parent
+as a `task_result` message."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from runtime.events import Event, EventType
+from runtime.events import Event
+from runtime.host import Host
 from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
-from runtime.notifications import notify_operator
+from runtime.payloads import ChildSpawned
 from runtime.records import AgentProfile
 from runtime.session import Session
 from runtime.tools.envelope import ToolResult
-
-if TYPE_CHECKING:
-    from runtime.engine import Runtime
-    from runtime.turn import TurnOutcome
+from runtime.turn import TurnOutcome
 
 
-async def report_to_parent(rt: Runtime, child: Session, run_id: str, outcome: TurnOutcome) -> None:
+async def report_to_parent(host: Host, child: Session, run_id: str, outcome: TurnOutcome) -> None:
     text = outcome.final_text or f"(the task ended {outcome.status}: {outcome.error})"
-    await rt.submit(
+    await host.submit(
         child.record.parent_session_id or "",
         InboundMessage(
             text=text,
@@ -32,36 +28,22 @@ async def report_to_parent(rt: Runtime, child: Session, run_id: str, outcome: Tu
     )
 
 
-async def notify(rt: Runtime, session: Session, run_id: str, message: str) -> ToolResult:
-    parent_id = session.record.parent_session_id
-    parent = rt.sessions.get(parent_id) if parent_id else None
-    return await notify_operator(rt.store, session, parent, run_id, message)
-
-
-async def spawn_child(rt: Runtime, parent: Session, run_id: str, task: str) -> ToolResult:
+async def spawn_child(host: Host, parent: Session, run_id: str, task: str) -> ToolResult:
     if not task.strip():
         return ToolResult.failure("invalid_input", "spawn_agent needs a non-empty task")
     if parent.record.profile is AgentProfile.PRIVATE_CHILD:
         return ToolResult.failure("not_allowed", "a child agent cannot spawn agents")
-    number = len(rt.children(parent)) + 1
-    child_agent = f"{parent.record.agent_id}/child-{number}"
-    rt.agents[child_agent] = rt.agents[parent.record.agent_id].child(
-        child_agent, rt.tools.command_tool_names()
-    )
-    child_id = await rt.create_session(
-        child_agent, parent_session_id=parent.id, metadata={"spawned_by_run": run_id}
-    )
-    async with rt.store.write() as w:
-        w.emit(
-            Event(
-                EventType.CHILD_SPAWNED,
-                parent.id,
-                {"child_session_id": child_id, "child_agent_id": child_agent, "task": task},
-                run_id=run_id,
-            )
+    child = await host.create_child_session(parent, run_id)
+    child_agent = child.record.agent_id
+    await host.store.emit(
+        Event(
+            ChildSpawned(child_session_id=child.id, child_agent_id=child_agent, task=task),
+            parent.id,
+            run_id,
         )
-    await rt.submit(
-        child_id,
+    )
+    await host.submit(
+        child.id,
         InboundMessage(
             text=task,
             kind=MessageKind.TASK_REQUEST,
@@ -73,5 +55,5 @@ async def spawn_child(rt: Runtime, parent: Session, run_id: str, task: str) -> T
     )
     return ToolResult.success(
         f"started child agent {child_agent}; its result will come back as a message",
-        {"child_session_id": child_id, "child_agent_id": child_agent},
+        {"child_session_id": child.id, "child_agent_id": child_agent},
     )

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from runtime.agents import AgentSpec
-from runtime.children import notify, spawn_child
+from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
 from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
-from runtime.events import Event, EventType
+from runtime.events import Event
 from runtime.ids import new_id
 from runtime.messages import (
     InboundMessage,
@@ -26,14 +26,31 @@ from runtime.messages import (
     QueueStatus,
     may_interject,
 )
+from runtime.notifications import notify_operator
+from runtime.payloads import (
+    MessageDropped,
+    MessageQueued,
+    Progress,
+    ProgressState,
+    QueueModeChanged,
+    SessionCreated,
+)
 from runtime.providers.base import Provider
 from runtime.records import RunStatus, SessionRecord
 from runtime.recovery import recover
-from runtime.results import RuntimeSettings, SessionStatus, StopResult, SubmitResult
-from runtime.scheduler import DecisionKind, SessionView, decide
+from runtime.results import (
+    RuntimeSettings,
+    SessionState,
+    SessionStatus,
+    StopResult,
+    StopStatus,
+    SubmitResult,
+)
+from runtime.scheduler import DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
 from runtime.store import Store, Writer
 from runtime.tools.command import CommandToolSpec
+from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
 from runtime.worker import work
@@ -66,7 +83,7 @@ class Runtime:
             clock,
             settings.max_rounds,
             settings.max_tokens,
-            partial(notify, self),
+            self._notify,
             partial(spawn_child, self),
         )
 
@@ -163,23 +180,34 @@ class Runtime:
             w.insert_session(record)
             w.emit(
                 Event(
-                    EventType.SESSION_CREATED,
+                    SessionCreated(
+                        agent_id=agent_id,
+                        profile=record.profile,
+                        parent_session_id=parent_session_id,
+                    ),
                     record.id,
-                    {
-                        "agent_id": agent_id,
-                        "profile": record.profile,
-                        "parent_session_id": parent_session_id,
-                    },
                 )
             )
         self._adopt(record)
         return record.id
 
+    async def create_child_session(self, parent: Session, run_id: str) -> Session:
+        """A private child agent of `parent`'s agent, numbered among its children."""
+        number = len(self.children(parent)) + 1
+        child_agent = f"{parent.record.agent_id}/child-{number}"
+        self.agents[child_agent] = self.agents[parent.record.agent_id].child(
+            child_agent, self.tools.command_tool_names()
+        )
+        child_id = await self.create_session(
+            child_agent, parent_session_id=parent.id, metadata={"spawned_by_run": run_id}
+        )
+        return self.sessions[child_id]
+
     async def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
         session = self._get(session_id)
         async with self.store.write() as w:
             w.set_queue_mode(session_id, mode)
-            w.emit(Event(EventType.QUEUE_MODE_CHANGED, session_id, {"mode": mode}))
+            w.emit(Event(QueueModeChanged(mode=mode), session_id))
         session.record.queue_mode = mode
         self._ensure_worker(session)
 
@@ -194,7 +222,7 @@ class Runtime:
             agent_id=session.record.agent_id,
             profile=session.record.profile,
             mode=session.mode,
-            state="running" if run else "idle",
+            state=SessionState.RUNNING if run else SessionState.IDLE,
             run_id=run.run_id if run else None,
             step=run.step if run else None,
             elapsed_s=round(self.clock.monotonic() - run.started_at, 3) if run else None,
@@ -251,33 +279,26 @@ class Runtime:
                 also(w, message_id)
             w.emit(
                 Event(
-                    EventType.MESSAGE_QUEUED,
+                    MessageQueued(
+                        message_id=message_id,
+                        kind=message.kind,
+                        origin=message.origin,
+                        trust=message.trust,
+                        authority_class=message.authority_class,
+                        priority=message.priority,
+                        decision=decision.kind,
+                        reason=decision.reason,
+                        status=decision.submit_status,
+                        sender=message.provenance.sender,
+                    ),
                     session_id,
-                    {
-                        "message_id": message_id,
-                        "kind": message.kind,
-                        "origin": message.origin,
-                        "trust": message.trust,
-                        "authority_class": message.authority_class,
-                        "priority": message.priority,
-                        "decision": decision.kind,
-                        "reason": decision.reason,
-                        "status": decision.submit_status,
-                        "sender": message.provenance.sender,
-                    },
                 )
             )
             if new_status is QueueStatus.DROPPED:
                 w.emit(self._drop_event(session_id, message_id, message, decision.reason))
             elif session.running is None and session.worker is None:
                 # An idle session now has work: it is queued for a turn.
-                w.emit(
-                    Event(
-                        EventType.PROGRESS,
-                        session_id,
-                        {"state": "queued", "step": "waiting to start", "elapsed_s": 0.0},
-                    )
-                )
+                w.emit(Event(Progress.queued(), session_id))
             if dropped is not None:
                 w.set_message_status([dropped.id], QueueStatus.DROPPED)
                 w.emit(
@@ -292,7 +313,7 @@ class Runtime:
             session.queue.remove(dropped)
         result = SubmitResult(message_id, decision.submit_status, (dropped.id,) if dropped else ())
         if new_status is QueueStatus.DROPPED:
-            return SubmitResult(message_id, "dropped", (message_id,))
+            return SubmitResult(message_id, SubmitStatus.DROPPED, (message_id,))
         session.queue.push(
             QueueEntry(message_id, session_id, seq, message, QueueStatus.QUEUED, self.clock.wall())
         )
@@ -309,15 +330,14 @@ class Runtime:
         session_id: str, message_id: str, message: InboundMessage, reason: str
     ) -> Event:
         return Event(
-            EventType.MESSAGE_DROPPED,
+            MessageDropped(
+                message_id=message_id,
+                reason=reason,
+                sender=message.provenance.sender,
+                reply_route=message.provenance.reply_route,
+                text=message.text[:200],
+            ),
             session_id,
-            {
-                "message_id": message_id,
-                "reason": reason,
-                "sender": message.provenance.sender,
-                "reply_route": message.provenance.reply_route,
-                "text": message.text[:200],
-            },
         )
 
     # -- stop --------------------------------------------------------------------------
@@ -331,27 +351,17 @@ class Runtime:
         if handle is not None and handle.run_id == run_id:
             already = handle.stop_requested
             if not already:
-                await self.store.emit(
-                    Event(
-                        EventType.PROGRESS,
-                        session_id,
-                        {
-                            "state": "cancel_requested",
-                            "step": handle.step,
-                            "elapsed_s": round(self.clock.monotonic() - handle.started_at, 3),
-                        },
-                        run_id=run_id,
-                    )
-                )
+                progress = handle.progress(self.clock.monotonic(), ProgressState.CANCEL_REQUESTED)
+                await self.store.emit(Event(progress, session_id, run_id))
                 handle.request_stop(reason)
                 await asyncio.gather(*(self._stop_child(c) for c in self.children(session)))
             await handle.finished.wait()
-            return StopResult("already_stopped" if already else "stopped", run_id)
+            return StopResult(StopStatus.ALREADY_STOPPED if already else StopStatus.STOPPED, run_id)
         run = await self.store.run(run_id)
         if run is None or run.session_id != session_id:
             raise UnknownRunError(f"session {session_id} has no run {run_id!r}")
         if run.status is RunStatus.STOPPED:
-            return StopResult("already_stopped", run_id)
+            return StopResult(StopStatus.ALREADY_STOPPED, run_id)
         raise StaleRunError(f"run {run_id} already ended ({run.status}); nothing to stop")
 
     async def _stop_child(self, child: Session) -> None:
@@ -361,6 +371,12 @@ class Runtime:
 
     def children(self, session: Session) -> list[Session]:
         return [s for s in self.sessions.values() if s.record.parent_session_id == session.id]
+
+    async def _notify(self, session: Session, run_id: str, message: str) -> ToolResult:
+        """notify_operator for a turn; a private child's goes through its parent."""
+        parent_id = session.record.parent_session_id
+        parent = self.sessions.get(parent_id) if parent_id else None
+        return await notify_operator(self.store, session, parent, run_id, message)
 
     # -- the worker --------------------------------------------------------------------
 

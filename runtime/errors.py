@@ -38,3 +38,8 @@ class ProviderError(RuntimeFault):
 
 class StoreBusyError(RuntimeFault):
     """Another process is running this database."""
+
+
+class StoreConflictError(RuntimeFault):
+    """A write broke a uniqueness rule: the record it would add is already there (a platform
+    retry racing the original, for one)."""

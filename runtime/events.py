@@ -1,12 +1,21 @@
-"""The audit ledger's event types and the live feed the bridge subscribes to."""
+"""The audit ledger: typed event payloads, the events that carry them, and the live feed.
+
+Each event type has one payload model (`runtime/payloads.py` for the runtime's, a layer
+above adds its own by subclassing `Payload`). The ledger stores the payload as JSON; readers
+get the typed payload back, so `match event.data: case TurnFinished(...)` is how a reader
+tells events apart.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
 
 
 class EventType(StrEnum):
@@ -30,23 +39,72 @@ class EventType(StrEnum):
     TURN_FINISHED = "turn_finished"
 
 
-# Deltas are shown live but not stored: the final text of each round is.
-EPHEMERAL = frozenset({EventType.ASSISTANT_TEXT_DELTA})
+_PAYLOADS: dict[str, type[Payload]] = {}
 
 
-def event_type(name: str) -> str:
-    """The runtime's own types come back as EventType members; other layers' stay strings."""
-    return EventType(name) if name in EventType._value2member_map_ else name
+class Payload(BaseModel):
+    """What an event says. Subclasses set `TYPE` and are registered by it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    TYPE: ClassVar[str]
+    EPHEMERAL: ClassVar[bool] = False  # shown live, never stored
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        type_name = cls.__dict__.get("TYPE")
+        if type_name is not None:
+            if type_name in _PAYLOADS:
+                raise TypeError(f"two payloads for event type {type_name!r}")
+            _PAYLOADS[type_name] = cls
+
+    @property
+    def event_type(self) -> str:
+        return self.TYPE
+
+    @staticmethod
+    def decode(type_name: str, data: str) -> Payload:
+        """A stored payload, typed again; one of a type this code does not know (a newer
+        version wrote it) is kept as it was, never dropped."""
+        model = _PAYLOADS.get(type_name)
+        if model is None:
+            return Unrecognized(type_name=type_name, data=Unrecognized.raw(data))
+        return model.model_validate_json(data)
+
+
+class Unrecognized(Payload):
+    type_name: str
+    data: dict[str, Any]
+
+    @property
+    def event_type(self) -> str:
+        return self.type_name
+
+    @staticmethod
+    def raw(data: str) -> dict[str, Any]:
+        value = json.loads(data)
+        return value if isinstance(value, dict) else {"value": value}
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(slots=True)
 class Event:
-    type: str  # an EventType, or a type of a layer above (the bridge's audit events)
-    session_id: str | None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Payload
+    session_id: str | None = None
     run_id: str | None = None
     at: float = 0.0
     seq: int | None = None  # set when the ledger commits it; None for ephemeral events
+
+    @property
+    def type(self) -> str:
+        return self.data.event_type
+
+    def data_json(self) -> str:
+        if isinstance(self.data, Unrecognized):
+            return self.data.to_json()
+        return self.data.model_dump_json()
 
 
 ReadAfter = Callable[[int], Awaitable[list[Event]]]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from runtime.events import Event, EventType
+from runtime.events import Event
+from runtime.payloads import NotificationRequested
 from runtime.records import AgentProfile, NotificationRecord, OperatorBoundary
 from runtime.session import Session
 from runtime.store import Store
@@ -54,19 +55,18 @@ async def notify_operator(
         w.insert_notification(record)
         w.emit(
             Event(
-                EventType.OPERATOR_NOTIFICATION_REQUESTED,
+                NotificationRequested(
+                    notification_id=record.notification_id,
+                    agent_id=record.agent_id,
+                    requested_by_agent_id=record.requested_by_agent_id,
+                    requested_by_session_id=record.requested_by_session_id,
+                    target_operator_boundary=record.target_operator_boundary,
+                    message=record.message,
+                    summary=record.summary,
+                    created_at=record.created_at,
+                ),
                 record.session_id,
-                {
-                    "notification_id": record.notification_id,
-                    "agent_id": record.agent_id,
-                    "requested_by_agent_id": record.requested_by_agent_id,
-                    "requested_by_session_id": record.requested_by_session_id,
-                    "target_operator_boundary": record.target_operator_boundary,
-                    "message": record.message,
-                    "summary": record.summary,
-                    "created_at": record.created_at,
-                },
-                run_id=run_id,
+                run_id,
             )
         )
     return ToolResult.success(

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from runtime.messages import QueueMode
+from runtime.tools.envelope import ToolResult, ToolStatus
 
 
 class AgentProfile(StrEnum):
@@ -21,12 +22,6 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     STOPPED = "stopped"
     INTERRUPTED = "interrupted"  # the process ended while it ran; its messages replay
-
-
-class ToolStatus(StrEnum):
-    SUCCESS = "success"
-    ERROR = "error"
-    CANCELLED = "cancelled"
 
 
 class OperatorBoundary(StrEnum):
@@ -69,3 +64,27 @@ class NotificationRecord:
     message: str
     summary: str
     created_at: float
+
+
+@dataclass(slots=True)
+class ToolCallRecord:
+    id: str
+    session_id: str
+    run_id: str
+    name: str
+    input: dict[str, Any]
+    started_at: float
+    status: ToolStatus | None = None  # None: it has not finished (or never will)
+    result: ToolResult | None = None
+    finished_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOverview:
+    """One line of `switchboard status`: a session and how much work it has."""
+
+    id: str
+    agent_id: str
+    queue_mode: QueueMode | None
+    queued: int  # messages waiting for a turn or taken into the running one
+    running: bool

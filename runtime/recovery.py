@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import logging
 
-from runtime.events import Event, EventType
+from runtime.events import Event
 from runtime.messages import QueueStatus
-from runtime.records import RunStatus, ToolStatus
+from runtime.payloads import RunRecovered, ToolFinished
+from runtime.records import RunStatus
 from runtime.store import Store, Writer
-from runtime.tools.envelope import ToolResult
+from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.transcript import (
     Block,
     ToolResultBlock,
@@ -40,29 +41,23 @@ async def answer_open_tool_calls(
     open_calls = unanswered_tool_uses(transcript.rows)
     if not open_calls:
         return None
-    stored = {c["id"]: c for c in await store.tool_calls(run_id=run_id)}
+    stored = {c.id: c for c in await store.tool_calls(run_id=run_id)}
     blocks: list[Block] = []
     for call in open_calls:
         record = stored.get(call.id)
-        if record and record["status"] != "running" and record["result"]:
-            result = ToolResult.model_validate(record["result"])
+        if record is not None and record.result is not None:
+            result = record.result
         else:
             result = fallback
-            if record:
-                w.tool_finished(call.id, fallback.status, fallback.model_dump(mode="json"))
-            w.emit(
-                Event(
-                    EventType.TOOL_FINISHED,
-                    session_id,
-                    {
-                        "tool_use_id": call.id,
-                        "name": call.name,
-                        "status": fallback.status,
-                        "summary": fallback.summary_text,
-                    },
-                    run_id=run_id,
-                )
+            if record is not None:
+                w.tool_finished(call.id, fallback)
+            finished = ToolFinished(
+                tool_use_id=call.id,
+                name=call.name,
+                status=fallback.status,
+                summary=fallback.summary_text,
             )
+            w.emit(Event(finished, session_id, run_id))
         blocks.append(
             ToolResultBlock(
                 tool_use_id=call.id,
@@ -86,14 +81,7 @@ async def recover(store: Store) -> int:
             w.finish_run(
                 run.id, RunStatus.INTERRUPTED, None, "the process stopped while this turn ran"
             )
-            w.emit(
-                Event(
-                    EventType.RUN_RECOVERED,
-                    run.session_id,
-                    {"status": RunStatus.INTERRUPTED},
-                    run_id=run.id,
-                )
-            )
+            w.emit(Event(RunRecovered(status=RunStatus.INTERRUPTED), run.session_id, run.id))
         log.warning(
             "recovered an interrupted run", extra={"run_id": run.id, "session_id": run.session_id}
         )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import StrEnum
 
 from runtime.messages import DropPolicy, QueueMode
 from runtime.records import AgentProfile
+from runtime.scheduler import SubmitStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,13 +23,23 @@ class RuntimeSettings:
 @dataclass(frozen=True, slots=True)
 class SubmitResult:
     message_id: str
-    status: str  # queued | waiting_for_safe_point | interrupting | dropped
+    status: SubmitStatus
     dropped_message_ids: tuple[str, ...] = ()
+
+
+class StopStatus(StrEnum):
+    STOPPED = "stopped"
+    ALREADY_STOPPED = "already_stopped"
+
+
+class SessionState(StrEnum):
+    IDLE = "idle"
+    RUNNING = "running"
 
 
 @dataclass(frozen=True, slots=True)
 class StopResult:
-    status: Literal["stopped", "already_stopped"]
+    status: StopStatus
     run_id: str
 
 
@@ -38,7 +49,7 @@ class SessionStatus:
     agent_id: str
     profile: AgentProfile
     mode: QueueMode
-    state: Literal["idle", "running"]
+    state: SessionState
     run_id: str | None
     step: str | None
     elapsed_s: float | None

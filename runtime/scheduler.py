@@ -1,6 +1,6 @@
 """Pure scheduling decisions: what happens to a message, given the session's state.
 
-No I/O here. The session records every decision as a `scheduler_decision` event.
+No I/O here. Every decision is recorded in the `message_queued` event.
 """
 
 from __future__ import annotations
@@ -19,6 +19,15 @@ class DecisionKind(StrEnum):
     DROP_NEW = "drop_new"
 
 
+class SubmitStatus(StrEnum):
+    """What `Runtime.submit` tells its caller happened to the message."""
+
+    QUEUED = "queued"
+    WAITING_FOR_SAFE_POINT = "waiting_for_safe_point"
+    INTERRUPTING = "interrupting"
+    DROPPED = "dropped"
+
+
 @dataclass(frozen=True, slots=True)
 class SessionView:
     mode: QueueMode
@@ -35,12 +44,12 @@ class Decision:
     drop_oldest: bool = False
 
     @property
-    def submit_status(self) -> str:
+    def submit_status(self) -> SubmitStatus:
         return {
-            DecisionKind.WAIT_FOR_SAFE_POINT: "waiting_for_safe_point",
-            DecisionKind.INTERRUPT_RUNNING_TURN: "interrupting",
-            DecisionKind.DROP_NEW: "dropped",
-        }.get(self.kind, "queued")
+            DecisionKind.WAIT_FOR_SAFE_POINT: SubmitStatus.WAITING_FOR_SAFE_POINT,
+            DecisionKind.INTERRUPT_RUNNING_TURN: SubmitStatus.INTERRUPTING,
+            DecisionKind.DROP_NEW: SubmitStatus.DROPPED,
+        }.get(self.kind, SubmitStatus.QUEUED)
 
 
 def decide(view: SessionView, message: InboundMessage) -> Decision:

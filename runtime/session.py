@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from runtime.messages import QueueMode
+from runtime.payloads import Progress, ProgressState
 from runtime.queue import SessionQueue
 from runtime.records import SessionRecord
 
@@ -57,6 +58,13 @@ class RunHandle:
             raise
         finally:
             self.inflight = None
+
+    def progress(self, now: float, state: ProgressState, step: str | None = None) -> Progress:
+        """The turn's live state at monotonic time `now`; a new `step` becomes its step."""
+        if step is not None:
+            self.step = step
+        elapsed = round(now - self.started_at, 3)
+        return Progress(state=state, step=self.step, elapsed_s=elapsed)
 
     def raise_if_stopped(self) -> None:
         if self.stop_requested:

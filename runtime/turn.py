@@ -10,22 +10,33 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from enum import StrEnum
 
 from runtime.agents import AgentSpec
+from runtime.boundaries import Boundary
 from runtime.clock import Clock
 from runtime.errors import ProviderError, TranscriptInvariantError
-from runtime.events import Event, EventType
+from runtime.events import Event, Payload
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
+from runtime.payloads import (
+    AssistantText,
+    AssistantTextDelta,
+    InterjectionAdmitted,
+    InterjectionDrainFailed,
+    ProgressState,
+    ProviderRequestRefused,
+    ProviderRetry,
+    ToolFinished,
+    ToolStarted,
+)
 from runtime.prompts import render_interjection
 from runtime.providers.base import Provider, ProviderRequest, ProviderResponse
-from runtime.records import RunStatus, ToolStatus
+from runtime.records import RunStatus
 from runtime.recovery import answer_open_tool_calls
 from runtime.session import RunHandle, Session, TurnStopped
 from runtime.steps import ContinueRound, FinalAnswer, RunTools, resolve_round
 from runtime.store import Store, Writer
 from runtime.tools.base import ToolContext
-from runtime.tools.envelope import ToolResult
+from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
     TextBlock,
@@ -36,15 +47,6 @@ from runtime.transcript import (
 )
 
 log = logging.getLogger(__name__)
-
-
-class Boundary(StrEnum):
-    """The only places an interjection may enter a running turn (DESIGN §2, Safe points)."""
-
-    BEFORE_PROVIDER_REQUEST = "before_provider_request"
-    AFTER_PROVIDER_ROUND = "after_provider_round"
-    BEFORE_TOOL_EXECUTION = "before_tool_execution"
-    AFTER_TOOL_RESULTS = "after_tool_results"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,7 @@ class Turn:
             await self.close_after_stop()
             return TurnOutcome(RunStatus.STOPPED, "", self.handle.stop_reason or None)
         except TranscriptInvariantError as exc:
-            await self._emit(EventType.PROVIDER_REQUEST_REFUSED, problems=exc.problems)
+            await self._emit(ProviderRequestRefused(problems=exc.problems))
             return TurnOutcome(RunStatus.FAILED, "", str(exc))
         except ProviderError as exc:
             return TurnOutcome(RunStatus.FAILED, "", str(exc))
@@ -119,13 +121,10 @@ class Turn:
             step, recorded = resolve_round(await self._request())
             self._check_new_tool_ids(recorded)
             if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
-                await self._record(
-                    recorded,
-                    EventType.ASSISTANT_TEXT,
-                    text=recorded.text(),
-                    round=round_no,
-                    tool_calls=len(recorded.tool_uses()),
+                said = AssistantText(
+                    text=recorded.text(), round=round_no, tool_calls=len(recorded.tool_uses())
                 )
+                await self._record(recorded, said)
             match step:
                 case FinalAnswer(text=text):
                     if await self.checkpoint(Boundary.AFTER_PROVIDER_ROUND):
@@ -155,17 +154,12 @@ class Turn:
 
         def on_text(delta: str) -> None:
             store.publish_ephemeral(
-                Event(
-                    EventType.ASSISTANT_TEXT_DELTA,
-                    self.session.id,
-                    {"delta": delta},
-                    run_id=self.run_id,
-                )
+                Event(AssistantTextDelta(delta=delta), self.session.id, self.run_id)
             )
 
         def on_retry(attempt: int, delay: float, error: str) -> None:
             asyncio.get_running_loop().create_task(
-                self._emit(EventType.PROVIDER_RETRY, attempt=attempt, delay_s=delay, error=error)
+                self._emit(ProviderRetry(attempt=attempt, delay_s=delay, error=error))
             )
 
         return await self.handle.inflight_op(
@@ -200,18 +194,10 @@ class Turn:
                 )
                 w.append_transcript(self.session.id, self.run_id, row, ids)
                 for e in entries:
-                    w.emit(
-                        Event(
-                            EventType.OPERATOR_INTERJECTION_ADMITTED,
-                            self.session.id,
-                            {
-                                "message_id": e.id,
-                                "boundary": boundary,
-                                "sender": e.message.provenance.sender,
-                            },
-                            run_id=self.run_id,
-                        )
+                    admitted = InterjectionAdmitted(
+                        message_id=e.id, boundary=boundary, sender=e.message.provenance.sender
                     )
+                    w.emit(Event(admitted, self.session.id, self.run_id))
         except Exception as exc:
             self.session.queue.push_front(entries)
             log.exception(
@@ -219,10 +205,9 @@ class Turn:
                 extra={"session_id": self.session.id, "boundary": boundary},
             )
             await self._emit(
-                EventType.INTERJECTION_DRAIN_FAILED,
-                boundary=boundary,
-                message_ids=[e.id for e in entries],
-                error=str(exc),
+                InterjectionDrainFailed(
+                    boundary=boundary, message_ids=[e.id for e in entries], error=str(exc)
+                )
             )
             return []
         for e in entries:
@@ -236,14 +221,8 @@ class Turn:
         async with self.deps.store.write() as w:
             for call in calls:
                 w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
-                w.emit(
-                    Event(
-                        EventType.TOOL_STARTED,
-                        self.session.id,
-                        {"tool_use_id": call.id, "name": call.name, "input": call.input},
-                        run_id=self.run_id,
-                    )
-                )
+                started = ToolStarted(tool_use_id=call.id, name=call.name, input=call.input)
+                w.emit(Event(started, self.session.id, self.run_id))
             w.emit(self._progress_event(f"running {', '.join(c.name for c in calls)}"))
         solo = len(calls) == 1
         results = await self.handle.inflight_op(
@@ -291,20 +270,11 @@ class Turn:
         return result
 
     def _record_finish(self, w: Writer, call: ToolUseBlock, result: ToolResult) -> None:
-        w.tool_finished(call.id, result.status, result.model_dump(mode="json"))
-        w.emit(
-            Event(
-                EventType.TOOL_FINISHED,
-                self.session.id,
-                {
-                    "tool_use_id": call.id,
-                    "name": call.name,
-                    "status": result.status,
-                    "summary": result.summary_text,
-                },
-                run_id=self.run_id,
-            )
+        w.tool_finished(call.id, result)
+        finished = ToolFinished(
+            tool_use_id=call.id, name=call.name, status=result.status, summary=result.summary_text
         )
+        w.emit(Event(finished, self.session.id, self.run_id))
 
     async def _wait_for_interjection(self, seconds: float) -> bool:
         """True at once if an operator message is waiting; else wait up to `seconds` for one."""
@@ -313,7 +283,7 @@ class Turn:
         if seconds <= 0:
             return False
         signal = self.session.interjection_signal()
-        await self.progress("waiting", state="waiting")
+        await self.progress("waiting", state=ProgressState.WAITING)
         waiter = asyncio.ensure_future(signal.wait())
         sleeper = asyncio.ensure_future(self.deps.clock.sleep(seconds))
         try:
@@ -335,33 +305,21 @@ class Turn:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _progress_event(self, step: str, *, state: str = "running") -> Event:
-        self.handle.step = step
-        elapsed = round(self.deps.clock.monotonic() - self.started_at, 3)
-        return Event(
-            EventType.PROGRESS,
-            self.session.id,
-            {"state": state, "step": step, "elapsed_s": elapsed},
-            run_id=self.run_id,
-        )
+    def _progress_event(self, step: str, *, state: ProgressState = ProgressState.RUNNING) -> Event:
+        progress = self.handle.progress(self.deps.clock.monotonic(), state, step)
+        return Event(progress, self.session.id, self.run_id)
 
-    async def progress(self, step: str, *, state: str = "running") -> None:
+    async def progress(self, step: str, *, state: ProgressState = ProgressState.RUNNING) -> None:
         await self.deps.store.emit(self._progress_event(step, state=state))
 
-    async def _record(
-        self,
-        row: TranscriptMessage,
-        event: EventType | None = None,
-        **data: object,
-    ) -> None:
+    async def _record(self, row: TranscriptMessage, said: Payload) -> None:
         async with self.deps.store.write() as w:
             w.append_transcript(self.session.id, self.run_id, row)
-            if event is not None:
-                w.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
+            w.emit(Event(said, self.session.id, self.run_id))
         self.transcript.append(row)
 
-    async def _emit(self, event: EventType, **data: object) -> None:
-        await self.deps.store.emit(Event(event, self.session.id, dict(data), run_id=self.run_id))
+    async def _emit(self, payload: Payload) -> None:
+        await self.deps.store.emit(Event(payload, self.session.id, self.run_id))
 
 
 def _blank(block: TextBlock | ToolUseBlock | ToolResultBlock) -> bool:

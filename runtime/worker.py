@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from runtime.children import report_to_parent
-from runtime.events import Event, EventType
+from runtime.events import Event
+from runtime.host import Host
 from runtime.ids import new_id
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
+from runtime.payloads import ProgressState, TurnFinished, TurnStarted
 from runtime.prompts import render_turn_input
 from runtime.records import RunRecord, RunStatus
 from runtime.scheduler import collect_wait
@@ -17,13 +18,10 @@ from runtime.session import RunHandle, Session
 from runtime.transcript import TextBlock, TranscriptMessage
 from runtime.turn import Turn, TurnOutcome
 
-if TYPE_CHECKING:
-    from runtime.engine import Runtime
-
 log = logging.getLogger(__name__)
 
 
-async def work(rt: Runtime, session: Session) -> None:
+async def work(rt: Host, session: Session) -> None:
     try:
         while True:
             if session.mode is QueueMode.COLLECT:
@@ -44,7 +42,7 @@ async def work(rt: Runtime, session: Session) -> None:
         session.worker = None
 
 
-async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> None:
+async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> None:
     agent = rt.agents[session.record.agent_id]
     handle = RunHandle(new_id("run"), rt.clock.monotonic(), [e.id for e in entries])
     session.running = handle
@@ -67,26 +65,19 @@ async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> 
                 w.append_transcript(session.id, handle.run_id, row, [e.id for e in fresh])
             w.emit(
                 Event(
-                    EventType.TURN_STARTED,
+                    TurnStarted(
+                        message_ids=handle.message_ids,
+                        model=rt.provider.model,
+                        mode=session.mode,
+                        resumed=len(fresh) < len(entries),
+                    ),
                     session.id,
-                    {
-                        "message_ids": handle.message_ids,
-                        "model": rt.provider.model,
-                        "mode": session.mode,
-                        "resumed": len(fresh) < len(entries),
-                    },
-                    run_id=handle.run_id,
+                    handle.run_id,
                 )
             )
-            handle.step = "model round 1"  # Turn counts on this announcement
-            w.emit(
-                Event(
-                    EventType.PROGRESS,
-                    session.id,
-                    {"state": "running", "step": handle.step, "elapsed_s": 0.0},
-                    run_id=handle.run_id,
-                )
-            )
+            # Turn counts on this announcement of its first round.
+            progress = handle.progress(handle.started_at, ProgressState.RUNNING, "model round 1")
+            w.emit(Event(progress, session.id, handle.run_id))
     except BaseException:
         session.running = None
         session.queue.push_front(entries)
@@ -105,9 +96,7 @@ async def run_turn(rt: Runtime, session: Session, entries: list[QueueEntry]) -> 
     await finish_run(rt, session, handle, outcome)
 
 
-async def finish_run(
-    rt: Runtime, session: Session, handle: RunHandle, outcome: TurnOutcome
-) -> None:
+async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: TurnOutcome) -> None:
     message_status = (
         QueueStatus.ABORTED if outcome.status is RunStatus.STOPPED else QueueStatus.PROCESSED
     )
@@ -118,16 +107,15 @@ async def finish_run(
             w.set_message_status(handle.message_ids, message_status)
             w.emit(
                 Event(
-                    EventType.TURN_FINISHED,
+                    TurnFinished(
+                        outcome=outcome.status,
+                        final_text=outcome.final_text,
+                        error=outcome.error,
+                        duration_s=elapsed,
+                        message_ids=handle.message_ids,
+                    ),
                     session.id,
-                    {
-                        "outcome": outcome.status,
-                        "final_text": outcome.final_text,
-                        "error": outcome.error,
-                        "duration_s": elapsed,
-                        "message_ids": handle.message_ids,
-                    },
-                    run_id=handle.run_id,
+                    handle.run_id,
                 )
             )
     finally:

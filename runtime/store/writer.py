@@ -3,12 +3,15 @@
 Writer methods only record statements; `Store.write()` runs them all, with the events they
 produce, in a single trip to the database thread. Sequence numbers (message order, ledger
 order) are assigned here, in process, because this process is the only writer.
+
+A layer above keeps its tables in the same database and writes them in the same transaction
+through its own store module (`bridge/store/`), which alone calls `write_sql`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +19,9 @@ from runtime.clock import Clock
 from runtime.events import Event
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
 from runtime.records import NotificationRecord, RunRecord, RunStatus, SessionRecord
+from runtime.store.connection import Statement
+from runtime.tools.envelope import ToolResult
 from runtime.transcript import BLOCKS, TranscriptMessage
-
-Statement = tuple[str, Sequence[Any] | list[Sequence[Any]], bool]  # sql, params, executemany
 
 
 def dumps(value: Any) -> str:
@@ -41,6 +44,7 @@ class Writer:
         self._seq = sequences
         self.statements: list[Statement] = []
         self.events: list[Event] = []
+        self.on_commit: list[Callable[[], None]] = []
 
     def emit(self, event: Event) -> Event:
         if not event.at:
@@ -51,11 +55,21 @@ class Writer:
     def now(self) -> float:
         return self._clock.wall()
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once this transaction has committed (never if it fails)."""
+        self.on_commit.append(callback)
+
+    def write_sql(
+        self, sql: str, params: Sequence[Any] | list[Sequence[Any]] = (), *, many: bool = False
+    ) -> None:
+        """A statement of a layer's own store module (bridge/store/), in this transaction."""
+        self.statements.append((sql, params, many))
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.statements.append((sql, params, False))
 
     def insert_session(self, s: SessionRecord) -> None:
-        self.execute(
+        self._execute(
             "INSERT INTO sessions (id, agent_id, profile, parent_session_id, queue_mode,"
             " created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -70,7 +84,7 @@ class Writer:
         )
 
     def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
-        self.execute("UPDATE sessions SET queue_mode = ? WHERE id = ?", (mode, session_id))
+        self._execute("UPDATE sessions SET queue_mode = ? WHERE id = ?", (mode, session_id))
 
     def insert_message(
         self, message_id: str, session_id: str, m: InboundMessage, status: QueueStatus
@@ -79,7 +93,7 @@ class Writer:
         seq = self._seq.message
         self._seq.message += 1
         now = self._clock.wall()
-        self.execute(
+        self._execute(
             "INSERT INTO messages (seq, id, session_id, kind, origin, trust, authority_class,"
             " priority, text, delivery_surface, admission_context, provenance, status,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -129,7 +143,7 @@ class Writer:
         message: TranscriptMessage,
         source_message_ids: Sequence[str] = (),
     ) -> None:
-        self.execute(
+        self._execute(
             "INSERT INTO transcript (session_id, run_id, role, blocks, source_message_ids)"
             " VALUES (?, ?, ?, ?, ?)",
             (
@@ -142,7 +156,7 @@ class Writer:
         )
 
     def insert_run(self, run: RunRecord) -> None:
-        self.execute(
+        self._execute(
             "INSERT INTO runs (id, session_id, status, model, started_at) VALUES (?, ?, ?, ?, ?)",
             (run.id, run.session_id, run.status, run.model, run.started_at),
         )
@@ -150,7 +164,7 @@ class Writer:
     def finish_run(
         self, run_id: str, status: RunStatus, final_text: str | None, error: str | None = None
     ) -> None:
-        self.execute(
+        self._execute(
             "UPDATE runs SET status = ?, finished_at = ?, final_text = ?, error = ? WHERE id = ?",
             (status, self._clock.wall(), final_text, error, run_id),
         )
@@ -158,20 +172,20 @@ class Writer:
     def tool_started(
         self, call_id: str, session_id: str, run_id: str, name: str, tool_input: dict[str, Any]
     ) -> None:
-        self.execute(
+        self._execute(
             "INSERT INTO tool_calls (id, session_id, run_id, name, input, status, started_at)"
             " VALUES (?, ?, ?, ?, ?, 'running', ?)",
             (call_id, session_id, run_id, name, dumps(tool_input), self._clock.wall()),
         )
 
-    def tool_finished(self, call_id: str, status: str, result: dict[str, Any]) -> None:
-        self.execute(
+    def tool_finished(self, call_id: str, result: ToolResult) -> None:
+        self._execute(
             "UPDATE tool_calls SET status = ?, result = ?, finished_at = ? WHERE id = ?",
-            (status, dumps(result), self._clock.wall(), call_id),
+            (result.status, result.model_dump_json(), self._clock.wall(), call_id),
         )
 
     def insert_notification(self, n: NotificationRecord) -> None:
-        self.execute(
+        self._execute(
             "INSERT INTO notifications (notification_id, agent_id, requested_by_agent_id,"
             " session_id, requested_by_session_id, run_id, target_operator_boundary, message,"
             " summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -2,7 +2,7 @@
 
 from runtime.tools.base import Tool, ToolContext, ToolSpec
 from runtime.tools.command import CommandTool, CommandToolSpec
-from runtime.tools.envelope import ToolErrorInfo, ToolResult
+from runtime.tools.envelope import ToolErrorInfo, ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
 
 __all__ = [
@@ -14,4 +14,5 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
+    "ToolStatus",
 ]

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel
 
-from runtime.records import ToolStatus
+
+class ToolStatus(StrEnum):
+    SUCCESS = "success"
+    ERROR = "error"
+    CANCELLED = "cancelled"
 
 
 class ToolErrorInfo(BaseModel):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
@@ -40,7 +39,7 @@ async def test_text_streams_as_deltas_and_lands_as_final_text(
     async def watch() -> None:
         async for event in rt.events():
             if event.type is EventType.ASSISTANT_TEXT_DELTA:
-                deltas.append(event.data["delta"])
+                deltas.append(event.data.delta)
             if event.type is EventType.TURN_FINISHED:
                 return
 
@@ -72,8 +71,8 @@ async def test_retryable_errors_are_retried_with_retry_after(
     assert run.status is RunStatus.COMPLETED and run.final_text == "made it"
     await asyncio.sleep(0.01)
     [retry] = await all_events(rt, EventType.PROVIDER_RETRY)
-    assert retry.data["attempt"] == 1 and retry.data["delay_s"] == pytest.approx(0.01)
-    assert str(status) in retry.data["error"]
+    assert retry.data.attempt == 1 and retry.data.delay_s == pytest.approx(0.01)
+    assert str(status) in retry.data.error
 
 
 async def test_overloaded_error_mid_stream_is_retried(
@@ -205,6 +204,6 @@ async def test_a_corrupt_transcript_is_never_sent(
     await rt.wait_idle()
     assert anthropic_api.requests == [] and anthropic_api.refused == []
     [refused] = await all_events(rt, EventType.PROVIDER_REQUEST_REFUSED)
-    assert "toolu_lost" in json.dumps(refused.data)
+    assert "toolu_lost" in refused.data.model_dump_json()
     [run] = await rt.store.runs(session_id=sid)
     assert run.status is RunStatus.FAILED

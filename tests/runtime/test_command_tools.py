@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.records import ToolStatus
-from runtime.tools import CommandToolSpec, ToolContext, ToolRegistry, ToolResult
+from runtime.tools import CommandToolSpec, ToolContext, ToolRegistry, ToolResult, ToolStatus
 from tests.runtime.helpers import process_alive
 
 

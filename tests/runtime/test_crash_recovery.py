@@ -86,7 +86,8 @@ async def test_a_tool_cut_off_by_shutdown_is_answered_not_rerun(
     await rt.wait_idle()
     assert len(marker.read_text().splitlines()) == 1, "the tool was not started again"
     [call] = await rt.store.tool_calls()
-    assert call["status"] == "error" and call["result"]["error"]["kind"] == "interrupted"
+    assert call.status == "error" and call.result and call.result.error
+    assert call.result.error.kind == "interrupted"
     last = anthropic_api.requests[-1]["messages"]
     assert last[2]["content"][0]["is_error"] is True
     assert "not run again" in last[2]["content"][0]["content"]

@@ -36,7 +36,7 @@ async def test_default_agent_notification_is_recorded_and_not_terminal(
     assert record.summary == "Deploy needs approval"
     assert record.session_id == sid
     [event] = await all_events(rt, EventType.OPERATOR_NOTIFICATION_REQUESTED)
-    assert set(event.data) >= {
+    assert set(event.data.model_dump()) >= {
         "notification_id",
         "agent_id",
         "requested_by_agent_id",

@@ -20,11 +20,11 @@ async def test_work_with_an_interjection_is_acknowledged(
     await wait_for(rt, EventType.TOOL_STARTED)
     await rt.submit(sid, operator("how is it going?"))
     finished = await wait_for(rt, EventType.TURN_FINISHED)
-    assert finished.data["outcome"] == "completed"
+    assert finished.data.outcome == "completed"
     [_admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
-    texts = [e.data["text"] for e in await all_events(rt, EventType.ASSISTANT_TEXT)]
+    texts = [e.data.text for e in await all_events(rt, EventType.ASSISTANT_TEXT)]
     assert any("Noted your message while I was working: “how is it going?”" in t for t in texts)
-    assert finished.data["final_text"] == (
+    assert finished.data.final_text == (
         "Done: 3 step(s). Last result: slept 1s\nWhile I worked you said: “how is it going?”."
     )
     sleeps = [e for e in await all_events(rt, EventType.TOOL_FINISHED)]
@@ -51,7 +51,7 @@ async def test_progress_states_over_a_turn(db_path: Path, cleanup: list[object])
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("sleep 0.2"))
     await asyncio.wait_for(rt.wait_idle(), 10)
-    progress = [(e.data["state"], e.data["step"]) for e in await all_events(rt, EventType.PROGRESS)]
+    progress = [(e.data.state, e.data.step) for e in await all_events(rt, EventType.PROGRESS)]
     assert progress == [
         ("queued", "waiting to start"),
         ("running", "model round 1"),

@@ -114,8 +114,8 @@ async def test_cap_drops_oldest_and_says_so(
     )
     ids = [(await rt.submit(sid, operator(f"m{i}"))).message_id for i in range(3)]
     [dropped] = await all_events(rt, EventType.MESSAGE_DROPPED)
-    assert dropped.data["message_id"] == ids[0]
-    assert dropped.data["sender"] == "alice" and "oldest" in dropped.data["reason"]
+    assert dropped.data.message_id == ids[0]
+    assert dropped.data.sender == "alice" and "oldest" in dropped.data.reason
     hold.set()
     await rt.wait_idle()
     statuses = {m.id: m.status for m in await rt.store.messages(session_id=sid)}
@@ -137,7 +137,7 @@ async def test_cap_drops_newest_and_says_so(
     results = [await rt.submit(sid, operator(f"m{i}")) for i in range(3)]
     assert [r.status for r in results] == ["queued", "queued", "dropped"]
     [dropped] = await all_events(rt, EventType.MESSAGE_DROPPED)
-    assert dropped.data["message_id"] == results[2].message_id
+    assert dropped.data.message_id == results[2].message_id
     hold.set()
     await rt.wait_idle()
 
@@ -160,7 +160,7 @@ async def test_only_trusted_operator_interject_prompts_enter_a_running_turn(
         assert result.status == "queued"
     hold.set()
     first = await wait_for(rt, EventType.TURN_FINISHED)
-    assert first.data["final_text"] == "first turn"
+    assert first.data.final_text == "first turn"
     await rt.wait_idle()
     assert await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED) == []
     assert len(anthropic_api.requests[0]["messages"]) == 1

@@ -52,7 +52,7 @@ async def test_rfc_regression_interjection_before_tool_execution(
     assert entry.status is QueueStatus.INTERJECTED
     assert entry.boundary == Boundary.BEFORE_TOOL_EXECUTION
     [admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
-    assert admitted.data == {
+    assert admitted.data.model_dump(mode="json") == {
         "message_id": result.message_id,
         "boundary": "before_tool_execution",
         "sender": "alice",
@@ -89,9 +89,9 @@ async def test_after_provider_round_continues_the_turn(
     hold.set()
     finished = await wait_for(rt, EventType.TURN_FINISHED)
 
-    assert finished.data["final_text"] == "Updated answer."
+    assert finished.data.final_text == "Updated answer."
     [admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
-    assert admitted.data["boundary"] == "after_provider_round"
+    assert admitted.data.boundary == "after_provider_round"
     assert request_roles(anthropic_api.requests[1]) == [
         ("user", ["text"]),
         ("assistant", ["text"]),
@@ -117,7 +117,7 @@ async def test_after_tool_results_appends_text_after_results(
     await wait_for(rt, EventType.TURN_FINISHED)
 
     [admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
-    assert admitted.data["boundary"] == "after_tool_results"
+    assert admitted.data.boundary == "after_tool_results"
     messages = anthropic_api.requests[1]["messages"]
     assert [b["type"] for b in messages[2]["content"]] == ["tool_result", "text"]
     assert "while the tool runs" in messages[2]["content"][1]["text"]
@@ -147,7 +147,7 @@ async def test_before_provider_request_drains_late_arrivals(
     await rt.submit(sid, operator("go"))
     await wait_for(rt, EventType.TURN_FINISHED)
     [admitted] = await all_events(rt, EventType.OPERATOR_INTERJECTION_ADMITTED)
-    assert admitted.data["boundary"] == "before_provider_request"
+    assert admitted.data.boundary == "before_provider_request"
     assert "late arrival" in anthropic_api.requests[1]["messages"][2]["content"][1]["text"]
 
 
@@ -185,7 +185,7 @@ async def test_failed_drain_puts_messages_back_in_order(
     monkeypatch.setattr(Writer, "append_transcript", flaky_append)
     hold.set()
     failed = await wait_for(rt, EventType.INTERJECTION_DRAIN_FAILED)
-    assert failed.data["message_ids"] == [a.message_id, b.message_id]
+    assert failed.data.message_ids == [a.message_id, b.message_id]
     await rt.wait_idle()
 
     statuses = {m.id: m.status for m in await rt.store.messages(session_id=sid)}

@@ -30,7 +30,7 @@ async def test_stop_during_provider_request(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     first = await rt.submit(sid, operator("long question"))
-    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data["step"] == "model round 1")
+    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "model round 1")
     run_id = started.run_id
     assert run_id is not None
     await until(lambda: len(anthropic_api.requests) == 1)
@@ -39,8 +39,8 @@ async def test_stop_during_provider_request(
     assert (await rt.stop(sid, run_id)).status == "already_stopped"
 
     finished = await wait_for(rt, EventType.TURN_FINISHED)
-    assert finished.data["outcome"] == "stopped"
-    cancel = await wait_for(rt, EventType.PROGRESS, lambda e: e.data["state"] == "cancel_requested")
+    assert finished.data.outcome == "stopped"
+    cancel = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.state == "cancel_requested")
     assert cancel.run_id == run_id
     [entry] = [m for m in await rt.store.messages(session_id=sid) if m.id == first.message_id]
     assert entry.status is QueueStatus.ABORTED
@@ -77,10 +77,10 @@ async def test_stop_during_tool_kills_the_process_group(
     assert (await rt.stop(sid, tool.run_id or "")).status == "stopped"
 
     finished = await wait_for(rt, EventType.TOOL_FINISHED)
-    assert finished.data["status"] == "cancelled"
+    assert finished.data.status == "cancelled"
     assert not process_alive(pid), "the tool's process group was killed"
     [call] = await rt.store.tool_calls(run_id=tool.run_id)
-    assert call["status"] == "cancelled"
+    assert call.status == "cancelled"
 
     await rt.wait_idle()
     transcript = await rt.store.transcript(sid)
@@ -127,17 +127,17 @@ async def test_stopping_a_parent_stops_its_children(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("delegate"))
-    child_tool = await wait_for(rt, EventType.TOOL_STARTED, lambda e: e.data["name"] == "wait")
+    child_tool = await wait_for(rt, EventType.TOOL_STARTED, lambda e: e.data.name == "wait")
     parent_run = rt.status(sid).run_id
     assert parent_run is not None
     await rt.stop(sid, parent_run)
     child_finished = await wait_for(
         rt, EventType.TURN_FINISHED, lambda e: e.run_id == child_tool.run_id
     )
-    assert child_finished.data["outcome"] == "stopped"
+    assert child_finished.data.outcome == "stopped"
     parent_hold.set()
     await rt.wait_idle()
     task_results = [
-        e for e in await all_events(rt, EventType.MESSAGE_QUEUED) if e.data["kind"] == "task_result"
+        e for e in await all_events(rt, EventType.MESSAGE_QUEUED) if e.data.kind == "task_result"
     ]
     assert task_results == [], "a child stopped with its parent does not restart the parent"

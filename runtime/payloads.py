@@ -1,0 +1,164 @@
+"""The runtime's event payloads: one model per `EventType`, each built in one place."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from runtime.boundaries import Boundary
+from runtime.events import EventType, Payload
+from runtime.messages import MessageKind, Origin, Priority, QueueMode, Trust
+from runtime.records import AgentProfile, OperatorBoundary, RunStatus
+from runtime.scheduler import DecisionKind, SubmitStatus
+from runtime.tools.envelope import ToolStatus
+
+
+class ProgressState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"
+    CANCEL_REQUESTED = "cancel_requested"
+
+
+class SessionCreated(Payload):
+    TYPE: ClassVar[str] = EventType.SESSION_CREATED
+    agent_id: str
+    profile: AgentProfile
+    parent_session_id: str | None
+
+
+class QueueModeChanged(Payload):
+    TYPE: ClassVar[str] = EventType.QUEUE_MODE_CHANGED
+    mode: QueueMode | None
+
+
+class MessageQueued(Payload):
+    TYPE: ClassVar[str] = EventType.MESSAGE_QUEUED
+    message_id: str
+    kind: MessageKind
+    origin: Origin
+    trust: Trust
+    authority_class: str
+    priority: Priority
+    decision: DecisionKind
+    reason: str
+    status: SubmitStatus
+    sender: str | None
+
+
+class MessageDropped(Payload):
+    TYPE: ClassVar[str] = EventType.MESSAGE_DROPPED
+    message_id: str
+    reason: str
+    sender: str | None
+    reply_route: dict[str, Any] | None
+    text: str
+
+
+class TurnStarted(Payload):
+    TYPE: ClassVar[str] = EventType.TURN_STARTED
+    message_ids: list[str]
+    model: str
+    mode: QueueMode
+    resumed: bool
+
+
+class Progress(Payload):
+    """The live state of a session's turn (built by `RunHandle.progress`, or `queued`)."""
+
+    TYPE: ClassVar[str] = EventType.PROGRESS
+    state: ProgressState
+    step: str
+    elapsed_s: float
+
+    @classmethod
+    def queued(cls) -> Progress:
+        """An idle session has work: a turn is about to start."""
+        return cls(state=ProgressState.QUEUED, step="waiting to start", elapsed_s=0.0)
+
+
+class AssistantTextDelta(Payload):
+    TYPE: ClassVar[str] = EventType.ASSISTANT_TEXT_DELTA
+    EPHEMERAL: ClassVar[bool] = True  # shown live; the round's final text is stored
+    delta: str
+
+
+class AssistantText(Payload):
+    TYPE: ClassVar[str] = EventType.ASSISTANT_TEXT
+    text: str
+    round: int
+    tool_calls: int
+
+
+class ToolStarted(Payload):
+    TYPE: ClassVar[str] = EventType.TOOL_STARTED
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolFinished(Payload):
+    TYPE: ClassVar[str] = EventType.TOOL_FINISHED
+    tool_use_id: str
+    name: str
+    status: ToolStatus
+    summary: str
+
+
+class InterjectionAdmitted(Payload):
+    TYPE: ClassVar[str] = EventType.OPERATOR_INTERJECTION_ADMITTED
+    message_id: str
+    boundary: Boundary
+    sender: str | None
+
+
+class InterjectionDrainFailed(Payload):
+    TYPE: ClassVar[str] = EventType.INTERJECTION_DRAIN_FAILED
+    boundary: Boundary
+    message_ids: list[str]
+    error: str
+
+
+class NotificationRequested(Payload):
+    TYPE: ClassVar[str] = EventType.OPERATOR_NOTIFICATION_REQUESTED
+    notification_id: str
+    agent_id: str
+    requested_by_agent_id: str
+    requested_by_session_id: str
+    target_operator_boundary: OperatorBoundary
+    message: str
+    summary: str
+    created_at: float
+
+
+class ChildSpawned(Payload):
+    TYPE: ClassVar[str] = EventType.CHILD_SPAWNED
+    child_session_id: str
+    child_agent_id: str
+    task: str
+
+
+class ProviderRetry(Payload):
+    TYPE: ClassVar[str] = EventType.PROVIDER_RETRY
+    attempt: int
+    delay_s: float
+    error: str
+
+
+class ProviderRequestRefused(Payload):
+    TYPE: ClassVar[str] = EventType.PROVIDER_REQUEST_REFUSED
+    problems: list[str]
+
+
+class RunRecovered(Payload):
+    TYPE: ClassVar[str] = EventType.RUN_RECOVERED
+    status: RunStatus
+
+
+class TurnFinished(Payload):
+    TYPE: ClassVar[str] = EventType.TURN_FINISHED
+    outcome: RunStatus
+    final_text: str
+    error: str | None
+    duration_s: float
+    message_ids: list[str]
