@@ -1,1 +1,1 @@
-"""Platform I/O (console now; Slack and Telegram next), the CLI and the HTTP server."""
+"""Platform I/O (console, Slack, Telegram) and, in server/, the process that wires them up."""

@@ -6,19 +6,23 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from bridge import (
     Bridge,
     DeliveryKind,
     InboundChat,
-    Platform,
+    PlatformProfile,
     ProgressView,
     Route,
     TransportLimits,
 )
 from bridge.transport import Budget
-from config.schema import WorkspaceConfig
+from config.schema import OperatorConfig, WorkspaceConfig
+
+NAME = "console"
+CONVERSATION = "console"  # the one conversation: this terminal
 
 PREFIX = {
     DeliveryKind.TURN_RESULT: "agent> ",
@@ -28,9 +32,37 @@ PREFIX = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class ConsoleProfile:
+    """The terminal: plain text, no limits to speak of, its one operator from the config."""
+
+    name: str = NAME
+    limits: TransportLimits = field(default=TransportLimits(max_chars=100_000))
+
+    def render(self, text: str) -> str:
+        return text
+
+    def serves(self, workspace: WorkspaceConfig) -> bool:
+        return workspace.console is not None
+
+    def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
+        console = workspace.console
+        return operator.id if console is not None and console.operator == operator.id else None
+
+    def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
+        return workspace.console is not None
+
+    def direct_conversation(
+        self, workspace: WorkspaceConfig, operator: OperatorConfig
+    ) -> str | None:
+        return CONVERSATION if workspace.console is not None else None
+
+
+CONSOLE = ConsoleProfile()
+
+
 class ConsoleTransport:
-    platform = Platform.CONSOLE
-    limits = TransportLimits(max_chars=100_000)
+    profile: PlatformProfile = CONSOLE
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
@@ -66,9 +98,7 @@ class ConsoleAdapter:
         assert workspace.console is not None
         self._bridge = bridge
         self._operator = workspace.console.operator
-        self._route = Route(
-            platform=Platform.CONSOLE, workspace_id=workspace.id, conversation_id="console"
-        )
+        self._route = Route(platform=NAME, workspace_id=workspace.id, conversation_id=CONVERSATION)
         self._stdin = stdin
         self._boot = uuid.uuid4().hex[:12]  # dedupe keys are unique per process run
 

@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapters.app import App
+from adapters.server.app import App
 from bench.loopback import serve
-from config.loading import parse
+from config import load
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
@@ -31,43 +31,12 @@ from runtime.providers.base import (
 )
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock
 from tests.adapters.slack_harness import SlackSide
+from tests.config_file import workspace, write_config
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
 SECRET = "bench-signing-secret"
 OPERATORS = 4
-CONFIG = """
-[server]
-port = 0
-[storage]
-path = "{db}"
-[provider]
-kind = "offline"
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-  [workspaces.telegram]
-  bot_token = "{tg_token}"
-  api_base_url = "{tg_base}"
-  chats = [-100]
-  [workspaces.slack]
-  team_id = "T1"
-  bot_token = "{slack_token}"
-  signing_secret = "{secret}"
-  api_base_url = "{slack_base}"
-  channels = ["COPS"]
-{operators}
-  [[workspaces.agents]]
-  id = "assistant"
-  tools = ["sleep"]
-"""
-OPERATOR = """
-  [[workspaces.operators]]
-  id = "op{i}"
-  primary = {primary}
-  telegram_user_id = {telegram}
-  slack_user_id = "UOP{i}"
-"""
 
 
 @dataclass
@@ -128,24 +97,34 @@ async def run(turns_per_platform: int = 8, injected: int = 3) -> dict[str, Resul
     team = slack.add_team("T1")
     model = WorkingModel()
     with tempfile.TemporaryDirectory() as tmp:
-        operators = "".join(
-            OPERATOR.format(i=i, primary=str(i == 0).lower(), telegram=1001 + i)
+        operators = [
+            {
+                "id": f"op{i}",
+                "primary": i == 0,
+                "telegram_user_id": 1001 + i,
+                "slack_user_id": f"UOP{i}",
+            }
             for i in range(OPERATORS)
+        ]
+        acme = workspace(
+            "acme",
+            operators,
+            telegram={
+                "bot_token": telegram.token,
+                "api_base_url": telegram.base_url,
+                "chats": [-100],
+            },
+            slack={
+                "team_id": "T1",
+                "bot_token": team.token,
+                "signing_secret": SECRET,
+                "request_timeout_s": 10,
+                "api_base_url": slack.base_url,
+                "channels": ["COPS"],
+            },
+            agent_tools=["sleep"],
         )
-        text = CONFIG.format(
-            db=Path(tmp) / "d.db",
-            tg_token=telegram.token,
-            tg_base=telegram.base_url,
-            slack_token=team.token,
-            secret=SECRET,
-            slack_base=slack.base_url,
-            operators=operators,
-        )
-        text = text.replace(
-            'signing_secret = "bench-signing-secret"',
-            'signing_secret = "bench-signing-secret"\n  request_timeout_s = 10',
-        )
-        config = parse(text, Path(tmp) / "c.toml")
+        config = load(write_config(Path(tmp) / "c.toml", db=Path(tmp) / "d.db", workspaces=[acme]))
         app = App(config, stdin=io.StringIO(), stdout=io.StringIO(), provider=model)
         await app.start()
         try:

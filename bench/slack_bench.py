@@ -18,37 +18,15 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from adapters.app import App
+from adapters.server.app import App
 from bench.loopback import serve
 from bench.runtime_bench import HeldProvider
-from config.loading import parse
+from config import load
 from tests.adapters.slack_harness import signature
+from tests.config_file import workspace, write_config
 from tests.fakes.slack_api import FakeSlack
 
 SECRET = "bench-signing-secret"
-CONFIG = """
-[server]
-port = 0
-[storage]
-path = "{db}"
-[provider]
-kind = "offline"
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-  [workspaces.slack]
-  team_id = "T1"
-  bot_token = "{token}"
-  signing_secret = "{secret}"
-  api_base_url = "{base}"
-  channels = ["COPS"]
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  slack_user_id = "UALICE"
-  [[workspaces.agents]]
-  id = "assistant"
-"""
 
 
 def _requests(fake: FakeSlack, count: int, first: int) -> list[tuple[bytes, dict[str, str]]]:
@@ -95,10 +73,17 @@ async def _start() -> tuple[FakeSlack, web.AppRunner, App, tempfile.TemporaryDir
     runner, fake.url = await serve(fake.app())
     team = fake.add_team("T1")
     tmp = tempfile.TemporaryDirectory()
-    text = CONFIG.format(
-        db=Path(tmp.name) / "b.db", token=team.token, secret=SECRET, base=fake.base_url
-    )
-    config = parse(text, Path(tmp.name) / "c.toml")
+    alice = {"id": "alice", "primary": True, "slack_user_id": "UALICE"}
+    team_config = {
+        "team_id": "T1",
+        "bot_token": team.token,
+        "signing_secret": SECRET,
+        "api_base_url": fake.base_url,
+        "channels": ["COPS"],
+    }
+    acme = workspace("acme", [alice], slack=team_config)
+    path = write_config(Path(tmp.name) / "c.toml", db=Path(tmp.name) / "b.db", workspaces=[acme])
+    config = load(path)
     app = App(config, stdin=io.StringIO(), stdout=io.StringIO(), provider=HeldProvider())
     await app.start()
     gc.freeze()  # as `switchboard run` does once started

@@ -12,45 +12,32 @@ from pathlib import Path
 
 import aiohttp
 
-from adapters.app import App
+from adapters.server.app import App
 from bench.loopback import serve
 from bench.runtime_bench import HeldProvider
-from config.loading import parse
+from config import SwitchboardConfig, load
+from tests.config_file import workspace, write_config
 from tests.fakes.telegram_api import FakeTelegram
 
-CONFIG = """
-[server]
-port = 0
-[storage]
-path = "{db}"
-[provider]
-kind = "offline"
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-  [workspaces.telegram]
-  bot_token = "{token}"
-  api_base_url = "{base}"
-  mode = "webhook"
-  webhook_secret = "s3cret"
-  chats = [-100]
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  telegram_user_id = 1001
-  [[workspaces.agents]]
-  id = "assistant"
-"""
+
+def _config(tmp: str, fake: FakeTelegram, db: str, mode: str) -> SwitchboardConfig:
+    bot = {
+        "bot_token": fake.token,
+        "api_base_url": fake.base_url,
+        "mode": mode,
+        "webhook_secret": "s3cret",
+        "chats": [-100],
+    }
+    alice = {"id": "alice", "primary": True, "telegram_user_id": 1001}
+    acme = workspace("acme", [alice], telegram=bot)
+    return load(write_config(Path(tmp) / "c.toml", db=Path(tmp) / db, workspaces=[acme]))
 
 
 async def webhook_intake(updates: int = 2000, concurrency: int = 16) -> float:
     fake = FakeTelegram()
     runner, fake.url = await serve(fake.app())
     with tempfile.TemporaryDirectory() as tmp:
-        config = parse(
-            CONFIG.format(db=Path(tmp) / "b.db", token=fake.token, base=fake.base_url),
-            Path(tmp) / "c.toml",
-        )
+        config = _config(tmp, fake, "b.db", "webhook")
         app = App(config, stdin=io.StringIO(), stdout=io.StringIO(), provider=HeldProvider())
         await app.start()
         url = f"http://127.0.0.1:{app.port}/telegram/acme"
@@ -91,35 +78,31 @@ async def webhook_intake(updates: int = 2000, concurrency: int = 16) -> float:
 async def paced_delivery(chats: int = 40, per_chat: int = 3) -> tuple[float, int]:
     """Messages to many chats through the real outbox and bot, against a fake that answers
     429 whenever Telegram's limits (1/s per chat, 30/s overall) are broken."""
-    from bridge import DeliveryKind, Platform, Route
-    from bridge.outbox import Outbox
+    from adapters.telegram import TELEGRAM
+    from bridge import DeliveryKind, Route
 
     fake = FakeTelegram(per_chat_interval_s=1.0, global_per_second=30)
     runner, fake.url = await serve(fake.app())
     with tempfile.TemporaryDirectory() as tmp:
-        text = CONFIG.format(db=Path(tmp) / "d.db", token=fake.token, base=fake.base_url)
-        config = parse(text.replace('mode = "webhook"', 'mode = "polling"'), Path(tmp) / "c.toml")
+        config = _config(tmp, fake, "d.db", "polling")
         app = App(config, stdin=io.StringIO(), stdout=io.StringIO(), provider=HeldProvider())
         await app.start()
         outbox = app.bridge.outbox
         start = time.perf_counter()
-        async with app.runtime.store.write() as w:
+        async with app.bridge.store.write() as tx:
             for n in range(per_chat):
                 for chat in range(chats):
                     route = Route(
-                        platform=Platform.TELEGRAM,
+                        platform=TELEGRAM.name,
                         workspace_id="acme",
                         conversation_id=str(2000 + chat),
                     )
-                    Outbox.enqueue(
-                        w,
+                    tx.enqueue(
                         f"bench-{chat}-{n}",
                         route,
                         DeliveryKind.NOTIFICATION,
                         f"message {n} to chat {chat}",
                     )
-        for chat in range(chats):
-            outbox.wake(f"telegram:acme:{2000 + chat}")
         await outbox.idle()
         elapsed = time.perf_counter() - start
         sent = len(fake.sent())

@@ -1,10 +1,10 @@
 """Between chat platforms and the runtime: trust, commands, sessions, routing, delivery."""
 
-from bridge.assembly import build_provider, open_runtime
 from bridge.ingress import Outcome
+from bridge.platform import PlatformProfile
 from bridge.service import Bridge
 from bridge.transport import DeliveryError, ProgressView, Transport
-from bridge.types import DeliveryKind, InboundChat, Platform, Route, TransportLimits
+from bridge.types import DeliveryKind, InboundChat, Route, TransportLimits
 
 __all__ = [
     "Bridge",
@@ -12,11 +12,9 @@ __all__ = [
     "DeliveryKind",
     "InboundChat",
     "Outcome",
-    "Platform",
+    "PlatformProfile",
     "ProgressView",
     "Route",
     "Transport",
     "TransportLimits",
-    "build_provider",
-    "open_runtime",
 ]

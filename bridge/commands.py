@@ -1,9 +1,17 @@
-"""Chat commands, parsed before anything is treated as a prompt (DESIGN §3, step 4)."""
+"""Chat commands: parsed before anything is treated as a prompt, and run here (DESIGN §3,
+step 4). Each returns the sentence to answer the operator with."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+from bridge import texts
+from bridge.sessions import Sessions
+from bridge.status import Status
+from bridge.types import Route
+from config.schema import WorkspaceConfig
+from runtime import QueueMode, Runtime, StaleRunError, StopStatus, UnknownRunError
 
 
 class CommandName(StrEnum):
@@ -41,3 +49,52 @@ def parse(text: str) -> Command | UnknownCommand | None:
         return Command(CommandName(name), rest.strip())
     except ValueError:
         return UnknownCommand(f"/{name}")
+
+
+class Commands:
+    """Runs an operator's command in the conversation it was sent from."""
+
+    def __init__(self, runtime: Runtime, sessions: Sessions, status: Status) -> None:
+        self._runtime = runtime
+        self._sessions = sessions
+        self._status = status
+
+    async def run(
+        self, command: Command | UnknownCommand, route: Route, workspace: WorkspaceConfig
+    ) -> str:
+        if isinstance(command, UnknownCommand):
+            return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
+        match command.name:
+            case CommandName.HELP:
+                return texts.HELP
+            case CommandName.NEW:
+                await self._sessions.session_for(route, workspace, fresh=True)
+                return texts.NEW_SESSION
+            case CommandName.STATUS:
+                return await self._status.text(self._sessions.session_of(route), workspace)
+            case CommandName.QUEUE:
+                return await self._queue(route, workspace, command.argument)
+            case CommandName.STOP:
+                return await self._stop(route)
+        raise AssertionError(f"unhandled command {command!r}")
+
+    async def _queue(self, route: Route, workspace: WorkspaceConfig, argument: str) -> str:
+        session_id = await self._sessions.session_for(route, workspace)
+        current = self._runtime.status(session_id).mode
+        try:
+            mode = QueueMode(argument.lower())
+        except ValueError:
+            return texts.QUEUE_USAGE.format(mode=current)
+        await self._runtime.set_queue_mode(session_id, mode)
+        return texts.QUEUE_SET.format(mode=mode)
+
+    async def _stop(self, route: Route) -> str:
+        session_id = self._sessions.session_of(route)
+        run_id = self._runtime.status(session_id).run_id if session_id else None
+        if session_id is None or run_id is None:
+            return texts.NOTHING_TO_STOP
+        try:
+            result = await self._runtime.stop(session_id, run_id)
+        except (StaleRunError, UnknownRunError):
+            return texts.NOTHING_TO_STOP
+        return texts.STOPPED if result.status is StopStatus.STOPPED else texts.ALREADY_STOPPED

@@ -1,40 +1,11 @@
-"""The reads behind the gauges /metrics computes at scrape time, one named function each: the
-bridge's outbox backlog from its own `deliveries` table, and the runtime's live turns and
-queues from the runtime's memory (the bridge never reads the runtime's tables)."""
+"""The runtime's live turns and queues per workspace, read from the runtime's memory at
+scrape time (the outbox backlog comes from the bridge store's `outbox_backlog`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from runtime import Runtime
-from runtime.store import Store
-
-OUTBOX_BACKLOG_SQL = """
-SELECT json_extract(route, '$.platform') AS platform,
-       json_extract(route, '$.workspace_id') AS workspace,
-       status, COUNT(*) AS n, MIN(created_at) AS oldest
-FROM deliveries
-WHERE status IN ('pending', 'sending')
-GROUP BY platform, workspace, status
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Backlog:
-    platform: str
-    workspace: str
-    status: str  # pending | sending
-    count: int
-    oldest_created_at: float
-
-
-async def outbox_backlog(store: Store) -> list[Backlog]:
-    """Deliveries the platform has not accepted yet, per platform, workspace and status."""
-    rows = await store.fetch_all(OUTBOX_BACKLOG_SQL)
-    return [
-        Backlog(r["platform"], r["workspace"], r["status"], int(r["n"]), float(r["oldest"]))
-        for r in rows
-    ]
 
 
 @dataclass(slots=True)

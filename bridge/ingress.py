@@ -1,20 +1,21 @@
 """Chat message in: dedupe, trust, bad input, commands, then an operator prompt stored
-durably before the adapter acknowledges the platform (DESIGN §3, Ingress)."""
+durably before the adapter acknowledges the platform (DESIGN §3, Ingress). This module
+classifies and dispatches; commands run in `commands.py`."""
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 from enum import StrEnum
 
 from bridge import texts
-from bridge.commands import Command, CommandName, UnknownCommand, parse
+from bridge.commands import Commands, parse
+from bridge.events import InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.sessions import Sessions
-from bridge.status import status_text
+from bridge.store import BridgeStore
 from bridge.trust import Refused, Trusted, classify
-from bridge.types import DeliveryKind, InboundChat, Route
+from bridge.types import DeliveryKind, InboundChat
 from config.schema import SwitchboardConfig
 from runtime import (
     InboundMessage,
@@ -22,13 +23,10 @@ from runtime import (
     Origin,
     Priority,
     Provenance,
-    QueueMode,
     Runtime,
-    StaleRunError,
     Trust,
-    UnknownRunError,
 )
-from runtime.events import Event
+from runtime.errors import StoreConflictError
 from runtime.ids import new_id
 from runtime.store import Writer
 
@@ -51,15 +49,18 @@ class Ingress:
         self,
         config: SwitchboardConfig,
         runtime: Runtime,
+        store: BridgeStore,
         sessions: Sessions,
         outbox: Outbox,
+        commands: Commands,
         metrics: Metrics,
     ) -> None:
         self._config = config
         self._runtime = runtime
-        self._store = runtime.store
+        self._store = store
         self._sessions = sessions
         self._outbox = outbox
+        self._commands = commands
         self._metrics = metrics
 
     async def receive(self, chat: InboundChat) -> Outcome:
@@ -70,18 +71,18 @@ class Ingress:
         """
         try:
             return await self._receive(chat)
-        except sqlite3.IntegrityError:
+        except StoreConflictError:
             return Outcome.DUPLICATE
 
     async def _receive(self, chat: InboundChat) -> Outcome:
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
-        if await self._seen(keys):
+        if await self._store.seen(keys):
             return Outcome.DUPLICATE
-        verdict = classify(self._config, chat)
+        verdict = classify(self._config, chat, self._outbox.transports.profile(chat.route.platform))
         if isinstance(verdict, Refused):
             await self._refuse(chat, keys, verdict)
             return Outcome.REFUSED
-        self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust="trusted_operator")
+        self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(chat.route)
         if chat.text is None:
             kind = chat.attachment_kind or "attachment"
@@ -92,91 +93,57 @@ class Ingress:
             return Outcome.REJECTED
         command = parse(chat.text)
         if command is not None:
-            await self._reply(chat, keys, await self._command(command, chat, verdict), None)
+            answer = await self._commands.run(command, chat.route, verdict.workspace)
+            await self._reply(chat, keys, answer, None)
             return Outcome.COMMAND
         await self._prompt(chat, keys, verdict)
         return Outcome.PROMPT
 
     # -- steps -------------------------------------------------------------------------
 
-    async def _seen(self, keys: list[str]) -> bool:
-        marks = ",".join("?" * len(keys))
-        rows = await self._store.fetch_all(
-            f"SELECT 1 FROM inbound_seen WHERE dedupe_key IN ({marks}) LIMIT 1", keys
-        )
-        return bool(rows)
-
-    @staticmethod
-    def _mark_seen(w: Writer, keys: list[str], message_id: str | None) -> None:
-        for key in keys:
-            w.execute(
-                "INSERT INTO inbound_seen (dedupe_key, message_id, seen_at) VALUES (?, ?, ?)",
-                (key, message_id, w.now()),
-            )
-
     async def _refuse(self, chat: InboundChat, keys: list[str], verdict: Refused) -> None:
-        self._metrics.messages_in.inc(workspace=chat.route.workspace_id, trust="untrusted_external")
-        sender_key = f"{chat.route.platform}:{chat.route.workspace_id}:{chat.sender_id}"
-        rows = await self._store.fetch_all(
-            "SELECT replied_at FROM refusals WHERE sender_key = ?", (sender_key,)
-        )
+        route = chat.route
+        self._metrics.messages_in.inc(workspace=route.workspace_id, trust=Trust.UNTRUSTED_EXTERNAL)
+        sender_key = f"{route.platform}:{route.workspace_id}:{chat.sender_id}"
+        replied_at = await self._store.refusal_replied_at(sender_key)
         now = self._runtime.clock.wall()
         reply = verdict.workspace is not None and (
-            not rows or now - rows[0]["replied_at"] >= REFUSAL_REPLY_INTERVAL_S
+            replied_at is None or now - replied_at >= REFUSAL_REPLY_INTERVAL_S
         )
-        intent_id = new_id("dlv")
-        async with self._store.write() as w:
-            self._mark_seen(w, keys, None)
-            w.emit(
-                Event(
-                    "inbound_refused",
-                    None,
-                    {
-                        "platform": chat.route.platform,
-                        "workspace_id": chat.route.workspace_id,
-                        "sender_id": chat.sender_id,
-                        "conversation_id": chat.route.conversation_id,
-                        "reason": verdict.reason,
-                        "replied": reply,
-                    },
-                )
+        async with self._store.write() as tx:
+            tx.mark_seen(keys, None)
+            refused = InboundRefused(
+                platform=route.platform,
+                workspace_id=route.workspace_id,
+                sender_id=chat.sender_id,
+                conversation_id=route.conversation_id,
+                reason=verdict.reason,
+                replied=reply,
             )
+            tx.emit(refused)
             if reply:
-                w.execute(
-                    "INSERT INTO refusals (sender_key, replied_at) VALUES (?, ?) ON"
-                    " CONFLICT (sender_key) DO UPDATE SET replied_at = excluded.replied_at",
-                    (sender_key, now),
-                )
-                reply_text = (
+                tx.refusal_replied(sender_key)
+                answer = (
                     texts.NOT_ALLOWED_HERE if verdict.operator_elsewhere else texts.NOT_AN_OPERATOR
                 )
-                Outbox.enqueue(w, intent_id, chat.route, DeliveryKind.COMMAND_REPLY, reply_text)
-        log.info(
-            "message refused", extra={"platform": chat.route.platform, "reason": verdict.reason}
-        )
-        if reply:
-            self._outbox.wake(chat.route.conversation_key)
+                tx.enqueue(new_id("dlv"), route, DeliveryKind.COMMAND_REPLY, answer)
+        log.info("message refused", extra={"platform": route.platform, "reason": verdict.reason})
 
     async def _reply(
         self, chat: InboundChat, keys: list[str], text: str, rejected: str | None
     ) -> None:
-        async with self._store.write() as w:
-            self._mark_seen(w, keys, None)
+        async with self._store.write() as tx:
+            tx.mark_seen(keys, None)
             if rejected:
-                w.emit(
-                    Event(
-                        "inbound_rejected",
-                        None,
-                        {
-                            "platform": chat.route.platform,
-                            "workspace_id": chat.route.workspace_id,
-                            "sender_id": chat.sender_id,
-                            "reason": rejected,
-                        },
+                tx.emit(
+                    InboundRejected(
+                        platform=chat.route.platform,
+                        workspace_id=chat.route.workspace_id,
+                        sender_id=chat.sender_id,
+                        reason=rejected,
                     )
                 )
-            Outbox.enqueue(w, new_id("dlv"), chat.route, DeliveryKind.COMMAND_REPLY, text)
-        self._outbox.wake(chat.route.conversation_key)
+            tx.enqueue(new_id("dlv"), chat.route, DeliveryKind.COMMAND_REPLY, text)
 
     async def _prompt(self, chat: InboundChat, keys: list[str], verdict: Trusted) -> None:
         text = chat.text or ""
@@ -201,61 +168,15 @@ class Ingress:
                 correlation_id=chat.dedupe_keys[0],
             ),
         )
-        notice_id = new_id("dlv")
 
         def also(w: Writer, message_id: str) -> None:
-            self._mark_seen(w, keys, message_id)
+            tx = self._store.join(w)
+            tx.mark_seen(keys, message_id)
             if notice:
-                w.emit(
-                    Event(
-                        "inbound_truncated",
-                        session_id,
-                        {"message_id": message_id, "length": len(chat.text or "")},
-                    )
+                tx.emit(
+                    InboundTruncated(message_id=message_id, length=len(chat.text or "")),
+                    session_id,
                 )
-                Outbox.enqueue(w, notice_id, chat.route, DeliveryKind.COMMAND_REPLY, notice)
+                tx.enqueue(new_id("dlv"), chat.route, DeliveryKind.COMMAND_REPLY, notice)
 
         await self._runtime.submit(session_id, message, also=also)
-        if notice:
-            self._outbox.wake(chat.route.conversation_key)
-
-    # -- commands ----------------------------------------------------------------------
-
-    async def _command(
-        self, command: Command | UnknownCommand, chat: InboundChat, verdict: Trusted
-    ) -> str:
-        if isinstance(command, UnknownCommand):
-            return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
-        route: Route = chat.route
-        match command.name:
-            case CommandName.HELP:
-                return texts.HELP
-            case CommandName.NEW:
-                await self._sessions.session_for(route, verdict.workspace, fresh=True)
-                return texts.NEW_SESSION
-            case CommandName.STATUS:
-                session_id = self._sessions.session_of(route)
-                return await status_text(self._runtime, session_id, verdict.workspace)
-            case CommandName.QUEUE:
-                session_id = await self._sessions.session_for(route, verdict.workspace)
-                current = self._runtime.status(session_id).mode
-                try:
-                    mode = QueueMode(command.argument.lower())
-                except ValueError:
-                    return texts.QUEUE_USAGE.format(mode=current)
-                await self._runtime.set_queue_mode(session_id, mode)
-                return texts.QUEUE_SET.format(mode=mode)
-            case CommandName.STOP:
-                return await self._stop(route)
-        raise AssertionError(f"unhandled command {command!r}")
-
-    async def _stop(self, route: Route) -> str:
-        session_id = self._sessions.session_of(route)
-        run_id = self._runtime.status(session_id).run_id if session_id else None
-        if session_id is None or run_id is None:
-            return texts.NOTHING_TO_STOP
-        try:
-            result = await self._runtime.stop(session_id, run_id)
-        except (StaleRunError, UnknownRunError):
-            return texts.NOTHING_TO_STOP
-        return texts.STOPPED if result.status == "stopped" else texts.ALREADY_STOPPED

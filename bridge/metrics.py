@@ -22,11 +22,12 @@ from prometheus_client import (
     generate_latest,
 )
 
-from bridge.gauges import Work, outbox_backlog, work_by_workspace
-from runtime import Runtime
+from bridge.gauges import Work, work_by_workspace
+from bridge.store import BridgeStore
+from bridge.types import OPEN_DELIVERY
+from runtime import QueueStatus, Runtime
 
 TURN_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
-OPEN_DELIVERY = ("pending", "sending")
 
 
 class LabelledCounter:
@@ -129,9 +130,9 @@ class Metrics:
 
     # -- read at scrape time -----------------------------------------------------------
 
-    async def scrape(self, runtime: Runtime) -> bytes:
+    async def scrape(self, runtime: Runtime, store: BridgeStore) -> bytes:
         """Refresh the gauges read from the runtime and the database; the exposition text."""
-        backlog = await outbox_backlog(runtime.store)
+        backlog = await store.outbox_backlog()
         now = runtime.clock.wall()  # the clock the outbox stamps its rows with
         work = work_by_workspace(runtime)
         # No await from here on: a concurrent scrape never sees a half-refreshed gauge.
@@ -140,8 +141,11 @@ class Metrics:
         for workspace in sorted({*self._workspaces, *work}):
             counts = work.get(workspace) or Work()
             self.turns_running.labels(workspace=workspace).set(counts.running)
-            for status, n in (("queued", counts.queued), ("dequeued", counts.dequeued)):
-                self.queue_messages.labels(workspace=workspace, status=status).set(n)
+            for queue, n in (
+                (QueueStatus.QUEUED, counts.queued),
+                (QueueStatus.DEQUEUED, counts.dequeued),
+            ):
+                self.queue_messages.labels(workspace=workspace, status=queue).set(n)
         self.outbox_backlog.clear()
         self.outbox_oldest_age.clear()
         places = self._platforms | {(b.platform, b.workspace) for b in backlog}

@@ -11,18 +11,16 @@ again: a repeated part is far better than a lost half."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from dataclasses import dataclass
 
+from bridge.events import DeliveryAccepted, DeliveryFailed, RouteFailed
 from bridge.metrics import Metrics
 from bridge.ratelimit import PacedTransports
-from bridge.render import render, split
+from bridge.split import split
+from bridge.store import BridgeStore, Intent
 from bridge.transport import Call, DeliveryError, Transport
-from bridge.types import DeliveryKind, Route
+from bridge.types import DeliveryStatus, Route
 from runtime.clock import Clock
-from runtime.events import Event
-from runtime.store import Store, Writer
 
 log = logging.getLogger(__name__)
 
@@ -30,21 +28,12 @@ MAX_ATTEMPTS = 6  # failures in a row on one chunk before the intent is failed
 MAX_RETRY_DELAY_S = 60.0
 
 
-@dataclass(frozen=True, slots=True)
-class Intent:
-    id: str
-    seq: int
-    route: Route
-    kind: DeliveryKind
-    text: str
-    status: str
-    attempts: int
-    chunks_sent: int
-
-
 class Outbox:
-    def __init__(self, store: Store, clock: Clock, metrics: Metrics) -> None:
+    """Sends what the bridge store's intents hold; woken by the commit that enqueued one."""
+
+    def __init__(self, store: BridgeStore, clock: Clock, metrics: Metrics) -> None:
         self._store = store
+        store.on_enqueue = self.wake
         self._clock = clock
         self._metrics = metrics
         self.transports = PacedTransports(clock)  # shared with progress: one pacer a platform
@@ -56,26 +45,11 @@ class Outbox:
     def attach(self, transport: Transport) -> None:
         self.transports.attach(transport)
 
-    @staticmethod
-    def enqueue(w: Writer, intent_id: str, route: Route, kind: DeliveryKind, text: str) -> None:
-        """Write an intent inside the caller's transaction; `wake` it after the commit."""
-        now = w.now()
-        w.execute(
-            "INSERT OR IGNORE INTO deliveries (id, conversation_key, route, kind, text, status,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-            (intent_id, route.conversation_key, json.dumps(route.to_json()), kind, text, now, now),
-        )
-
     async def start(self) -> None:
         """Resume every intent a previous run left pending or sending."""
-        failed = await self._store.fetch_all("SELECT conversation_key FROM failed_routes")
-        self.failed_routes.update(r["conversation_key"] for r in failed)
-        rows = await self._store.fetch_all(
-            "SELECT DISTINCT conversation_key FROM deliveries"
-            " WHERE status IN ('pending', 'sending')"
-        )
-        for row in rows:
-            self.wake(row["conversation_key"])
+        self.failed_routes.update(f.conversation_key for f in await self._store.failed_routes())
+        for conversation_key in await self._store.open_conversations():
+            self.wake(conversation_key)
 
     def wake(self, conversation_key: str) -> None:
         if self._closing:
@@ -101,8 +75,8 @@ class Outbox:
         key = route.home.conversation_key
         if key in self.failed_routes:
             self.failed_routes.discard(key)
-            async with self._store.write() as w:
-                w.execute("DELETE FROM failed_routes WHERE conversation_key = ?", (key,))
+            async with self._store.write() as tx:
+                tx.route_works(key)
 
     async def idle(self) -> None:
         """Until no delivery is in progress: for tests and a clean shutdown."""
@@ -113,7 +87,7 @@ class Outbox:
         try:
             while True:
                 self._look_again.discard(conversation_key)
-                intent = await self._next(conversation_key)
+                intent = await self._store.next_intent(conversation_key)
                 if intent is not None:
                     await self._deliver(intent)
                 elif conversation_key not in self._look_again:
@@ -125,40 +99,22 @@ class Outbox:
         finally:
             self._workers.pop(conversation_key, None)
 
-    async def _next(self, conversation_key: str) -> Intent | None:
-        rows = await self._store.fetch_all(
-            "SELECT * FROM deliveries WHERE conversation_key = ? AND status IN"
-            " ('pending', 'sending') ORDER BY seq LIMIT 1",
-            (conversation_key,),
-        )
-        if not rows:
-            return None
-        r = rows[0]
-        return Intent(
-            r["id"],
-            r["seq"],
-            Route.model_validate_json(r["route"]),
-            DeliveryKind(r["kind"]),
-            r["text"],
-            r["status"],
-            r["attempts"],
-            r["chunks_sent"],
-        )
-
     async def _deliver(self, intent: Intent) -> None:
         transport = self.transports.get(intent.route.platform)
         if transport is None:
             await self._finish(
-                intent, "failed", f"no {intent.route.platform} adapter is running to deliver this"
+                intent,
+                DeliveryStatus.FAILED,
+                f"no {intent.route.platform} adapter is running to deliver this",
             )
             return
-        platform = intent.route.platform
-        chunks = split(intent.text, transport.limits.max_chars, lambda s: len(render(s, platform)))
-        pacer = self.transports.pacers[platform]
+        profile = transport.profile
+        chunks = split(intent.text, profile.limits.max_chars, lambda s: len(profile.render(s)))
+        pacer = self.transports.pacers[profile.name]
         # Whether the next chunk may already have landed: it was in flight when the last run
         # stopped, or its last attempt had an unknown outcome.
-        unsure = intent.status == "sending"
-        await self._update(intent, "sending")
+        unsure = intent.status is DeliveryStatus.SENDING
+        await self._update(intent)
         attempts = intent.attempts
         failures = 0  # in a row, on this chunk
         chunk = intent.chunks_sent
@@ -167,13 +123,13 @@ class Outbox:
                 unsure = False
                 if await transport.delivered(intent.route, intent.id, chunk):
                     chunk, failures = chunk + 1, 0
-                    await self._update(intent, "sending", chunks=chunk)
+                    await self._update(intent, chunks=chunk)
                     continue  # it landed; None (cannot tell) or False: send it (again)
             ticket = await pacer.acquire(intent.route, Call.POST)
             try:
                 await transport.send(
                     intent.route,
-                    render(chunks[chunk], platform),
+                    profile.render(chunks[chunk]),
                     kind=intent.kind,
                     intent_id=intent.id,
                     chunk=chunk,
@@ -193,7 +149,7 @@ class Outbox:
                         why += " (it may have arrived)"
                     await self._finish(
                         intent,
-                        "failed",
+                        DeliveryStatus.FAILED,
                         f"{why}; {chunk} of {len(chunks)} parts delivered",
                         attempts=attempts,
                         chunks=chunk,
@@ -205,8 +161,10 @@ class Outbox:
                 continue
             chunk, failures = chunk + 1, 0
             if chunk < len(chunks):
-                await self._update(intent, "sending", attempts=attempts, chunks=chunk)
-        await self._finish(intent, "accepted_by_transport", None, attempts=attempts, chunks=chunk)
+                await self._update(intent, attempts=attempts, chunks=chunk)
+        await self._finish(
+            intent, DeliveryStatus.ACCEPTED_BY_TRANSPORT, None, attempts=attempts, chunks=chunk
+        )
 
     async def _retry_later(
         self, intent: Intent, exc: DeliveryError, attempts: int, chunk: int, failures: int
@@ -219,7 +177,7 @@ class Outbox:
             self.transports.pacers[intent.route.platform].back_off(intent.route, Call.POST, delay)
         else:
             delay = min(MAX_RETRY_DELAY_S, 2.0 ** (failures - 1))
-        await self._update(intent, "sending", attempts=attempts, error=str(exc))
+        await self._update(intent, attempts=attempts, error=str(exc))
         log.warning(
             "delivery retry",
             extra={
@@ -236,66 +194,37 @@ class Outbox:
     async def _update(
         self,
         intent: Intent,
-        status: str,
         *,
         attempts: int | None = None,
         chunks: int | None = None,
         error: str | None = None,
     ) -> None:
-        async with self._store.write() as w:
-            w.execute(
-                "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
-                " chunks_sent = COALESCE(?, chunks_sent), last_error = COALESCE(?, last_error),"
-                " updated_at = ? WHERE id = ?",
-                (status, attempts, chunks, error, w.now(), intent.id),
+        async with self._store.write() as tx:
+            tx.update_intent(
+                intent.id, DeliveryStatus.SENDING, attempts=attempts, chunks=chunks, error=error
             )
 
     async def _finish(
         self,
         intent: Intent,
-        status: str,
+        status: DeliveryStatus,
         error: str | None,
         *,
         attempts: int | None = None,
         chunks: int | None = None,
         route_gone: bool = False,
     ) -> None:
-        async with self._store.write() as w:
-            w.execute(
-                "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
-                " chunks_sent = COALESCE(?, chunks_sent), last_error = ?, updated_at = ?"
-                " WHERE id = ?",
-                (status, attempts, chunks, error, w.now(), intent.id),
-            )
+        failed = status is DeliveryStatus.FAILED
+        async with self._store.write() as tx:
+            tx.finish_intent(intent.id, status, error, attempts=attempts, chunks=chunks)
             if route_gone:
-                route = intent.route.home
-                w.execute(
-                    "INSERT INTO failed_routes (conversation_key, workspace_id, route, reason,"
-                    " failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
-                    " SET reason = excluded.reason, failed_at = excluded.failed_at",
-                    (
-                        route.conversation_key,
-                        route.workspace_id,
-                        route.model_dump_json(),
-                        error or "",
-                        w.now(),
-                    ),
-                )
-                w.emit(Event("route_failed", None, {"route": route.to_json(), "reason": error}))
-            w.emit(
-                Event(
-                    "delivery_" + ("accepted" if status != "failed" else "failed"),
-                    None,
-                    {
-                        "delivery_id": intent.id,
-                        "kind": intent.kind,
-                        "route": intent.route.to_json(),
-                        "error": error,
-                    },
-                )
-            )
+                home = intent.route.home
+                tx.route_failed(home, error or "")
+                tx.emit(RouteFailed(route=home.to_json(), reason=error))
+            what = {"delivery_id": intent.id, "kind": intent.kind, "route": intent.route.to_json()}
+            tx.emit(DeliveryFailed(**what, error=error) if failed else DeliveryAccepted(**what))
         if route_gone:
             self.failed_routes.add(intent.route.conversation_key)
         self._metrics.deliveries.inc(status=status)
-        if status == "failed":
+        if failed:
             log.warning("delivery failed", extra={"delivery_id": intent.id, "error": error})

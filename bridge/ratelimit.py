@@ -20,8 +20,9 @@ import math
 from collections import Counter, deque
 from collections.abc import Iterator
 
+from bridge.platform import PlatformProfile
 from bridge.transport import Call, Pacing, Rule, Scope, Transport
-from bridge.types import Platform, Route, TransportLimits
+from bridge.types import Route, TransportLimits
 from runtime.clock import Clock
 
 _EPSILON = 1e-9
@@ -293,18 +294,24 @@ class ProgressBudget:
         return max((self._pacer.ready_at(self._route, c) for c in calls), default=-math.inf)
 
 
-class PacedTransports(dict[Platform, Transport]):
-    """The transports the bridge sends through, each with the one pacer that every call to
-    its platform passes: the outbox's replies and the presenter's progress share it."""
+class PacedTransports(dict[str, Transport]):
+    """The transports the bridge sends through, by platform name in the order attached, each
+    with the one pacer that every call to its platform passes: the outbox's replies and the
+    presenter's progress share it."""
 
     def __init__(self, clock: Clock) -> None:
         super().__init__()
         self._clock = clock
-        self.pacers: dict[Platform, RateLimiter] = {}
+        self.pacers: dict[str, RateLimiter] = {}
 
     def attach(self, transport: Transport) -> None:
-        self[transport.platform] = transport
-        self.pacers[transport.platform] = RateLimiter(self._clock, transport.limits)
+        profile = transport.profile
+        self[profile.name] = transport
+        self.pacers[profile.name] = RateLimiter(self._clock, profile.limits)
+
+    def profile(self, platform: str) -> PlatformProfile | None:
+        transport = self.get(platform)
+        return transport.profile if transport is not None else None
 
     def budget(self, route: Route) -> ProgressBudget:
         return ProgressBudget(self.pacers.get(route.platform), route)

@@ -7,13 +7,13 @@ A private child always resolves through its parent's session."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Container
 
+from bridge.ratelimit import PacedTransports
 from bridge.sessions import Sessions
-from bridge.types import Platform, Route
+from bridge.types import Route
 from config.schema import SwitchboardConfig, WorkspaceConfig
-from runtime import Provenance, Runtime
+from runtime import Runtime
 
 
 class Router:
@@ -22,13 +22,13 @@ class Router:
         config: SwitchboardConfig,
         runtime: Runtime,
         sessions: Sessions,
-        active: Container[Platform],
+        platforms: PacedTransports,
         failed: Container[str],
     ) -> None:
         self._config = config
         self._runtime = runtime
         self._sessions = sessions
-        self._active = active
+        self._platforms = platforms  # the running ones, in the order they were attached
         self._failed = failed
 
     async def resolve(self, session_id: str, run_id: str | None) -> Route | None:
@@ -48,25 +48,22 @@ class Router:
         record = self._runtime.session(session_id)
         if record.parent_session_id is None:
             return session_id, run_id
-        parent_runs = await self._runtime.store.runs(session_id=record.parent_session_id)
-        return record.parent_session_id, parent_runs[-1].id if parent_runs else None
+        parent_run = await self._runtime.store.latest_run(record.parent_session_id)
+        return record.parent_session_id, parent_run.id if parent_run else None
 
     async def _trigger_route(self, run_id: str) -> Route | None:
-        rows = await self._runtime.store.fetch_all(
-            "SELECT provenance FROM messages WHERE run_id = ? ORDER BY seq LIMIT 1", (run_id,)
-        )
-        if not rows:
-            return None
-        route = Provenance.from_json(json.loads(rows[0]["provenance"])).reply_route
+        first = await self._runtime.store.first_message_of_run(run_id)
+        route = first.message.provenance.reply_route if first else None
         return Route.model_validate(route) if route else None
 
     def _usable(self, route: Route) -> bool:
         workspace = self._workspace_of(route)
-        if workspace is None or route.platform not in self._active:
+        profile = self._platforms.profile(route.platform)
+        if workspace is None or profile is None:
             return False
         if route.home.conversation_key in self._failed:
             return False  # the platform refused it (bot blocked or removed)
-        return getattr(workspace, route.platform.value) is not None
+        return profile.serves(workspace)
 
     def _workspace_of(self, route: Route | None) -> WorkspaceConfig | None:
         if route is None:
@@ -74,25 +71,20 @@ class Router:
         return next((w for w in self._config.workspaces if w.id == route.workspace_id), None)
 
     def primary_route(self, workspace: WorkspaceConfig) -> Route | None:
+        """A DM to the primary operator: on the platform they prefer, else on the first
+        running platform of the workspace where they have one."""
         operator = workspace.primary_operator()
-        preferred = [operator.notify_via] if operator.notify_via else []
-        for platform in (*preferred, "console", "telegram", "slack"):
-            if platform == "console" and workspace.console:
-                return Route(
-                    platform=Platform.CONSOLE, workspace_id=workspace.id, conversation_id="console"
-                )
-            if platform == "telegram" and workspace.telegram and operator.telegram_user_id:
-                return Route(
-                    platform=Platform.TELEGRAM,
-                    workspace_id=workspace.id,
-                    conversation_id=str(operator.telegram_user_id),
-                )
-            if platform == "slack" and workspace.slack and operator.slack_user_id:
-                return Route(
-                    platform=Platform.SLACK,
-                    workspace_id=workspace.id,
-                    conversation_id=operator.slack_user_id,
-                )
+        names = list(self._platforms)
+        if operator.notify_via in names:
+            names.remove(operator.notify_via)
+            names.insert(0, operator.notify_via)
+        for name in names:
+            profile = self._platforms[name].profile
+            if not profile.serves(workspace):
+                continue
+            conversation = profile.direct_conversation(workspace, operator)
+            if conversation is not None:
+                return Route(platform=name, workspace_id=workspace.id, conversation_id=conversation)
         return None
 
     def workspace_of_session(self, session_id: str) -> WorkspaceConfig | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ingress import Ingress, Outcome
 from bridge.metrics import Metrics
@@ -13,6 +14,8 @@ from bridge.outbox import Outbox
 from bridge.progress import ProgressPresenter
 from bridge.routing import Router
 from bridge.sessions import Sessions
+from bridge.status import Status
+from bridge.store import BridgeStore
 from bridge.transport import Transport
 from bridge.types import InboundChat
 from config.schema import SwitchboardConfig
@@ -26,18 +29,20 @@ class Bridge:
         self.config = config
         self.runtime = runtime
         self.metrics = Metrics((w.id for w in config.workspaces), wall=runtime.clock.wall)
-        self.outbox = Outbox(runtime.store, runtime.clock, self.metrics)
-        self.sessions = Sessions(runtime)
+        self.store = BridgeStore(runtime.store)
+        self.outbox = Outbox(self.store, runtime.clock, self.metrics)
+        self.sessions = Sessions(runtime, self.store)
         self.router = Router(
             config, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
         )
         self.presenter = ProgressPresenter(
             self.outbox.transports, runtime.clock, progress_interval_s
         )
-        self.ingress = Ingress(config, runtime, self.sessions, self.outbox, self.metrics)
-        self.dispatcher = Dispatcher(
-            runtime, self.router, self.outbox, self.presenter, self.metrics
+        commands = Commands(runtime, self.sessions, Status(runtime, self.store))
+        self.ingress = Ingress(
+            config, runtime, self.store, self.sessions, self.outbox, commands, self.metrics
         )
+        self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
         self._dispatch_task: asyncio.Task[None] | None = None
 
     def attach(self, transport: Transport) -> None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from bridge.store import BridgeStore
 from bridge.types import Route
 from config.schema import WorkspaceConfig
 from runtime import QueueMode, Runtime
@@ -15,18 +14,16 @@ def agent_key(workspace_id: str, agent_id: str) -> str:
 
 
 class Sessions:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, store: BridgeStore) -> None:
         self._runtime = runtime
+        self._store = store
         self._by_conversation: dict[str, str] = {}
         self._route_of_session: dict[str, Route] = {}
 
     async def load(self) -> None:
-        rows = await self._runtime.store.fetch_all(
-            "SELECT conversation_key, session_id, route FROM conversations"
-        )
-        for row in rows:
-            self._by_conversation[row["conversation_key"]] = row["session_id"]
-            self._route_of_session[row["session_id"]] = Route.model_validate_json(row["route"])
+        for conversation in await self._store.conversations():
+            self._by_conversation[conversation.key] = conversation.session_id
+            self._route_of_session[conversation.session_id] = conversation.route
 
     def route_of(self, session_id: str) -> Route | None:
         """The conversation a session lives in (None for private children)."""
@@ -48,13 +45,8 @@ class Sessions:
             queue_mode=QueueMode(workspace.queue_mode),
             metadata={"conversation_key": key},
         )
-        async with self._runtime.store.write() as w:
-            w.execute(
-                "INSERT INTO conversations (conversation_key, session_id, workspace_id, route,"
-                " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
-                " SET session_id = excluded.session_id, updated_at = excluded.updated_at",
-                (key, session_id, workspace.id, json.dumps(home.to_json()), w.now()),
-            )
+        async with self._store.write() as tx:
+            tx.bind_conversation(key, session_id, workspace.id, home)
         self._by_conversation[key] = session_id
         self._route_of_session[session_id] = home
         return session_id

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bridge.store import BridgeStore, NotificationRouting
+from bridge.types import DeliveryStatus
 from config.schema import WorkspaceConfig
-from runtime import Runtime
+from runtime import Runtime, SessionState
 from runtime.store import Store
 
-UNDELIVERED_SQL = """
-SELECT n.notification_id, n.agent_id, n.requested_by_agent_id, n.summary, n.created_at,
-       COALESCE(d.status, nr.status, 'not routed yet') AS status, d.last_error
-FROM notifications n
-LEFT JOIN notification_routes nr ON nr.notification_id = n.notification_id
-LEFT JOIN deliveries d ON d.id = nr.delivery_id
-WHERE (nr.status IS NULL OR nr.status = 'unroutable' OR d.status = 'failed')
-  AND n.agent_id LIKE ?
-ORDER BY n.created_at
-"""
+NOT_ROUTED_YET = "not routed yet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,52 +19,65 @@ class Undelivered:
     agent_id: str
     requested_by_agent_id: str
     summary: str
-    status: str
+    status: str  # the delivery's status, else the routing's, else "not routed yet"
     error: str | None
 
 
-async def undelivered_notifications(store: Store, workspace_id: str) -> list[Undelivered]:
-    rows = await store.fetch_all(UNDELIVERED_SQL, (f"{workspace_id}/%",))
-    return [
-        Undelivered(
-            r["notification_id"],
-            r["agent_id"],
-            r["requested_by_agent_id"],
-            r["summary"],
-            r["status"],
-            r["last_error"],
-        )
-        for r in rows
-    ]
-
-
-async def status_text(runtime: Runtime, session_id: str | None, workspace: WorkspaceConfig) -> str:
-    lines = []
-    if session_id is None:
-        lines.append("No session here yet: send a message to start one.")
-    else:
-        s = runtime.status(session_id)
-        if s.state == "running":
-            lines.append(
-                f"Agent {s.agent_id} is working: {s.step} ({s.elapsed_s:.1f}s, run {s.run_id})."
-            )
+async def undelivered_notifications(
+    runtime_store: Store, store: BridgeStore, workspace_id: str
+) -> list[Undelivered]:
+    """A workspace's notifications that no operator has received: not routed yet, without a
+    route, or whose delivery failed."""
+    deliveries = await store.notification_deliveries()
+    found = []
+    for n in await runtime_store.notifications(agent_id_prefix=f"{workspace_id}/"):
+        d = deliveries.get(n.notification_id)
+        if d is None:
+            status, error = NOT_ROUTED_YET, None
+        elif d.routing is NotificationRouting.UNROUTABLE:
+            status, error = d.routing.value, None
+        elif d.delivery_status is DeliveryStatus.FAILED:
+            status, error = d.delivery_status.value, d.last_error
         else:
-            lines.append(f"Agent {s.agent_id} is idle.")
-        lines.append(f"Queue: {s.queued} waiting; mode {s.mode}.")
-        if s.children:
-            lines.append(f"Child agents: {len(s.children)}.")
-    failed = await runtime.store.fetch_all(
-        "SELECT conversation_key, reason FROM failed_routes WHERE workspace_id = ?"
-        " ORDER BY failed_at",
-        (workspace.id,),
-    )
-    lines += [f"Cannot deliver to {r['conversation_key']}: {r['reason']}" for r in failed]
-    undelivered = await undelivered_notifications(runtime.store, workspace.id)
-    if undelivered:
-        lines.append(f"Undelivered notifications: {len(undelivered)}")
-        lines += [
-            f"- {u.summary} (from {u.requested_by_agent_id}, {u.status})" for u in undelivered
-        ]
-    else:
-        lines.append("Undelivered notifications: none.")
-    return "\n".join(lines)
+            continue
+        found.append(
+            Undelivered(
+                n.notification_id, n.agent_id, n.requested_by_agent_id, n.summary, status, error
+            )
+        )
+    return found
+
+
+class Status:
+    def __init__(self, runtime: Runtime, store: BridgeStore) -> None:
+        self._runtime = runtime
+        self._store = store
+
+    async def text(self, session_id: str | None, workspace: WorkspaceConfig) -> str:
+        lines = []
+        if session_id is None:
+            lines.append("No session here yet: send a message to start one.")
+        else:
+            s = self._runtime.status(session_id)
+            if s.state is SessionState.RUNNING:
+                lines.append(
+                    f"Agent {s.agent_id} is working: {s.step} ({s.elapsed_s:.1f}s, run {s.run_id})."
+                )
+            else:
+                lines.append(f"Agent {s.agent_id} is idle.")
+            lines.append(f"Queue: {s.queued} waiting; mode {s.mode}.")
+            if s.children:
+                lines.append(f"Child agents: {len(s.children)}.")
+        failed = await self._store.failed_routes(workspace.id)
+        lines += [f"Cannot deliver to {f.conversation_key}: {f.reason}" for f in failed]
+        undelivered = await undelivered_notifications(
+            self._runtime.store, self._store, workspace.id
+        )
+        if undelivered:
+            lines.append(f"Undelivered notifications: {len(undelivered)}")
+            lines += [
+                f"- {u.summary} (from {u.requested_by_agent_id}, {u.status})" for u in undelivered
+            ]
+        else:
+            lines.append("Undelivered notifications: none.")
+        return "\n".join(lines)

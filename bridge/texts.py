@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from runtime import Boundary
+
 HELP = (
     "Commands:\n"
     "/stop - stop what the agent is doing now\n"
@@ -38,9 +40,9 @@ TURN_FAILED = "The agent could not finish: {error}"
 TURN_STOPPED = "Stopped; the agent did not finish its answer."
 INTERJECTED = "(your message reached the agent {where})"
 BOUNDARY_WORDS = {
-    "before_provider_request": "before its next model call",
-    "after_provider_round": "as it was about to answer",
-    "before_tool_execution": "as it started its tools",
-    "after_tool_results": "after its tools finished",
+    Boundary.BEFORE_PROVIDER_REQUEST: "before its next model call",
+    Boundary.AFTER_PROVIDER_ROUND: "as it was about to answer",
+    Boundary.BEFORE_TOOL_EXECUTION: "as it started its tools",
+    Boundary.AFTER_TOOL_RESULTS: "after its tools finished",
 }
 NOTIFICATION = "\U0001f514 {agent}: {message}"

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Protocol
 
-from bridge.types import DeliveryKind, Platform, Route, TransportLimits
+from bridge.platform import PlatformProfile
+from bridge.types import DeliveryKind, Route, TransportLimits
 from config.errors import SwitchboardError
 
 
@@ -106,8 +107,7 @@ UNLIMITED: Budget = _Unlimited()  # for a call no pacer counts
 
 
 class Transport(Protocol):
-    platform: Platform
-    limits: TransportLimits
+    profile: PlatformProfile  # the platform's facts: its name, limits, markup
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int

@@ -9,18 +9,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 
-class Platform(StrEnum):
-    SLACK = "slack"
-    TELEGRAM = "telegram"
-    CONSOLE = "console"
-
-
 class Route(BaseModel):
     """A place to post: platform, workspace, conversation, thread, and what to reply to."""
 
     model_config = ConfigDict(frozen=True)
 
-    platform: Platform
+    platform: str  # the adapter's `PlatformProfile.name`
     workspace_id: str
     conversation_id: str
     thread_id: str | None = None
@@ -58,6 +52,18 @@ class InboundChat:
     sender_name: str | None = None
     message_ref: str | None = None
     attachment_kind: str | None = None
+
+
+class DeliveryStatus(StrEnum):
+    """Where an outgoing message (a delivery intent) stands."""
+
+    PENDING = "pending"  # written, not tried yet
+    SENDING = "sending"  # some parts may have gone; the rest are under way or retried
+    ACCEPTED_BY_TRANSPORT = "accepted_by_transport"  # the platform took every part
+    FAILED = "failed"  # given up: `last_error` says why and how many parts arrived
+
+
+OPEN_DELIVERY = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
 
 
 class DeliveryKind(StrEnum):

@@ -10,12 +10,13 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
-from adapters.console import ConsoleAdapter, ConsoleTransport
-from adapters.http import build_app
-from adapters.slack import SlackAdapter, SlackFront, SlackTransport
-from adapters.telegram import TelegramAdapter, TelegramTransport
-from adapters.workspaces import PerWorkspace
-from bridge import Bridge, Platform, open_runtime
+from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
+from adapters.server.assembly import open_runtime
+from adapters.server.http import build_app
+from adapters.server.workspaces import PerWorkspace
+from adapters.slack import SLACK, SlackAdapter, SlackFront
+from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramFront
+from bridge import Bridge
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
 from runtime import Clock, Runtime
@@ -64,43 +65,44 @@ class App:
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
         metrics = self.bridge.metrics
-        bots = PerWorkspace(Platform.TELEGRAM, TelegramTransport.limits, metrics)
+        bots = PerWorkspace(TELEGRAM, metrics)
         for workspace in self.config.workspaces:
             if workspace.telegram is not None:
                 self.telegram[workspace.id] = TelegramAdapter(self.bridge, workspace)
                 bots.by_workspace[workspace.id] = self.telegram[workspace.id].transport
-                metrics.connection(Platform.TELEGRAM, workspace.id, up=False)
+                metrics.connection(TELEGRAM.name, workspace.id, up=False)
         if self.telegram:
             self.bridge.attach(bots)
-        slack = PerWorkspace(Platform.SLACK, SlackTransport.limits, metrics)
+        slack = PerWorkspace(SLACK, metrics)
         for workspace in self.config.workspaces:
             if workspace.slack is not None:
                 self.slack[workspace.id] = SlackAdapter(self.bridge, workspace)
                 slack.by_workspace[workspace.id] = self.slack[workspace.id].transport
-                metrics.connection(Platform.SLACK, workspace.id, up=False)
+                metrics.connection(SLACK.name, workspace.id, up=False)
         if self.slack:
             self.bridge.attach(slack)
         await self.bridge.start()
         for team in self.slack.values():  # bot identities first: events need them
             await team.start()
-            metrics.connection(Platform.SLACK, team.workspace.id, up=True)
+            metrics.connection(SLACK.name, team.workspace.id, up=True)
         await self._serve_http()
         for bot in self.telegram.values():
             await bot.start(self.config.server.public_url)
-            metrics.connection(Platform.TELEGRAM, bot.workspace.id, up=True)
+            metrics.connection(TELEGRAM.name, bot.workspace.id, up=True)
         if consoles:
             console = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
             self._console = asyncio.get_running_loop().create_task(console.run())
-            metrics.connection(Platform.CONSOLE, consoles[0].id, up=True)
+            metrics.connection(CONSOLE.name, consoles[0].id, up=True)
             self._console.add_done_callback(  # input ended, failed or was stopped
-                lambda _: metrics.connection(Platform.CONSOLE, consoles[0].id, up=False)
+                lambda _: metrics.connection(CONSOLE.name, consoles[0].id, up=False)
             )
 
     async def _serve_http(self) -> None:
         server = self.config.server
-        self._runner = web.AppRunner(
-            build_app(self.bridge, self.telegram, SlackFront(self.slack.values())), access_log=None
+        routes = build_app(
+            self.bridge, SlackFront(self.slack.values()), TelegramFront(self.telegram.values())
         )
+        self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, server.host, server.port)
         try:
@@ -145,10 +147,10 @@ class App:
         for bot in self.telegram.values():
             with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
                 await bot.stop()
-            self.bridge.metrics.connection(Platform.TELEGRAM, bot.workspace.id, up=False)
+            self.bridge.metrics.connection(TELEGRAM.name, bot.workspace.id, up=False)
         for team in self.slack.values():
             await team.stop()
-            self.bridge.metrics.connection(Platform.SLACK, team.workspace.id, up=False)
+            self.bridge.metrics.connection(SLACK.name, team.workspace.id, up=False)
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bridge.schema import MIGRATIONS
 from bridge.sessions import agent_key
+from bridge.store.schema import MIGRATIONS
 from config.schema import ProviderConfig, SwitchboardConfig
 from runtime import (
     AgentSpec,

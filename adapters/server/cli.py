@@ -13,7 +13,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from adapters import logs
+from adapters.server import logs
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import variables
@@ -147,37 +147,29 @@ def _log_destination(config: SwitchboardConfig) -> str:
 async def status(config: SwitchboardConfig) -> str:
     # Imported here, as in run(): the runtime pulls in every SDK (seconds of imports), and
     # `--version`, `--help` and `check-config` need none of it.
-    from bridge.schema import MIGRATIONS as BRIDGE_MIGRATIONS
     from bridge.status import undelivered_notifications
+    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.store import BridgeStore
     from runtime.store import Store
 
     store = await Store.open(
         config.storage.path, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
     )
+    bridge_store = BridgeStore(store)
     try:
-        sessions = await store.fetch_all(
-            "SELECT s.id, s.agent_id, s.queue_mode,"
-            " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id"
-            "   AND m.status IN ('queued', 'dequeued')) AS queued,"
-            " (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id"
-            "   AND r.status = 'running') AS running"
-            " FROM sessions s ORDER BY s.created_at"
-        )
-        deliveries = await store.fetch_all(
-            "SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status ORDER BY status"
-        )
+        sessions = await store.session_overview()
+        deliveries = await bridge_store.delivery_counts()
         lines = [f"sessions: {len(sessions)}"]
         lines += [
-            f"  {r['id']} {r['agent_id']}: {'running' if r['running'] else 'idle'},"
-            f" {r['queued']} queued"
-            for r in sessions
-            if r["queued"] or r["running"]
+            f"  {s.id} {s.agent_id}: {'running' if s.running else 'idle'}, {s.queued} queued"
+            for s in sessions
+            if s.queued or s.running
         ]
         lines.append(
-            "deliveries: " + (", ".join(f"{r['status']} {r['n']}" for r in deliveries) or "none")
+            "deliveries: " + (", ".join(f"{k} {n}" for k, n in deliveries.items()) or "none")
         )
         for w in config.workspaces:
-            undelivered = await undelivered_notifications(store, w.id)
+            undelivered = await undelivered_notifications(store, bridge_store, w.id)
             lines.append(f"workspace {w.id}: {len(undelivered)} undelivered notification(s)")
             lines += [
                 f"  - {u.summary} (from {u.requested_by_agent_id}, {u.status})" for u in undelivered
@@ -188,7 +180,7 @@ async def status(config: SwitchboardConfig) -> str:
 
 
 async def run(config: SwitchboardConfig) -> int:
-    from adapters.app import App
+    from adapters.server.app import App
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

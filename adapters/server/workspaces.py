@@ -3,25 +3,21 @@ sees one Slack and one Telegram, while every workspace keeps its own token."""
 
 from __future__ import annotations
 
-from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, Transport
+from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route, Transport
 from bridge.metrics import Metrics
 from bridge.transport import Budget
-from bridge.types import TransportLimits
 
 
 class PerWorkspace:
-    def __init__(
-        self, platform: Platform, limits: TransportLimits, metrics: Metrics | None = None
-    ) -> None:
-        self.platform = platform
-        self.limits = limits
+    def __init__(self, profile: PlatformProfile, metrics: Metrics | None = None) -> None:
+        self.profile = profile
         self.by_workspace: dict[str, Transport] = {}
         self._metrics = metrics
 
     def _ok(self, workspace_id: str) -> None:
         """The platform answered this workspace's bot: the last-success gauge moves on."""
         if self._metrics is not None:
-            self._metrics.platform_call_ok(self.platform, workspace_id)
+            self._metrics.platform_call_ok(self.profile.name, workspace_id)
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
@@ -29,7 +25,8 @@ class PerWorkspace:
         bot = self.by_workspace.get(route.workspace_id)
         if bot is None:
             raise DeliveryError(
-                f"no {self.platform} bot runs for workspace {route.workspace_id}", retryable=False
+                f"no {self.profile.name} bot runs for workspace {route.workspace_id}",
+                retryable=False,
             )
         await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
         self._ok(route.workspace_id)

@@ -2,6 +2,7 @@
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.front import SlackFront
+from adapters.slack.platform import SLACK
 from adapters.slack.transport import SlackTransport
 
-__all__ = ["SlackAdapter", "SlackFront", "SlackTransport"]
+__all__ = ["SLACK", "SlackAdapter", "SlackFront", "SlackTransport"]

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bridge import InboundChat, Platform, Route
+from adapters.slack.platform import NAME
+from bridge import InboundChat, Route
 
 STOP_ACTION = "switchboard_stop"
 # Plain messages, messages with files, and thread replies also sent to the channel. Everything
@@ -56,7 +57,7 @@ def message_chat(
     keys = (f"event:{event_id}",) if event_id else ()
     return InboundChat(
         route=Route(
-            platform=Platform.SLACK,
+            platform=NAME,
             workspace_id=workspace_id,
             conversation_id=channel,
             thread_id=thread,
@@ -81,7 +82,7 @@ def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
         return None
     return InboundChat(
         route=Route(
-            platform=Platform.SLACK,
+            platform=NAME,
             workspace_id=workspace_id,
             conversation_id=channel,
             thread_id=message.get("thread_ts"),

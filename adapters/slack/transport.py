@@ -16,9 +16,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.inbound import STOP_ACTION
-from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
-from bridge.render import render
-from bridge.transport import UNLIMITED, Budget, Call, Pacing, Rule, Scope
+from adapters.slack.platform import SLACK
+from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
+from bridge.transport import UNLIMITED, Budget, Call
 
 log = logging.getLogger(__name__)
 
@@ -30,29 +30,8 @@ LOOKUP_PAGES = 10
 T = TypeVar("T")
 
 
-def _per_minute(call: Call, count: int) -> Rule:
-    return Rule(frozenset({call}), Scope.ACCOUNT, count, 60.0)
-
-
 class SlackTransport:
-    platform = Platform.SLACK
-    # Slack's limits are per method and workspace: chat.postMessage about one a second per
-    # channel (short bursts allowed); chat.update, chat.delete and reactions.add are tier 3
-    # (50+ a minute), reactions.remove tier 2 (20+); assistant.threads.setStatus is taken as
-    # tier 3. A margin under each.
-    limits: TransportLimits = Pacing(
-        max_chars=3900,
-        per_conversation_interval_s=1.1,
-        global_per_second=20,
-        rules=(
-            Rule(frozenset({Call.POST}), Scope.CHANNEL, 1, 1.1),
-            Rule(frozenset({Call.POST}), Scope.ACCOUNT, 1, 1 / 20, limit=False),  # a spread
-            _per_minute(Call.EDIT, 45),
-            _per_minute(Call.DELETE, 45),
-            _per_minute(Call.INDICATOR, 45),
-            _per_minute(Call.REACTION, 18),
-        ),
-    )
+    profile: PlatformProfile = SLACK
 
     def __init__(self, client: AsyncWebClient, workspace_id: str) -> None:
         self._client = client
@@ -133,9 +112,9 @@ class SlackTransport:
                 await self._clear(route, budget)
                 return
             await self._status_line(route, f"is working: {view.step}", budget)
-            text = f"\u23f3 {render(view.step, Platform.SLACK)} ({view.elapsed_s:.0f}s)"
+            text = f"\u23f3 {SLACK.render(view.step)} ({view.elapsed_s:.0f}s)"
             if view.note:
-                text += f"\n{render(view.note, Platform.SLACK)}"
+                text += f"\n{SLACK.render(view.note)}"
             shown = self._progress.get(key)
             if shown is None:
                 posted = await self._within(

@@ -16,12 +16,12 @@ from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
 
-from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
-from bridge.transport import Budget, Call, Pacing, Rule, Scope
+from adapters.telegram.inbound import STOP
+from adapters.telegram.platform import TELEGRAM
+from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
+from bridge.transport import Budget, Call
 
 log = logging.getLogger(__name__)
-
-STOP = "stop"
 
 
 def _plain(rendered: str) -> str:
@@ -33,11 +33,11 @@ T = TypeVar("T")
 # python-telegram-bot raises these (as TimedOut or NetworkError) when the request never left:
 # no connection could be made, or no pooled connection came free.
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-MESSAGES = frozenset({Call.POST, Call.EDIT})  # what Telegram counts as messages in a chat
 
 
 class TelegramTransport:
-    """Replies, progress and typing through the bot, paced by the bridge (`limits`).
+    """Replies, progress and typing through the bot, paced by the bridge (the profile's
+    limits, in `adapters/telegram/platform.py`).
 
     Not python-telegram-bot's `AIORateLimiter` (the `rate-limiter` extra), though it paces
     Telegram too: it has no per-chat limit for private chats (only 30/s for the bot and 20/min
@@ -50,25 +50,7 @@ class TelegramTransport:
     retry) its Retry-After handling does nothing.
     """
 
-    platform = Platform.TELEGRAM
-    # About 1 message/s per chat, 20/min per group, 30/s per bot (typing actions and deletes
-    # included), with a margin; and the bot's messages spread evenly, 25 a second.
-    limits: TransportLimits = Pacing(
-        max_chars=4096,
-        per_conversation_interval_s=1.1,
-        global_per_second=25.0,
-        rules=(
-            Rule(MESSAGES, Scope.CHANNEL, 1, 1.1),
-            Rule(MESSAGES, Scope.GROUP, 20, 62.0),
-            Rule(MESSAGES, Scope.ACCOUNT, 1, 1 / 25.0, limit=False),
-            Rule(frozenset(Call), Scope.ACCOUNT, 28, 1.0),
-            Rule(frozenset({Call.INDICATOR}), Scope.CHANNEL, 1, 3.0, limit=False),  # lasts 5 s
-            # A chat's second is shared with the replies: edit the progress message at most
-            # every 3 s there, so that a reply seldom has to wait out an edit's second.
-            Rule(frozenset({Call.EDIT}), Scope.CHANNEL, 1, 3.0, limit=False),
-        ),
-        group_prefix="-",  # groups, supergroups and channels have negative ids
-    )
+    profile: PlatformProfile = TELEGRAM
 
     def __init__(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
         self._app = application
@@ -111,7 +93,7 @@ class TelegramTransport:
             raise DeliveryError(f"Telegram 400: {exc.message}", retryable=False) from exc
         except NetworkError as exc:  # TimedOut included
             landed = self._landed(exc)
-            what = "unreachable" if landed == "no" else "failed"
+            what = "unreachable" if landed == "no" else "did not answer"
             raise DeliveryError(
                 f"Telegram {what}: {exc.message}", retryable=True, landed=landed
             ) from exc

@@ -4,68 +4,50 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.app import App
-from config import SwitchboardConfig
-from config.loading import parse
+from adapters.server.app import App
+from config import SwitchboardConfig, load
+from config.schema import BUILTIN_TOOLS
 from runtime import CommandToolSpec
+from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 
-BASE = """
-[server]
-port = 0
+YOU = {"id": "you", "primary": True, "notify_via": "console"}
 
-[storage]
-path = "{db}"
 
-[provider]
-kind = "anthropic"
-model = "claude-test-model"
-api_key = "test-key"
-base_url = "{url}"
-
-[[workspaces]]
-id = "local"
-queue_mode = "steer"
-default_agent = "assistant"
-
-  [workspaces.console]
-  operator = "you"
-
-  [[workspaces.operators]]
-  id = "you"
-  primary = true
-  notify_via = "console"
-
-  [[workspaces.agents]]
-  id = "assistant"
-  system_prompt = "You are a test agent."
-  tools = {tools}
-{extra}
-"""
+def config_file(
+    db: Path,
+    fake: FakeAnthropic,
+    *,
+    agent_tools: Sequence[str] = BUILTIN_TOOLS,
+    tools: Sequence[CommandToolSpec] = (),
+) -> Path:
+    """A console chat in workspace `local`, its agent on the fake model."""
+    local = workspace(
+        "local",
+        [YOU],
+        console="you",
+        queue_mode="steer",
+        system_prompt="You are a test agent.",
+        agent_tools=agent_tools,
+        tools=tools,
+    )
+    path = db.parent / "switchboard.toml"
+    return write_config(path, db=db, provider=anthropic(fake.url), workspaces=[local])
 
 
 def make_config(
-    db: Path, fake: FakeAnthropic, *, tools: list[str] | None = None, extra: str = ""
+    db: Path,
+    fake: FakeAnthropic,
+    *,
+    agent_tools: Sequence[str] = BUILTIN_TOOLS,
+    tools: Sequence[CommandToolSpec] = (),
 ) -> SwitchboardConfig:
-    names = tools or ["notify_operator", "sleep", "spawn_agent"]
-    text = BASE.format(db=db, url=fake.url, tools=str(names).replace("'", '"'), extra=extra)
-    return parse(text, db.parent / "switchboard.toml")
-
-
-def tool_table(tool: CommandToolSpec) -> str:
-    """A `[[workspaces.tools]]` entry for a command tool (TOML takes JSON strings as is)."""
-    return f"""
-  [[workspaces.tools]]
-  name = "{tool.name}"
-  description = "{tool.description}"
-  command = {json.dumps(list(tool.command))}
-  timeout_s = {tool.timeout_s:g}
-"""
+    return load(config_file(db, fake, agent_tools=agent_tools, tools=tools))
 
 
 class Capture(io.StringIO):

@@ -8,8 +8,8 @@ import hmac
 import io
 import itertools
 import json
-import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,10 @@ from urllib.parse import urlencode
 import aiohttp
 import jsonschema
 
-from adapters.app import App
-from config.loading import parse
+from adapters.server.app import App
+from config import load
+from runtime import CommandToolSpec
+from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
@@ -38,63 +40,7 @@ ACME_SECRET, GLOBEX_SECRET = "acme-signing-secret", "globex-signing-secret"
 ALICE, BOB, MALLORY = "UALICE", "UBOB", "UMALLORY"
 OPS = "COPS"  # the channel acme allows
 
-CONFIG = """
-[server]
-port = 0
-
-[storage]
-path = "{db}"
-
-[provider]
-kind = "anthropic"
-model = "claude-test-model"
-api_key = "test-key"
-base_url = "{anthropic}"
-
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-
-  [workspaces.slack]
-  team_id = "T1"
-  bot_token = "{token}"
-  signing_secret = "{secret}"
-  api_base_url = "{slack}"
-  channels = ["{ops}"]
-  request_timeout_s = 1
-  {slack_extra}
-
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  slack_user_id = "{alice}"
-  notify_via = "slack"
-
-  [[workspaces.agents]]
-  id = "assistant"
-  tools = {tools}
-{extra}
-"""
-
-GLOBEX = """
-[[workspaces]]
-id = "globex"
-default_agent = "assistant"
-
-  [workspaces.slack]
-  team_id = "T2"
-  bot_token = "{token}"
-  signing_secret = "{secret}"
-  api_base_url = "{slack}"
-
-  [[workspaces.operators]]
-  id = "bob"
-  primary = true
-  slack_user_id = "{bob}"
-
-  [[workspaces.agents]]
-  id = "assistant"
-"""
+ACME_OPERATOR = {"id": "alice", "primary": True, "slack_user_id": ALICE, "notify_via": "slack"}
 
 
 async def start_app(
@@ -102,39 +48,50 @@ async def start_app(
     anthropic_api: FakeAnthropic,
     slack: FakeSlack,
     *,
-    tools_: list[str] | None = None,
-    extra: str = "",
-    slack_extra: str = "",
+    agent_tools: Sequence[str] = ("notify_operator",),
+    tools: Sequence[CommandToolSpec] = (),
     token: str | None = None,
-    socket_only: bool = False,
+    signing_secret: str | None = ACME_SECRET,
+    app_token: str | None = None,
+    more_workspaces: Sequence[Table] = (),
 ) -> App:
+    """Workspace `acme` on team T1: events over HTTP (signed with `signing_secret`) and, with
+    `app_token`, Socket Mode; operator alice and the channel OPS allowed."""
     acme = next(t for t in slack.teams.values() if t.team_id == "T1")
-    text = CONFIG.format(
+    team = {
+        "team_id": "T1",
+        "bot_token": token or acme.token,
+        "signing_secret": signing_secret,
+        "app_token": app_token,
+        "api_base_url": slack.base_url,
+        "channels": [OPS],
+        "request_timeout_s": 1,
+    }
+    workspaces = [
+        workspace("acme", [ACME_OPERATOR], slack=team, agent_tools=agent_tools, tools=tools),
+        *more_workspaces,
+    ]
+    path = write_config(
+        db_path.parent / "switchboard.toml",
         db=db_path,
-        anthropic=anthropic_api.url,
-        token=token or acme.token,
-        secret=ACME_SECRET,
-        slack=slack.base_url,
-        ops=OPS,
-        alice=ALICE,
-        tools=json.dumps(tools_ or ["notify_operator"]),
-        extra=extra,
-        slack_extra=slack_extra,
+        provider=anthropic(anthropic_api.url),
+        workspaces=workspaces,
     )
-    if socket_only:  # no signing secret: events come over Socket Mode only
-        text = text.replace(f'signing_secret = "{ACME_SECRET}"', "")
-    app = App(
-        parse(text, db_path.parent / "switchboard.toml", os.environ),
-        stdin=io.StringIO(),
-        stdout=io.StringIO(),
-    )
+    app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO())
     await app.start()
     return app
 
 
-def globex_workspace(slack: FakeSlack) -> str:
+def globex_workspace(slack: FakeSlack) -> Table:
+    """A second workspace, on team T2, with its own operator bob."""
     globex = next(t for t in slack.teams.values() if t.team_id == "T2")
-    return GLOBEX.format(token=globex.token, secret=GLOBEX_SECRET, slack=slack.base_url, bob=BOB)
+    team = {
+        "team_id": "T2",
+        "bot_token": globex.token,
+        "signing_secret": GLOBEX_SECRET,
+        "api_base_url": slack.base_url,
+    }
+    return workspace("globex", [{"id": "bob", "primary": True, "slack_user_id": BOB}], slack=team)
 
 
 def signature(secret: str, timestamp: str, body: str) -> str:

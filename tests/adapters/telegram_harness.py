@@ -3,49 +3,18 @@
 from __future__ import annotations
 
 import io
-import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.app import App
-from config.loading import parse
+from adapters.server.app import App
+from config import load
+from runtime import CommandToolSpec
+from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
 
-CONFIG = """
-[server]
-port = 0
-
-[storage]
-path = "{db}"
-
-[provider]
-kind = "anthropic"
-model = "claude-test-model"
-api_key = "test-key"
-base_url = "{anthropic}"
-
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-
-  [workspaces.telegram]
-  bot_token = "{token}"
-  api_base_url = "{telegram}"
-  chats = [-100]
-  {telegram_extra}
-
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  telegram_user_id = 1001
-  notify_via = "telegram"
-
-  [[workspaces.agents]]
-  id = "assistant"
-  tools = {tools}
-{extra}
-"""
+ALICE = {"id": "alice", "primary": True, "telegram_user_id": 1001, "notify_via": "telegram"}
 
 
 async def start_app(
@@ -53,27 +22,30 @@ async def start_app(
     anthropic_api: FakeAnthropic,
     telegram: FakeTelegram,
     *,
-    tools_: list[str] | None = None,
-    extra: str = "",
-    telegram_extra: str = "",
-    public_url: str = "",
+    agent_tools: Sequence[str] = ("notify_operator",),
+    tools: Sequence[CommandToolSpec] = (),
+    webhook_secret: str | None = None,
+    public_url: str | None = None,
+    more_workspaces: Sequence[Table] = (),
 ) -> App:
-    text_ = CONFIG.format(
+    """Workspace `acme`: its bot polls, or with `webhook_secret` takes webhooks; operator
+    alice (1001) and the group -100 allowed."""
+    bot = {
+        "bot_token": telegram.token,
+        "api_base_url": telegram.base_url,
+        "chats": [-100],
+        "mode": "webhook" if webhook_secret else None,
+        "webhook_secret": webhook_secret,
+    }
+    acme = workspace("acme", [ALICE], telegram=bot, agent_tools=agent_tools, tools=tools)
+    path = write_config(
+        db_path.parent / "switchboard.toml",
         db=db_path,
-        anthropic=anthropic_api.url,
-        token=telegram.token,
-        telegram=telegram.base_url,
-        tools=str(tools_ or ["notify_operator"]).replace("'", '"'),
-        extra=extra,
-        telegram_extra=telegram_extra,
+        provider=anthropic(anthropic_api.url),
+        public_url=public_url,
+        workspaces=[acme, *more_workspaces],
     )
-    if public_url:
-        text_ = text_.replace("port = 0", f'port = 0\npublic_url = "{public_url}"', 1)
-    app = App(
-        parse(text_, db_path.parent / "switchboard.toml", os.environ),
-        stdin=io.StringIO(),
-        stdout=io.StringIO(),
-    )
+    app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO())
     await app.start()
     return app
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 
 from runtime import EventType, QueueStatus
-from tests.adapters.console_harness import ConsoleHarness, make_config, tool_table
+from tests.adapters.console_harness import ConsoleHarness, make_config
 from tests.adapters.test_metrics import parse, value
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import blocking_tool, until, wait_for
@@ -28,7 +28,7 @@ async def test_interjection_round_trip(
     await wait_for(
         console.runtime,
         EventType.MESSAGE_QUEUED,
-        lambda e: e.data["status"] == "waiting_for_safe_point",
+        lambda e: e.data.status == "waiting_for_safe_point",
     )
     hold.set()
     out = await console.expect("agent> Answer with your note.")
@@ -49,9 +49,8 @@ async def test_stop_during_a_tool(
 ) -> None:
     gate, marker = tmp_path / "never", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
-    extra = tool_table(tool)
     anthropic_api.script = [tools(("wait", {}))]
-    config = make_config(db_path, anthropic_api, tools=["wait"], extra=extra)
+    config = make_config(db_path, anthropic_api, agent_tools=["wait"], tools=[tool])
     console = await ConsoleHarness(config).start()
     cleanup.append(console)
     console.type("run the long job")
@@ -59,7 +58,7 @@ async def test_stop_during_a_tool(
     console.type("/stop")
     await console.expect("switchboard> Stopped.")
     finished = await wait_for(console.runtime, EventType.TOOL_FINISHED)
-    assert finished.data["status"] == "cancelled"
+    assert finished.data.status == "cancelled"
     console.type("/stop")
     await console.expect("switchboard> Nothing is running, so there is nothing to stop.")
 

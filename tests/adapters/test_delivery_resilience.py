@@ -16,9 +16,9 @@ import httpx
 import pytest
 from telegram.ext import Application
 
-from adapters.app import App
-from adapters.telegram import TelegramTransport
-from bridge import DeliveryError, DeliveryKind, Platform, Route
+from adapters.server.app import App
+from adapters.telegram import TELEGRAM, TelegramTransport
+from bridge import DeliveryError, DeliveryKind, Route
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import FakeTelegram
@@ -96,11 +96,16 @@ def received_lines(telegram: FakeTelegram) -> list[str]:
 
 
 async def turn_results(app: App) -> list[dict[str, Any]]:
-    rows = await app.runtime.store.fetch_all(
-        "SELECT status, attempts, chunks_sent, last_error FROM deliveries"
-        " WHERE kind = 'turn_result'"
-    )
-    return [dict(r) for r in rows]
+    return [
+        {
+            "status": i.status,
+            "attempts": i.attempts,
+            "chunks_sent": i.chunks_sent,
+            "last_error": i.last_error,
+        }
+        for i in await app.bridge.store.intents()
+        if i.kind is DeliveryKind.TURN_RESULT
+    ]
 
 
 def retries(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
@@ -226,7 +231,7 @@ async def test_what_certainly_did_not_leave_is_told_apart_from_what_may_have_lan
     application = application.read_timeout(1.0).build()
     await application.initialize()
     transport = TelegramTransport(application)
-    route = Route(platform=Platform.TELEGRAM, workspace_id="acme", conversation_id="1001")
+    route = Route(platform=TELEGRAM.name, workspace_id="acme", conversation_id="1001")
 
     async def send(chunk: int) -> DeliveryError:
         with pytest.raises(DeliveryError) as caught:

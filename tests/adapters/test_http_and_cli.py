@@ -7,7 +7,7 @@ from pathlib import Path
 import aiohttp
 
 from tests.adapters.cli_process import switchboard
-from tests.adapters.console_harness import BASE, ConsoleHarness, make_config
+from tests.adapters.console_harness import ConsoleHarness, config_file, make_config
 from tests.adapters.test_metrics import parse, value
 from tests.fakes.anthropic_api import FakeAnthropic
 
@@ -34,7 +34,7 @@ async def test_healthz_and_metrics(
 
 
 async def test_status_lists_sessions_and_deliveries(
-    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path
+    anthropic_api: FakeAnthropic, db_path: Path
 ) -> None:
     config = make_config(db_path, anthropic_api)
     console = await ConsoleHarness(config).start()
@@ -42,8 +42,7 @@ async def test_status_lists_sessions_and_deliveries(
     await console.expect("agent> ok")
     await console.app.bridge.settle()
     await console.close()
-    file = tmp_path / "switchboard.toml"
-    file.write_text(BASE.format(db=db_path, url=anthropic_api.url, tools="[]", extra=""))
+    file = config_file(db_path, anthropic_api, agent_tools=[])
 
     result = switchboard("status", "--config", file)  # as the admin types it
 

@@ -14,54 +14,14 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
-from adapters import logs
+from adapters.server import logs
 from config.schema import LoggingConfig
 from tests.adapters.cli_process import read_until, start
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, SlackSide
+from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
-
-CONFIG = """
-[server]
-port = 0
-
-[storage]
-path = "{db}"
-
-[provider]
-kind = "anthropic"
-model = "claude-test-model"
-api_key = "${{SB_MODEL_KEY}}"
-base_url = "{anthropic}"
-
-[logging]
-level = "debug"
-file = "{log}"
-
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-
-  [workspaces.telegram]
-  bot_token = "${{SB_TELEGRAM_TOKEN}}"
-  api_base_url = "{telegram}"
-
-  [workspaces.slack]
-  team_id = "T1"
-  bot_token = "${{SB_SLACK_TOKEN}}"
-  signing_secret = "${{SB_SLACK_SECRET}}"
-  api_base_url = "{slack}"
-
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  telegram_user_id = 1001
-  slack_user_id = "{alice}"
-
-  [[workspaces.agents]]
-  id = "assistant"
-"""
 
 
 async def until(check: Any, what: str, limit_s: float = 20) -> None:
@@ -86,16 +46,23 @@ async def test_no_secret_in_any_line_of_a_full_run(
         "SB_SLACK_SECRET": ACME_SECRET,
     }
     log_file = tmp_path / "logs" / "switchboard.log"
-    config = tmp_path / "switchboard.toml"
-    config.write_text(
-        CONFIG.format(
-            db=tmp_path / "sb.db",
-            log=log_file,
-            anthropic=anthropic_api.url,
-            telegram=telegram_api.base_url,
-            slack=slack_api.base_url,
-            alice=ALICE,
-        )
+    acme = workspace(
+        "acme",
+        [{"id": "alice", "primary": True, "telegram_user_id": 1001, "slack_user_id": ALICE}],
+        telegram={"bot_token": "${SB_TELEGRAM_TOKEN}", "api_base_url": telegram_api.base_url},
+        slack={
+            "team_id": "T1",
+            "bot_token": "${SB_SLACK_TOKEN}",
+            "signing_secret": "${SB_SLACK_SECRET}",
+            "api_base_url": slack_api.base_url,
+        },
+    )
+    config = write_config(
+        tmp_path / "switchboard.toml",
+        db=tmp_path / "sb.db",
+        provider=anthropic(anthropic_api.url, api_key="${SB_MODEL_KEY}"),
+        logging={"level": "debug", "file": log_file},
+        workspaces=[acme],
     )
     # An error path logs too: the reply (not the progress message) meets a 502 once.
     telegram_api.fail("sendMessage", 502, "Bad Gateway", when=lambda p: "reply_markup" not in p)

@@ -8,36 +8,12 @@ import signal
 from pathlib import Path
 
 from tests.adapters.cli_process import read_until, start, switchboard
-
-CONFIG = """
-[server]
-port = 0
-
-[storage]
-path = "{db}"
-
-[provider]
-kind = "offline"
-
-[[workspaces]]
-id = "local"
-default_agent = "assistant"
-
-  [workspaces.console]
-  operator = "you"
-
-  [[workspaces.operators]]
-  id = "you"
-  primary = true
-
-  [[workspaces.agents]]
-  id = "assistant"
-"""
+from tests.config_file import workspace, write_config
 
 
 async def test_sigterm_stops_cleanly_and_the_work_resumes(tmp_path: Path) -> None:
-    config = tmp_path / "switchboard.toml"
-    config.write_text(CONFIG.format(db=tmp_path / "sb.db"))
+    local = workspace("local", [{"id": "you", "primary": True}], console="you")
+    config = write_config(tmp_path / "switchboard.toml", db=tmp_path / "sb.db", workspaces=[local])
     proc = await start("run", "--config", config)
     assert proc.stdin is not None
     out = await read_until(proc, "Type a message")

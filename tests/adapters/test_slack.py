@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.app import App
-from bridge import InboundChat, Outcome
+from adapters.server.app import App
+from bridge import DeliveryKind, InboundChat, Outcome
 from config import ConfigError
 from runtime import EventType
 from runtime.store import Store
-from tests.adapters.console_harness import tool_table
 from tests.adapters.slack_harness import (
     ACME_SECRET,
     ALICE,
@@ -195,10 +194,9 @@ async def test_a_timed_out_post_is_looked_up_and_not_posted_twice(
     assert [m["text"] for m in slack_api.posts("DALICE")] == ["exactly once"]
     lookup = slack_api.method_calls("conversations.history")[0]
     assert lookup["channel"] == "DALICE" and lookup["include_all_metadata"] in ("1", True)
-    rows = await app.runtime.store.fetch_all(
-        "SELECT status, attempts FROM deliveries WHERE kind = 'turn_result'"
-    )
-    assert [(r["status"], r["attempts"]) for r in rows] == [("accepted_by_transport", 1)]
+    intents = await app.bridge.store.intents()
+    results = [(i.status, i.attempts) for i in intents if i.kind is DeliveryKind.TURN_RESULT]
+    assert results == [("accepted_by_transport", 1)]
 
 
 async def test_a_5xx_post_that_did_not_land_is_sent_again_once(
@@ -221,9 +219,7 @@ async def test_stop_button_while_a_tool_runs_and_a_status_line_where_allowed(
     gate, marker = tmp_path / "never", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
     anthropic_api.script = [tools(("wait", {}))]
-    app = await start_app(
-        db_path, anthropic_api, slack_api, tools_=["wait"], extra=tool_table(tool)
-    )
+    app = await start_app(db_path, anthropic_api, slack_api, agent_tools=["wait"], tools=[tool])
     slack = SlackSide(app, slack_api)
     try:
         top = await slack.say("run it", channel=OPS)
@@ -239,7 +235,7 @@ async def test_stop_button_while_a_tool_runs_and_a_status_line_where_allowed(
         assert answer.status == 200
         await until(lambda: any(m["text"] == "Stopped." for m in slack_api.posts(OPS)))
         finished = await wait_for(app.runtime, EventType.TOOL_FINISHED)
-        assert finished.data["status"] == "cancelled"
+        assert finished.data.status == "cancelled"
         await until(lambda: slack_api.statuses[-1] == (OPS, top, ""))
         assert slack_api.refused == []
     finally:
@@ -252,9 +248,7 @@ async def test_an_interjection_while_a_tool_runs(
     gate, marker = tmp_path / "gate", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
     anthropic_api.script = [tools(("wait", {})), text("done, and noted")]
-    app = await start_app(
-        db_path, anthropic_api, slack_api, tools_=["wait"], extra=tool_table(tool)
-    )
+    app = await start_app(db_path, anthropic_api, slack_api, agent_tools=["wait"], tools=[tool])
     slack = SlackSide(app, slack_api)
     try:
         top = await slack.say("deploy", channel=OPS)
@@ -263,12 +257,12 @@ async def test_an_interjection_while_a_tool_runs(
         await wait_for(
             app.runtime,
             EventType.MESSAGE_QUEUED,
-            lambda e: e.data["status"] == "waiting_for_safe_point",
+            lambda e: e.data.status == "waiting_for_safe_point",
         )
         gate.touch()
         await until(lambda: any(m["text"] == "done, and noted" for m in slack_api.posts(OPS)))
         admitted = await wait_for(app.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED)
-        assert admitted.data["boundary"] == "after_tool_results"
+        assert admitted.data.boundary == "after_tool_results"
         last = anthropic_api.requests[-1]["messages"][-1]["content"]
         assert [b["type"] for b in last] == ["tool_result", "text"]
         assert "use the blue cluster" in last[1]["text"] and "via slack" in last[1]["text"]
@@ -280,7 +274,9 @@ async def test_two_workspaces_in_one_process_stay_apart(
     db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
 ) -> None:
     anthropic_api.responder = lambda body: text("reply")
-    app = await start_app(db_path, anthropic_api, slack_api, extra=globex_workspace(slack_api))
+    app = await start_app(
+        db_path, anthropic_api, slack_api, more_workspaces=[globex_workspace(slack_api)]
+    )
     slack = SlackSide(app, slack_api)
     try:
         await slack.say("for acme")
@@ -312,8 +308,8 @@ async def test_socket_mode_receives_events_and_acknowledges_them(
         db_path,
         anthropic_api,
         slack_api,
-        slack_extra='app_token = "xapp-test-t1"',
-        socket_only=True,
+        app_token="xapp-test-t1",
+        signing_secret=None,
     )
     slack = SlackSide(app, slack_api)
     try:
@@ -340,7 +336,7 @@ async def test_a_channel_gone_marks_the_route_failed(
     await slack.say("hi", channel=OPS)
     await until(lambda: "COPS" in str(app.bridge.outbox.failed_routes))
     events = [e.data for e in await app.runtime.store.events_after(0) if e.type == "route_failed"]
-    assert "channel_not_found" in str(events[0]["reason"])
+    assert "channel_not_found" in str(events[0].model_dump()["reason"])
 
 
 async def test_a_wrong_token_is_a_clear_error(

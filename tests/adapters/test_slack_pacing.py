@@ -32,7 +32,7 @@ async def test_eight_busy_threads_keep_progress_within_slacks_limits(
         return text(f"done: {prompt}")
 
     anthropic_api.responder = respond
-    app = await start_app(db_path, anthropic_api, slack_api, tools_=["sleep"])
+    app = await start_app(db_path, anthropic_api, slack_api, agent_tools=["sleep"])
     slack = SlackSide(app, slack_api)
     try:
         tops = [await slack.say(f"job {i}", channel=OPS) for i in range(8)]

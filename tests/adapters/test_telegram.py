@@ -12,12 +12,12 @@ import aiohttp
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from adapters.app import App
+from adapters.server.app import App
 from config import ConfigError
 from runtime import EventType
 from runtime.store import Store
-from tests.adapters.console_harness import tool_table
 from tests.adapters.telegram_harness import replies, start_app
+from tests.config_file import workspace
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
@@ -110,9 +110,8 @@ async def test_stop_button_while_a_tool_runs(
 ) -> None:
     gate, marker = tmp_path / "never", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
-    extra = tool_table(tool)
     anthropic_api.script = [tools(("wait", {}))]
-    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["wait"], extra=extra)
+    app = await start_app(db_path, anthropic_api, telegram_api, agent_tools=["wait"], tools=[tool])
     try:
         telegram_api.push_message("run it", user=1001)
         await wait_for(app.runtime, EventType.TOOL_STARTED)
@@ -133,7 +132,7 @@ async def test_stop_button_while_a_tool_runs(
         )
         await until(lambda: any(m["text"] == "Stopped." for m in telegram_api.sent()))
         finished = await wait_for(app.runtime, EventType.TOOL_FINISHED)
-        assert finished.data["status"] == "cancelled"
+        assert finished.data.status == "cancelled"
         assert telegram_api.sent("answerCallbackQuery")
     finally:
         await app.stop()
@@ -146,7 +145,7 @@ async def test_webhook_refuses_a_wrong_secret(
         db_path,
         anthropic_api,
         telegram_api,
-        telegram_extra='mode = "webhook"\n  webhook_secret = "s3cret"',
+        webhook_secret="s3cret",
         public_url="https://bot.example.com",
     )
     [registered] = telegram_api.sent("setWebhook")
@@ -197,10 +196,9 @@ async def test_blocked_bot_marks_the_route_failed_and_status_says_so(
     )
     status = next(m["text"] for m in telegram_api.sent() if "Undelivered" in m["text"])
     assert "Cannot deliver" not in status, "the operator wrote again: the route works"
-    rows = await app.runtime.store.fetch_all("SELECT reason FROM failed_routes")
-    assert rows == []
+    assert await app.bridge.store.failed_routes() == []
     events = [e.data for e in await app.runtime.store.events_after(0) if e.type == "route_failed"]
-    assert events and "403" in str(events[0]["reason"])
+    assert events and "403" in str(events[0].model_dump()["reason"])
 
 
 async def test_stickers_get_a_clear_reply_and_refused_entities_fall_back_to_plain(
@@ -229,9 +227,8 @@ async def test_an_interjection_while_a_tool_runs(
 ) -> None:
     gate, marker = tmp_path / "gate", tmp_path / "pids"
     tool = blocking_tool("wait", gate, marker)
-    extra = tool_table(tool)
     anthropic_api.script = [tools(("wait", {})), text("done, and noted")]
-    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["wait"], extra=extra)
+    app = await start_app(db_path, anthropic_api, telegram_api, agent_tools=["wait"], tools=[tool])
     try:
         telegram_api.push_message("deploy", user=1001)
         await wait_for(app.runtime, EventType.TOOL_STARTED)
@@ -239,14 +236,14 @@ async def test_an_interjection_while_a_tool_runs(
         await wait_for(
             app.runtime,
             EventType.MESSAGE_QUEUED,
-            lambda e: e.data["status"] == "waiting_for_safe_point",
+            lambda e: e.data.status == "waiting_for_safe_point",
         )
         gate.touch()
         await until(
             lambda: any(m["text"] == "done, and noted" for m in replies(telegram_api, 1001))
         )
         admitted = await wait_for(app.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED)
-        assert admitted.data["boundary"] == "after_tool_results"
+        assert admitted.data.boundary == "after_tool_results"
         last = anthropic_api.requests[-1]["messages"][-1]["content"]
         assert [b["type"] for b in last] == ["tool_result", "text"]
         assert "use the blue cluster" in last[1]["text"] and "via telegram" in last[1]["text"]
@@ -263,25 +260,12 @@ async def test_two_bots_in_one_process_stay_apart(
     other = FakeTelegram(token="654321:OTHER", bot_id=654321)
     server = await aiohttp_server(other.app(), host="127.0.0.1")
     other.url = str(server.make_url("")).rstrip("/")
-    second = f"""
-[[workspaces]]
-id = "beta"
-default_agent = "assistant"
-
-  [workspaces.telegram]
-  bot_token = "{other.token}"
-  api_base_url = "{other.base_url}"
-
-  [[workspaces.operators]]
-  id = "bob"
-  primary = true
-  telegram_user_id = 2002
-
-  [[workspaces.agents]]
-  id = "assistant"
-"""
+    bob = {"id": "bob", "primary": True, "telegram_user_id": 2002}
+    beta = workspace(
+        "beta", [bob], telegram={"bot_token": other.token, "api_base_url": other.base_url}
+    )
     anthropic_api.responder = lambda body: text("reply")
-    app = await start_app(db_path, anthropic_api, telegram_api, extra=second)
+    app = await start_app(db_path, anthropic_api, telegram_api, more_workspaces=[beta])
     try:
         telegram_api.push_message("for acme", user=1001)
         other.push_message("for beta", user=2002)

@@ -56,7 +56,7 @@ async def test_a_burst_under_injected_429s_draws_no_429_of_our_own(
         times=3,
         when=lambda p: "reply_markup" not in p,
     )
-    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["sleep"])
+    app = await start_app(db_path, anthropic_api, telegram_api, agent_tools=["sleep"])
     try:
         for i in range(5):
             telegram_api.push_message(f"msg {i}", user=1001)
@@ -81,7 +81,7 @@ async def test_busy_forum_topics_keep_to_the_group_limit(
     anthropic_api.responder = working_then_answering(
         lambda prompt: prompt + "\n" + "\n".join(lines), rounds=3
     )
-    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["sleep"])
+    app = await start_app(db_path, anthropic_api, telegram_api, agent_tools=["sleep"])
     try:
         for topic in (7, 8, 9):
             telegram_api.push_message(
@@ -113,7 +113,7 @@ async def test_a_429_on_a_progress_edit_is_waited_out_and_the_reply_still_comes(
         "editMessageText", 429, "Too Many Requests: retry after 2", retry_after=2, when=first_edit
     )
     anthropic_api.responder = working_then_answering(lambda prompt: "done", rounds=8)
-    app = await start_app(db_path, anthropic_api, telegram_api, tools_=["sleep"])
+    app = await start_app(db_path, anthropic_api, telegram_api, agent_tools=["sleep"])
     try:
         telegram_api.push_message("work a while", user=1001)
         await until(lambda: bool(replies(telegram_api, 1001)), wait_s=20)

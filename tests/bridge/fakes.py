@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bridge import DeliveryError, DeliveryKind, Platform, ProgressView, Route, TransportLimits
+from adapters.telegram.platform import TelegramProfile
+from bridge import (
+    DeliveryError,
+    DeliveryKind,
+    PlatformProfile,
+    ProgressView,
+    Route,
+    TransportLimits,
+)
 from bridge.transport import Budget
 
 
@@ -20,7 +28,6 @@ class Sent:
 
 @dataclass
 class RecordingTransport:
-    platform: Platform = Platform.TELEGRAM
     limits: TransportLimits = field(default_factory=lambda: TransportLimits(max_chars=4096))
     sent: list[Sent] = field(default_factory=list)
     progress: list[ProgressView | None] = field(default_factory=list)
@@ -28,6 +35,11 @@ class RecordingTransport:
     attempts: int = 0
     landed: bool | None = None  # what `delivered` answers: None, this platform cannot tell
     lookups: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def profile(self) -> PlatformProfile:
+        """Telegram's facts (its ids, markup, operators) with this transport's limits."""
+        return TelegramProfile(limits=self.limits)
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int

@@ -4,43 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bridge import Bridge, InboundChat, Platform, Route, open_runtime
-from config import SwitchboardConfig
-from config.loading import parse
+from adapters.server.assembly import open_runtime
+from adapters.telegram import TELEGRAM
+from bridge import Bridge, InboundChat, Route
+from config import SwitchboardConfig, load
 from tests.bridge.fakes import RecordingTransport
+from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 
-CONFIG = """
-[storage]
-path = "{db}"
 
-[provider]
-kind = "anthropic"
-model = "claude-test-model"
-api_key = "test-key"
-base_url = "{url}"
-
-[[workspaces]]
-id = "acme"
-default_agent = "assistant"
-
-  [workspaces.telegram]
-  bot_token = "123:test"
-  chats = [-100]
-
-  [[workspaces.operators]]
-  id = "alice"
-  primary = true
-  telegram_user_id = 1001
-  notify_via = "telegram"
-
-  [[workspaces.agents]]
-  id = "assistant"
-"""
-
-
-def config_for(db: Path, fake: FakeAnthropic, text: str = CONFIG) -> SwitchboardConfig:
-    return parse(text.format(db=db, url=fake.url), db.parent / "switchboard.toml")
+def config_for(db: Path, fake: FakeAnthropic) -> SwitchboardConfig:
+    alice = {"id": "alice", "primary": True, "telegram_user_id": 1001, "notify_via": "telegram"}
+    acme = workspace("acme", [alice], telegram={"bot_token": "123:test", "chats": [-100]})
+    path = db.parent / "switchboard.toml"
+    return load(
+        write_config(path, db=db, provider=anthropic(fake.url), port=None, workspaces=[acme])
+    )
 
 
 async def open_bridge(
@@ -65,7 +44,7 @@ def dm(
     """A Telegram message: a DM from `user`, or a group message when `chat` is given."""
     return InboundChat(
         route=Route(
-            platform=Platform.TELEGRAM,
+            platform=TELEGRAM.name,
             workspace_id="acme",
             conversation_id=chat or str(user),
             reply_to=str(update_id),

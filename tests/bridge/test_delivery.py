@@ -6,20 +6,30 @@ from pathlib import Path
 
 import pytest
 
-from bridge import DeliveryError
+from adapters.console import CONSOLE
+from adapters.slack import SLACK
+from adapters.telegram import TELEGRAM
+from bridge import Bridge, DeliveryError
 from bridge.outbox import MAX_ATTEMPTS, Outbox
-from bridge.render import render, split
-from bridge.types import Platform
+from bridge.split import split
+from bridge.types import DeliveryStatus
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text
 
 
-async def deliveries(bridge: object) -> list[dict[str, object]]:
-    rows = await bridge.runtime.store.fetch_all(  # type: ignore[attr-defined]
-        "SELECT id, kind, status, attempts, chunks_sent, last_error FROM deliveries ORDER BY seq"
-    )
-    return [dict(r) for r in rows]
+async def deliveries(bridge: Bridge) -> list[dict[str, object]]:
+    return [
+        {
+            "id": i.id,
+            "kind": i.kind,
+            "status": i.status,
+            "attempts": i.attempts,
+            "chunks_sent": i.chunks_sent,
+            "last_error": i.last_error,
+        }
+        for i in await bridge.store.intents()
+    ]
 
 
 async def deliver_one(
@@ -188,8 +198,10 @@ async def test_killed_mid_send_the_platform_is_asked_before_a_resend(
     await bridge.receive(dm("hi"))
     await bridge.runtime.wait_idle()
     await bridge.dispatcher.caught_up(bridge.runtime.store.last_seq)
-    async with bridge.runtime.store.write() as w:  # the process died during the send
-        w.execute("UPDATE deliveries SET status = 'sending'")
+    intents = await bridge.store.intents()
+    async with bridge.store.write() as tx:  # the process died during the send
+        for intent in intents:
+            tx.update_intent(intent.id, DeliveryStatus.SENDING)
     await close_bridge(bridge)
     monkeypatch.undo()
 
@@ -216,7 +228,7 @@ async def test_an_unknown_outcome_found_landed_is_not_sent_again(
 
 def test_split_never_breaks_code_and_respects_rendered_size() -> None:
     code = "```python\n" + "\n".join(f"x_{i} = '<{i}>' & {i}" for i in range(400)) + "\n```"
-    measure = lambda s: len(render(s, Platform.TELEGRAM))  # noqa: E731
+    measure = lambda s: len(TELEGRAM.render(s))  # noqa: E731
     chunks = split(code, 1000, measure)
     assert len(chunks) > 1
     for chunk in chunks:
@@ -228,11 +240,11 @@ def test_split_never_breaks_code_and_respects_rendered_size() -> None:
 
 def test_rendering() -> None:
     md = "**Bold** & <tag> `a<b` [site](https://example.org/x?a=1&b=2)"
-    assert render(md, Platform.TELEGRAM) == (
+    assert TELEGRAM.render(md) == (
         "<b>Bold</b> &amp; &lt;tag&gt; <code>a&lt;b</code> "
         '<a href="https://example.org/x?a=1&amp;b=2">site</a>'
     )
-    assert render(md, Platform.SLACK) == (
+    assert SLACK.render(md) == (
         "*Bold* &amp; &lt;tag&gt; `a&lt;b` <https://example.org/x?a=1&b=2|site>"
     )
-    assert render(md, Platform.CONSOLE) == md
+    assert CONSOLE.render(md) == md

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bridge import Bridge, Outcome
-from bridge.ingress import MAX_PROMPT_CHARS, Ingress
+from bridge.ingress import MAX_PROMPT_CHARS
+from bridge.store import BridgeStore
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -25,7 +26,9 @@ async def setup(
 
 
 async def events(bridge: Bridge, kind: str) -> list[dict[str, object]]:
-    return [e.data for e in await bridge.runtime.store.events_after(0) if e.type == kind]
+    return [
+        e.data.model_dump() for e in await bridge.runtime.store.events_after(0) if e.type == kind
+    ]
 
 
 async def test_unknown_sender_never_reaches_the_runtime(
@@ -97,10 +100,10 @@ async def test_a_retry_racing_its_original_is_taken_once(
     """Both copies pass the "seen?" check before either commits; the commit decides."""
     bridge, _ = setup
 
-    async def never_seen(self: Ingress, keys: list[str]) -> bool:
+    async def never_seen(self: BridgeStore, keys: list[str]) -> bool:
         return False
 
-    monkeypatch.setattr(Ingress, "_seen", never_seen)
+    monkeypatch.setattr(BridgeStore, "seen", never_seen)
     first = await bridge.receive(dm("racing", update_id=9))
     second = await bridge.receive(dm("racing", update_id=9))
     assert (first, second) == (Outcome.PROMPT, Outcome.DUPLICATE)

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 
-from bridge import Platform, Route, TransportLimits
+from adapters.telegram import TELEGRAM
+from bridge import Route, TransportLimits
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import PacedTransports, RateLimiter
 from bridge.transport import Budget, Call, Pacing, ProgressView, Rule, Scope
 from runtime import ManualClock
 from tests.bridge.fakes import RecordingTransport
 
-ROUTE = Route(platform=Platform.TELEGRAM, workspace_id="acme", conversation_id="1")
+ROUTE = Route(platform=TELEGRAM.name, workspace_id="acme", conversation_id="1")
 
 
 def chat(conversation: str) -> Route:
-    return Route(platform=Platform.TELEGRAM, workspace_id="acme", conversation_id=conversation)
+    return Route(platform=TELEGRAM.name, workspace_id="acme", conversation_id=conversation)
 
 
 def limits(interval_s: float, per_second: float) -> TransportLimits:
@@ -246,7 +247,7 @@ async def test_a_turns_progress_is_cleared_before_the_next_turn_here_shows_its_o
     transports = PacedTransports(clock)
     transports.attach(transport)
     presenter = ProgressPresenter(transports, clock, interval_s=4.0, min_gap_s=1.0)
-    assert took(transports.pacers[Platform.TELEGRAM], ROUTE, Call.DELETE)  # the budget is used
+    assert took(transports.pacers[TELEGRAM.name], ROUTE, Call.DELETE)  # the budget is used
     presenter.update(ROUTE, "run_1", "first", 0.0)
     await clock.advance(0)
     await presenter.finish("run_1")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bridge import Platform, Route
+from adapters.telegram import TELEGRAM
+from bridge import Route
 from bridge.sessions import agent_key
-from bridge.status import status_text, undelivered_notifications
+from bridge.status import Status, undelivered_notifications
 from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
@@ -33,7 +34,7 @@ async def test_reply_goes_to_the_triggering_message(
         await bridge.settle()
         [sent] = transport.sent
         assert sent.route == Route(
-            platform=Platform.TELEGRAM, workspace_id="acme", conversation_id="-100", reply_to="5"
+            platform=TELEGRAM.name, workspace_id="acme", conversation_id="-100", reply_to="5"
         )
     finally:
         await close_bridge(bridge)
@@ -54,7 +55,7 @@ async def test_a_turn_no_chat_message_started_goes_to_the_sessions_conversation(
         await bridge.settle()
         assert transport.sent[1].text == "timer says hi"
         assert transport.sent[1].route == Route(
-            platform=Platform.TELEGRAM, workspace_id="acme", conversation_id="-100"
+            platform=TELEGRAM.name, workspace_id="acme", conversation_id="-100"
         )
     finally:
         await close_bridge(bridge)
@@ -90,10 +91,10 @@ async def test_nowhere_keeps_the_notification_and_status_lists_it(
         await bridge.runtime.submit(sid, system_message("check disk"))
         await bridge.settle()
         [record] = await bridge.runtime.store.notifications()
-        [undelivered] = await undelivered_notifications(bridge.runtime.store, "acme")
+        [undelivered] = await undelivered_notifications(bridge.runtime.store, bridge.store, "acme")
         assert undelivered.notification_id == record.notification_id
         assert undelivered.status == "unroutable"
-        report = await status_text(bridge.runtime, sid, config.workspaces[0])
+        report = await Status(bridge.runtime, bridge.store).text(sid, config.workspaces[0])
         assert "Undelivered notifications: 1" in report and "- Disk at 95%" in report
         events = [e.type for e in await bridge.runtime.store.events_after(0)]
         assert "notification_unroutable" in events and "output_unroutable" in events

@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from adapters.app import App
+from adapters.server.app import App
 from tests.adapters import slack_harness, telegram_harness
 from tests.adapters.hostile.send import TG_SECRET
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -27,7 +27,7 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 def _quick_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     """The model's answers to the many checks that the door still works queue up behind the
     platforms' pacing; a test need not wait for them to go out when it stops the app."""
-    monkeypatch.setattr("adapters.app.DRAIN_S", 0.1)
+    monkeypatch.setattr("adapters.server.app.DRAIN_S", 0.1)
 
 
 @pytest.fixture
@@ -44,10 +44,7 @@ async def telegram_app(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> AsyncIterator[App]:
     app = await telegram_harness.start_app(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        telegram_extra=f'mode = "webhook"\n  webhook_secret = "{TG_SECRET}"',
+        db_path, anthropic_api, telegram_api, webhook_secret=TG_SECRET
     )
     yield app
     await app.stop()

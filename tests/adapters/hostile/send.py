@@ -13,7 +13,7 @@ import aiohttp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from adapters.app import App
+from adapters.server.app import App
 from runtime import MessageKind
 from tests.adapters.slack_harness import ACME_SECRET
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from adapters.app import App
+from adapters.server.app import App
 from tests.adapters.hostile.real_payloads import (
     ALICE_TG,
     OPERATOR,

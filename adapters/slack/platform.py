@@ -1,0 +1,81 @@
+"""Slack as the bridge sees it: its mrkdwn markup, its limits and the shape of its ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bridge import markdown
+from bridge.transport import Call, Pacing, Rule, Scope
+from bridge.types import TransportLimits
+from config.schema import OperatorConfig, WorkspaceConfig
+
+NAME = "slack"
+
+
+def _per_minute(call: Call, count: int) -> Rule:
+    return Rule(frozenset({call}), Scope.ACCOUNT, count, 60.0)
+
+
+# Slack's limits are per method and workspace: chat.postMessage about one a second per
+# channel (short bursts allowed); chat.update, chat.delete and reactions.add are tier 3
+# (50+ a minute), reactions.remove tier 2 (20+); assistant.threads.setStatus is taken as
+# tier 3. A margin under each.
+PACING = Pacing(
+    max_chars=3900,
+    per_conversation_interval_s=1.1,
+    global_per_second=20,
+    rules=(
+        Rule(frozenset({Call.POST}), Scope.CHANNEL, 1, 1.1),
+        Rule(frozenset({Call.POST}), Scope.ACCOUNT, 1, 1 / 20, limit=False),  # a spread
+        _per_minute(Call.EDIT, 45),
+        _per_minute(Call.DELETE, 45),
+        _per_minute(Call.INDICATOR, 45),
+        _per_minute(Call.REACTION, 18),
+    ),
+)
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, as its formatting guide asks."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass(frozen=True, slots=True)
+class SlackProfile:
+    name: str = NAME
+    limits: TransportLimits = field(default=PACING)
+
+    def render(self, text: str) -> str:
+        """Markdown as Slack's mrkdwn."""
+        out: list[str] = []
+        for piece in markdown.pieces(text):
+            match piece:
+                case markdown.CodeBlock(body=body):
+                    out.append(f"```\n{escape(body)}\n```")
+                case markdown.CodeSpan(text=code):
+                    out.append(f"`{escape(code)}`")
+                case markdown.Bold(text=bold):
+                    out.append(f"*{escape(bold)}*")
+                case markdown.Link(label=label, url=url):
+                    out.append(f"<{url}|{escape(label)}>")
+                case markdown.Text(text=plain):
+                    out.append(escape(plain))
+        return "".join(out)
+
+    def serves(self, workspace: WorkspaceConfig) -> bool:
+        return workspace.slack is not None
+
+    def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
+        return operator.slack_user_id
+
+    def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
+        return workspace.slack is not None and conversation_id in workspace.slack.channels
+
+    def direct_conversation(
+        self, workspace: WorkspaceConfig, operator: OperatorConfig
+    ) -> str | None:
+        """Posting to a user id opens the bot's DM with them."""
+        return operator.slack_user_id
+
+
+SLACK = SlackProfile()

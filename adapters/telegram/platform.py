@@ -1,0 +1,79 @@
+"""Telegram as the bridge sees it: its HTML markup, its limits and the shape of its ids."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+from bridge import markdown
+from bridge.transport import Call, Pacing, Rule, Scope
+from bridge.types import TransportLimits
+from config.schema import OperatorConfig, WorkspaceConfig
+
+NAME = "telegram"
+MESSAGES = frozenset({Call.POST, Call.EDIT})  # what Telegram counts as messages in a chat
+# About 1 message/s per chat, 20/min per group, 30/s per bot (typing actions and deletes
+# included), with a margin; and the bot's messages spread evenly, 25 a second.
+PACING = Pacing(
+    max_chars=4096,
+    per_conversation_interval_s=1.1,
+    global_per_second=25.0,
+    rules=(
+        Rule(MESSAGES, Scope.CHANNEL, 1, 1.1),
+        Rule(MESSAGES, Scope.GROUP, 20, 62.0),
+        Rule(MESSAGES, Scope.ACCOUNT, 1, 1 / 25.0, limit=False),
+        Rule(frozenset(Call), Scope.ACCOUNT, 28, 1.0),
+        Rule(frozenset({Call.INDICATOR}), Scope.CHANNEL, 1, 3.0, limit=False),  # lasts 5 s
+        # A chat's second is shared with the replies: edit the progress message at most
+        # every 3 s there, so that a reply seldom has to wait out an edit's second.
+        Rule(frozenset({Call.EDIT}), Scope.CHANNEL, 1, 3.0, limit=False),
+    ),
+    group_prefix="-",  # groups, supergroups and channels have negative ids
+)
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramProfile:
+    name: str = NAME
+    limits: TransportLimits = field(default=PACING)
+
+    def render(self, text: str) -> str:
+        """Markdown as Telegram's HTML parse mode shows it."""
+        out: list[str] = []
+        for piece in markdown.pieces(text):
+            match piece:
+                case markdown.CodeBlock(body=body):
+                    out.append(f"<pre>{_escape(body)}</pre>")
+                case markdown.CodeSpan(text=code):
+                    out.append(f"<code>{_escape(code)}</code>")
+                case markdown.Bold(text=bold):
+                    out.append(f"<b>{_escape(bold)}</b>")
+                case markdown.Link(label=label, url=url):
+                    out.append(f'<a href="{html.escape(url)}">{_escape(label)}</a>')
+                case markdown.Text(text=plain):
+                    out.append(_escape(plain))
+        return "".join(out)
+
+    def serves(self, workspace: WorkspaceConfig) -> bool:
+        return workspace.telegram is not None
+
+    def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
+        user = operator.telegram_user_id
+        return str(user) if user is not None else None
+
+    def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
+        chats = workspace.telegram.chats if workspace.telegram else []
+        return conversation_id in {str(c) for c in chats}
+
+    def direct_conversation(
+        self, workspace: WorkspaceConfig, operator: OperatorConfig
+    ) -> str | None:
+        """A private chat's id is the user's id."""
+        return self.operator_id(workspace, operator)
+
+
+TELEGRAM = TelegramProfile()

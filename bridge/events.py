@@ -1,0 +1,87 @@
+"""The bridge's own audit events, in the same ledger as the runtime's (DESIGN §3)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from bridge.types import DeliveryKind
+from runtime.events import Payload
+
+
+class BridgeEventType(StrEnum):
+    INBOUND_REFUSED = "inbound_refused"
+    INBOUND_REJECTED = "inbound_rejected"
+    INBOUND_TRUNCATED = "inbound_truncated"
+    NOTIFICATION_UNROUTABLE = "notification_unroutable"
+    OUTPUT_UNROUTABLE = "output_unroutable"
+    ROUTE_FAILED = "route_failed"
+    DELIVERY_ACCEPTED = "delivery_accepted"
+    DELIVERY_FAILED = "delivery_failed"
+
+
+class InboundRefused(Payload):
+    """A message from someone who is not an operator here (or not in this conversation)."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_REFUSED
+    platform: str
+    workspace_id: str
+    sender_id: str
+    conversation_id: str
+    reason: str
+    replied: bool
+
+
+class InboundRejected(Payload):
+    """An operator's message with nothing to pass on (empty, or not text)."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_REJECTED
+    platform: str
+    workspace_id: str
+    sender_id: str
+    reason: str
+
+
+class InboundTruncated(Payload):
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_TRUNCATED
+    message_id: str
+    length: int
+
+
+class NotificationUnroutable(Payload):
+    TYPE: ClassVar[str] = BridgeEventType.NOTIFICATION_UNROUTABLE
+    notification_id: str
+    summary: str
+
+
+class OutputUnroutable(Payload):
+    """A turn's answer or a drop notice with no route: kept here, listed by /status."""
+
+    TYPE: ClassVar[str] = BridgeEventType.OUTPUT_UNROUTABLE
+    kind: DeliveryKind
+    event_seq: int | None
+    text: str
+
+
+class RouteFailed(Payload):
+    """The platform refused a conversation for good (the bot was blocked or removed)."""
+
+    TYPE: ClassVar[str] = BridgeEventType.ROUTE_FAILED
+    route: dict[str, Any]
+    reason: str | None
+
+
+class DeliveryAccepted(Payload):
+    TYPE: ClassVar[str] = BridgeEventType.DELIVERY_ACCEPTED
+    delivery_id: str
+    kind: DeliveryKind
+    route: dict[str, Any]
+    error: str | None = None
+
+
+class DeliveryFailed(Payload):
+    TYPE: ClassVar[str] = BridgeEventType.DELIVERY_FAILED
+    delivery_id: str
+    kind: DeliveryKind
+    route: dict[str, Any]
+    error: str | None

@@ -1,0 +1,25 @@
+"""The bridge's tables: migrations, typed reads, and writes inside runtime transactions."""
+
+from bridge.store.records import (
+    Backlog,
+    Conversation,
+    FailedRoute,
+    Intent,
+    NotificationDelivery,
+    NotificationRouting,
+)
+from bridge.store.schema import MIGRATIONS
+from bridge.store.store import BridgeStore
+from bridge.store.transaction import BridgeTx
+
+__all__ = [
+    "MIGRATIONS",
+    "Backlog",
+    "BridgeStore",
+    "BridgeTx",
+    "Conversation",
+    "FailedRoute",
+    "Intent",
+    "NotificationDelivery",
+    "NotificationRouting",
+]

@@ -1,0 +1,68 @@
+"""What the bridge keeps in its own tables, as the bridge's code reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bridge.types import DeliveryKind, DeliveryStatus, Route
+
+
+class NotificationRouting(StrEnum):
+    """What the dispatcher did with a notification."""
+
+    QUEUED = "queued"  # a delivery intent carries it
+    UNROUTABLE = "unroutable"  # no operator route: kept, listed by /status
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """One outgoing message, written before any send (DESIGN §3, Delivery)."""
+
+    id: str
+    seq: int
+    route: Route
+    kind: DeliveryKind
+    text: str
+    status: DeliveryStatus
+    attempts: int
+    chunks_sent: int
+    last_error: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A conversation and the session that lives in it."""
+
+    key: str
+    session_id: str
+    route: Route
+
+
+@dataclass(frozen=True, slots=True)
+class FailedRoute:
+    conversation_key: str
+    workspace_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """Deliveries not accepted yet, for one platform, workspace and status."""
+
+    platform: str
+    workspace: str
+    status: DeliveryStatus
+    count: int
+    oldest_created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationDelivery:
+    """Where a routed notification stands: its routing, and its delivery if it has one."""
+
+    routing: NotificationRouting
+    delivery_status: DeliveryStatus | None
+    last_error: str | None

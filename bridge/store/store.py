@@ -1,0 +1,170 @@
+"""The bridge's store: its tables' reads as named, typed operations, and its transactions.
+
+The bridge's tables live in the runtime's database (migrated as the "bridge" component);
+every bridge SQL statement is here or in `transaction.py`. The bridge reads no runtime table:
+what it needs of the runtime it asks the runtime's store for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from bridge.store.records import (
+    Backlog,
+    Conversation,
+    FailedRoute,
+    Intent,
+    NotificationDelivery,
+    NotificationRouting,
+)
+from bridge.store.transaction import BridgeTx
+from bridge.types import OPEN_DELIVERY, DeliveryKind, DeliveryStatus, Route
+from runtime.store import Store, Writer
+
+_OPEN = ",".join("?" * len(OPEN_DELIVERY))
+
+
+def _nothing(conversation_key: str) -> None:
+    return None
+
+
+class BridgeStore:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.on_enqueue: Callable[[str], None] = _nothing  # the outbox's wake
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[BridgeTx]:
+        """A transaction of the bridge's own."""
+        async with self._store.write() as w:
+            yield self.join(w)
+
+    def join(self, writer: Writer) -> BridgeTx:
+        """The bridge's writes in a transaction the runtime opened (`Runtime.submit`'s
+        `also`)."""
+        return BridgeTx(writer, self.on_enqueue)
+
+    # -- inbound -----------------------------------------------------------------------
+
+    async def seen(self, keys: Sequence[str]) -> bool:
+        """Whether any of these platform ids was handled before."""
+        marks = ",".join("?" * len(keys))
+        rows = await self._store.read_sql(
+            f"SELECT 1 FROM inbound_seen WHERE dedupe_key IN ({marks}) LIMIT 1", keys
+        )
+        return bool(rows)
+
+    async def refusal_replied_at(self, sender_key: str) -> float | None:
+        rows = await self._store.read_sql(
+            "SELECT replied_at FROM refusals WHERE sender_key = ?", (sender_key,)
+        )
+        return float(rows[0]["replied_at"]) if rows else None
+
+    async def conversations(self) -> list[Conversation]:
+        rows = await self._store.read_sql(
+            "SELECT conversation_key, session_id, route FROM conversations"
+        )
+        return [
+            Conversation(
+                r["conversation_key"], r["session_id"], Route.model_validate_json(r["route"])
+            )
+            for r in rows
+        ]
+
+    # -- outbound ----------------------------------------------------------------------
+
+    async def cursor(self, name: str) -> int:
+        """How far the ledger has been handled (0: not at all)."""
+        rows = await self._store.read_sql("SELECT seq FROM cursors WHERE name = ?", (name,))
+        return int(rows[0]["seq"]) if rows else 0
+
+    async def open_conversations(self) -> list[str]:
+        """Conversations with an intent not yet accepted: the outbox resumes them."""
+        rows = await self._store.read_sql(
+            f"SELECT DISTINCT conversation_key FROM deliveries WHERE status IN ({_OPEN})",
+            OPEN_DELIVERY,
+        )
+        return [r["conversation_key"] for r in rows]
+
+    async def next_intent(self, conversation_key: str) -> Intent | None:
+        """The conversation's oldest intent not yet accepted."""
+        rows = await self._store.read_sql(
+            f"SELECT * FROM deliveries WHERE conversation_key = ? AND status IN ({_OPEN})"
+            " ORDER BY seq LIMIT 1",
+            (conversation_key, *OPEN_DELIVERY),
+        )
+        return _intent(rows[0]) if rows else None
+
+    async def intents(self, status: DeliveryStatus | None = None) -> list[Intent]:
+        """Every intent (or those in `status`), oldest first."""
+        where = " WHERE status = ?" if status else ""
+        rows = await self._store.read_sql(
+            f"SELECT * FROM deliveries{where} ORDER BY seq", (status,) if status else ()
+        )
+        return [_intent(r) for r in rows]
+
+    async def delivery_counts(self) -> dict[DeliveryStatus, int]:
+        rows = await self._store.read_sql(
+            "SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status ORDER BY status"
+        )
+        return {DeliveryStatus(r["status"]): int(r["n"]) for r in rows}
+
+    async def outbox_backlog(self) -> list[Backlog]:
+        """Deliveries the platform has not accepted yet, per platform, workspace and status."""
+        rows = await self._store.read_sql(
+            f"SELECT route, status, created_at FROM deliveries WHERE status IN ({_OPEN})",
+            OPEN_DELIVERY,
+        )
+        groups: dict[tuple[str, str, DeliveryStatus], list[float]] = {}
+        for r in rows:
+            route = json.loads(r["route"])
+            key = (route["platform"], route["workspace_id"], DeliveryStatus(r["status"]))
+            groups.setdefault(key, []).append(float(r["created_at"]))
+        return [
+            Backlog(platform, workspace, status, len(times), min(times))
+            for (platform, workspace, status), times in groups.items()
+        ]
+
+    async def failed_routes(self, workspace_id: str | None = None) -> list[FailedRoute]:
+        """Conversations the platform refused for good, oldest first."""
+        where = " WHERE workspace_id = ?" if workspace_id else ""
+        rows = await self._store.read_sql(
+            f"SELECT conversation_key, workspace_id, reason FROM failed_routes{where}"
+            " ORDER BY failed_at",
+            (workspace_id,) if workspace_id else (),
+        )
+        return [FailedRoute(r["conversation_key"], r["workspace_id"], r["reason"]) for r in rows]
+
+    async def notification_deliveries(self) -> dict[str, NotificationDelivery]:
+        """Every routed notification: how it was routed and how its delivery stands."""
+        rows = await self._store.read_sql(
+            "SELECT nr.notification_id, nr.status AS routing, d.status, d.last_error"
+            " FROM notification_routes nr LEFT JOIN deliveries d ON d.id = nr.delivery_id"
+        )
+        return {
+            r["notification_id"]: NotificationDelivery(
+                NotificationRouting(r["routing"]),
+                DeliveryStatus(r["status"]) if r["status"] else None,
+                r["last_error"],
+            )
+            for r in rows
+        }
+
+
+def _intent(r: Any) -> Intent:  # a row of `deliveries`
+    return Intent(
+        id=r["id"],
+        seq=r["seq"],
+        route=Route.model_validate_json(r["route"]),
+        kind=DeliveryKind(r["kind"]),
+        text=r["text"],
+        status=DeliveryStatus(r["status"]),
+        attempts=r["attempts"],
+        chunks_sent=r["chunks_sent"],
+        last_error=r["last_error"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+    )

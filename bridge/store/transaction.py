@@ -1,0 +1,149 @@
+"""The bridge's writes, inside a runtime transaction: each a named operation, with its SQL.
+
+A `BridgeTx` wraps the runtime's `Writer`, so a bridge record commits together with what the
+runtime writes (a message stored with its platform id marked seen; an intent with the ledger
+cursor that produced it). An enqueued intent wakes the outbox once the transaction commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+
+from bridge.store.records import NotificationRouting
+from bridge.types import DeliveryKind, DeliveryStatus, Route
+from runtime.events import Event, Payload
+from runtime.store import Writer
+
+
+class BridgeTx:
+    def __init__(self, writer: Writer, on_enqueue: Callable[[str], None]) -> None:
+        self._w = writer
+        self._on_enqueue = on_enqueue
+
+    def now(self) -> float:
+        return self._w.now()
+
+    def emit(
+        self, payload: Payload, session_id: str | None = None, run_id: str | None = None
+    ) -> None:
+        self._w.emit(Event(payload, session_id, run_id))
+
+    # -- inbound -----------------------------------------------------------------------
+
+    def mark_seen(self, keys: Iterable[str], message_id: str | None) -> None:
+        """The platform's ids of a message handled now; a second copy fails this commit."""
+        for key in keys:
+            self._w.write_sql(
+                "INSERT INTO inbound_seen (dedupe_key, message_id, seen_at) VALUES (?, ?, ?)",
+                (key, message_id, self.now()),
+            )
+
+    def refusal_replied(self, sender_key: str) -> None:
+        self._w.write_sql(
+            "INSERT INTO refusals (sender_key, replied_at) VALUES (?, ?) ON CONFLICT"
+            " (sender_key) DO UPDATE SET replied_at = excluded.replied_at",
+            (sender_key, self.now()),
+        )
+
+    def bind_conversation(self, key: str, session_id: str, workspace_id: str, route: Route) -> None:
+        """The conversation's session from now on (a new one after `/new`)."""
+        self._w.write_sql(
+            "INSERT INTO conversations (conversation_key, session_id, workspace_id, route,"
+            " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
+            " SET session_id = excluded.session_id, updated_at = excluded.updated_at",
+            (key, session_id, workspace_id, route.model_dump_json(), self.now()),
+        )
+
+    # -- outbound ----------------------------------------------------------------------
+
+    def advance_cursor(self, name: str, seq: int | None) -> None:
+        """The ledger has been handled up to `seq` (never moves back)."""
+        self._w.write_sql(
+            "INSERT INTO cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) DO UPDATE"
+            " SET seq = CASE WHEN excluded.seq > cursors.seq THEN excluded.seq"
+            " ELSE cursors.seq END",
+            (name, seq),
+        )
+
+    def enqueue(self, intent_id: str, route: Route, kind: DeliveryKind, text: str) -> None:
+        """A delivery intent; the same id twice is one intent (a ledger event handled again
+        after a crash). Its conversation's outbox worker wakes after the commit."""
+        now = self.now()
+        self._w.write_sql(
+            "INSERT INTO deliveries (id, conversation_key, route, kind, text, status,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (
+                intent_id,
+                route.conversation_key,
+                route.model_dump_json(),
+                kind,
+                text,
+                DeliveryStatus.PENDING,
+                now,
+                now,
+            ),
+        )
+        self._w.after_commit(partial(self._on_enqueue, route.conversation_key))
+
+    def route_notification(self, notification_id: str, intent_id: str | None) -> None:
+        """A notification goes out as intent `intent_id`; None: it has no route."""
+        routing = NotificationRouting.QUEUED if intent_id else NotificationRouting.UNROUTABLE
+        self._w.write_sql(
+            "INSERT INTO notification_routes (notification_id, delivery_id, status)"
+            " VALUES (?, ?, ?) ON CONFLICT (notification_id) DO NOTHING",
+            (notification_id, intent_id, routing),
+        )
+
+    def update_intent(
+        self,
+        intent_id: str,
+        status: DeliveryStatus,
+        *,
+        attempts: int | None = None,
+        chunks: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Progress of a send under way; the last error stays until a newer one."""
+        self._w.write_sql(
+            "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
+            " chunks_sent = COALESCE(?, chunks_sent), last_error = COALESCE(?, last_error),"
+            " updated_at = ? WHERE id = ?",
+            (status, attempts, chunks, error, self.now(), intent_id),
+        )
+
+    def finish_intent(
+        self,
+        intent_id: str,
+        status: DeliveryStatus,
+        error: str | None,
+        *,
+        attempts: int | None = None,
+        chunks: int | None = None,
+    ) -> None:
+        """The intent is done: accepted (no error) or failed (the error says why)."""
+        self._w.write_sql(
+            "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
+            " chunks_sent = COALESCE(?, chunks_sent), last_error = ?, updated_at = ?"
+            " WHERE id = ?",
+            (status, attempts, chunks, error, self.now(), intent_id),
+        )
+
+    def route_failed(self, route: Route, reason: str) -> None:
+        self._w.write_sql(
+            "INSERT INTO failed_routes (conversation_key, workspace_id, route, reason,"
+            " failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
+            " SET reason = excluded.reason, failed_at = excluded.failed_at",
+            (
+                route.conversation_key,
+                route.workspace_id,
+                route.model_dump_json(),
+                reason,
+                self.now(),
+            ),
+        )
+
+    def route_works(self, conversation_key: str) -> None:
+        self._w.write_sql(
+            "DELETE FROM failed_routes WHERE conversation_key = ?", (conversation_key,)
+        )
