@@ -1,0 +1,97 @@
+"""A platform the bridge has never heard of works through its profile alone: trust, sessions,
+splitting at its limit, its markup and routing all come from what the adapter provides
+(issue 10: adding a platform touches adapters/ and config/ only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bridge import InboundChat, Outcome, PlatformProfile, Route, TransportLimits
+from bridge.sessions import agent_key
+from config.schema import OperatorConfig, WorkspaceConfig
+from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
+from tests.bridge.fakes import RecordingTransport
+from tests.bridge.harness import close_bridge, config_for, open_bridge
+from tests.fakes.anthropic_api import FakeAnthropic, text
+
+
+@dataclass(frozen=True)
+class IrcProfile:
+    """Nicknames are `@<operator id>`, `#ops` is the one channel allowed, text is shouted."""
+
+    name: str = "irc"
+    limits: TransportLimits = field(default=TransportLimits(max_chars=40))
+
+    def render(self, markdown: str) -> str:
+        return markdown.upper()
+
+    def serves(self, workspace: WorkspaceConfig) -> bool:
+        return True
+
+    def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
+        return f"@{operator.id}"
+
+    def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
+        return conversation_id == "#ops"
+
+    def direct_conversation(
+        self, workspace: WorkspaceConfig, operator: OperatorConfig
+    ) -> str | None:
+        return f"@{operator.id}"
+
+
+class IrcTransport(RecordingTransport):
+    @property
+    def profile(self) -> PlatformProfile:
+        return IrcProfile()
+
+
+def irc(line: str, *, sender: str, where: str, n: int) -> InboundChat:
+    return InboundChat(
+        route=Route(platform="irc", workspace_id="acme", conversation_id=where),
+        sender_id=sender,
+        dedupe_keys=(f"line:{n}",),
+        text=line,
+        is_direct=where.startswith("@"),
+    )
+
+
+async def test_an_unknown_platform_is_served_through_its_profile(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    transport = IrcTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    answer = "first paragraph of the answer\n\nand a second one, shouted too"
+    anthropic_api.script = [text(answer), text("the nightly report")]
+    try:
+        assert await bridge.receive(irc("hi", sender="@mallory", where="@mallory", n=1)) is (
+            Outcome.REFUSED
+        )
+        assert await bridge.receive(irc("hi", sender="@alice", where="#random", n=2)) is (
+            Outcome.REFUSED
+        )
+        assert await bridge.receive(irc("hi", sender="@alice", where="#ops", n=3)) is (
+            Outcome.PROMPT
+        )
+        await bridge.settle()
+        replies = [s for s in transport.sent if s.route.conversation_id == "#ops"]
+        assert [s.text for s in replies] == [
+            "FIRST PARAGRAPH OF THE ANSWER",
+            "AND A SECOND ONE, SHOUTED TOO",
+        ], "split at the profile's 40 characters, rendered in its markup"
+
+        sid = await bridge.runtime.create_session(agent_key("acme", "assistant"))
+        tick = InboundMessage(
+            "nightly",
+            kind=MessageKind.TIMER_TICK,
+            origin=Origin.TIMER,
+            trust=Trust.TRUSTED_SYSTEM,
+            priority=Priority.NORMAL,
+        )
+        await bridge.runtime.submit(sid, tick)
+        await bridge.settle()
+        assert transport.sent[-1].route.conversation_id == "@alice", "the primary's DM there"
+        assert transport.sent[-1].text == "THE NIGHTLY REPORT"
+    finally:
+        await close_bridge(bridge)
