@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+log = logging.getLogger(__name__)
 
 
 class EventType(StrEnum):
@@ -64,15 +67,23 @@ class Payload(BaseModel):
 
     @staticmethod
     def decode(type_name: str, data: str) -> Payload:
-        """A stored payload, typed again; one of a type this code does not know (a newer
-        version wrote it) is kept as it was, never dropped."""
+        """A stored payload, typed again. One this code cannot type (a newer version wrote a
+        type or a field it does not know) is kept as it was, never dropped."""
         model = _PAYLOADS.get(type_name)
-        if model is None:
-            return Unrecognized(type_name=type_name, data=Unrecognized.raw(data))
-        return model.model_validate_json(data)
+        if model is not None:
+            try:
+                return model.model_validate_json(data)
+            except ValidationError as exc:
+                log.warning(
+                    "stored event does not match its payload",
+                    extra={"event_type": type_name, "problems": exc.error_count()},
+                )
+        return Unrecognized(type_name=type_name, data=Unrecognized.raw(data))
 
 
 class Unrecognized(Payload):
+    """A stored event this code cannot type, with its data as stored."""
+
     type_name: str
     data: dict[str, Any]
 

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from runtime import AgentSpec, EventType, Runtime
-from runtime.events import Event
+from runtime.events import Event, Payload, Unrecognized
 from runtime.payloads import Progress, ProgressState
 from runtime.providers import OfflineProvider
 from runtime.store import Store
@@ -91,3 +91,13 @@ async def test_a_read_sees_every_commit_before_it_while_other_tasks_read(db_path
         busy = False
         await asyncio.gather(*readers)
         await store.close()
+
+
+def test_a_stored_event_this_code_cannot_type_is_kept_as_it_was() -> None:
+    future = Payload.decode("from_a_newer_version", '{"b":2,"a":1}')
+    assert isinstance(future, Unrecognized) and future.event_type == "from_a_newer_version"
+    assert Event(future).data_json() == '{"b":2,"a":1}'
+    broken = Payload.decode(EventType.PROGRESS, '{"step":"no state"}')
+    assert isinstance(broken, Unrecognized) and broken.data == {"step": "no state"}
+    typed = Payload.decode(EventType.PROGRESS, Event(Progress.queued()).data_json())
+    assert typed == Progress.queued()
