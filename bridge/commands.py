@@ -11,7 +11,14 @@ from bridge.sessions import Sessions
 from bridge.status import Status
 from bridge.types import Route
 from config.schema import WorkspaceConfig
-from runtime import QueueMode, Runtime, StaleRunError, StopStatus, UnknownRunError
+from runtime import (
+    CompactStatus,
+    QueueMode,
+    Runtime,
+    StaleRunError,
+    StopStatus,
+    UnknownRunError,
+)
 
 
 class CommandName(StrEnum):
@@ -19,6 +26,7 @@ class CommandName(StrEnum):
     STATUS = "status"
     QUEUE = "queue"
     NEW = "new"
+    COMPACT = "compact"
     HELP = "help"
 
 
@@ -76,6 +84,8 @@ class Commands:
                 return await self._queue(route, workspace, command.argument)
             case CommandName.STOP:
                 return await self._stop(route)
+            case CommandName.COMPACT:
+                return self._compact(route)
         raise AssertionError(f"unhandled command {command!r}")
 
     async def _queue(self, route: Route, workspace: WorkspaceConfig, argument: str) -> str:
@@ -87,6 +97,13 @@ class Commands:
             return texts.QUEUE_USAGE.format(mode=current)
         await self._runtime.set_queue_mode(session_id, mode)
         return texts.QUEUE_SET.format(mode=mode)
+
+    def _compact(self, route: Route) -> str:
+        session_id = self._sessions.session_of(route)
+        if session_id is None:
+            return texts.NOTHING_TO_COMPACT
+        status = self._runtime.compact(session_id)
+        return texts.COMPACTING if status is CompactStatus.STARTED else texts.COMPACT_NEXT_STEP
 
     async def _stop(self, route: Route) -> str:
         session_id = self._sessions.session_of(route)

@@ -17,6 +17,7 @@ from runtime import Runtime
 from runtime.events import Event
 from runtime.payloads import (
     AssistantText,
+    ContextCompacted,
     InterjectionAdmitted,
     MessageDropped,
     NotificationRequested,
@@ -87,6 +88,8 @@ class Dispatcher:
                 await self._presenter.note(
                     event.run_id or "", texts.INTERJECTED.format(where=where)
                 )
+            case ContextCompacted() as compacted:
+                await self._compacted(event, compacted)
             case TurnStarted():
                 await self._progress(event, "starting", 0.0)
             case Progress(step=step, elapsed_s=elapsed):
@@ -144,6 +147,23 @@ class Dispatcher:
                 tx.enqueue(intent_id, route, DeliveryKind.NOTIFICATION, text)
                 tx.route_notification(notification.notification_id, intent_id)
             self._advance(tx, event)
+
+    async def _compacted(self, event: Event, compacted: ContextCompacted) -> None:
+        """Said in the turn's progress when it happened in a turn; answered, as the reply to
+        /compact, when the operator asked for it between turns."""
+        if compacted.rows == 0:
+            text = texts.TOO_SHORT_TO_COMPACT
+        elif compacted.fallback:
+            text = texts.COMPACTED_FALLBACK.format(error=compacted.error, rows=compacted.rows)
+        elif compacted.requested:
+            text = texts.COMPACTED.format(rows=compacted.rows, tokens=compacted.tokens_after)
+        else:
+            text = texts.COMPACTED_NOTE
+        if event.run_id is not None:
+            await self._presenter.note(event.run_id, text)
+            return
+        route = await self._router.resolve(event.session_id or "", None)
+        await self._deliver(event, route, DeliveryKind.COMMAND_REPLY, text)
 
     async def _dropped(self, event: Event, dropped: MessageDropped) -> None:
         raw = dropped.reply_route

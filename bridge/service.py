@@ -12,6 +12,7 @@ from bridge.ingress import Ingress, Outcome
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.progress import ProgressPresenter
+from bridge.retention import Retention
 from bridge.routing import Router
 from bridge.sessions import Sessions
 from bridge.status import Status
@@ -43,6 +44,7 @@ class Bridge:
             config, runtime, self.store, self.sessions, self.outbox, commands, self.metrics
         )
         self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
+        self.retention = Retention(config.retention, runtime.store, self.store)
         self._dispatch_task: asyncio.Task[None] | None = None
 
     def attach(self, transport: Transport) -> None:
@@ -54,6 +56,7 @@ class Bridge:
         self._dispatch_task = asyncio.get_running_loop().create_task(
             self.dispatcher.run(), name="bridge-dispatch"
         )
+        self.retention.start()
 
     async def receive(self, chat: InboundChat) -> Outcome:
         return await self.ingress.receive(chat)
@@ -71,7 +74,9 @@ class Bridge:
                 return
 
     async def close(self) -> None:
-        """Stop following the ledger and sending; pending intents resume on the next start."""
+        """Stop following the ledger, sending and pruning; pending intents resume on the next
+        start."""
+        await self.retention.close()
         if self._dispatch_task is not None:
             self._dispatch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bridge import texts
 from bridge.store import BridgeStore, NotificationRouting
 from bridge.types import DeliveryStatus
 from config.schema import WorkspaceConfig
@@ -66,6 +67,15 @@ class Status:
             else:
                 lines.append(f"Agent {s.agent_id} is idle.")
             lines.append(f"Queue: {s.queued} waiting; mode {s.mode}.")
+            if s.context_tokens is None:
+                lines.append(texts.CONTEXT_UNKNOWN.format(window=s.context_window))
+            else:
+                share = s.context_tokens / s.context_window
+                lines.append(
+                    texts.CONTEXT_USE.format(
+                        tokens=s.context_tokens, window=s.context_window, share=share
+                    )
+                )
             if s.children:
                 lines.append(f"Child agents: {len(s.children)}.")
         failed = await self._store.failed_routes(workspace.id)

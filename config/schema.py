@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
@@ -31,6 +31,27 @@ class ProviderConfig(Strict):
     max_tokens: int = Field(4096, ge=1)
     api_key: SecretStr | None = None  # else the SDK reads ANTHROPIC_API_KEY
     base_url: str | None = None  # else the SDK reads ANTHROPIC_BASE_URL
+    # The model's context window in tokens; unset: known from the model's name (200,000 for
+    # Claude models).
+    context_window: int | None = Field(None, ge=1024)
+    # When a request would fill this share of the window (less max_tokens), the older part
+    # of the conversation is summarized first; `keep_recent` of it stays word for word.
+    compact_at: float = Field(0.7, gt=0.1, le=0.95)
+    keep_recent: float = Field(0.25, gt=0.0, lt=0.9)
+
+    @model_validator(mode="after")
+    def _room_for_the_answer(self) -> ProviderConfig:
+        if self.context_window is not None and self.max_tokens >= self.context_window // 2:
+            raise ValueError(
+                f"max_tokens ({self.max_tokens}) must be under half of context_window "
+                f"({self.context_window}): the rest is the room for the conversation"
+            )
+        if self.keep_recent >= self.compact_at:
+            raise ValueError(
+                f"keep_recent ({self.keep_recent}) must be less than compact_at "
+                f"({self.compact_at}): compaction has to free some room"
+            )
+        return self
 
 
 class LoggingConfig(Strict):
@@ -46,6 +67,31 @@ class QueueConfig(Strict):
     cap: int = Field(100, ge=1)
     drop_policy: Literal["oldest", "newest"] = "oldest"
     collect_window_s: float = Field(2.0, gt=0)
+
+
+# Telegram redelivers a webhook update for up to 24 hours, Slack retries an event for about an
+# hour: a platform id forgotten sooner would let a retry through as a new message.
+DEDUPE_FLOOR_DAYS = 1.0
+
+
+class RetentionConfig(Strict):
+    """How long the store keeps what nothing needs any more; 0 keeps that kind forever."""
+
+    events_days: float = Field(30.0, ge=0)  # ledger events the bridge has handled
+    delivered_days: float = Field(7.0, ge=0)  # deliveries accepted by the platform, or failed
+    dedupe_days: float = Field(2.0, ge=0)  # platform ids seen, so a retry is dropped
+    interval_s: float = Field(3600.0, ge=0)  # how often pruning runs; 0: never
+
+    @field_validator("dedupe_days")
+    @classmethod
+    def _outlasts_platform_retries(cls, days: float) -> float:
+        if 0 < days < DEDUPE_FLOOR_DAYS:
+            raise ValueError(
+                f"dedupe_days must be at least {DEDUPE_FLOOR_DAYS:g} (Telegram redelivers an "
+                "update for up to 24 hours, Slack retries for about an hour), or 0 to keep "
+                f"every platform id forever; got {days:g}"
+            )
+        return days
 
 
 class SlackConfig(Strict):
@@ -166,6 +212,7 @@ class SwitchboardConfig(Strict):
     provider: ProviderConfig = ProviderConfig()
     queue: QueueConfig = QueueConfig()
     logging: LoggingConfig = LoggingConfig()
+    retention: RetentionConfig = RetentionConfig()
     workspaces: list[WorkspaceConfig] = Field(min_length=1)
 
     def secret_values(self) -> list[str]:

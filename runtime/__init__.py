@@ -29,6 +29,7 @@ from runtime.messages import (
 )
 from runtime.records import AgentProfile, OperatorBoundary, RunStatus
 from runtime.results import (
+    CompactStatus,
     RuntimeSettings,
     SessionState,
     SessionStatus,
@@ -45,6 +46,7 @@ __all__ = [
     "Boundary",
     "Clock",
     "CommandToolSpec",
+    "CompactStatus",
     "DropPolicy",
     "Event",
     "EventType",

@@ -10,3 +10,5 @@ class Boundary(StrEnum):
     AFTER_PROVIDER_ROUND = "after_provider_round"
     BEFORE_TOOL_EXECUTION = "before_tool_execution"
     AFTER_TOOL_RESULTS = "after_tool_results"
+    BEFORE_COMPACTION = "before_compaction"
+    AFTER_COMPACTION = "after_compaction"

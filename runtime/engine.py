@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from runtime.admission import record_admission
 from runtime.agents import AgentSpec
 from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
+from runtime.compaction import compact
+from runtime.context import Budget, window_of
 from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event
 from runtime.ids import new_id
@@ -28,17 +31,15 @@ from runtime.messages import (
 )
 from runtime.notifications import notify_operator
 from runtime.payloads import (
-    MessageDropped,
-    MessageQueued,
-    Progress,
     ProgressState,
     QueueModeChanged,
     SessionCreated,
 )
-from runtime.providers.base import Provider
+from runtime.providers.base import Provider, ProviderResponse
 from runtime.records import RunStatus, SessionRecord
 from runtime.recovery import recover
 from runtime.results import (
+    CompactStatus,
     RuntimeSettings,
     SessionState,
     SessionStatus,
@@ -82,7 +83,12 @@ class Runtime:
             tools,
             clock,
             settings.max_rounds,
-            settings.max_tokens,
+            Budget(
+                window_of(provider.model, settings.context_window),
+                settings.max_tokens,
+                settings.compact_at,
+                settings.keep_recent,
+            ),
             self._notify,
             partial(spawn_child, self),
         )
@@ -127,7 +133,7 @@ class Runtime:
         """Stop workers (running turns resume after the next open); close the store and the
         provider."""
         self._closing = True
-        workers = [s.worker for s in self.sessions.values() if s.worker]
+        workers = [t for s in self.sessions.values() for t in (s.worker, s.compaction) if t]
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
@@ -228,6 +234,8 @@ class Runtime:
             elapsed_s=round(self.clock.monotonic() - run.started_at, 3) if run else None,
             queued=len(session.queue),
             children=children,
+            context_tokens=session.context.last_request_tokens,
+            context_window=self.turn_deps.budget.window,
         )
 
     def events(self, after_seq: int | None = None) -> AsyncIterator[Event]:
@@ -235,13 +243,14 @@ class Runtime:
 
     def busy(self) -> bool:
         """Whether any session has work queued or running."""
-        return any(s.worker is not None for s in self.sessions.values())
+        return any(s.worker or s.compaction for s in self.sessions.values())
 
     async def wait_idle(self, session_id: str | None = None) -> None:
-        """Until the session (or every session) has no worker: for tests and the CLI."""
+        """Until the session (or every session) has no worker and no compaction under way:
+        for tests and the CLI."""
         while True:
             sessions = [self._get(session_id)] if session_id else list(self.sessions.values())
-            workers = [s.worker for s in sessions if s.worker]
+            workers = [t for s in sessions for t in (s.worker, s.compaction) if t]
             if not workers:
                 return
             await asyncio.wait(workers)
@@ -270,49 +279,16 @@ class Runtime:
         decision = decide(view, message)
         message_id = new_id("msg")
         dropped = session.queue.oldest() if decision.drop_oldest else None
-        new_status = (
-            QueueStatus.DROPPED if decision.kind is DecisionKind.DROP_NEW else QueueStatus.QUEUED
-        )
         async with self.store.write() as w:
-            seq = w.insert_message(message_id, session_id, message, new_status)
+            seq = record_admission(
+                w, session, message_id, message, decision, dropped, self.settings.queue_cap
+            )
             if also is not None:
                 also(w, message_id)
-            w.emit(
-                Event(
-                    MessageQueued(
-                        message_id=message_id,
-                        kind=message.kind,
-                        origin=message.origin,
-                        trust=message.trust,
-                        authority_class=message.authority_class,
-                        priority=message.priority,
-                        decision=decision.kind,
-                        reason=decision.reason,
-                        status=decision.submit_status,
-                        sender=message.provenance.sender,
-                    ),
-                    session_id,
-                )
-            )
-            if new_status is QueueStatus.DROPPED:
-                w.emit(self._drop_event(session_id, message_id, message, decision.reason))
-            elif session.running is None and session.worker is None:
-                # An idle session now has work: it is queued for a turn.
-                w.emit(Event(Progress.queued(), session_id))
-            if dropped is not None:
-                w.set_message_status([dropped.id], QueueStatus.DROPPED)
-                w.emit(
-                    self._drop_event(
-                        session_id,
-                        dropped.id,
-                        dropped.message,
-                        f"queue full ({self.settings.queue_cap}); oldest dropped",
-                    )
-                )
         if dropped is not None:
             session.queue.remove(dropped)
         result = SubmitResult(message_id, decision.submit_status, (dropped.id,) if dropped else ())
-        if new_status is QueueStatus.DROPPED:
+        if decision.kind is DecisionKind.DROP_NEW:
             return SubmitResult(message_id, SubmitStatus.DROPPED, (message_id,))
         session.queue.push(
             QueueEntry(message_id, session_id, seq, message, QueueStatus.QUEUED, self.clock.wall())
@@ -324,21 +300,6 @@ class Runtime:
             session.running.request_stop("interrupted by a new operator message")
         self._ensure_worker(session)
         return result
-
-    @staticmethod
-    def _drop_event(
-        session_id: str, message_id: str, message: InboundMessage, reason: str
-    ) -> Event:
-        return Event(
-            MessageDropped(
-                message_id=message_id,
-                reason=reason,
-                sender=message.provenance.sender,
-                reply_route=message.provenance.reply_route,
-                text=message.text[:200],
-            ),
-            session_id,
-        )
 
     # -- stop --------------------------------------------------------------------------
 
@@ -378,6 +339,48 @@ class Runtime:
         parent = self.sessions.get(parent_id) if parent_id else None
         return await notify_operator(self.store, session, parent, run_id, message)
 
+    # -- compaction on demand -----------------------------------------------------------
+
+    def compact(self, session_id: str) -> CompactStatus:
+        """Summarize the session's earlier conversation now (/compact): before the running
+        turn's next model request, or, when idle, at once in the background."""
+        session = self._get(session_id)
+        session.compact_requested = True
+        if session.running is not None or session.worker is not None:
+            return CompactStatus.AT_NEXT_STEP
+        if session.compaction is not None:
+            return CompactStatus.STARTED
+        task = asyncio.get_running_loop().create_task(
+            self._compact_idle(session), name=f"compact-{session_id}"
+        )
+        session.compaction = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            session.compaction = None
+
+        task.add_done_callback(done)
+        return CompactStatus.STARTED
+
+    async def _compact_idle(self, session: Session) -> None:
+        async with session.turn_lock:  # a turn that starts meanwhile waits for this
+            if not session.compact_requested:
+                return  # a turn took the request
+            session.compact_requested = False
+            try:
+                await compact(
+                    self.store,
+                    self.provider,
+                    await self.store.transcript(session.id),
+                    session_id=session.id,
+                    run_id=None,
+                    budget=self.turn_deps.budget,
+                    context=session.context,
+                    guard=_unguarded,
+                    requested=True,
+                )
+            except Exception:
+                log.exception("compaction failed", extra={"session_id": session.id})
+
     # -- the worker --------------------------------------------------------------------
 
     def _ensure_worker(self, session: Session) -> None:
@@ -385,3 +388,7 @@ class Runtime:
             session.worker = asyncio.get_running_loop().create_task(
                 work(self, session), name=f"session-{session.id}"
             )
+
+
+async def _unguarded(request: Awaitable[ProviderResponse]) -> ProviderResponse:
+    return await request

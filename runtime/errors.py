@@ -36,6 +36,17 @@ class ProviderError(RuntimeFault):
         super().__init__(message)
 
 
+class ContextWindowExceededError(ProviderError):
+    """The request does not fit the model's context window. Sending it again cannot help; a
+    smaller one (the transcript compacted, or a lower max_tokens) may."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, request_tokens: int | None = None
+    ):
+        super().__init__(message, status=status, retryable=False)
+        self.request_tokens = request_tokens  # the provider's count of the refused request
+
+
 class StoreBusyError(RuntimeFault):
     """Another process is running this database."""
 

@@ -40,6 +40,7 @@ class EventType(StrEnum):
     PROVIDER_REQUEST_REFUSED = "provider_request_refused"
     RUN_RECOVERED = "run_recovered"
     TURN_FINISHED = "turn_finished"
+    CONTEXT_COMPACTED = "context_compacted"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

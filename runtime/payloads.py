@@ -162,3 +162,23 @@ class TurnFinished(Payload):
     error: str | None
     duration_s: float
     message_ids: list[str]
+    # What the turn's model requests cost (0 in events from before they were recorded).
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    context_tokens: int | None = None  # the size of its last request
+
+
+class ContextCompacted(Payload):
+    """Older rows of the transcript now reach the model as a summary (runtime/compaction.py)."""
+
+    TYPE: ClassVar[str] = EventType.CONTEXT_COMPACTED
+    rows: int
+    tokens_before: int
+    tokens_after: int
+    record_chars: int
+    summary_chars: int
+    fallback: bool  # the summary request failed: the rows were left out with a marker
+    error: str | None
+    requested: bool  # by the operator (/compact), not because the context was full

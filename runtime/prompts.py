@@ -6,6 +6,7 @@ from runtime.messages import MessageKind, QueueEntry
 
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
 TASK_RESULT_HEADER = "[Result from child agent"
+SUMMARY_HEADER = "[Summary of the earlier conversation, compacted to fit the context window]"
 
 
 def _provenance_line(entry: QueueEntry) -> str:
@@ -35,3 +36,8 @@ def render_turn_input(entries: list[QueueEntry]) -> str:
     if len(entries) == 1:
         return render_prompt(entries[0])
     return "\n\n".join(f"{_provenance_line(e)}\n{render_prompt(e)}" for e in entries)
+
+
+def render_summary(summary: str) -> str:
+    """The compacted past, as the text that opens the conversation the model sees."""
+    return f"{SUMMARY_HEADER}\n{summary}"

@@ -66,8 +66,7 @@ async def answer_open_tool_calls(
             )
         )
     row = TranscriptMessage(role="user", blocks=blocks)
-    w.append_transcript(session_id, run_id, row)
-    transcript.append(row)
+    transcript.append(row, w.append_transcript(session_id, run_id, row))
     return row
 
 

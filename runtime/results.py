@@ -18,6 +18,9 @@ class RuntimeSettings:
     collect_window_s: float = 2.0
     max_rounds: int = 50
     max_tokens: int = 4096
+    context_window: int | None = None  # None: the model's, from its name
+    compact_at: float = 0.7  # of the window (less max_tokens) a request may fill
+    keep_recent: float = 0.25  # of it, kept verbatim when compacting
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,11 @@ class SubmitResult:
 class StopStatus(StrEnum):
     STOPPED = "stopped"
     ALREADY_STOPPED = "already_stopped"
+
+
+class CompactStatus(StrEnum):
+    STARTED = "started"  # the session is idle: compacting now
+    AT_NEXT_STEP = "at_next_step"  # a turn runs: before its next model request
 
 
 class SessionState(StrEnum):
@@ -55,3 +63,5 @@ class SessionStatus:
     elapsed_s: float | None
     queued: int
     children: tuple[str, ...] = field(default_factory=tuple)
+    context_tokens: int | None = None  # the last request's size, as the provider counted it
+    context_window: int = 0

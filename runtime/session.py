@@ -7,6 +7,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from runtime.context import ContextUse
 from runtime.messages import QueueMode
 from runtime.payloads import Progress, ProgressState
 from runtime.queue import SessionQueue
@@ -78,7 +79,12 @@ class Session:
     queue: SessionQueue = field(default_factory=SessionQueue)
     running: RunHandle | None = None
     worker: asyncio.Task[None] | None = None
+    compaction: asyncio.Task[None] | None = None  # /compact between turns, under way
     last_arrival: float = 0.0
+    context: ContextUse = field(default_factory=ContextUse)
+    compact_requested: bool = False  # by the operator: compact before the next request
+    # Held by a running turn, and by a compaction between turns: never both at once.
+    turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _arrival: asyncio.Event | None = None
 
     @property

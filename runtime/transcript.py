@@ -142,13 +142,23 @@ def unanswered_tool_uses(messages: list[TranscriptMessage]) -> list[ToolUseBlock
 
 @dataclass(slots=True)
 class Transcript:
-    """A session's rows in the order they were recorded, with the ids they hold."""
+    """What the model sees of a session: the summary of its compacted past (if any), then its
+    rows since, in the order they were recorded, each with its row id in the store."""
 
     rows: list[TranscriptMessage] = field(default_factory=list)
-    message_ids: set[str] = field(default_factory=set)
+    row_ids: list[int] = field(default_factory=list)
+    sources: list[tuple[str, ...]] = field(default_factory=list)  # each row's message ids
+    summary: str | None = None
     tool_use_ids: set[str] = field(default_factory=set)
 
-    def append(self, row: TranscriptMessage, message_ids: Iterable[str] = ()) -> None:
+    def append(self, row: TranscriptMessage, row_id: int, sources: Iterable[str] = ()) -> None:
         self.rows.append(row)
-        self.message_ids.update(message_ids)
+        self.row_ids.append(row_id)
+        self.sources.append(tuple(sources))
         self.tool_use_ids.update(b.id for b in row.tool_uses())
+
+    def compacted(self, cut: int, summary: str) -> None:
+        """The rows before `cut` are now `summary`."""
+        del self.rows[:cut], self.row_ids[:cut], self.sources[:cut]
+        self.summary = summary
+        self.tool_use_ids = {b.id for row in self.rows for b in row.tool_uses()}

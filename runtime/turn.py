@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from runtime.agents import AgentSpec
 from runtime.boundaries import Boundary
 from runtime.clock import Clock
-from runtime.errors import ProviderError, TranscriptInvariantError
+from runtime.compaction import compact
+from runtime.context import Budget
+from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.events import Event, Payload
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import (
@@ -29,7 +31,13 @@ from runtime.payloads import (
     ToolStarted,
 )
 from runtime.prompts import render_interjection
-from runtime.providers.base import Provider, ProviderRequest, ProviderResponse
+from runtime.providers.base import (
+    Provider,
+    ProviderRequest,
+    ProviderResponse,
+    Usage,
+    request_chars,
+)
 from runtime.records import RunStatus
 from runtime.recovery import answer_open_tool_calls
 from runtime.session import RunHandle, Session, TurnStopped
@@ -56,7 +64,7 @@ class TurnDeps:
     tools: ToolRegistry
     clock: Clock
     max_rounds: int
-    max_tokens: int
+    budget: Budget
     notify: Callable[[Session, str, str], Awaitable[ToolResult]]
     spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
 
@@ -66,6 +74,8 @@ class TurnOutcome:
     status: RunStatus
     final_text: str
     error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    context_tokens: int | None = None  # the size of its last request, as counted
 
 
 class Turn:
@@ -87,10 +97,16 @@ class Turn:
         self.model = deps.provider.model
         self._admitted_before_tools = False
         self._announced_round = 1  # the worker announces round 1 with turn_started
+        self.usage = Usage()
 
     # -- the loop ----------------------------------------------------------------------
 
     async def run(self) -> TurnOutcome:
+        outcome = await self._outcome()
+        counted = self.session.context.last_request_tokens
+        return replace(outcome, usage=self.usage, context_tokens=counted)
+
+    async def _outcome(self) -> TurnOutcome:
         try:
             return await self._loop()
         except TurnStopped:
@@ -118,7 +134,20 @@ class Turn:
             if round_no > self._announced_round:
                 await self.progress(f"model round {round_no}")
                 self._announced_round = round_no
-            step, recorded = resolve_round(await self._request())
+            request = await self._fit(self._request(), round_no)
+            try:
+                response = await self._send(request)
+            except ContextWindowExceededError as exc:
+                # The estimate fell short of the provider's count: learn from its count,
+                # compact, and send once more if that made the request smaller.
+                if exc.request_tokens:
+                    self.session.context.counted(request, exc.request_tokens)
+                oldest = self.transcript.row_ids[:1]
+                request = await self._fit(self._request(), round_no, force=True)
+                if self.transcript.row_ids[:1] == oldest:
+                    raise
+                response = await self._send(request)
+            step, recorded = resolve_round(response)
             self._check_new_tool_ids(recorded)
             if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
                 said = AssistantText(
@@ -142,14 +171,47 @@ class Turn:
                 case _:
                     raise AssertionError(f"unknown next step {step!r}")
 
-    async def _request(self) -> ProviderResponse:
-        request = ProviderRequest(
+    def _request(self) -> ProviderRequest:
+        return ProviderRequest(
             model=self.model,
             system=self.agent.system_prompt,
             messages=list(self.transcript.rows),
             tools=self.deps.tools.specs(self.agent.tools),
-            max_tokens=self.deps.max_tokens,
+            max_tokens=self.deps.budget.max_tokens,
+            summary=self.transcript.summary,
         )
+
+    async def _fit(
+        self, request: ProviderRequest, round_no: int, *, force: bool = False
+    ) -> ProviderRequest:
+        """The compaction step: when the request would fill too much of the context window
+        (or the operator asked, with /compact), the older rows become a summary first.
+        Operator messages drain around it, as at any safe point."""
+        tokens = self.session.context.estimate(request_chars(request))
+        wanted = force or self.session.compact_requested
+        if not (wanted or self.deps.budget.needs_compaction(tokens)):
+            return request
+        requested, self.session.compact_requested = self.session.compact_requested, False
+        await self.checkpoint(Boundary.BEFORE_COMPACTION)
+        await self.progress("summarizing the earlier conversation")
+        compacted = await compact(
+            self.deps.store,
+            self.deps.provider,
+            self.transcript,
+            session_id=self.session.id,
+            run_id=self.run_id,
+            budget=self.deps.budget,
+            context=self.session.context,
+            guard=self.handle.inflight_op,
+            requested=requested,
+        )
+        if compacted is not None:
+            self.usage += compacted.usage
+        await self.checkpoint(Boundary.AFTER_COMPACTION)
+        await self.progress(f"model round {round_no}")
+        return self._request()
+
+    async def _send(self, request: ProviderRequest) -> ProviderResponse:
         store = self.deps.store
 
         def on_text(delta: str) -> None:
@@ -162,9 +224,12 @@ class Turn:
                 self._emit(ProviderRetry(attempt=attempt, delay_s=delay, error=error))
             )
 
-        return await self.handle.inflight_op(
+        response = await self.handle.inflight_op(
             self.deps.provider.complete(request, on_text, on_retry)
         )
+        self.session.context.observe(request, response.usage)
+        self.usage += response.usage
+        return response
 
     def _check_new_tool_ids(self, recorded: TranscriptMessage) -> None:
         """A round whose tool_use ids repeat would poison the transcript: fail it instead."""
@@ -192,7 +257,7 @@ class Turn:
                 w.set_message_status(
                     ids, QueueStatus.INTERJECTED, run_id=self.run_id, boundary=boundary
                 )
-                w.append_transcript(self.session.id, self.run_id, row, ids)
+                row_id = w.append_transcript(self.session.id, self.run_id, row, ids)
                 for e in entries:
                     admitted = InterjectionAdmitted(
                         message_id=e.id, boundary=boundary, sender=e.message.provenance.sender
@@ -212,7 +277,7 @@ class Turn:
             return []
         for e in entries:
             e.status = QueueStatus.INTERJECTED
-        self.transcript.append(row, (e.id for e in entries))
+        self.transcript.append(row, row_id, ids)
         return entries
 
     # -- tools -------------------------------------------------------------------------
@@ -242,10 +307,10 @@ class Turn:
         async with self.deps.store.write() as w:
             if solo:
                 self._record_finish(w, calls[0], results[0])
-            w.append_transcript(self.session.id, self.run_id, row)
+            row_id = w.append_transcript(self.session.id, self.run_id, row)
             # The next round starts right after these results: announce it in this write.
             w.emit(self._progress_event(f"model round {round_no + 1}"))
-        self.transcript.append(row)
+        self.transcript.append(row, row_id)
         self._announced_round = round_no + 1
 
     async def _run_one(self, call: ToolUseBlock, *, record: bool) -> ToolResult:
@@ -314,9 +379,9 @@ class Turn:
 
     async def _record(self, row: TranscriptMessage, said: Payload) -> None:
         async with self.deps.store.write() as w:
-            w.append_transcript(self.session.id, self.run_id, row)
+            row_id = w.append_transcript(self.session.id, self.run_id, row)
             w.emit(Event(said, self.session.id, self.run_id))
-        self.transcript.append(row)
+        self.transcript.append(row, row_id)
 
     async def _emit(self, payload: Payload) -> None:
         await self.deps.store.emit(Event(payload, self.session.id, self.run_id))

@@ -37,7 +37,8 @@ async def work(rt: Host, session: Session) -> None:
                 entries = [first] if first else []
             if not entries:
                 return
-            await run_turn(rt, session, entries)
+            async with session.turn_lock:  # a compaction between turns finishes first
+                await run_turn(rt, session, entries)
     finally:
         session.worker = None
 
@@ -48,7 +49,9 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
     session.running = handle
     try:
         transcript = await rt.store.transcript(session.id)
-        fresh = [e for e in entries if e.id not in transcript.message_ids]
+        # A message taken into a run before (that run was cut off by a crash) has its prompt
+        # in the transcript already: taking it and appending its prompt were one transaction.
+        fresh = [e for e in entries if e.run_id is None]
         row = TranscriptMessage(role="user", blocks=[TextBlock(text=render_turn_input(fresh))])
         async with rt.store.write() as w:
             w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)
@@ -61,8 +64,11 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
                     rt.clock.wall(),
                 )
             )
-            if fresh:
+            row_id = (
                 w.append_transcript(session.id, handle.run_id, row, [e.id for e in fresh])
+                if fresh
+                else None
+            )
             w.emit(
                 Event(
                     TurnStarted(
@@ -82,8 +88,8 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         session.running = None
         session.queue.push_front(entries)
         raise
-    if fresh:
-        transcript.append(row, (e.id for e in fresh))
+    if row_id is not None:
+        transcript.append(row, row_id, [e.id for e in fresh])
     try:
         outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
     except asyncio.CancelledError:
@@ -113,6 +119,11 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
                         error=outcome.error,
                         duration_s=elapsed,
                         message_ids=handle.message_ids,
+                        input_tokens=outcome.usage.input_tokens,
+                        output_tokens=outcome.usage.output_tokens,
+                        cache_read_tokens=outcome.usage.cache_read_tokens,
+                        cache_write_tokens=outcome.usage.cache_write_tokens,
+                        context_tokens=outcome.context_tokens,
                     ),
                     session.id,
                     handle.run_id,

@@ -19,7 +19,7 @@ SQL = re.compile(
     r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"
     r"|\bCREATE\s+(TABLE|INDEX)\b"
 )
-RAW_ACCESS = ("read_sql", "write_sql")
+RAW_ACCESS = ("read_sql", "write_sql", "delete_sql")
 
 
 def sources() -> Iterator[tuple[str, ast.Module]]:

@@ -43,6 +43,9 @@ async def open_runtime(
         drop_policy=DropPolicy(config.queue.drop_policy),
         collect_window_s=config.queue.collect_window_s,
         max_tokens=config.provider.max_tokens,
+        context_window=config.provider.context_window,
+        compact_at=config.provider.compact_at,
+        keep_recent=config.provider.keep_recent,
     )
     return await Runtime.open(
         config.storage.path,

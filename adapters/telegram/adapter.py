@@ -25,6 +25,7 @@ COMMANDS = [
     BotCommand("status", "what the agent is doing now"),
     BotCommand("queue", "how messages during a turn are handled"),
     BotCommand("new", "start a fresh session"),
+    BotCommand("compact", "summarize the conversation to free the agent's memory"),
     BotCommand("help", "what I understand"),
 ]
 

@@ -59,4 +59,14 @@ MIGRATIONS: list[str] = [
         failed_at REAL NOT NULL
     );
     """,
+    # 3: the outbox's next intent of a conversation among the open ones only, and what
+    # pruning looks for by age (issue 11).
+    """
+    CREATE INDEX deliveries_open_conversation ON deliveries(conversation_key, seq)
+        WHERE status IN ('pending', 'sending');
+    CREATE INDEX deliveries_finished ON deliveries(updated_at)
+        WHERE status IN ('accepted_by_transport', 'failed');
+    CREATE INDEX inbound_seen_age ON inbound_seen(seen_at);
+    CREATE INDEX refusals_age ON refusals(replied_at);
+    """,
 ]

@@ -23,8 +23,47 @@ from bridge.store.records import (
 from bridge.store.transaction import BridgeTx
 from bridge.types import OPEN_DELIVERY, DeliveryKind, DeliveryStatus, Route
 from runtime.store import Store, Writer
+from runtime.store.retention import BATCH, in_batches
 
-_OPEN = ",".join("?" * len(OPEN_DELIVERY))
+
+def _among(statuses: Sequence[DeliveryStatus]) -> str:
+    """Statuses spelled out in the SQL, as a partial index's WHERE spells them: SQLite uses
+    such an index only for the same literal terms, never for bound parameters."""
+    return ", ".join(f"'{s.value}'" for s in statuses)
+
+
+_OPEN = _among(OPEN_DELIVERY)
+_FINISHED = _among((DeliveryStatus.ACCEPTED_BY_TRANSPORT, DeliveryStatus.FAILED))
+
+# The reads run per message or per delivery, each served by an index (the primary key, or
+# migration 3's): tests/runtime/test_query_plans.py fails on a full table scan in any of them.
+REFUSAL_REPLIED_AT = "SELECT replied_at FROM refusals WHERE sender_key = ?"
+CURSOR = "SELECT seq FROM cursors WHERE name = ?"
+NEXT_INTENT = (
+    f"SELECT * FROM deliveries WHERE conversation_key = ? AND status IN ({_OPEN})"
+    " ORDER BY seq LIMIT 1"
+)
+
+
+def seen_sql(keys: int) -> str:
+    """Whether any of `keys` platform ids was seen: a lookup by the primary key each."""
+    return f"SELECT 1 FROM inbound_seen WHERE dedupe_key IN ({','.join('?' * keys)}) LIMIT 1"
+
+
+# Pruning: each statement deletes at most its last parameter's number of rows, found by age
+# through an index, in a short transaction of its own (`Store.delete_sql`).
+PRUNE_SEEN = (
+    "DELETE FROM inbound_seen WHERE rowid IN (SELECT rowid FROM inbound_seen"
+    " WHERE seen_at < ? LIMIT ?)"
+)
+PRUNE_REFUSALS = (
+    "DELETE FROM refusals WHERE rowid IN (SELECT rowid FROM refusals WHERE replied_at < ? LIMIT ?)"
+)
+PRUNE_DELIVERIES = (
+    "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries"
+    f" WHERE status IN ({_FINISHED}) AND updated_at < ? AND NOT (status = ? AND kind = ?)"
+    " LIMIT ?)"
+)
 
 
 def _nothing(conversation_key: str) -> None:
@@ -51,16 +90,10 @@ class BridgeStore:
 
     async def seen(self, keys: Sequence[str]) -> bool:
         """Whether any of these platform ids was handled before."""
-        marks = ",".join("?" * len(keys))
-        rows = await self._store.read_sql(
-            f"SELECT 1 FROM inbound_seen WHERE dedupe_key IN ({marks}) LIMIT 1", keys
-        )
-        return bool(rows)
+        return bool(await self._store.read_sql(seen_sql(len(keys)), keys))
 
     async def refusal_replied_at(self, sender_key: str) -> float | None:
-        rows = await self._store.read_sql(
-            "SELECT replied_at FROM refusals WHERE sender_key = ?", (sender_key,)
-        )
+        rows = await self._store.read_sql(REFUSAL_REPLIED_AT, (sender_key,))
         return float(rows[0]["replied_at"]) if rows else None
 
     async def conversations(self) -> list[Conversation]:
@@ -78,24 +111,19 @@ class BridgeStore:
 
     async def cursor(self, name: str) -> int:
         """How far the ledger has been handled (0: not at all)."""
-        rows = await self._store.read_sql("SELECT seq FROM cursors WHERE name = ?", (name,))
+        rows = await self._store.read_sql(CURSOR, (name,))
         return int(rows[0]["seq"]) if rows else 0
 
     async def open_conversations(self) -> list[str]:
         """Conversations with an intent not yet accepted: the outbox resumes them."""
         rows = await self._store.read_sql(
-            f"SELECT DISTINCT conversation_key FROM deliveries WHERE status IN ({_OPEN})",
-            OPEN_DELIVERY,
+            f"SELECT DISTINCT conversation_key FROM deliveries WHERE status IN ({_OPEN})"
         )
         return [r["conversation_key"] for r in rows]
 
     async def next_intent(self, conversation_key: str) -> Intent | None:
         """The conversation's oldest intent not yet accepted."""
-        rows = await self._store.read_sql(
-            f"SELECT * FROM deliveries WHERE conversation_key = ? AND status IN ({_OPEN})"
-            " ORDER BY seq LIMIT 1",
-            (conversation_key, *OPEN_DELIVERY),
-        )
+        rows = await self._store.read_sql(NEXT_INTENT, (conversation_key,))
         return _intent(rows[0]) if rows else None
 
     async def intents(self, status: DeliveryStatus | None = None) -> list[Intent]:
@@ -115,8 +143,7 @@ class BridgeStore:
     async def outbox_backlog(self) -> list[Backlog]:
         """Deliveries the platform has not accepted yet, per platform, workspace and status."""
         rows = await self._store.read_sql(
-            f"SELECT route, status, created_at FROM deliveries WHERE status IN ({_OPEN})",
-            OPEN_DELIVERY,
+            f"SELECT route, status, created_at FROM deliveries WHERE status IN ({_OPEN})"
         )
         groups: dict[tuple[str, str, DeliveryStatus], list[float]] = {}
         for r in rows:
@@ -152,6 +179,24 @@ class BridgeStore:
             )
             for r in rows
         }
+
+    # -- retention ---------------------------------------------------------------------
+
+    async def prune_seen(self, before: float, batch: int = BATCH) -> int:
+        """Forget the platform ids seen before `before`: no platform retries that late."""
+        return await in_batches(self._store.delete_sql, PRUNE_SEEN, (before, batch), batch)
+
+    async def prune_deliveries(self, before: float, batch: int = BATCH) -> int:
+        """Drop deliveries finished (accepted, or failed) before `before`. A notification's
+        failed delivery stays: /status lists it as undelivered, with its error, for as long
+        as the notification is kept."""
+        params = (before, DeliveryStatus.FAILED, DeliveryKind.NOTIFICATION, batch)
+        return await in_batches(self._store.delete_sql, PRUNE_DELIVERIES, params, batch)
+
+    async def prune_refusals(self, before: float, batch: int = BATCH) -> int:
+        """Drop refusal replies made before `before`: a stranger is answered again after the
+        reply interval whether their row is there or not."""
+        return await in_batches(self._store.delete_sql, PRUNE_REFUSALS, (before, batch), batch)
 
 
 def _intent(r: Any) -> Intent:  # a row of `deliveries`

@@ -1,7 +1,10 @@
 """Anthropic Messages API through the official SDK: lowering, streaming, retries, errors.
 
 Lowering is neutral transcript -> SDK params with the invariant check before anything is
-sent. SDK errors are mapped to `ProviderError` in one place. Retries are ours (the SDK's
+sent. It marks the request's stable prefix for prompt caching: the last tool, the system
+prompt, the summary of the compacted past, and the last block of the last message, so the
+next round (or turn) reads all of it from the cache; that is four breakpoints, the API's
+maximum. SDK errors are mapped to `ProviderError` in one place. Retries are ours (the SDK's
 are turned off) so that the waits use the runtime's clock and each retry is audited.
 """
 
@@ -9,19 +12,22 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from typing import Any
 
 import anthropic
 from anthropic.types import Message
 
 from runtime.clock import Clock, SystemClock
-from runtime.errors import ProviderError, TranscriptInvariantError
+from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
+from runtime.prompts import render_summary
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
     RetryNotice,
     StopReason,
     TextSink,
+    Usage,
 )
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
@@ -38,23 +44,42 @@ log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
+# How the API words a request that does not fit the context window (input alone; input plus
+# max_tokens).
+CONTEXT_EXCEEDED = ("prompt is too long", "input length and `max_tokens` exceed context limit")
+
+
+def _cached(block: dict[str, Any]) -> dict[str, Any]:
+    """`block` as a cache breakpoint: the prefix up to and including it is cached."""
+    return {**block, "cache_control": {"type": "ephemeral"}}
 
 
 def lower_request(request: ProviderRequest) -> dict[str, Any]:
     """SDK params for `request`; raises TranscriptInvariantError instead of sending a bad one."""
-    messages = normalize(request.messages)
+    rows = list(request.messages)
+    summary = (request.summary or "").strip()
+    if summary:  # first, as a user message: normalize merges it with a user row after it
+        opening = TextBlock(text=render_summary(summary))
+        rows.insert(0, TranscriptMessage(role="user", blocks=[opening]))
+    messages = normalize(rows)
     problems = check_invariants(messages)
     if problems:
         raise TranscriptInvariantError(problems)
+    # normalize dropped every blank text block: no breakpoint can land on one
+    lowered = [_map_message(m) for m in messages]
+    if summary:
+        lowered[0]["content"][0] = _cached(lowered[0]["content"][0])
+    lowered[-1]["content"][-1] = _cached(lowered[-1]["content"][-1])
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": [_map_message(m) for m in messages],
+        "messages": lowered,
     }
     if request.system.strip():
-        params["system"] = request.system
+        params["system"] = [_cached({"type": "text", "text": request.system})]
     if request.tools:
-        params["tools"] = [_map_tool(t) for t in request.tools]
+        tools = [_map_tool(t) for t in request.tools]
+        params["tools"] = [*tools[:-1], _cached(tools[-1])]
     return params
 
 
@@ -93,10 +118,12 @@ def _process_response(message: Message) -> ProviderResponse:
         stop = StopReason(message.stop_reason or "end_turn")
     except ValueError:
         stop = StopReason.END_TURN
-    usage = {
-        "input_tokens": message.usage.input_tokens,
-        "output_tokens": message.usage.output_tokens,
-    }
+    usage = Usage(
+        input_tokens=message.usage.input_tokens,
+        output_tokens=message.usage.output_tokens,
+        cache_read_tokens=message.usage.cache_read_input_tokens or 0,
+        cache_write_tokens=message.usage.cache_creation_input_tokens or 0,
+    )
     return ProviderResponse(blocks=blocks, stop_reason=stop, model=message.model, usage=usage)
 
 
@@ -106,12 +133,16 @@ def _map_api_error(exc: Exception) -> ProviderError:
         error = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
         kind = str(error.get("type", ""))
         message = str(error.get("message") or exc.message)
+        text = f"Anthropic API {exc.status_code} {kind}: {message}".strip()
+        if exc.status_code == 400 and message.startswith(CONTEXT_EXCEEDED):
+            counted = re.search(r": (\d+)", message)
+            return ContextWindowExceededError(
+                text,
+                status=exc.status_code,
+                request_tokens=int(counted.group(1)) if counted else None,
+            )
         retryable = exc.status_code in RETRYABLE_STATUS or kind in RETRYABLE_ERROR_TYPES
-        return ProviderError(
-            f"Anthropic API {exc.status_code} {kind}: {message}".strip(),
-            status=exc.status_code,
-            retryable=retryable,
-        )
+        return ProviderError(text, status=exc.status_code, retryable=retryable)
     if isinstance(exc, anthropic.APIConnectionError):
         return ProviderError(f"could not reach the Anthropic API: {exc}", retryable=True)
     return ProviderError(f"Anthropic SDK error: {exc}")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
 from runtime.tools.base import ToolSpec
-from runtime.transcript import TextBlock, ToolUseBlock, TranscriptMessage
+from runtime.transcript import Block, TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
 
 
 class StopReason(StrEnum):
@@ -27,6 +28,55 @@ class ProviderRequest:
     messages: list[TranscriptMessage]
     tools: list[ToolSpec]
     max_tokens: int
+    # The session's earlier conversation, compacted: sent before `messages`, in the first user
+    # message, as part of the stable prefix a provider may cache.
+    summary: str | None = None
+
+
+def blocks_chars(blocks: Iterable[Block]) -> int:
+    """The characters a model reads of `blocks`: what a token estimate is made from."""
+    total = 0
+    for block in blocks:
+        match block:
+            case TextBlock(text=text):
+                total += len(text)
+            case ToolUseBlock(name=name, input=tool_input):
+                total += len(name) + len(json.dumps(tool_input))
+            case ToolResultBlock(content=content):
+                total += len(content)
+    return total
+
+
+def request_chars(request: ProviderRequest) -> int:
+    """The characters of everything `request` sends: system, tools, summary, messages."""
+    tools = sum(
+        len(t.name) + len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools
+    )
+    rows = blocks_chars(b for m in request.messages for b in m.blocks)
+    return len(request.system) + tools + len(request.summary or "") + rows
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a round cost, in tokens, as the provider counted it."""
+
+    input_tokens: int = 0  # not read from or written to a cache
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def request_tokens(self) -> int:
+        """The whole request's size, cached or not: what counts against the context window."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
 
 
 @dataclass(slots=True)
@@ -34,7 +84,7 @@ class ProviderResponse:
     blocks: list[TextBlock | ToolUseBlock]
     stop_reason: StopReason
     model: str
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
     def text(self) -> str:
         return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))

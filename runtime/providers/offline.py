@@ -11,11 +11,14 @@ the operator's latest prompt:
 - anything else   an echo
 
 Interjections are acknowledged visibly ("Noted your message ...") and the plan goes on.
+The summary of a compacted past is not read. Usage is estimated at four characters a token,
+so the context budget (and compaction) works offline too.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +31,9 @@ from runtime.providers.base import (
     RetryNotice,
     StopReason,
     TextSink,
+    Usage,
+    blocks_chars,
+    request_chars,
 )
 from runtime.transcript import (
     TextBlock,
@@ -36,6 +42,8 @@ from runtime.transcript import (
     TranscriptMessage,
     normalize,
 )
+
+CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +111,11 @@ class OfflineProvider:
             if any(isinstance(b, ToolUseBlock) for b in blocks)
             else StopReason.END_TURN
         )
-        return ProviderResponse(blocks=blocks, stop_reason=stop, model=self.model)
+        usage = Usage(
+            input_tokens=math.ceil(request_chars(request) / CHARS_PER_TOKEN),
+            output_tokens=math.ceil(blocks_chars(blocks) / CHARS_PER_TOKEN),
+        )
+        return ProviderResponse(blocks=blocks, stop_reason=stop, model=self.model, usage=usage)
 
     def _answer(
         self, messages: list[TranscriptMessage], offered: set[str]

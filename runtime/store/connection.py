@@ -64,6 +64,18 @@ def commit(conn: sqlite3.Connection, statements: list[Statement]) -> None:
         raise
 
 
+def delete(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
+    """One bounded delete in its own short transaction; returns how many rows it removed."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        removed = conn.execute(sql, params).rowcount
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return removed
+
+
 def lock(path: Path) -> IO[bytes]:
     """Hold `<path>.lock` exclusively: one process runs a database."""
     handle = open(f"{path}.lock", "ab")  # noqa: SIM115 - held open until close()

@@ -95,4 +95,22 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX events_session ON events(session_id, seq);
     """,
+    # 2: compaction. The provider sees a session's summary, then its rows after the last one
+    # the summary covers; the full transcript stays for the audit.
+    """
+    CREATE TABLE compactions (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        run_id TEXT,
+        through_row INTEGER NOT NULL,
+        summary TEXT NOT NULL,
+        fallback INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX compactions_session ON compactions(session_id, id);
+    """,
+    # 3: the message that started a run (where its answer goes), by an index (issue 11).
+    """
+    CREATE INDEX messages_run ON messages(run_id, seq) WHERE run_id IS NOT NULL;
+    """,
 ]

@@ -33,8 +33,9 @@ from runtime.records import (
     SessionRecord,
     ToolCallRecord,
 )
-from runtime.store import rows
-from runtime.store.connection import PRAGMAS, Statement, commit, lock, open_writer
+from runtime.store import hot_reads, rows
+from runtime.store.connection import PRAGMAS, Statement, commit, delete, lock, open_writer
+from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
 from runtime.store.schema import MIGRATIONS
 from runtime.store.writer import Sequences, Writer
 from runtime.transcript import BLOCKS, Transcript, TranscriptMessage
@@ -105,8 +106,12 @@ class Store:
             await reader.execute(pragma)
         store = cls(reader, writer, executor, path, clock or SystemClock())
         store._lock = held
-        for table, field in (("events", "event"), ("messages", "message")):
-            [row] = await store._rows(f"SELECT COALESCE(MAX(seq), 0) FROM {table}")
+        for table, column, field in (
+            ("events", "seq", "event"),
+            ("messages", "seq", "message"),
+            ("transcript", "id", "transcript"),
+        ):
+            [row] = await store._rows(f"SELECT COALESCE(MAX({column}), 0) FROM {table}")
             setattr(store._seq, field, int(row[0]) + 1)
         return store
 
@@ -148,6 +153,7 @@ class Store:
                     _run_callbacks(writer.on_commit)
                 else:
                     self._seq.message, self._seq.event = before.message, before.event
+                    self._seq.transcript = before.transcript
                     for event in writer.events:
                         event.seq = None
 
@@ -231,26 +237,47 @@ class Store:
         sql = "SELECT * FROM messages" + (f" WHERE {' AND '.join(where)}" if where else "")
         return [rows.entry(r) for r in await self._rows(sql + " ORDER BY seq", params)]
 
+    async def messages_by_id(self, ids: Sequence[str]) -> list[QueueEntry]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        found = await self._rows(f"SELECT * FROM messages WHERE id IN ({marks})", ids)
+        return [rows.entry(r) for r in found]
+
     async def first_message_of_run(self, run_id: str) -> QueueEntry | None:
         """The first message a run took: the one whose sender its answer goes back to."""
-        found = await self._rows(
-            "SELECT * FROM messages WHERE run_id = ? ORDER BY seq LIMIT 1", (run_id,)
-        )
+        found = await self._rows(hot_reads.FIRST_MESSAGE_OF_RUN, (run_id,))
         return rows.entry(found[0]) if found else None
 
     async def transcript(self, session_id: str) -> Transcript:
-        found = await self._rows(
-            "SELECT role, blocks, source_message_ids FROM transcript WHERE session_id = ?"
-            " ORDER BY id",
+        """What the model sees of the session: its latest compaction's summary, then the rows
+        after those it covers (so this read stays as small as the context window)."""
+        last = await self._rows(
+            "SELECT through_row, summary FROM compactions WHERE session_id = ?"
+            " ORDER BY id DESC LIMIT 1",
             (session_id,),
         )
-        transcript = Transcript()
+        through = int(last[0]["through_row"]) if last else 0
+        found = await self._rows(
+            "SELECT id, role, blocks, source_message_ids FROM transcript"
+            " WHERE session_id = ? AND id > ? ORDER BY id",
+            (session_id, through),
+        )
+        transcript = Transcript(summary=last[0]["summary"] if last else None)
         for r in found:
-            transcript.append(
-                TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"])),
-                json.loads(r["source_message_ids"]),
-            )
+            row = TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))
+            transcript.append(row, int(r["id"]), json.loads(r["source_message_ids"]))
         return transcript
+
+    async def full_transcript(self, session_id: str) -> list[TranscriptMessage]:
+        """Every row the session ever had, compacted or not: the audit, not for a request."""
+        found = await self._rows(
+            "SELECT role, blocks FROM transcript WHERE session_id = ? ORDER BY id", (session_id,)
+        )
+        return [
+            TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))
+            for r in found
+        ]
 
     async def runs(
         self, *, session_id: str | None = None, status: RunStatus | None = None
@@ -267,14 +294,11 @@ class Store:
         return [rows.run(r) for r in await self._rows(sql + " ORDER BY started_at", params)]
 
     async def run(self, run_id: str) -> RunRecord | None:
-        found = await self._rows("SELECT * FROM runs WHERE id = ?", (run_id,))
+        found = await self._rows(hot_reads.RUN, (run_id,))
         return rows.run(found[0]) if found else None
 
     async def latest_run(self, session_id: str) -> RunRecord | None:
-        found = await self._rows(
-            "SELECT * FROM runs WHERE session_id = ? ORDER BY started_at DESC LIMIT 1",
-            (session_id,),
-        )
+        found = await self._rows(hot_reads.LATEST_RUN, (session_id,))
         return rows.run(found[0]) if found else None
 
     async def tool_calls(self, *, run_id: str | None = None) -> list[ToolCallRecord]:
@@ -300,8 +324,10 @@ class Store:
         ]
 
     async def events_after(self, seq: int, limit: int | None = None) -> list[Event]:
-        sql = "SELECT * FROM events WHERE seq > ? ORDER BY seq" + (" LIMIT ?" if limit else "")
-        found = await self._rows(sql, (seq, limit) if limit else (seq,))
+        if limit:
+            found = await self._rows(hot_reads.EVENTS_AFTER_LIMIT, (seq, limit))
+        else:
+            found = await self._rows(hot_reads.EVENTS_AFTER, (seq,))
         return [
             Event(
                 Payload.decode(r["type"], r["data"]),
@@ -312,6 +338,23 @@ class Store:
             )
             for r in found
         ]
+
+    # -- retention ---------------------------------------------------------------------
+
+    async def delete_sql(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """A bounded delete of a layer's own store module (bridge/store/), in a short write
+        transaction of its own; returns how many rows it removed."""
+        async with self._write_lock:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._executor, delete, self._writer, sql, params
+            )
+
+    async def prune_events(self, before: float, through_seq: int, batch: int = BATCH) -> int:
+        """Drop ledger events older than `before` (wall time) in batches, none after
+        `through_seq`: the reader's cursor, so what it has not handled stays. The newest event
+        always stays: the next open numbers on from it. Returns how many went."""
+        bound = min(through_seq, self.last_seq - 1)
+        return await in_batches(self.delete_sql, PRUNE_EVENTS, (bound, batch, before), batch)
 
 
 def _run_callbacks(callbacks: list[Callable[[], None]]) -> None:

@@ -34,6 +34,7 @@ class Sequences:
 
     message: int = 1
     event: int = 1
+    transcript: int = 1
 
 
 class Writer:
@@ -142,17 +143,38 @@ class Writer:
         run_id: str | None,
         message: TranscriptMessage,
         source_message_ids: Sequence[str] = (),
-    ) -> None:
+    ) -> int:
+        """Store a transcript row; returns its row id (its place in the session's order)."""
+        row_id = self._seq.transcript
+        self._seq.transcript += 1
         self._execute(
-            "INSERT INTO transcript (session_id, run_id, role, blocks, source_message_ids)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO transcript (id, session_id, run_id, role, blocks, source_message_ids)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             (
+                row_id,
                 session_id,
                 run_id,
                 message.role,
                 BLOCKS.dump_json(message.blocks).decode(),
                 dumps(list(source_message_ids)),
             ),
+        )
+        return row_id
+
+    def record_compaction(
+        self,
+        session_id: str,
+        run_id: str | None,
+        through_row: int,
+        summary: str,
+        *,
+        fallback: bool,
+    ) -> None:
+        """From now on the model sees `summary` in place of the rows up to `through_row`."""
+        self._execute(
+            "INSERT INTO compactions (session_id, run_id, through_row, summary, fallback,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, run_id, through_row, summary, fallback, self._clock.wall()),
         )
 
     def insert_run(self, run: RunRecord) -> None:

@@ -51,7 +51,9 @@ async def test_text_streams_as_deltas_and_lands_as_final_text(
     assert "".join(deltas) == "The quick brown fox jumps over the lazy dog."
     body = anthropic_api.requests[0]
     assert body["stream"] is True and body["model"] == MODEL
-    assert body["system"] == "You are a test agent."
+    assert body["system"] == [
+        {"type": "text", "text": "You are a test agent.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert {t["name"] for t in body["tools"]} == {"notify_operator", "sleep", "spawn_agent"}
 
 
@@ -178,9 +180,8 @@ def test_lowering_refuses_broken_transcripts() -> None:
             TranscriptMessage(role="user", blocks=[TextBlock(text="b")]),
         )
     )
-    assert merged["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
-    ]
+    b = {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}
+    assert merged["messages"] == [{"role": "user", "content": [{"type": "text", "text": "a"}, b]}]
 
 
 async def test_a_corrupt_transcript_is_never_sent(

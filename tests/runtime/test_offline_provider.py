@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 
 from runtime import AgentSpec, EventType, Runtime
-from runtime.providers import OfflineProvider
+from runtime.providers import OfflineProvider, ProviderRequest
+from runtime.transcript import TextBlock, TranscriptMessage
 from tests.runtime.helpers import all_events, operator, wait_for
 
 
@@ -59,3 +61,17 @@ async def test_progress_states_over_a_turn(db_path: Path, cleanup: list[object])
         ("waiting", "waiting"),
         ("running", "model round 2"),
     ]
+
+
+async def test_the_offline_model_takes_a_summary_and_estimates_its_usage() -> None:
+    def request(summary: str | None = None) -> ProviderRequest:
+        prompt = TranscriptMessage(role="user", blocks=[TextBlock(text="hello there")])
+        return ProviderRequest("offline", "Be kind.", [prompt], [], 100, summary=summary)
+
+    offline = OfflineProvider()
+    plain = await offline.complete(request(), lambda _: None, lambda *_: None)
+    summarized = await offline.complete(request("x" * 400), lambda _: None, lambda *_: None)
+    assert summarized.text() == plain.text() == "You said: hello there"
+    assert summarized.usage.input_tokens == plain.usage.input_tokens + 100
+    assert plain.usage.output_tokens == math.ceil(len("You said: hello there") / 4)
+    assert plain.usage.cache_read_tokens == plain.usage.cache_write_tokens == 0

@@ -176,11 +176,11 @@ async def test_failed_drain_puts_messages_back_in_order(
         run_id: str | None,
         message: TranscriptMessage,
         source_message_ids: Sequence[str] = (),
-    ) -> None:
+    ) -> int:
         if failures["left"] and INTERJECTION_HEADER in message.text():
             failures["left"] -= 1
             raise OSError("disk full")
-        original_append(self, session_id, run_id, message, source_message_ids)
+        return original_append(self, session_id, run_id, message, source_message_ids)
 
     monkeypatch.setattr(Writer, "append_transcript", flaky_append)
     hold.set()

@@ -1,0 +1,8 @@
+"""The runtime's reads that run per message, per turn or per delivery, each served by an index
+(tests/runtime/test_query_plans.py fails on a full table scan in any of them)."""
+
+FIRST_MESSAGE_OF_RUN = "SELECT * FROM messages WHERE run_id = ? ORDER BY seq LIMIT 1"
+LATEST_RUN = "SELECT * FROM runs WHERE session_id = ? ORDER BY started_at DESC LIMIT 1"
+RUN = "SELECT * FROM runs WHERE id = ?"
+EVENTS_AFTER = "SELECT * FROM events WHERE seq > ? ORDER BY seq"
+EVENTS_AFTER_LIMIT = EVENTS_AFTER + " LIMIT ?"

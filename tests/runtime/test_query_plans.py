@@ -1,0 +1,69 @@
+"""The reads run per message, per turn or per delivery, and the pruning deletes, each use an
+index: none scans a whole table. The statements are the store modules' own constants, planned
+on a database migrated by the store itself."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+from bridge.store import store as bridge_store
+from runtime.store import Store, hot_reads, retention
+
+# A table read row by row: `SCAN events`, unlike `SCAN events USING INDEX ...` or a scan of
+# a subquery's few rows (`SCAN (subquery-1)`).
+FULL_SCAN = re.compile(r"^SCAN \w+$")
+
+STATEMENTS = {
+    "first_message_of_run": hot_reads.FIRST_MESSAGE_OF_RUN,
+    "latest_run": hot_reads.LATEST_RUN,
+    "run": hot_reads.RUN,
+    "events_after": hot_reads.EVENTS_AFTER,
+    "events_after (limit)": hot_reads.EVENTS_AFTER_LIMIT,
+    "seen (one id)": bridge_store.seen_sql(1),
+    "seen (three ids)": bridge_store.seen_sql(3),
+    "refusal_replied_at": bridge_store.REFUSAL_REPLIED_AT,
+    "cursor": bridge_store.CURSOR,
+    "next_intent": bridge_store.NEXT_INTENT,
+    "prune events": retention.PRUNE_EVENTS,
+    "prune inbound_seen": bridge_store.PRUNE_SEEN,
+    "prune deliveries": bridge_store.PRUNE_DELIVERIES,
+    "prune refusals": bridge_store.PRUNE_REFUSALS,
+}
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("plans") / "switchboard.db"
+
+    async def migrate() -> None:
+        store = await Store.open(path, extra_migrations={"bridge": BRIDGE_MIGRATIONS})
+        await store.close()
+
+    asyncio.run(migrate())
+    return path
+
+
+def plan(path: Path, sql: str) -> list[str]:
+    with sqlite3.connect(path) as conn:
+        parameters = (None,) * sql.count("?")
+        return [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", parameters)]
+
+
+@pytest.mark.parametrize("name", STATEMENTS)
+def test_no_hot_statement_scans_a_table(database: Path, name: str) -> None:
+    steps = plan(database, STATEMENTS[name])
+    scans = [step for step in steps if FULL_SCAN.match(step)]
+    assert scans == [], f"{name} reads a whole table: {steps}"
+    assert not [s for s in steps if "TEMP B-TREE" in s], f"{name} sorts what it found: {steps}"
+
+
+def test_the_check_catches_a_full_scan(database: Path) -> None:
+    """A check that cannot fail is no check: a read by an unindexed column is caught."""
+    steps = plan(database, "SELECT * FROM deliveries WHERE text = ?")
+    assert [s for s in steps if FULL_SCAN.match(s)] == ["SCAN deliveries"]
