@@ -6,3 +6,10 @@ LATEST_RUN = "SELECT * FROM runs WHERE session_id = ? ORDER BY started_at DESC L
 RUN = "SELECT * FROM runs WHERE id = ?"
 EVENTS_AFTER = "SELECT * FROM events WHERE seq > ? ORDER BY seq"
 EVENTS_AFTER_LIMIT = EVENTS_AFTER + " LIMIT ?"
+LATEST_COMPACTION = (
+    "SELECT through_row, summary FROM compactions WHERE session_id = ? ORDER BY id DESC LIMIT 1"
+)
+TRANSCRIPT_AFTER = (
+    "SELECT id, role, blocks, source_message_ids FROM transcript"
+    " WHERE session_id = ? AND id > ? ORDER BY id"
+)

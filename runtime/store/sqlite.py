@@ -252,17 +252,9 @@ class Store:
     async def transcript(self, session_id: str) -> Transcript:
         """What the model sees of the session: its latest compaction's summary, then the rows
         after those it covers (so this read stays as small as the context window)."""
-        last = await self._rows(
-            "SELECT through_row, summary FROM compactions WHERE session_id = ?"
-            " ORDER BY id DESC LIMIT 1",
-            (session_id,),
-        )
+        last = await self._rows(hot_reads.LATEST_COMPACTION, (session_id,))
         through = int(last[0]["through_row"]) if last else 0
-        found = await self._rows(
-            "SELECT id, role, blocks, source_message_ids FROM transcript"
-            " WHERE session_id = ? AND id > ? ORDER BY id",
-            (session_id, through),
-        )
+        found = await self._rows(hot_reads.TRANSCRIPT_AFTER, (session_id, through))
         transcript = Transcript(summary=last[0]["summary"] if last else None)
         for r in found:
             row = TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))

@@ -20,6 +20,8 @@ from runtime.store import Store, hot_reads, retention
 FULL_SCAN = re.compile(r"^SCAN \w+$")
 
 STATEMENTS = {
+    "transcript: latest compaction": hot_reads.LATEST_COMPACTION,
+    "transcript: rows after it": hot_reads.TRANSCRIPT_AFTER,
     "first_message_of_run": hot_reads.FIRST_MESSAGE_OF_RUN,
     "latest_run": hot_reads.LATEST_RUN,
     "run": hot_reads.RUN,
