@@ -4,7 +4,7 @@ from bridge.ingress import Outcome
 from bridge.platform import PlatformProfile
 from bridge.service import Bridge
 from bridge.transport import DeliveryError, ProgressView, Transport
-from bridge.types import DeliveryKind, InboundChat, Route, TransportLimits
+from bridge.types import DeliveryKind, InboundChat, Quoted, Route, TransportLimits
 
 __all__ = [
     "Bridge",
@@ -14,6 +14,7 @@ __all__ = [
     "Outcome",
     "PlatformProfile",
     "ProgressView",
+    "Quoted",
     "Route",
     "Transport",
     "TransportLimits",

@@ -88,6 +88,22 @@ class Commands:
                 return self._compact(route)
         raise AssertionError(f"unhandled command {command!r}")
 
+    async def run_on(
+        self, command: Command, session_id: str, workspace: WorkspaceConfig
+    ) -> str | None:
+        """A command about one agent's session (a reply to its notification, or a press of
+        its buttons): /stop stops that agent's turn, /status reports on it; None for the
+        other commands, which act where they were sent."""
+        match command.name:
+            case CommandName.STOP:
+                idle = texts.NOTIFICATION_AGENT_IDLE.format(
+                    agent=self._runtime.session(session_id).agent_id
+                )
+                return await self._stop_session(session_id, idle)
+            case CommandName.STATUS:
+                return await self._status.text(session_id, workspace)
+        return None
+
     async def _queue(self, route: Route, workspace: WorkspaceConfig, argument: str) -> str:
         session_id = await self._sessions.session_for(route, workspace)
         current = self._runtime.status(session_id).mode
@@ -107,11 +123,16 @@ class Commands:
 
     async def _stop(self, route: Route) -> str:
         session_id = self._sessions.session_of(route)
-        run_id = self._runtime.status(session_id).run_id if session_id else None
-        if session_id is None or run_id is None:
+        if session_id is None:
             return texts.NOTHING_TO_STOP
+        return await self._stop_session(session_id, texts.NOTHING_TO_STOP)
+
+    async def _stop_session(self, session_id: str, idle: str) -> str:
+        run_id = self._runtime.status(session_id).run_id
+        if run_id is None:
+            return idle
         try:
             result = await self._runtime.stop(session_id, run_id)
         except (StaleRunError, UnknownRunError):
-            return texts.NOTHING_TO_STOP
+            return idle
         return texts.STOPPED if result.status is StopStatus.STOPPED else texts.ALREADY_STOPPED

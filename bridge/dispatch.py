@@ -11,7 +11,7 @@ from bridge.events import NotificationUnroutable, OutputUnroutable
 from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
 from bridge.routing import Router
-from bridge.store import BridgeStore, BridgeTx
+from bridge.store import BridgeStore, BridgeTx, NotificationPost
 from bridge.types import DeliveryKind, Route
 from runtime import Runtime
 from runtime.events import Event
@@ -25,11 +25,20 @@ from runtime.payloads import (
     TurnFinished,
     TurnStarted,
 )
-from runtime.records import AgentProfile, RunStatus
+from runtime.records import AgentProfile, OperatorBoundary, RunStatus
 
 log = logging.getLogger(__name__)
 
 CURSOR = "dispatch"
+
+
+def raised_by(notification: NotificationRequested) -> str:
+    """Who raised a notification: its agent, or a child on its parent's behalf."""
+    if notification.target_operator_boundary is OperatorBoundary.PARENT_SUPERVISOR:
+        return texts.NOTIFICATION_FROM_CHILD.format(
+            child=notification.requested_by_agent_id, agent=notification.agent_id
+        )
+    return texts.NOTIFICATION_FROM.format(agent=notification.agent_id)
 
 
 class Dispatcher:
@@ -134,6 +143,15 @@ class Dispatcher:
         route = await self._router.resolve(event.session_id or "", event.run_id)
         text = texts.NOTIFICATION.format(
             agent=notification.requested_by_agent_id, message=notification.message
+        ) + raised_by(notification)
+        # A reply to it, or a press of its buttons, acts on the session that raised it: the
+        # notification's own (a private child's names its parent's: the parent supervises).
+        post = NotificationPost(
+            notification.notification_id,
+            event.session_id or "",
+            notification.agent_id,
+            notification.requested_by_agent_id,
+            notification.summary,
         )
         async with self._store.write() as tx:
             if route is None:
@@ -145,7 +163,7 @@ class Dispatcher:
             else:
                 intent_id = self._intent_id(event)
                 tx.enqueue(intent_id, route, DeliveryKind.NOTIFICATION, text)
-                tx.route_notification(notification.notification_id, intent_id)
+                tx.route_notification(notification.notification_id, intent_id, post)
             self._advance(tx, event)
 
     async def _compacted(self, event: Event, compacted: ContextCompacted) -> None:

@@ -8,12 +8,13 @@ import logging
 from enum import StrEnum
 
 from bridge import texts
-from bridge.commands import Commands, parse
+from bridge.commands import Command, Commands, parse
 from bridge.events import InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
+from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
-from bridge.store import BridgeStore
+from bridge.store import BridgeStore, NotificationPost
 from bridge.trust import Refused, Trusted, classify
 from bridge.types import DeliveryKind, InboundChat
 from config.schema import SwitchboardConfig
@@ -26,7 +27,7 @@ from runtime import (
     Runtime,
     Trust,
 )
-from runtime.errors import StoreConflictError
+from runtime.errors import StoreConflictError, UnknownSessionError
 from runtime.ids import new_id
 from runtime.store import Writer
 
@@ -62,6 +63,7 @@ class Ingress:
         self._outbox = outbox
         self._commands = commands
         self._metrics = metrics
+        self._pointing = Pointing(store, sessions, outbox.transports)
 
     async def receive(self, chat: InboundChat) -> Outcome:
         """Handle one platform message. When this returns, it is durably handled.
@@ -91,13 +93,30 @@ class Ingress:
         if not chat.text.strip():
             await self._reply(chat, keys, texts.EMPTY, "empty")
             return Outcome.REJECTED
+        notification = await self._pointing.notification(chat)
+        if notification is not None and not self._knows(notification):
+            await self._reply(chat, keys, texts.NOTIFICATION_GONE, None)
+            return Outcome.REJECTED
         command = parse(chat.text)
         if command is not None:
-            answer = await self._commands.run(command, chat.route, verdict.workspace)
+            answer = None
+            if notification is not None and isinstance(command, Command):
+                answer = await self._commands.run_on(
+                    command, notification.session_id, verdict.workspace
+                )
+            if answer is None:
+                answer = await self._commands.run(command, chat.route, verdict.workspace)
             await self._reply(chat, keys, answer, None)
             return Outcome.COMMAND
-        await self._prompt(chat, keys, verdict)
+        await self._prompt(chat, keys, verdict, notification)
         return Outcome.PROMPT
+
+    def _knows(self, notification: NotificationPost) -> bool:
+        try:
+            self._runtime.session(notification.session_id)
+        except UnknownSessionError:
+            return False
+        return True
 
     # -- steps -------------------------------------------------------------------------
 
@@ -145,13 +164,27 @@ class Ingress:
                 )
             tx.enqueue(new_id("dlv"), chat.route, DeliveryKind.COMMAND_REPLY, text)
 
-    async def _prompt(self, chat: InboundChat, keys: list[str], verdict: Trusted) -> None:
+    async def _prompt(
+        self,
+        chat: InboundChat,
+        keys: list[str],
+        verdict: Trusted,
+        notification: NotificationPost | None,
+    ) -> None:
         text = chat.text or ""
         notice = None
         if len(text) > MAX_PROMPT_CHARS:
             notice = texts.TRUNCATED.format(length=len(text), limit=MAX_PROMPT_CHARS)
             text = text[:MAX_PROMPT_CHARS]
-        session_id = await self._sessions.session_for(chat.route, verdict.workspace)
+        # A reply to a notification goes to the agent that raised it; the context comes from
+        # the message (and its thread, read before this conversation becomes a session).
+        context = () if notification is not None else await self._pointing.context(chat)
+        profile = self._outbox.transports.profile(chat.route.platform)
+        text = compose(text, notification, context, verdict.workspace, profile)
+        if notification is not None:
+            session_id = notification.session_id
+        else:
+            session_id = await self._sessions.session_for(chat.route, verdict.workspace)
         message = InboundMessage(
             text=text,
             kind=MessageKind.OPERATOR_PROMPT,
@@ -165,7 +198,9 @@ class Ingress:
                 binding=chat.route.workspace_id,
                 platform_message_ref=chat.message_ref,
                 reply_route=chat.route.to_json(),
-                correlation_id=chat.dedupe_keys[0],
+                correlation_id=(
+                    notification.notification_id if notification else chat.dedupe_keys[0]
+                ),
             ),
         )
 

@@ -116,6 +116,7 @@ class Outbox:
         unsure = intent.status is DeliveryStatus.SENDING
         await self._update(intent)
         attempts = intent.attempts
+        last_post: tuple[int, str] | None = None  # the last chunk's platform id, if it has one
         failures = 0  # in a row, on this chunk
         chunk = intent.chunks_sent
         while chunk < len(chunks):
@@ -126,8 +127,9 @@ class Outbox:
                     await self._update(intent, chunks=chunk)
                     continue  # it landed; None (cannot tell) or False: send it (again)
             ticket = await pacer.acquire(intent.route, Call.POST)
+            posted: str | None = None
             try:
-                await transport.send(
+                posted = await transport.send(
                     intent.route,
                     profile.render(chunks[chunk]),
                     kind=intent.kind,
@@ -159,11 +161,19 @@ class Outbox:
                 unsure = failure.landed == "unknown"
                 await self._retry_later(intent, failure, attempts, chunk, failures)
                 continue
+            post = (chunk, posted) if posted else None
             chunk, failures = chunk + 1, 0
             if chunk < len(chunks):
-                await self._update(intent, attempts=attempts, chunks=chunk)
+                await self._update(intent, attempts=attempts, chunks=chunk, post=post)
+            else:
+                last_post = post
         await self._finish(
-            intent, DeliveryStatus.ACCEPTED_BY_TRANSPORT, None, attempts=attempts, chunks=chunk
+            intent,
+            DeliveryStatus.ACCEPTED_BY_TRANSPORT,
+            None,
+            attempts=attempts,
+            chunks=chunk,
+            post=last_post,
         )
 
     async def _retry_later(
@@ -198,11 +208,15 @@ class Outbox:
         attempts: int | None = None,
         chunks: int | None = None,
         error: str | None = None,
+        post: tuple[int, str] | None = None,
     ) -> None:
+        """`post`: a chunk just accepted, and the platform's id of it, recorded with it."""
         async with self._store.write() as tx:
             tx.update_intent(
                 intent.id, DeliveryStatus.SENDING, attempts=attempts, chunks=chunks, error=error
             )
+            if post is not None:
+                tx.record_post(intent.id, post[0], intent.route, post[1], intent.kind)
 
     async def _finish(
         self,
@@ -213,10 +227,13 @@ class Outbox:
         attempts: int | None = None,
         chunks: int | None = None,
         route_gone: bool = False,
+        post: tuple[int, str] | None = None,
     ) -> None:
         failed = status is DeliveryStatus.FAILED
         async with self._store.write() as tx:
             tx.finish_intent(intent.id, status, error, attempts=attempts, chunks=chunks)
+            if post is not None:
+                tx.record_post(intent.id, post[0], intent.route, post[1], intent.kind)
             if route_gone:
                 home = intent.route.home
                 tx.route_failed(home, error or "")

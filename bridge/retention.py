@@ -75,6 +75,7 @@ class Retention:
             events = await self._runtime_store.prune_events(before, handled)
         if (before := cutoff(config.delivered_days)) is not None:
             deliveries = await store.prune_deliveries(before)
+            await store.prune_posts(before)
         if (before := cutoff(config.dedupe_days)) is not None:
             seen = await store.prune_seen(before)
         refusals = await store.prune_refusals(now - REFUSAL_REPLY_INTERVAL_S)

@@ -63,3 +63,15 @@ BOUNDARY_WORDS = {
     Boundary.AFTER_COMPACTION: "after it summarized the earlier conversation",
 }
 NOTIFICATION = "\U0001f514 {agent}: {message}"
+NOTIFICATION_FROM = "\n\n\u2014 raised by agent {agent}. Reply to this message to answer it."
+NOTIFICATION_FROM_CHILD = (
+    "\n\n\u2014 raised by {child}, a child agent of {agent}; a reply to this message goes to "
+    "{agent}."
+)
+NOTIFICATION_AGENT_IDLE = (
+    "Agent {agent} is not working on anything now, so there is nothing to stop."
+)
+NOTIFICATION_GONE = (
+    "I no longer know the agent behind that notification, so I can't pass this on. Write to "
+    "the agent directly instead."
+)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from bridge.platform import PlatformProfile
-from bridge.types import DeliveryKind, Route, TransportLimits
+from bridge.types import DeliveryKind, Quoted, Route, TransportLimits
 from config.errors import SwitchboardError
 
 
@@ -41,6 +41,7 @@ class Call(StrEnum):
     DELETE = "delete"  # the progress message removed
     INDICATOR = "indicator"  # a typing action, a status line
     REACTION = "reaction"
+    READ = "read"  # reading a conversation: a thread's messages, for context
 
 
 class Scope(StrEnum):
@@ -111,8 +112,13 @@ class Transport(Protocol):
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
-        """Post one rendered chunk. Raises DeliveryError when it did not work."""
+    ) -> str | None:
+        """Post one rendered chunk; the id of the posted message, unique in its workspace
+        (qualified by its chat where the platform's ids are not: Telegram
+        `<chat_id>:<message_id>`, Slack `<channel>:<ts>`), or None where there is none. It is
+        kept so a reply to that message can be matched (`InboundChat.replied_to` names a
+        message the same way). A notification's first chunk carries the Stop and Status
+        buttons where the platform has buttons. Raises DeliveryError when it did not work."""
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         """Show (or, with None, clear) the live state of a running turn. Best effort; each
@@ -121,3 +127,13 @@ class Transport(Protocol):
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         """Did this chunk of this intent land? Asked before re-sending one whose outcome is
         unknown (a timeout, a crash mid-send). None: this platform cannot tell."""
+
+
+@runtime_checkable
+class ThreadReader(Protocol):
+    """A transport that can read a thread, for the context of a message in it (Slack)."""
+
+    async def thread_context(self, route: Route, limit: int) -> list[Quoted]:
+        """Up to `limit` of the newest messages of `route`'s thread before `route.reply_to`,
+        oldest first. Empty when the thread cannot be read."""
+        ...

@@ -41,6 +41,18 @@ class Route(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class Quoted:
+    """A message the operator pointed at (replied to, quoted, or the thread around their
+    words), passed to the model as context, never as the operator's instructions."""
+
+    text: str
+    author_id: str | None  # the platform's user id; None when the platform hides it
+    author_name: str | None = None
+    by_bot: bool = False  # written by this bot (its answer, a notification)
+    partial: bool = False  # only the part the operator quoted
+
+
+@dataclass(frozen=True, slots=True)
 class InboundChat:
     """One message from a chat platform, before any trust is given to it."""
 
@@ -52,6 +64,9 @@ class InboundChat:
     sender_name: str | None = None
     message_ref: str | None = None
     attachment_kind: str | None = None
+    replied_to: str | None = None  # the message this one answers, named as Transport.send names it
+    context: tuple[Quoted, ...] = ()  # what the operator pointed at, oldest first
+    wants_thread: bool = False  # the thread around it should be read for context
 
 
 class DeliveryStatus(StrEnum):

@@ -11,7 +11,7 @@ from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
-from adapters.telegram.inbound import message_chat, stop_chat
+from adapters.telegram.inbound import message_chat, notification_button_chat, stop_chat
 from adapters.telegram.transport import TelegramTransport
 from bridge import Bridge, InboundChat
 from config.errors import ConfigError
@@ -97,16 +97,20 @@ class TelegramAdapter:
                     break
 
     async def _message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        chat = message_chat(update, workspace_id=self.workspace.id)
+        chat = message_chat(update, workspace_id=self.workspace.id, bot_id=self.application.bot.id)
         if chat is not None:
             await self._store(chat)
 
     async def _callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query, chat = update.callback_query, stop_chat(update, workspace_id=self.workspace.id)
-        if query is None or chat is None:
+        if query is not None and chat is not None:
+            await query.answer("Stopping\u2026")
+            await self._store(chat)
             return
-        await query.answer("Stopping\u2026")
-        await self._store(chat)
+        chat = notification_button_chat(update, workspace_id=self.workspace.id)
+        if query is not None and chat is not None:
+            await query.answer()  # the answer comes as a message, once the bridge decides
+            await self._store(chat)
 
     async def _store(self, chat: InboundChat) -> None:
         """Hand an update's message to the bridge, which stores it. A webhook update that

@@ -6,12 +6,22 @@ A forum topic is its own session, answered in that topic; any other chat is one 
 
 from __future__ import annotations
 
-from telegram import Message, Update
+from telegram import (
+    Message,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    Update,
+)
 
 from adapters.telegram.platform import NAME
-from bridge import InboundChat, Route
+from bridge import InboundChat, Quoted, Route
 
 STOP = "stop"  # the callback data of a progress message's Stop button
+# The callback data of a notification's buttons, and the command each one is.
+NOTIFICATION_BUTTONS = {"notification_stop": "/stop", "notification_status": "/status"}
 ATTACHMENTS = (
     "sticker",
     "photo",
@@ -39,12 +49,16 @@ def route(message: Message, *, workspace_id: str) -> Route:
     )
 
 
-def message_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
-    """A new message as a chat message, or None when it is no person's (a bot's, or none)."""
+def message_chat(
+    update: Update, *, workspace_id: str, bot_id: int | None = None
+) -> InboundChat | None:
+    """A new message as a chat message, or None when it is no person's (a bot's, or none).
+    `bot_id`: this bot's user id, to tell its own messages among those replied to."""
     message = update.message
     if message is None or message.from_user is None or message.from_user.is_bot:
         return None
     kind = next((a for a in ATTACHMENTS if getattr(message, a, None)), None)
+    replied_to, context = pointed_at(message, bot_id)
     return InboundChat(
         route=route(message, workspace_id=workspace_id),
         sender_id=str(message.from_user.id),
@@ -57,7 +71,61 @@ def message_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
         sender_name=message.from_user.full_name,
         message_ref=str(message.message_id),
         attachment_kind=kind,
+        replied_to=replied_to,
+        context=context,
     )
+
+
+def pointed_at(message: Message, bot_id: int | None) -> tuple[str | None, tuple[Quoted, ...]]:
+    """The message this one replies to (`<chat_id>:<message_id>`) and what it quotes of it:
+    the part the operator quoted (`quote`), else its text or caption. A reply to a message of
+    another chat (`external_reply`) brings only the quoted part, with its origin."""
+    quote = message.quote.text if message.quote is not None else None
+    replied = message.reply_to_message
+    if replied is not None and not _topic_root(message, replied):
+        text = quote or replied.text or replied.caption
+        author = replied.from_user
+        quoted = (
+            Quoted(
+                text,
+                str(author.id) if author else None,
+                author.full_name if author else _chat_name(replied),
+                by_bot=author is not None and author.is_bot and author.id == bot_id,
+                partial=quote is not None,
+            )
+            if text
+            else None
+        )
+        return f"{message.chat.id}:{replied.message_id}", (quoted,) if quoted else ()
+    if message.external_reply is not None and quote:
+        author_id, name = _origin(message.external_reply.origin)
+        return None, (Quoted(quote, author_id, name, partial=True),)
+    return None, ()
+
+
+def _topic_root(message: Message, replied: Message) -> bool:
+    """In a forum topic, Telegram sets `reply_to_message` to the topic's first message on
+    every message that replies to nothing in particular."""
+    return replied.forum_topic_created is not None or (
+        message.is_topic_message is True and replied.message_id == message.message_thread_id
+    )
+
+
+def _chat_name(message: Message) -> str | None:
+    chat = message.sender_chat
+    return chat.title or chat.username if chat is not None else None
+
+
+def _origin(origin: MessageOrigin) -> tuple[str | None, str | None]:
+    """Who first wrote a message of another chat, as far as Telegram tells."""
+    match origin:
+        case MessageOriginUser(sender_user=user):
+            return str(user.id), user.full_name
+        case MessageOriginHiddenUser(sender_user_name=name):
+            return None, name
+        case MessageOriginChat(sender_chat=chat) | MessageOriginChannel(chat=chat):
+            return None, chat.title or chat.username
+    return None, None
 
 
 def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
@@ -74,4 +142,26 @@ def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
         text="/stop",
         is_direct=message.chat.type == "private",
         message_ref=f"button {query.id}",
+    )
+
+
+def notification_button_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
+    """A press of a notification's Stop or Status button, as that command about the agent that
+    raised it (the bridge finds it from the message the button is on); None for any other
+    button, or one on a message the bot can no longer see."""
+    query = update.callback_query
+    if query is None or not isinstance(query.message, Message):
+        return None
+    command = NOTIFICATION_BUTTONS.get(query.data or "")
+    if command is None:
+        return None
+    message = query.message
+    return InboundChat(
+        route=route(message, workspace_id=workspace_id),
+        sender_id=str(query.from_user.id),
+        dedupe_keys=(f"update:{update.update_id}",),
+        text=command,
+        is_direct=message.chat.type == "private",
+        message_ref=f"button {query.id}",
+        replied_to=f"{message.chat.id}:{message.message_id}",
     )

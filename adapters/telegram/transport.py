@@ -16,7 +16,7 @@ from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
 
-from adapters.telegram.inbound import STOP
+from adapters.telegram.inbound import NOTIFICATION_BUTTONS, STOP
 from adapters.telegram.platform import TELEGRAM
 from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
 from bridge.transport import Budget, Call
@@ -33,6 +33,16 @@ T = TypeVar("T")
 # python-telegram-bot raises these (as TimedOut or NetworkError) when the request never left:
 # no connection could be made, or no pooled connection came free.
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+# A notification's buttons: stop the agent that raised it, or show its status.
+NOTIFICATION_KEYBOARD = InlineKeyboardMarkup(
+    [
+        [
+            InlineKeyboardButton(label, callback_data=data)
+            for data, label in zip(NOTIFICATION_BUTTONS, ("Stop", "Status"), strict=True)
+        ]
+    ]
+)
 
 
 class TelegramTransport:
@@ -58,7 +68,7 @@ class TelegramTransport:
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
+    ) -> str | None:
         reply = (
             ReplyParameters(message_id=int(route.reply_to), allow_sending_without_reply=True)
             if route.reply_to and chunk == 0
@@ -69,9 +79,13 @@ class TelegramTransport:
             "message_thread_id": int(route.thread_id) if route.thread_id else None,
             "reply_parameters": reply,
         }
+        if kind is DeliveryKind.NOTIFICATION and chunk == 0:
+            kwargs["reply_markup"] = NOTIFICATION_KEYBOARD
         try:
             try:
-                await self._app.bot.send_message(text=text, parse_mode=ParseMode.HTML, **kwargs)
+                sent = await self._app.bot.send_message(
+                    text=text, parse_mode=ParseMode.HTML, **kwargs
+                )
             except BadRequest as exc:
                 if "can't parse entities" not in exc.message.lower():
                     raise
@@ -79,7 +93,8 @@ class TelegramTransport:
                     "entities refused; sending plain text",
                     extra={"delivery_id": intent_id, "error": exc.message},
                 )
-                await self._app.bot.send_message(text=_plain(text), **kwargs)
+                sent = await self._app.bot.send_message(text=_plain(text), **kwargs)
+            return f"{sent.chat_id}:{sent.message_id}"
         except RetryAfter as exc:
             seconds = self._wait_s(exc)
             raise DeliveryError(

@@ -6,6 +6,7 @@ from bridge.store.records import (
     FailedRoute,
     Intent,
     NotificationDelivery,
+    NotificationPost,
     NotificationRouting,
 )
 from bridge.store.schema import MIGRATIONS
@@ -21,5 +22,6 @@ __all__ = [
     "FailedRoute",
     "Intent",
     "NotificationDelivery",
+    "NotificationPost",
     "NotificationRouting",
 ]

@@ -66,3 +66,15 @@ class NotificationDelivery:
     routing: NotificationRouting
     delivery_status: DeliveryStatus | None
     last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationPost:
+    """A notification as posted in chat: what a reply to it, or a press of its buttons,
+    acts on (the session of the agent that raised it, a child's parent for a child's)."""
+
+    notification_id: str
+    session_id: str
+    agent_id: str
+    requested_by_agent_id: str
+    summary: str

@@ -69,4 +69,26 @@ MIGRATIONS: list[str] = [
     CREATE INDEX inbound_seen_age ON inbound_seen(seen_at);
     CREATE INDEX refusals_age ON refusals(replied_at);
     """,
+    # 4: the platform's id of every chunk delivered (unique in its workspace: the transport
+    # qualifies it with the chat where it must), so a reply to it can be matched; whose a
+    # notification is, for the answer to reach that agent (issue 12).
+    """
+    CREATE TABLE delivery_posts (
+        delivery_id TEXT NOT NULL,
+        chunk INTEGER NOT NULL,
+        workspace_key TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        posted_at REAL NOT NULL,
+        PRIMARY KEY (delivery_id, chunk)
+    );
+    CREATE INDEX delivery_posts_message ON delivery_posts(workspace_key, message_id);
+    CREATE INDEX delivery_posts_age ON delivery_posts(posted_at)
+        WHERE kind != 'notification';
+    ALTER TABLE notification_routes ADD COLUMN session_id TEXT;
+    ALTER TABLE notification_routes ADD COLUMN agent_id TEXT;
+    ALTER TABLE notification_routes ADD COLUMN requested_by_agent_id TEXT;
+    ALTER TABLE notification_routes ADD COLUMN summary TEXT;
+    CREATE INDEX notification_routes_delivery ON notification_routes(delivery_id);
+    """,
 ]

@@ -18,6 +18,7 @@ from bridge.store.records import (
     FailedRoute,
     Intent,
     NotificationDelivery,
+    NotificationPost,
     NotificationRouting,
 )
 from bridge.store.transaction import BridgeTx
@@ -44,6 +45,13 @@ NEXT_INTENT = (
     " ORDER BY seq LIMIT 1"
 )
 
+NOTIFICATION_AT = (
+    "SELECT nr.notification_id, nr.session_id, nr.agent_id, nr.requested_by_agent_id,"
+    " nr.summary FROM delivery_posts dp JOIN notification_routes nr"
+    " ON nr.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
+    " AND nr.session_id IS NOT NULL LIMIT 1"
+)
+
 
 def seen_sql(keys: int) -> str:
     """Whether any of `keys` platform ids was seen: a lookup by the primary key each."""
@@ -58,6 +66,11 @@ PRUNE_SEEN = (
 )
 PRUNE_REFUSALS = (
     "DELETE FROM refusals WHERE rowid IN (SELECT rowid FROM refusals WHERE replied_at < ? LIMIT ?)"
+)
+# A notification's posts stay as long as the notification: a reply to it can come late.
+PRUNE_POSTS = (
+    "DELETE FROM delivery_posts WHERE rowid IN (SELECT rowid FROM delivery_posts"
+    " WHERE posted_at < ? AND kind != 'notification' LIMIT ?)"
 )
 PRUNE_DELIVERIES = (
     "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries"
@@ -180,6 +193,22 @@ class BridgeStore:
             for r in rows
         }
 
+    async def notification_at(self, route: Route, message_id: str) -> NotificationPost | None:
+        """The notification posted as message `message_id` (as its transport named it) in
+        `route`'s workspace, if it is one."""
+        workspace_key = f"{route.platform}:{route.workspace_id}"
+        rows = await self._store.read_sql(NOTIFICATION_AT, (workspace_key, message_id))
+        if not rows:
+            return None
+        r = rows[0]
+        return NotificationPost(
+            r["notification_id"],
+            r["session_id"],
+            r["agent_id"],
+            r["requested_by_agent_id"],
+            r["summary"],
+        )
+
     # -- retention ---------------------------------------------------------------------
 
     async def prune_seen(self, before: float, batch: int = BATCH) -> int:
@@ -192,6 +221,10 @@ class BridgeStore:
         as the notification is kept."""
         params = (before, DeliveryStatus.FAILED, DeliveryKind.NOTIFICATION, batch)
         return await in_batches(self._store.delete_sql, PRUNE_DELIVERIES, params, batch)
+
+    async def prune_posts(self, before: float, batch: int = BATCH) -> int:
+        """Forget the platform ids of chunks posted before `before`, but a notification's."""
+        return await in_batches(self._store.delete_sql, PRUNE_POSTS, (before, batch), batch)
 
     async def prune_refusals(self, before: float, batch: int = BATCH) -> int:
         """Drop refusal replies made before `before`: a stranger is answered again after the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 
-from bridge.store.records import NotificationRouting
+from bridge.store.records import NotificationPost, NotificationRouting
 from bridge.types import DeliveryKind, DeliveryStatus, Route
 from runtime.events import Event, Payload
 from runtime.store import Writer
@@ -86,13 +86,37 @@ class BridgeTx:
         )
         self._w.after_commit(partial(self._on_enqueue, route.conversation_key))
 
-    def route_notification(self, notification_id: str, intent_id: str | None) -> None:
-        """A notification goes out as intent `intent_id`; None: it has no route."""
+    def route_notification(
+        self, notification_id: str, intent_id: str | None, post: NotificationPost | None = None
+    ) -> None:
+        """A notification goes out as intent `intent_id`; None: it has no route. `post` says
+        whose it is, so a reply to it reaches that agent."""
         routing = NotificationRouting.QUEUED if intent_id else NotificationRouting.UNROUTABLE
         self._w.write_sql(
-            "INSERT INTO notification_routes (notification_id, delivery_id, status)"
-            " VALUES (?, ?, ?) ON CONFLICT (notification_id) DO NOTHING",
-            (notification_id, intent_id, routing),
+            "INSERT INTO notification_routes (notification_id, delivery_id, status, session_id,"
+            " agent_id, requested_by_agent_id, summary) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (notification_id) DO NOTHING",
+            (
+                notification_id,
+                intent_id,
+                routing,
+                post.session_id if post else None,
+                post.agent_id if post else None,
+                post.requested_by_agent_id if post else None,
+                post.summary if post else None,
+            ),
+        )
+
+    def record_post(
+        self, intent_id: str, chunk: int, route: Route, message_id: str, kind: DeliveryKind
+    ) -> None:
+        """The platform's id of a chunk it accepted (unique in the workspace), so a reply to
+        that message can be matched."""
+        self._w.write_sql(
+            "INSERT INTO delivery_posts (delivery_id, chunk, workspace_key, message_id, kind,"
+            " posted_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, chunk) DO UPDATE"
+            " SET message_id = excluded.message_id, posted_at = excluded.posted_at",
+            (intent_id, chunk, f"{route.platform}:{route.workspace_id}", message_id, kind, self.now()),
         )
 
     def update_intent(

@@ -36,6 +36,8 @@ STATEMENTS = {
     "prune inbound_seen": bridge_store.PRUNE_SEEN,
     "prune deliveries": bridge_store.PRUNE_DELIVERIES,
     "prune refusals": bridge_store.PRUNE_REFUSALS,
+    "notification_at": bridge_store.NOTIFICATION_AT,
+    "prune delivery_posts": bridge_store.PRUNE_POSTS,
 }
 
 
