@@ -74,10 +74,11 @@ class ConsoleTransport:
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
+    ) -> str | None:
         prefix = PREFIX[kind]
         indent = " " * len(prefix)
         self._print(prefix + text.replace("\n", "\n" + indent))
+        return None  # a printed line cannot be replied to
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         return None

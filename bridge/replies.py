@@ -41,9 +41,7 @@ CUT = " [\u2026 cut]"
 class Pointing:
     """Finds what a message points at: the notification it answers, its thread's messages."""
 
-    def __init__(
-        self, store: BridgeStore, sessions: Sessions, transports: PacedTransports
-    ) -> None:
+    def __init__(self, store: BridgeStore, sessions: Sessions, transports: PacedTransports) -> None:
         self._store = store
         self._sessions = sessions
         self._transports = transports

@@ -64,7 +64,7 @@ class InboundChat:
     sender_name: str | None = None
     message_ref: str | None = None
     attachment_kind: str | None = None
-    replied_to: str | None = None  # the message this one answers, named as Transport.send names it
+    replied_to: str | None = None  # the message it answers, named as Transport.send names it
     context: tuple[Quoted, ...] = ()  # what the operator pointed at, oldest first
     wants_thread: bool = False  # the thread around it should be read for context
 

@@ -23,7 +23,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.inbound import STOP_ACTION, BotIdentity, message_chat, stop_chat
+from adapters.slack.inbound import (
+    NOTIFICATION_ACTIONS,
+    STOP_ACTION,
+    BotIdentity,
+    message_chat,
+    notification_button_chat,
+    stop_chat,
+)
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, Outcome
 from config.errors import ConfigError
@@ -64,6 +71,8 @@ class SlackAdapter:
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_message)
         self.app.action(STOP_ACTION)(self._on_stop)
+        for action in NOTIFICATION_ACTIONS:
+            self.app.action(action)(self._on_notification_button)
         self.identity: BotIdentity | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -98,6 +107,7 @@ class SlackAdapter:
                 f"{self.settings.team_id}. Put the token of that team, or fix slack.team_id."
             )
         self.identity = BotIdentity(team, str(auth["user_id"]), str(auth.get("bot_id") or ""))
+        self.transport.bot_id = self.identity.bot_id
         if self.settings.app_token is not None:
             self._socket = AsyncSocketModeHandler(
                 self.app, self.settings.app_token.get_secret_value(), web_client=self._client(None)
@@ -173,6 +183,12 @@ class SlackAdapter:
     async def _on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         chat = stop_chat(body, workspace_id=self.workspace.id)
+        if chat is not None:
+            await self._bridge.receive(chat)
+
+    async def _on_notification_button(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        chat = notification_button_chat(body, workspace_id=self.workspace.id)
         if chat is not None:
             await self._bridge.receive(chat)
 

@@ -15,6 +15,11 @@ from adapters.slack.platform import NAME
 from bridge import InboundChat, Route
 
 STOP_ACTION = "switchboard_stop"
+# A notification's buttons, and the command each one is.
+NOTIFICATION_ACTIONS = {
+    "switchboard_notification_stop": "/stop",
+    "switchboard_notification_status": "/status",
+}
 # Plain messages, messages with files, and thread replies also sent to the channel. Everything
 # else (edits, deletions, joins, bot messages, ...) is not an operator talking to the agent.
 TALKING_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -52,6 +57,8 @@ def message_chat(
     if not (is_direct or mentioned or channel in channels):
         return None
     thread = event.get("thread_ts") or (None if is_direct else ts)
+    # A reply in a thread answers the thread's first message (a notification, perhaps).
+    replied_to = f"{channel}:{thread}" if thread and thread != ts else None
     text = re.sub(rf"{re.escape(mention)}\s*", "", text).strip()
     files = event.get("files") or []
     keys = (f"event:{event_id}",) if event_id else ()
@@ -69,6 +76,9 @@ def message_chat(
         is_direct=is_direct,
         message_ref=ts,
         attachment_kind="file" if files else None,
+        replied_to=replied_to,
+        # Pulled into a channel's thread by a mention: what was said there is context.
+        wants_thread=replied_to is not None and mentioned and not is_direct,
     )
 
 
@@ -92,4 +102,32 @@ def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
         text="/stop",
         is_direct=channel.startswith("D"),
         message_ref=f"button on {message['ts']}",
+    )
+
+
+def notification_button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
+    """A press of a notification's Stop or Status button (a `block_actions` payload), as that
+    command about the agent that raised it: the bridge finds it from the message pressed."""
+    channel = (body.get("channel") or {}).get("id")
+    message = body.get("message") or {}
+    actions = body.get("actions") or []
+    user = (body.get("user") or {}).get("id")
+    if not channel or not user or not actions or not message.get("ts"):
+        return None
+    command = NOTIFICATION_ACTIONS.get(str(actions[0].get("action_id")))
+    if command is None:
+        return None
+    return InboundChat(
+        route=Route(
+            platform=NAME,
+            workspace_id=workspace_id,
+            conversation_id=channel,
+            thread_id=message.get("thread_ts"),
+        ),
+        sender_id=user,
+        dedupe_keys=(f"action:{channel}:{message['ts']}:{actions[0].get('action_ts')}",),
+        text=command,
+        is_direct=channel.startswith("D"),
+        message_ref=f"button on {message['ts']}",
+        replied_to=f"{channel}:{message['ts']}",
     )

@@ -15,9 +15,9 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.inbound import STOP_ACTION
+from adapters.slack.inbound import NOTIFICATION_ACTIONS, STOP_ACTION
 from adapters.slack.platform import SLACK
-from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
+from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Quoted, Route
 from bridge.transport import UNLIMITED, Budget, Call
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ RECEIVED, FINISHED = "eyes", "white_check_mark"
 # The conversation is gone for this bot: stop using the route until someone writes from it.
 ROUTE_GONE = {"channel_not_found", "not_in_channel", "is_archived", "user_disabled"}
 LOOKUP_PAGES = 10
+THREAD_PAGE = 100  # messages of a thread read at most, for context
 T = TypeVar("T")
 
 
@@ -40,15 +41,18 @@ class SlackTransport:
         self._status: dict[str, str] = {}  # conversation -> status line shown
         self._no_status: set[str] = set()  # conversations where Slack refused a status line
         self._unmarked: set[tuple[str, str]] = set()  # eyes taken off, check mark not yet on
+        self.bot_id: str | None = None  # this app's bot id, once `auth.test` said it
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
+    ) -> str | None:
+        buttons = kind is DeliveryKind.NOTIFICATION and chunk == 0
         try:
-            await self._client.chat_postMessage(
+            posted = await self._client.chat_postMessage(
                 channel=route.conversation_id,
                 thread_ts=route.thread_id,
                 text=text,
+                blocks=_notification_blocks(text) if buttons else None,
                 unfurl_links=False,
                 unfurl_media=False,
                 metadata={
@@ -56,6 +60,8 @@ class SlackTransport:
                     "event_payload": {"intent_id": intent_id, "chunk": chunk},
                 },
             )
+            # The channel Slack posted in: a DM's id when the route names a user.
+            return f"{posted['channel']}:{posted['ts']}"
         except SlackApiError as exc:
             raise _delivery_error(exc) from exc
         except TimeoutError as exc:
@@ -99,6 +105,39 @@ class SlackTransport:
                 "cannot look up a post", extra={"delivery_id": intent_id, "error": str(exc)}
             )
         return None
+
+    async def thread_context(self, route: Route, limit: int) -> list[Quoted]:
+        """The thread's first message and its newest replies before the operator's, up to
+        `limit` in all, oldest first (one page of `conversations.replies`)."""
+        if not route.thread_id:
+            return []
+        try:
+            page = await self._client.conversations_replies(
+                channel=route.conversation_id, ts=route.thread_id, limit=THREAD_PAGE
+            )
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.warning(
+                "cannot read the thread for context",
+                extra={"conversation": route.conversation_key, "error": str(exc)},
+            )
+            return []
+        before = [
+            m
+            for m in page.get("messages") or []
+            if m.get("text") and (route.reply_to is None or m.get("ts", "") < route.reply_to)
+        ]
+        if len(before) > limit:
+            before = [before[0], *before[len(before) - limit + 1 :]]
+        return [self._quoted(m) for m in before]
+
+    def _quoted(self, message: dict[str, Any]) -> Quoted:
+        user = message.get("user")
+        return Quoted(
+            text=str(message["text"]),
+            author_id=user,
+            author_name=(message.get("user_profile") or {}).get("display_name") or user,
+            by_bot=bool(message.get("bot_id")) and message.get("bot_id") == self.bot_id,
+        )
 
     async def received(self, route: Route) -> None:
         """A reaction on the operator's message: the agent has it."""
@@ -276,3 +315,22 @@ def _progress_blocks(text: str) -> list[dict[str, Any]]:
             ],
         },
     ]
+
+
+def _notification_blocks(text: str) -> list[dict[str, Any]]:
+    """The notification's text (in sections of Slack's 3,000 characters), then its buttons."""
+    sections = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + 3000]}}
+        for i in range(0, len(text), 3000)
+    ]
+    labels = ("Stop", "Status")
+    buttons = [
+        {
+            "type": "button",
+            "action_id": action,
+            "text": {"type": "plain_text", "text": label},
+            "value": action,
+        }
+        for action, label in zip(NOTIFICATION_ACTIONS, labels, strict=True)
+    ]
+    return [*sections, {"type": "actions", "elements": buttons}]

@@ -116,7 +116,14 @@ class BridgeTx:
             "INSERT INTO delivery_posts (delivery_id, chunk, workspace_key, message_id, kind,"
             " posted_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, chunk) DO UPDATE"
             " SET message_id = excluded.message_id, posted_at = excluded.posted_at",
-            (intent_id, chunk, f"{route.platform}:{route.workspace_id}", message_id, kind, self.now()),
+            (
+                intent_id,
+                chunk,
+                f"{route.platform}:{route.workspace_id}",
+                message_id,
+                kind,
+                self.now(),
+            ),
         )
 
     def update_intent(

@@ -43,12 +43,13 @@ class RecordingTransport:
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
+    ) -> str | None:
         self.attempts += 1
         error = self.fail(self.attempts)
         if error is not None:
             raise error
         self.sent.append(Sent(route, text, kind, intent_id, chunk))
+        return f"{route.conversation_id}:{len(self.sent)}"  # as Telegram names a message
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         self.progress.append(view)
