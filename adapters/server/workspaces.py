@@ -3,9 +3,17 @@ sees one Slack and one Telegram, while every workspace keeps its own token."""
 
 from __future__ import annotations
 
-from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route, Transport
+from bridge import (
+    DeliveryError,
+    DeliveryKind,
+    PlatformProfile,
+    ProgressView,
+    Quoted,
+    Route,
+    Transport,
+)
 from bridge.metrics import Metrics
-from bridge.transport import Budget
+from bridge.transport import Budget, ThreadReader
 
 
 class PerWorkspace:
@@ -21,15 +29,23 @@ class PerWorkspace:
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
-    ) -> None:
+    ) -> str | None:
         bot = self.by_workspace.get(route.workspace_id)
         if bot is None:
             raise DeliveryError(
                 f"no {self.profile.name} bot runs for workspace {route.workspace_id}",
                 retryable=False,
             )
-        await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
+        posted = await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
         self._ok(route.workspace_id)
+        return posted
+
+    async def thread_context(self, route: Route, limit: int) -> list[Quoted]:
+        """The thread's messages, where this workspace's bot can read threads (Slack)."""
+        bot = self.by_workspace.get(route.workspace_id)
+        if not isinstance(bot, ThreadReader):
+            return []
+        return await bot.thread_context(route, limit)
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         # Not a success signal: transports swallow progress errors (best effort).

@@ -79,6 +79,7 @@ class FakeTelegram:
     injected_429: int = 0  # 429s a test asked for (`fail`)
     self_caused: list[TooMany] = field(default_factory=list)  # 429s the client's pacing earned
     _sent_at: dict[tuple[str, Any], deque[float]] = field(default_factory=dict)
+    posted: dict[int, dict[str, Any]] = field(default_factory=dict)  # the bot's, as returned
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -103,7 +104,10 @@ class FakeTelegram:
         chat_type: str = "private",
         thread: int | None = None,
         sticker: bool = False,
+        **fields: Any,
     ) -> int:
+        """A person's message; `fields` add to it as Telegram would (`reply_to_message` with
+        the whole message replied to, `quote`, `external_reply`, ...)."""
         update_id = next(self._ids)
         message: dict[str, Any] = {
             "message_id": 1000 + update_id,
@@ -127,6 +131,7 @@ class FakeTelegram:
             message["message_thread_id"] = thread
             message["is_topic_message"] = True
             message["chat"]["is_forum"] = True
+        message.update(fields)
         self._updates.append({"update_id": update_id, "message": message})
         self._new_update.set()
         return update_id
@@ -267,6 +272,9 @@ class FakeTelegram:
                 if "message_thread_id" in p:
                     message["message_thread_id"] = p["message_thread_id"]
                     message["is_topic_message"] = True
+                if "reply_markup" in p:
+                    message["reply_markup"] = p["reply_markup"]
+                self.posted[message["message_id"]] = message
                 return message
             case _:
                 return True
