@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 
 MAX_QUOTE_CHARS = 2_000  # of one quoted message
 MAX_CONTEXT_CHARS = 6_000  # of everything quoted with one message
-THREAD_MESSAGES = 20  # of a Slack thread, the newest before the operator's message
+MAX_CONTEXT_MESSAGES = 20  # quoted with one message: the newest of a thread
+THREAD_READ = 100  # messages of a thread read at most (one page)
 
 NOTIFICATION_HEADER = '[The operator answers your notification {id}: "{summary}"]'
 CONTEXT_HEADER = (
@@ -66,7 +67,7 @@ class Pointing:
             return []
         ticket = await self._transports.pacers[route.platform].acquire(route, Call.READ)
         try:
-            return await transport.thread_context(route, THREAD_MESSAGES)
+            return await transport.thread_context(route, THREAD_READ)
         finally:
             ticket.done()
 
@@ -121,13 +122,13 @@ def author(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile 
 
 
 def _bounded(context: Sequence[Quoted]) -> tuple[list[Quoted], int]:
-    """The newest messages that fit MAX_CONTEXT_CHARS (each cut to MAX_QUOTE_CHARS first), in
-    their order, and how many older ones were left out."""
+    """The newest messages, at most MAX_CONTEXT_MESSAGES, that fit MAX_CONTEXT_CHARS (each
+    cut to MAX_QUOTE_CHARS first), in their order, and how many older ones were left out."""
     kept: list[Quoted] = []
     total = 0
     for quoted in reversed(context):
         size = min(len(quoted.text), MAX_QUOTE_CHARS)
-        if kept and total + size > MAX_CONTEXT_CHARS:
+        if len(kept) == MAX_CONTEXT_MESSAGES or (kept and total + size > MAX_CONTEXT_CHARS):
             break
         kept.append(quoted)
         total += size

@@ -134,6 +134,6 @@ class ThreadReader(Protocol):
     """A transport that can read a thread, for the context of a message in it (Slack)."""
 
     async def thread_context(self, route: Route, limit: int) -> list[Quoted]:
-        """Up to `limit` of the newest messages of `route`'s thread before `route.reply_to`,
-        oldest first. Empty when the thread cannot be read."""
+        """The messages of `route`'s thread before `route.reply_to` (reading at most
+        `limit`), oldest first. Empty when the thread cannot be read."""
         ...

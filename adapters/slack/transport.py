@@ -27,7 +27,6 @@ RECEIVED, FINISHED = "eyes", "white_check_mark"
 # The conversation is gone for this bot: stop using the route until someone writes from it.
 ROUTE_GONE = {"channel_not_found", "not_in_channel", "is_archived", "user_disabled"}
 LOOKUP_PAGES = 10
-THREAD_PAGE = 100  # messages of a thread read at most, for context
 T = TypeVar("T")
 
 
@@ -107,13 +106,13 @@ class SlackTransport:
         return None
 
     async def thread_context(self, route: Route, limit: int) -> list[Quoted]:
-        """The thread's first message and its newest replies before the operator's, up to
-        `limit` in all, oldest first (one page of `conversations.replies`)."""
+        """The thread's messages before the operator's, oldest first: one page of
+        `conversations.replies` (at most `limit`, from the thread's start)."""
         if not route.thread_id:
             return []
         try:
             page = await self._client.conversations_replies(
-                channel=route.conversation_id, ts=route.thread_id, limit=THREAD_PAGE
+                channel=route.conversation_id, ts=route.thread_id, limit=limit
             )
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             log.warning(
@@ -126,8 +125,6 @@ class SlackTransport:
             for m in page.get("messages") or []
             if m.get("text") and (route.reply_to is None or m.get("ts", "") < route.reply_to)
         ]
-        if len(before) > limit:
-            before = [before[0], *before[len(before) - limit + 1 :]]
         return [self._quoted(m) for m in before]
 
     def _quoted(self, message: dict[str, Any]) -> Quoted:

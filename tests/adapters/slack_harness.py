@@ -195,6 +195,12 @@ class SlackSide:
         return str(event["ts"])
 
     async def click_stop(self, progress: dict[str, Any], channel: str, user: str = ALICE) -> Answer:
+        return await self.click(progress, channel, "switchboard_stop", user)
+
+    async def click(
+        self, message: dict[str, Any], channel: str, action_id: str, user: str = ALICE
+    ) -> Answer:
+        """A `block_actions` payload: `user` pressed the button `action_id` of `message`."""
         payload = {
             "type": "block_actions",
             "team": {"id": "T1", "domain": "acme"},
@@ -202,15 +208,15 @@ class SlackSide:
             "api_app_id": "A0SWITCH",
             "token": "legacy-verification-token",
             "trigger_id": "1.2.3",
-            "container": {"type": "message", "message_ts": progress["ts"], "channel_id": channel},
+            "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel},
             "channel": {"id": channel, "name": "ops"},
-            "message": {k: v for k, v in progress.items() if k != "bot"},
+            "message": {k: v for k, v in message.items() if k != "bot" and v is not None},
             "actions": [
                 {
-                    "action_id": "switchboard_stop",
+                    "action_id": action_id,
                     "block_id": "b1",
                     "type": "button",
-                    "value": "stop",
+                    "value": action_id,
                     "action_ts": f"{time.time():.6f}",
                 }
             ],

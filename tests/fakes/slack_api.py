@@ -235,6 +235,7 @@ class FakeSlack:
     def _post(self, args: dict[str, Any], team: Team) -> dict[str, Any]:
         ts = f"{1_700_000_000 + next(self._ts)}.000100"
         message = {
+            "type": "message",
             "ts": ts,
             "thread_ts": args.get("thread_ts"),
             "text": args.get("text"),
@@ -254,9 +255,19 @@ class FakeSlack:
     ) -> str:
         """A message an operator wrote (so the bot can react to it or reply in its thread)."""
         ts = f"{1_700_000_000 + next(self._ts)}.000200"
-        self.messages.setdefault(channel, []).append(
-            {"ts": ts, "thread_ts": thread_ts, "text": text, "user": user, "bot": False}
-        )
+        message = {
+            "type": "message",
+            "ts": ts,
+            "thread_ts": thread_ts,
+            "text": text,
+            "user": user,
+            "bot": False,
+        }
+        if thread_ts is not None:  # as Slack shows a reply: who started the thread
+            root = self._find(channel, thread_ts)
+            message["parent_user_id"] = root["user"]
+            root["thread_ts"] = thread_ts
+        self.messages.setdefault(channel, []).append(message)
         return ts
 
     def _find(self, channel: str, ts: str) -> dict[str, Any]:
@@ -279,8 +290,13 @@ class FakeSlack:
         limit = int(args.get("limit") or 100)
         page = found[start : start + limit]
         with_metadata = truthy(args.get("include_all_metadata"))
+        # As Slack shows them: no empty fields (a message outside a thread has no thread_ts).
         shown = [
-            {k: v for k, v in m.items() if k != "bot" and (with_metadata or k != "metadata")}
+            {
+                k: v
+                for k, v in m.items()
+                if k != "bot" and v is not None and (with_metadata or k != "metadata")
+            }
             for m in page
         ]
         more = start + limit < len(found)
