@@ -142,3 +142,20 @@ async def test_a_mention_in_a_channel_thread_brings_the_threads_recent_messages(
     assert len(slack_api.method_calls("conversations.replies")) == 1, "read once, when new"
     assert last_user_text(anthropic_api.requests[-1]) == "and now?"
     assert slack_api.refused == []
+
+
+async def test_thread_context_is_bounded_in_characters(
+    app: App, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    slack = SlackSide(app, slack_api)
+    bot = slack_api.teams["xoxb-test-t1"].bot_user_id
+    root = slack_api.add_user_message(OPS, "incident 42", ALICE)
+    for i in range(5):
+        slack_api.add_user_message(OPS, f"{i}: " + "w" * 1_500, BOB, thread_ts=root)
+    anthropic_api.script = [text("Reading.")]
+    await slack.say(f"<@{bot}> summarize", channel=OPS, thread_ts=root)
+    await until(lambda: said(slack_api, OPS, "Reading.") is not None)
+    context = last_user_text(anthropic_api.requests[-1]).split("\n[The operator's message]\n")[0]
+    quoted = [line[2:] for line in context.splitlines() if line.startswith("> ")]
+    assert [q[:2] for q in quoted] == ["2:", "3:", "4:"], "the newest that fit 6,000 characters"
+    assert "[3 earlier message(s) left out]" in context
