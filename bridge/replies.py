@@ -11,6 +11,7 @@ operator's own words, which follow their own header.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -28,6 +29,7 @@ MAX_QUOTE_CHARS = 2_000  # of one quoted message
 MAX_CONTEXT_CHARS = 6_000  # of everything quoted with one message
 MAX_CONTEXT_MESSAGES = 20  # quoted with one message: the newest of a thread
 THREAD_READ = 100  # messages of a thread read at most (one page)
+READ_WITHIN_S = 1.0  # the read happens before the platform is acknowledged (Slack: 3 s)
 
 NOTIFICATION_HEADER = '[The operator answers your notification {id}: "{summary}"]'
 CONTEXT_HEADER = (
@@ -62,12 +64,22 @@ class Pointing:
         return (*await self._thread(chat.route), *chat.context)
 
     async def _thread(self, route: Route) -> list[Quoted]:
+        """Read now or not at all: the platform waits for its acknowledgement meanwhile. A
+        read over the platform's rate, or slower than READ_WITHIN_S, leaves the context out."""
         transport = self._transports.get(route.platform)
         if not isinstance(transport, ThreadReader):
             return []
-        ticket = await self._transports.pacers[route.platform].acquire(route, Call.READ)
+        ticket = self._transports.pacers[route.platform].take(route, Call.READ)
+        if ticket is None:
+            log.warning("thread not read: over the rate", extra={"route": route.to_json()})
+            return []
         try:
-            return await transport.thread_context(route, THREAD_READ)
+            return await asyncio.wait_for(
+                transport.thread_context(route, THREAD_READ), READ_WITHIN_S
+            )
+        except TimeoutError:
+            log.warning("thread not read: too slow", extra={"route": route.to_json()})
+            return []
         finally:
             ticket.done()
 

@@ -159,3 +159,16 @@ async def test_thread_context_is_bounded_in_characters(
     quoted = [line[2:] for line in context.splitlines() if line.startswith("> ")]
     assert [q[:2] for q in quoted] == ["2:", "3:", "4:"], "the newest that fit 6,000 characters"
     assert "[3 earlier message(s) left out]" in context
+
+
+async def test_a_thread_too_slow_to_read_leaves_the_context_out_not_the_message(
+    app: App, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    slack = SlackSide(app, slack_api)
+    bot = slack_api.teams["xoxb-test-t1"].bot_user_id
+    root = slack_api.add_user_message(OPS, "incident 43", BOB)
+    slack_api.fail("conversations.replies", 200, stall_s=1.5)
+    anthropic_api.script = [text("On it.")]
+    await slack.say(f"<@{bot}> help", channel=OPS, thread_ts=root)  # acknowledged: 200
+    await until(lambda: said(slack_api, OPS, "On it.") is not None)
+    assert last_user_text(anthropic_api.requests[-1]) == "help"
