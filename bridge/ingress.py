@@ -95,7 +95,7 @@ class Ingress:
             return Outcome.REJECTED
         notification = await self._pointing.notification(chat)
         if notification is not None and not self._knows(notification):
-            await self._reply(chat, keys, texts.NOTIFICATION_GONE, None)
+            await self._reply(chat, keys, texts.NOTIFICATION_GONE, "notification_gone")
             return Outcome.REJECTED
         command = parse(chat.text)
         if command is not None:

@@ -120,11 +120,8 @@ class SlackTransport:
                 extra={"conversation": route.conversation_key, "error": str(exc)},
             )
             return []
-        before = [
-            m
-            for m in page.get("messages") or []
-            if m.get("text") and (route.reply_to is None or m.get("ts", "") < route.reply_to)
-        ]
+        until = float(route.reply_to) if route.reply_to else float("inf")
+        before = [m for m in page.get("messages") or [] if m.get("text") and float(m["ts"]) < until]
         return [self._quoted(m) for m in before]
 
     def _quoted(self, message: dict[str, Any]) -> Quoted:
