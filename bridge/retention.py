@@ -1,6 +1,7 @@
 """Keeps a long-lived store bounded (issue 11): every `interval_s` of the runtime's clock,
 what nothing needs any more is pruned, in short batches beside the live writes: ledger events
-the dispatcher has handled, finished deliveries, platform ids past every retry window, and
+the dispatcher has handled, finished deliveries (and the platform ids of what they posted, but
+a notification's, which a reply may still answer), platform ids past every retry window, and
 refusal replies past their interval. An error is logged and the next round tries again."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Pruned:
     deliveries: int = 0
     inbound_seen: int = 0
     refusals: int = 0
+    posts: int = 0  # platform ids of delivered chunks (a notification's stay)
 
 
 class Retention:
@@ -69,17 +71,17 @@ class Retention:
         def cutoff(days: float) -> float | None:
             return now - days * DAY_S if days > 0 else None
 
-        events = deliveries = seen = 0
+        events = deliveries = seen = posts = 0
         if (before := cutoff(config.events_days)) is not None:
             handled = await store.cursor(CURSOR)  # what a restart would not replay
             events = await self._runtime_store.prune_events(before, handled)
         if (before := cutoff(config.delivered_days)) is not None:
             deliveries = await store.prune_deliveries(before)
-            await store.prune_posts(before)
+            posts = await store.prune_posts(before)
         if (before := cutoff(config.dedupe_days)) is not None:
             seen = await store.prune_seen(before)
         refusals = await store.prune_refusals(now - REFUSAL_REPLY_INTERVAL_S)
-        pruned = Pruned(events, deliveries, seen, refusals)
+        pruned = Pruned(events, deliveries, seen, refusals, posts)
         elapsed_s = round(time.perf_counter() - started, 3)
         log.info("store pruned", extra={**asdict(pruned), "elapsed_s": elapsed_s})
         return pruned
