@@ -129,7 +129,7 @@ def author(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile 
     )
     if operator is not None:
         return f"message by operator {operator.id}{part}"
-    name = f" ({quoted.author_name})" if quoted.author_name else ""
+    name = f" ({' '.join(quoted.author_name.split())})" if quoted.author_name else ""
     return f"message by someone else{name}, not an operator{part}"
 
 
