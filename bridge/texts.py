@@ -14,6 +14,25 @@ HELP = (
     "/help - this list\n"
     "Anything else is a message to the agent."
 )
+# The command menu (Telegram's `/` list, Slack's slash command help): one line per command.
+COMMAND_DESCRIPTIONS = {
+    "stop": "stop what the agent is doing now",
+    "status": "what the agent is doing, its queue, undelivered notifications",
+    "queue": "how messages sent during a turn are handled",
+    "new": "start a fresh session (the agent forgets this conversation)",
+    "compact": "summarize the conversation so far, to free the agent's memory",
+    "help": "the list of commands",
+}
+SLASH_HELP = (
+    "{command} followed by one of:\n{lines}\n"
+    "For example: {command} queue collect. Anything you write to me that is not a command is a "
+    "message to the agent."
+)
+AGENT_HERE = "Agent {agent} answers here."
+AGENT_REBOUND = (
+    "This conversation is now bound to agent {agent}; this session keeps its agent until you "
+    "send /new."
+)
 NOT_AN_OPERATOR = (
     "You are not an operator of this Switchboard workspace, so I can't pass your message "
     "to the agent. Ask an admin to add you to the workspace's operators."
@@ -63,3 +82,4 @@ BOUNDARY_WORDS = {
     Boundary.AFTER_COMPACTION: "after it summarized the earlier conversation",
 }
 NOTIFICATION = "\U0001f514 {agent}: {message}"
+SLASH_HINT = "Send {command} help for the list."

@@ -52,6 +52,13 @@ class InboundChat:
     sender_name: str | None = None
     message_ref: str | None = None
     attachment_kind: str | None = None
+    # How it addresses the bot, for groups and channels (`respond_to`): it mentions the bot
+    # (a Telegram @username, text mention or /command@bot; a Slack <@BOT>), it replies to one of
+    # the bot's messages, or it is a reply inside a thread (the bot is in it if the agent has a
+    # session there).
+    mentions_bot: bool = False
+    replies_to_bot: bool = False
+    thread_reply: bool = False
 
 
 class DeliveryStatus(StrEnum):
