@@ -63,9 +63,7 @@ def replies_to_the_bot(chat: InboundChat, *, in_agent_thread: bool) -> bool:
     return chat.replies_to_bot or (chat.thread_reply and in_agent_thread)
 
 
-def addressed(
-    chat: InboundChat, wanted: Collection[RespondTo], *, in_agent_thread: bool
-) -> bool:
+def addressed(chat: InboundChat, wanted: Collection[RespondTo], *, in_agent_thread: bool) -> bool:
     """Whether an operator's group message is addressed the way the admin asks."""
     if "all" in wanted:
         return True

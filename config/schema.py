@@ -239,7 +239,6 @@ class WorkspaceConfig(Strict):
         )
         return self
 
-
     def primary_operator(self) -> OperatorConfig:
         return next(o for o in self.operators if o.primary)
 
