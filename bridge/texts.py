@@ -28,6 +28,7 @@ SLASH_HELP = (
     "For example: {command} queue collect. Anything you write to me that is not a command is a "
     "message to the agent."
 )
+COMMAND_FAILED = "That command could not run just now; please try again in a moment."
 AGENT_HERE = "Agent {agent} answers here."
 AGENT_REBOUND = (
     "This conversation is now bound to agent {agent}; this session keeps its agent until you "

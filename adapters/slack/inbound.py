@@ -51,6 +51,7 @@ def message_chat(
     mentioned = event.get("type") == "app_mention" or mention in text
     if not (is_direct or mentioned or channel in channels):
         return None
+    in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != ts
     thread = event.get("thread_ts") or (None if is_direct else ts)
     text = re.sub(rf"{re.escape(mention)}\s*", "", text).strip()
     files = event.get("files") or []
@@ -69,6 +70,25 @@ def message_chat(
         is_direct=is_direct,
         message_ref=ts,
         attachment_kind="file" if files else None,
+        mentions_bot=mentioned,
+        thread_reply=in_thread,
+    )
+
+
+def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
+    """A slash command (`/switchboard queue collect`) as the chat command it carries
+    (`/queue collect`); no words is `/help`. It names the channel it was typed in, no thread."""
+    user, channel = command.get("user_id"), command.get("channel_id")
+    if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
+        return None
+    words = str(command.get("text") or "").strip().lstrip("/")
+    return InboundChat(
+        route=Route(platform=NAME, workspace_id=workspace_id, conversation_id=channel),
+        sender_id=user,
+        dedupe_keys=(f"command:{command.get('trigger_id')}",),
+        text="/" + (words or "help"),
+        is_direct=channel.startswith("D"),
+        mentions_bot=True,
     )
 
 
