@@ -60,14 +60,14 @@ class BindingConfig(BaseModel):
 
     @model_validator(mode="after")
     def _one_place(self) -> BindingConfig:
+        if self.telegram_topic is not None and self.telegram_chat is None:
+            raise ValueError("telegram_topic needs the telegram_chat it is a topic of")
         places = [self.telegram_chat is not None, self.slack_channel is not None, self.dm]
         if sum(places) != 1:
             raise ValueError(
                 "a binding names exactly one place: telegram_chat (with telegram_topic for a "
                 "forum topic), slack_channel, or dm = true"
             )
-        if self.telegram_topic is not None and self.telegram_chat is None:
-            raise ValueError("telegram_topic needs the telegram_chat it is a topic of")
         if self.platform is not None and not self.dm:
             raise ValueError("platform is for dm = true bindings; a chat or channel names its own")
         if self.dm and self.respond_to is not None:
