@@ -33,7 +33,7 @@ class CommandName(StrEnum):
 
 def menu() -> list[tuple[str, str]]:
     """Every command with its one-line description, for a platform's command menu."""
-    return [(name.value, texts.COMMAND_DESCRIPTIONS[name.value]) for name in CommandName]
+    return [(name.value, texts.COMMANDS[name.value][1]) for name in CommandName]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from bridge import texts
-from bridge.commands import Command, CommandName, Commands, UnknownCommand, menu, parse
+from bridge.commands import Command, CommandName, Commands, UnknownCommand, parse
 from bridge.events import InboundRefused
 from bridge.metrics import Metrics
 from bridge.platform import PlatformProfile
@@ -59,7 +59,10 @@ class EphemeralCommands:
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         command = parse(chat.text or "") or UnknownCommand(chat.text or "")
         if isinstance(command, Command) and command.name is CommandName.HELP:
-            lines = "\n".join(f"{invoked_as} {name} - {what}" for name, what in menu())
+            lines = "\n".join(
+                f"{invoked_as} {name}{args} - {what}"
+                for name, (args, what) in texts.COMMANDS.items()
+            )
             return texts.SLASH_HELP.format(command=invoked_as, lines=lines)
         if isinstance(command, UnknownCommand):
             return texts.UNKNOWN_COMMAND.format(

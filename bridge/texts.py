@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from runtime import Boundary
 
+# Every command with its arguments and what it does: the /help text, Telegram's `/` menu and
+# the Slack slash command's help are all made from this one list.
+COMMANDS = {
+    "stop": ("", "stop what the agent is doing now"),
+    "status": ("", "what the agent is doing, its queue, undelivered notifications"),
+    "queue": (" steer|followup|collect|interrupt", "how messages sent during a turn are handled"),
+    "new": ("", "start a fresh session (the agent forgets this conversation)"),
+    "compact": ("", "have the agent summarize the conversation so far, to free its memory"),
+    "help": ("", "the list of commands"),
+}
 HELP = (
     "Commands:\n"
-    "/stop - stop what the agent is doing now\n"
-    "/status - what the agent is doing, its queue, undelivered notifications\n"
-    "/queue steer|followup|collect|interrupt - how messages sent during a turn are handled\n"
-    "/new - start a fresh session (the agent forgets this conversation)\n"
-    "/compact - have the agent summarize the conversation so far, to free its memory\n"
-    "/help - this list\n"
-    "Anything else is a message to the agent."
+    + "".join(f"/{name}{args} - {what}\n" for name, (args, what) in COMMANDS.items())
+    + "Anything else is a message to the agent."
 )
-# The command menu (Telegram's `/` list, Slack's slash command help): one line per command.
-COMMAND_DESCRIPTIONS = {
-    "stop": "stop what the agent is doing now",
-    "status": "what the agent is doing, its queue, undelivered notifications",
-    "queue": "how messages sent during a turn are handled",
-    "new": "start a fresh session (the agent forgets this conversation)",
-    "compact": "summarize the conversation so far, to free the agent's memory",
-    "help": "the list of commands",
-}
 SLASH_HELP = (
     "{command} followed by one of:\n{lines}\n"
     "For example: {command} queue collect. Anything you write to me that is not a command is a "

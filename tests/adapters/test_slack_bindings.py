@@ -124,7 +124,7 @@ async def test_the_slash_command_answers_its_operator_alone_and_refuses_a_strang
         assert {r["response_type"] for r in slack_api.responses} == {"ephemeral"}
         texts = [r["text"] for r in slack_api.responses]
         help_text = next(t for t in texts if t.startswith("/sb followed by"))
-        assert "/sb queue - " in help_text and "/sb stop - " in help_text
+        assert "/sb queue steer|followup" in help_text and "/sb stop - " in help_text
         assert "Queue mode for this conversation is now collect." in texts
         status = next(t for t in texts if "Queue: 0 waiting; mode collect." in t)
         assert "Agent acme/assistant is idle." in status
