@@ -120,6 +120,10 @@ async def test_group_chatter_is_ignored_and_a_mention_or_a_reply_is_answered(
         assert [r["text"] for r in replies(telegram_api, GROUP)] == ["on it", "still on it"]
         ignored = await ignored_events(app)
         assert [e["sender_id"] for e in ignored] == [str(STRANGER), str(ALICE)]
+        counted = app.bridge.metrics.registry.get_sample_value
+        for sender in ("operator", "other"):
+            labels = {"workspace": "acme", "sender": sender}
+            assert counted("switchboard_messages_ignored_total", labels) == 1
         assert not [m for m in telegram_api.sent() if m["chat_id"] == STRANGER]
         reactions = telegram_api.sent("setMessageReaction")
         assert {"chat_id": GROUP, "message_id": 1000 + asked} == {
