@@ -70,7 +70,7 @@ async def test_each_chat_topic_and_dm_is_answered_by_its_bound_agent(
         acme_extra={"agents": AGENTS, "bindings": bindings},
     )
     try:
-        sends = [
+        sends: list[tuple[dict[str, Any], str]] = [
             ({"chat": GROUP, "chat_type": "supergroup", "thread": 7}, "deploys"),
             ({"chat": GROUP, "chat_type": "supergroup", "thread": 9}, "ops"),
             ({"chat": GROUP, "chat_type": "supergroup"}, "ops"),
@@ -100,7 +100,7 @@ async def test_group_chatter_is_ignored_and_a_mention_or_a_reply_is_answered(
         acme_extra={"respond_to": ["mention", "reply"]},
     )
     try:
-        group = {"chat": GROUP, "chat_type": "supergroup"}
+        group: dict[str, Any] = {"chat": GROUP, "chat_type": "supergroup"}
         anthropic_api.script = [text("on it"), text("still on it")]
         telegram_api.push_message("lunch anyone?", user=STRANGER, **group)
         telegram_api.push_message("sure, 12:30", user=ALICE, **group)
@@ -140,7 +140,7 @@ async def test_a_stranger_who_mentions_the_bot_is_refused_once(
 ) -> None:
     app = await start_app(db_path, anthropic_api, telegram_api)
     try:
-        group = {"chat": GROUP, "chat_type": "supergroup"}
+        group: dict[str, Any] = {"chat": GROUP, "chat_type": "supergroup"}
         for words in ("do my homework", "please"):
             said = f"{MENTION} {words}"
             telegram_api.push_message(
@@ -172,7 +172,7 @@ async def test_a_command_addressed_to_the_bot_works_in_a_group_and_others_are_le
         },
     )
     try:
-        group = {"chat": GROUP, "chat_type": "supergroup"}
+        group: dict[str, Any] = {"chat": GROUP, "chat_type": "supergroup"}
         for command in ("/status@some_other_bot", f"/status@{BOT_USERNAME}"):
             entity = telegram_api.entity("bot_command", command, command)
             telegram_api.push_message(command, user=ALICE, entities=[entity], **group)
