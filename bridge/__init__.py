@@ -1,5 +1,6 @@
 """Between chat platforms and the runtime: trust, commands, sessions, routing, delivery."""
 
+from bridge.commands import menu as command_menu
 from bridge.ingress import Outcome
 from bridge.platform import PlatformProfile
 from bridge.service import Bridge
@@ -18,4 +19,5 @@ __all__ = [
     "Route",
     "Transport",
     "TransportLimits",
+    "command_menu",
 ]

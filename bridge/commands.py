@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bridge import texts
-from bridge.sessions import Sessions
+from bridge.bindings import agent_for
+from bridge.sessions import Sessions, agent_key
 from bridge.status import Status
 from bridge.types import Route
 from config.schema import WorkspaceConfig
@@ -28,6 +29,11 @@ class CommandName(StrEnum):
     NEW = "new"
     COMPACT = "compact"
     HELP = "help"
+
+
+def menu() -> list[tuple[str, str]]:
+    """Every command with its one-line description, for a platform's command menu."""
+    return [(name.value, texts.COMMANDS[name.value][1]) for name in CommandName]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +74,29 @@ class Commands:
         self._status = status
 
     async def run(
-        self, command: Command | UnknownCommand, route: Route, workspace: WorkspaceConfig
+        self,
+        command: Command | UnknownCommand,
+        route: Route,
+        workspace: WorkspaceConfig,
+        *,
+        direct: bool = False,
     ) -> str:
+        """`direct`: the conversation is a DM (a binding may name DMs)."""
         if isinstance(command, UnknownCommand):
             return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
         match command.name:
             case CommandName.HELP:
                 return texts.HELP
             case CommandName.NEW:
-                await self._sessions.session_for(route, workspace, fresh=True)
+                await self._sessions.session_for(route, workspace, fresh=True, direct=direct)
                 return texts.NEW_SESSION
             case CommandName.STATUS:
-                return await self._status.text(self._sessions.session_of(route), workspace)
+                bound = agent_key(workspace.id, agent_for(workspace, route.home, direct=direct))
+                return await self._status.text(
+                    self._sessions.session_of(route), workspace, bound_agent=bound
+                )
             case CommandName.QUEUE:
-                return await self._queue(route, workspace, command.argument)
+                return await self._queue(route, workspace, command.argument, direct)
             case CommandName.STOP:
                 return await self._stop(route)
             case CommandName.COMPACT:
@@ -104,8 +119,10 @@ class Commands:
                 return await self._status.text(session_id, workspace)
         return None
 
-    async def _queue(self, route: Route, workspace: WorkspaceConfig, argument: str) -> str:
-        session_id = await self._sessions.session_for(route, workspace)
+    async def _queue(
+        self, route: Route, workspace: WorkspaceConfig, argument: str, direct: bool
+    ) -> str:
+        session_id = await self._sessions.session_for(route, workspace, direct=direct)
         current = self._runtime.status(session_id).mode
         try:
             mode = QueueMode(argument.lower())

@@ -13,6 +13,7 @@ class BridgeEventType(StrEnum):
     INBOUND_REFUSED = "inbound_refused"
     INBOUND_REJECTED = "inbound_rejected"
     INBOUND_TRUNCATED = "inbound_truncated"
+    INBOUND_IGNORED = "inbound_ignored"
     NOTIFICATION_UNROUTABLE = "notification_unroutable"
     OUTPUT_UNROUTABLE = "output_unroutable"
     ROUTE_FAILED = "route_failed"
@@ -39,6 +40,18 @@ class InboundRejected(Payload):
     platform: str
     workspace_id: str
     sender_id: str
+    reason: str
+
+
+class InboundIgnored(Payload):
+    """A group or channel message not addressed to the bot the way the admin asks
+    (`respond_to`), or a stranger's chatter there: recorded, not answered."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_IGNORED
+    platform: str
+    workspace_id: str
+    sender_id: str
+    conversation_id: str
     reason: str
 
 

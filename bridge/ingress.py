@@ -8,8 +8,9 @@ import logging
 from enum import StrEnum
 
 from bridge import texts
+from bridge.bindings import addressed, names_the_bot, respond_to
 from bridge.commands import Command, Commands, parse
-from bridge.events import InboundRefused, InboundRejected, InboundTruncated
+from bridge.events import InboundIgnored, InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.replies import Pointing, compose
@@ -40,6 +41,7 @@ REFUSAL_REPLY_INTERVAL_S = 3600.0
 class Outcome(StrEnum):
     DUPLICATE = "duplicate"
     REFUSED = "refused"
+    IGNORED = "ignored"  # group chatter not addressed to the bot: recorded, not answered
     REJECTED = "rejected"
     COMMAND = "command"
     PROMPT = "prompt"
@@ -81,6 +83,10 @@ class Ingress:
         if await self._store.seen(keys):
             return Outcome.DUPLICATE
         verdict = classify(self._config, chat, self._outbox.transports.profile(chat.route.platform))
+        unaddressed = self._unaddressed(chat, verdict)
+        if unaddressed is not None:
+            await self._ignore(chat, keys, unaddressed, operator=isinstance(verdict, Trusted))
+            return Outcome.IGNORED
         if isinstance(verdict, Refused):
             await self._refuse(chat, keys, verdict)
             return Outcome.REFUSED
@@ -105,7 +111,9 @@ class Ingress:
                     command, notification.session_id, verdict.workspace
                 )
             if answer is None:
-                answer = await self._commands.run(command, chat.route, verdict.workspace)
+                answer = await self._commands.run(
+                    command, chat.route, verdict.workspace, direct=chat.is_direct
+                )
             await self._reply(chat, keys, answer, None)
             return Outcome.COMMAND
         await self._prompt(chat, keys, verdict, notification)
@@ -119,6 +127,46 @@ class Ingress:
         return True
 
     # -- steps -------------------------------------------------------------------------
+
+    def _unaddressed(self, chat: InboundChat, verdict: Trusted | Refused) -> str | None:
+        """Why a group or channel message is none of the bot's business, or None. A stranger
+        there is refused only when they speak to the bot; an operator is heard as the admin's
+        `respond_to` says (their commands always). DMs are always for the bot."""
+        if chat.is_direct:
+            return None
+        in_agent_thread = self._sessions.session_of(chat.route) is not None
+        if isinstance(verdict, Refused):
+            if verdict.workspace is None or verdict.operator_elsewhere:
+                return None
+            if names_the_bot(chat, in_agent_thread=in_agent_thread):
+                return None
+            return "a stranger's message, not addressed to the bot"
+        if chat.text is not None and parse(chat.text) is not None:
+            return None
+        wanted = respond_to(verdict.workspace, chat.route)
+        if addressed(chat, wanted, in_agent_thread=in_agent_thread):
+            return None
+        return f"not addressed to the bot (respond_to: {', '.join(wanted)})"
+
+    async def _ignore(
+        self, chat: InboundChat, keys: list[str], reason: str, *, operator: bool
+    ) -> None:
+        route = chat.route
+        self._metrics.messages_ignored.inc(
+            workspace=route.workspace_id, sender="operator" if operator else "other"
+        )
+        async with self._store.write() as tx:
+            tx.mark_seen(keys, None)
+            tx.emit(
+                InboundIgnored(
+                    platform=route.platform,
+                    workspace_id=route.workspace_id,
+                    sender_id=chat.sender_id,
+                    conversation_id=route.conversation_id,
+                    reason=reason,
+                )
+            )
+        log.debug("message ignored", extra={"platform": route.platform, "reason": reason})
 
     async def _refuse(self, chat: InboundChat, keys: list[str], verdict: Refused) -> None:
         route = chat.route
@@ -184,7 +232,9 @@ class Ingress:
         if notification is not None:
             session_id = notification.session_id
         else:
-            session_id = await self._sessions.session_for(chat.route, verdict.workspace)
+            session_id = await self._sessions.session_for(
+                chat.route, verdict.workspace, direct=chat.is_direct
+            )
         message = InboundMessage(
             text=text,
             kind=MessageKind.OPERATOR_PROMPT,

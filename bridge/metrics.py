@@ -60,6 +60,13 @@ class Metrics:
             ("workspace", "trust"),
             r,
         )
+        self.messages_ignored = LabelledCounter(
+            "switchboard_messages_ignored_total",
+            "Group and channel messages not addressed to the bot (left unanswered), by "
+            "workspace and whether the sender is an operator.",
+            ("workspace", "sender"),
+            r,
+        )
         self.interjections = LabelledCounter(
             "switchboard_interjections_total",
             "Operator messages admitted into running turns, by boundary.",

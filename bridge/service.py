@@ -8,17 +8,19 @@ import contextlib
 
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
+from bridge.ephemeral import EphemeralCommands
 from bridge.ingress import Ingress, Outcome
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.progress import ProgressPresenter
+from bridge.ratelimit import ProgressBudget
 from bridge.retention import Retention
 from bridge.routing import Router
 from bridge.sessions import Sessions
 from bridge.status import Status
 from bridge.store import BridgeStore
 from bridge.transport import Transport
-from bridge.types import InboundChat
+from bridge.types import InboundChat, Route
 from config.schema import SwitchboardConfig
 from runtime import Runtime
 
@@ -43,6 +45,7 @@ class Bridge:
         self.ingress = Ingress(
             config, runtime, self.store, self.sessions, self.outbox, commands, self.metrics
         )
+        self.ephemeral = EphemeralCommands(config, self.store, commands, self.metrics)
         self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
         self.retention = Retention(config.retention, runtime.store, self.store)
         self._dispatch_task: asyncio.Task[None] | None = None
@@ -60,6 +63,16 @@ class Bridge:
 
     async def receive(self, chat: InboundChat) -> Outcome:
         return await self.ingress.receive(chat)
+
+    async def command(self, chat: InboundChat, *, invoked_as: str) -> str:
+        """Run a command for only its sender to see (a Slack slash command); its answer."""
+        profile = self.outbox.transports.profile(chat.route.platform)
+        return await self.ephemeral.answer(chat, profile, invoked_as=invoked_as)
+
+    def budget(self, route: Route) -> ProgressBudget:
+        """Room for a best-effort platform call (a reaction on receipt) within the platform's
+        limits, shared with replies and progress: `take` it, or skip the call."""
+        return self.outbox.transports.budget(route)
 
     async def settle(self) -> None:
         """Until every turn has finished and every reply it produced has been sent."""

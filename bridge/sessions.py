@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bridge.bindings import agent_for
 from bridge.store import BridgeStore
 from bridge.types import Route
 from config.schema import WorkspaceConfig
@@ -33,15 +34,22 @@ class Sessions:
         return self._by_conversation.get(route.home.conversation_key)
 
     async def session_for(
-        self, route: Route, workspace: WorkspaceConfig, *, fresh: bool = False
+        self,
+        route: Route,
+        workspace: WorkspaceConfig,
+        *,
+        fresh: bool = False,
+        direct: bool = False,
     ) -> str:
-        """The conversation's session, created on first use (or anew, with `fresh`)."""
+        """The conversation's session, created on first use (or anew, with `fresh`) for the
+        agent bound there (`direct`: the conversation is a DM). An existing session keeps its
+        agent when the bindings change; `/new` starts one with the agent bound now."""
         home = route.home
         key = home.conversation_key
         if not fresh and key in self._by_conversation:
             return self._by_conversation[key]
         session_id = await self._runtime.create_session(
-            agent_key(workspace.id, workspace.default_agent),
+            agent_key(workspace.id, agent_for(workspace, home, direct=direct)),
             queue_mode=QueueMode(workspace.queue_mode),
             metadata={"conversation_key": key},
         )

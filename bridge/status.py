@@ -54,10 +54,15 @@ class Status:
         self._runtime = runtime
         self._store = store
 
-    async def text(self, session_id: str | None, workspace: WorkspaceConfig) -> str:
+    async def text(
+        self, session_id: str | None, workspace: WorkspaceConfig, *, bound_agent: str | None = None
+    ) -> str:
+        """`bound_agent`: the agent a new session here would have (the bindings' choice)."""
         lines = []
         if session_id is None:
             lines.append("No session here yet: send a message to start one.")
+            if bound_agent is not None:
+                lines.append(texts.AGENT_HERE.format(agent=bound_agent))
         else:
             s = self._runtime.status(session_id)
             if s.state is SessionState.RUNNING:
@@ -66,6 +71,8 @@ class Status:
                 )
             else:
                 lines.append(f"Agent {s.agent_id} is idle.")
+            if bound_agent is not None and bound_agent != s.agent_id:
+                lines.append(texts.AGENT_REBOUND.format(agent=bound_agent))
             lines.append(f"Queue: {s.queued} waiting; mode {s.mode}.")
             if s.context_tokens is None:
                 lines.append(texts.CONTEXT_UNKNOWN.format(window=s.context_window))

@@ -4,15 +4,31 @@ from __future__ import annotations
 
 from runtime import Boundary
 
+# Every command with its arguments and what it does: the /help text, Telegram's `/` menu and
+# the Slack slash command's help are all made from this one list.
+COMMANDS = {
+    "stop": ("", "stop what the agent is doing now"),
+    "status": ("", "what the agent is doing, its queue, undelivered notifications"),
+    "queue": (" steer|followup|collect|interrupt", "how messages sent during a turn are handled"),
+    "new": ("", "start a fresh session (the agent forgets this conversation)"),
+    "compact": ("", "have the agent summarize the conversation so far, to free its memory"),
+    "help": ("", "the list of commands"),
+}
 HELP = (
     "Commands:\n"
-    "/stop - stop what the agent is doing now\n"
-    "/status - what the agent is doing, its queue, undelivered notifications\n"
-    "/queue steer|followup|collect|interrupt - how messages sent during a turn are handled\n"
-    "/new - start a fresh session (the agent forgets this conversation)\n"
-    "/compact - have the agent summarize the conversation so far, to free its memory\n"
-    "/help - this list\n"
-    "Anything else is a message to the agent."
+    + "".join(f"/{name}{args} - {what}\n" for name, (args, what) in COMMANDS.items())
+    + "Anything else is a message to the agent."
+)
+SLASH_HELP = (
+    "{command} followed by one of:\n{lines}\n"
+    "For example: {command} queue collect. Anything you write to me that is not a command is a "
+    "message to the agent."
+)
+COMMAND_FAILED = "That command could not run just now; please try again in a moment."
+AGENT_HERE = "Agent {agent} answers here."
+AGENT_REBOUND = (
+    "This conversation is now bound to agent {agent}; this session keeps its agent until you "
+    "send /new."
 )
 NOT_AN_OPERATOR = (
     "You are not an operator of this Switchboard workspace, so I can't pass your message "
@@ -75,3 +91,4 @@ NOTIFICATION_GONE = (
     "I no longer know the agent behind that notification, so I can't pass this on. Write to "
     "the agent directly instead."
 )
+SLASH_HINT = "Send {command} help for the list."

@@ -67,6 +67,13 @@ class InboundChat:
     replied_to: str | None = None  # the message it answers, named as Transport.send names it
     context: tuple[Quoted, ...] = ()  # what the operator pointed at, oldest first
     wants_thread: bool = False  # the thread around it should be read for context
+    # How it addresses the bot, for groups and channels (`respond_to`): it mentions the bot
+    # (a Telegram @username, text mention or /command@bot; a Slack <@BOT>), it replies to one of
+    # the bot's messages, or it is a reply inside a thread (the bot is in it if the agent has a
+    # session there).
+    mentions_bot: bool = False
+    replies_to_bot: bool = False
+    thread_reply: bool = False
 
 
 class DeliveryStatus(StrEnum):

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
+
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
 
@@ -94,6 +96,17 @@ class RetentionConfig(Strict):
         return days
 
 
+class SuggestedPrompt(Strict):
+    title: str = Field(min_length=1, max_length=75)
+    message: str = Field(min_length=1)
+
+
+DEFAULT_SUGGESTED_PROMPTS = (
+    SuggestedPrompt(title="What are you working on?", message="/status"),
+    SuggestedPrompt(title="Commands", message="/help"),
+)
+
+
 class SlackConfig(Strict):
     team_id: str
     bot_token: SecretStr
@@ -102,6 +115,13 @@ class SlackConfig(Strict):
     api_base_url: str = "https://slack.com/api/"
     channels: list[str] = []
     request_timeout_s: float = Field(10.0, gt=0)
+    # The slash command set up in the Slack app (`/switchboard status`, `/switchboard stop`).
+    slash_command: Annotated[str, Field(pattern=r"^/[a-z0-9_-]{1,31}$")] = "/switchboard"
+    # Offered when an operator opens a new assistant thread with the app (at most 4); [] offers
+    # none.
+    suggested_prompts: list[SuggestedPrompt] = Field(
+        default_factory=lambda: list(DEFAULT_SUGGESTED_PROMPTS), max_length=4
+    )
 
     @model_validator(mode="after")
     def _one_way_in(self) -> SlackConfig:
@@ -166,6 +186,15 @@ class WorkspaceConfig(Strict):
     operators: list[OperatorConfig] = Field(min_length=1)
     agents: list[AgentConfig] = Field(min_length=1)
     tools: list[ToolConfig] = []
+    bindings: list[BindingConfig] = []
+    # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
+    # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
+    respond_to: list[RespondTo] | None = None
+
+    @field_validator("respond_to", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> WorkspaceConfig:
@@ -200,6 +229,14 @@ class WorkspaceConfig(Strict):
             raise ValueError(f"console.operator {self.console.operator!r} is not an operator")
         if not (self.slack or self.telegram or self.console):
             raise ValueError("the workspace has no [slack], [telegram] or [console] section")
+        no_all_with_others(self.respond_to)
+        check_bindings(
+            self.bindings,
+            agent_ids,
+            telegram_chats=self.telegram.chats if self.telegram else None,
+            slack_channels=self.slack.channels if self.slack else None,
+            platforms={p for p in ("slack", "telegram", "console") if getattr(self, p)},
+        )
         return self
 
     def primary_operator(self) -> OperatorConfig:

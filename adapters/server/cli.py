@@ -17,6 +17,7 @@ from adapters.server import logs
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import variables
+from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +128,22 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         for a in w.agents:
             default = " (default)" if a.id == w.default_agent else ""
             lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
+        lines += _binding_lines(w)
         for t in w.tools:
             lines.append(f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s)")
     return "\n".join(lines)
+
+
+def _binding_lines(w: WorkspaceConfig) -> list[str]:
+    """Who answers where, and when in groups and channels."""
+    everywhere = ", ".join(w.respond_to or ["all"])
+    lines = [f"  in groups and channels, answers operators' messages: {everywhere}"]
+    for b in w.bindings:
+        when = f" (answers: {', '.join(b.respond_to)})" if b.respond_to else ""
+        lines.append(f"  {b.place.describe()} -> agent {b.agent}{when}")
+    if w.slack is not None:
+        lines.append(f"  slack slash command: {w.slack.slash_command}")
+    return lines
 
 
 def _log_destination(config: SwitchboardConfig) -> str:

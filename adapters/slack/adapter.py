@@ -19,6 +19,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
@@ -27,12 +28,13 @@ from adapters.slack.inbound import (
     NOTIFICATION_ACTIONS,
     STOP_ACTION,
     BotIdentity,
+    command_chat,
     message_chat,
     notification_button_chat,
     stop_chat,
 )
 from adapters.slack.transport import SlackTransport
-from bridge import Bridge, Outcome
+from bridge import Bridge, InboundChat, Outcome, texts
 from config.errors import ConfigError
 from config.schema import SlackConfig, WorkspaceConfig
 
@@ -73,6 +75,8 @@ class SlackAdapter:
         self.app.action(STOP_ACTION)(self._on_stop)
         for action in NOTIFICATION_ACTIONS:
             self.app.action(action)(self._on_notification_button)
+        self.app.command(self.settings.slash_command)(self._on_command)
+        self.app.event("assistant_thread_started")(self._on_assistant_thread)
         self.identity: BotIdentity | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -191,6 +195,38 @@ class SlackAdapter:
         chat = notification_button_chat(body, workspace_id=self.workspace.id)
         if chat is not None:
             await self._bridge.receive(chat)
+
+    async def _on_command(
+        self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond
+    ) -> None:
+        """A slash command: acknowledged at once (Slack waits 3 s at most, and a `stop` may
+        take longer), answered through its `response_url` for its sender only."""
+        await ack()
+        chat = command_chat(command, workspace_id=self.workspace.id)
+        if chat is not None:
+            self._later(self._answer(chat, respond))
+
+    async def _answer(self, chat: InboundChat, respond: AsyncRespond) -> None:
+        try:
+            answer = await self._bridge.command(chat, invoked_as=self.settings.slash_command)
+        except Exception:
+            log.exception("slash command failed", extra={"workspace": self.workspace.id})
+            answer = texts.COMMAND_FAILED
+        try:
+            await respond(text=answer, response_type="ephemeral")
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log.warning(
+                "slash command answer not delivered",
+                extra={"workspace": self.workspace.id, "error": str(exc)},
+            )
+
+    async def _on_assistant_thread(self, event: dict[str, Any]) -> None:
+        """A new assistant thread with the app: offer the configured prompts."""
+        thread = event.get("assistant_thread") or {}
+        channel, ts = thread.get("channel_id"), thread.get("thread_ts")
+        prompts = [p.model_dump() for p in self.settings.suggested_prompts]
+        if isinstance(channel, str) and isinstance(ts, str) and prompts:
+            self._later(self.transport.suggest_prompts(channel, ts, prompts))
 
     def _later(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Work that must not hold up the ack, kept until done and stopped with the adapter."""

@@ -79,6 +79,25 @@ def message_chat(
         replied_to=replied_to,
         # Pulled into a channel's thread by a mention: what was said there is context.
         wants_thread=replied_to is not None and mentioned and not is_direct,
+        mentions_bot=mentioned,
+        thread_reply=replied_to is not None,
+    )
+
+
+def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
+    """A slash command (`/switchboard queue collect`) as the chat command it carries
+    (`/queue collect`); no words is `/help`. It names the channel it was typed in, no thread."""
+    user, channel = command.get("user_id"), command.get("channel_id")
+    if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
+        return None
+    words = str(command.get("text") or "").strip().lstrip("/")
+    return InboundChat(
+        route=Route(platform=NAME, workspace_id=workspace_id, conversation_id=channel),
+        sender_id=user,
+        dedupe_keys=(f"command:{command.get('trigger_id')}",),
+        text="/" + (words or "help"),
+        is_direct=channel.startswith("D"),
+        mentions_bot=True,
     )
 
 
@@ -102,6 +121,7 @@ def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
         text="/stop",
         is_direct=channel.startswith("D"),
         message_ref=f"button on {message['ts']}",
+        mentions_bot=True,  # a press on the bot's own button is addressed to it
     )
 
 
@@ -129,5 +149,6 @@ def notification_button_chat(body: dict[str, Any], *, workspace_id: str) -> Inbo
         text=command,
         is_direct=channel.startswith("D"),
         message_ref=f"button on {message['ts']}",
+        mentions_bot=True,  # a press on the bot's own button is addressed to it
         replied_to=f"{channel}:{message['ts']}",
     )

@@ -138,6 +138,21 @@ class SlackTransport:
         if route.reply_to:
             await self._react("reactions_add", route, RECEIVED, UNLIMITED)
 
+    async def suggest_prompts(
+        self, channel: str, thread_ts: str, prompts: list[dict[str, str]]
+    ) -> None:
+        """Suggested prompts under a new assistant thread. Best effort: a workspace or app
+        without the assistant feature refuses, and the thread works without them."""
+        try:
+            await self._client.assistant_threads_setSuggestedPrompts(
+                channel_id=channel, thread_ts=thread_ts, prompts=prompts
+            )
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info(
+                "suggested prompts not shown",
+                extra={"workspace": self._workspace_id, "channel": channel, "error": str(exc)},
+            )
+
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         key = route.conversation_key
         try:

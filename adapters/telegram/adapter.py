@@ -6,28 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
-from adapters.telegram.inbound import message_chat, notification_button_chat, stop_chat
+from adapters.telegram.inbound import BotUser, message_chat, notification_button_chat, stop_chat
 from adapters.telegram.transport import TelegramTransport
-from bridge import Bridge, InboundChat
+from bridge import Bridge, InboundChat, Outcome, command_menu
 from config.errors import ConfigError
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
 MAX_STORE_RETRY_S = 30.0  # a polled update the store did not take is tried again this often
-COMMANDS = [
-    BotCommand("stop", "stop what the agent is doing"),
-    BotCommand("status", "what the agent is doing now"),
-    BotCommand("queue", "how messages during a turn are handled"),
-    BotCommand("new", "start a fresh session"),
-    BotCommand("compact", "summarize the conversation to free the agent's memory"),
-    BotCommand("help", "what I understand"),
-]
 
 
 class TelegramAdapter:
@@ -49,6 +43,8 @@ class TelegramAdapter:
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._message))
         self.application.add_handler(CallbackQueryHandler(self._callback))
         self.transport = TelegramTransport(self.application)
+        self.me: BotUser | None = None  # from getMe, once started
+        self._background: set[asyncio.Task[Any]] = set()
 
     async def start(self, public_url: str | None) -> None:
         try:
@@ -61,8 +57,10 @@ class TelegramAdapter:
             ) from None
 
     async def _start(self, public_url: str | None) -> None:
-        await self.application.initialize()
-        await self.application.bot.set_my_commands(COMMANDS)
+        await self.application.initialize()  # getMe: who the bot is
+        bot = self.application.bot
+        self.me = BotUser(bot.id, bot.username)
+        await bot.set_my_commands([BotCommand(name, about) for name, about in command_menu()])
         await self.application.start()
         if self.settings.mode == "webhook":
             if public_url:
@@ -75,6 +73,9 @@ class TelegramAdapter:
             await self.application.updater.start_polling(poll_interval=0.0, timeout=10)
 
     async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self.application.updater is not None and self.application.updater.running:
             await self.application.updater.stop()
         if self.application.running:
@@ -97,9 +98,10 @@ class TelegramAdapter:
                     break
 
     async def _message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        chat = message_chat(update, workspace_id=self.workspace.id, bot_id=self.application.bot.id)
-        if chat is not None:
-            await self._store(chat)
+        chat = message_chat(update, workspace_id=self.workspace.id, bot=self.me)
+        if chat is not None and await self._store(chat) is Outcome.PROMPT:
+            budget = self._bridge.budget(chat.route)
+            self._later(self.transport.received(chat.route, budget))
 
     async def _callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query, chat = update.callback_query, stop_chat(update, workspace_id=self.workspace.id)
@@ -112,7 +114,13 @@ class TelegramAdapter:
             await query.answer()  # the answer comes as a message, once the bridge decides
             await self._store(chat)
 
-    async def _store(self, chat: InboundChat) -> None:
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Work that must not hold up the next update (the reaction on receipt)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _store(self, chat: InboundChat) -> Outcome:
         """Hand an update's message to the bridge, which stores it. A webhook update that
         cannot be stored is raised: the route answers 5xx and Telegram sends it again. A polled
         one was confirmed to Telegram when it was fetched, so it is tried again until the store
@@ -120,8 +128,7 @@ class TelegramAdapter:
         delay_s = 0.5
         while True:
             try:
-                await self._bridge.receive(chat)
-                return
+                return await self._bridge.receive(chat)
             except Exception:
                 if self.settings.mode == "webhook":
                     raise

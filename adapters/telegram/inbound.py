@@ -6,8 +6,12 @@ A forum topic is its own session, answered in that topic; any other chat is one 
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from telegram import (
     Message,
+    MessageEntity,
     MessageOrigin,
     MessageOriginChannel,
     MessageOriginChat,
@@ -37,6 +41,42 @@ ATTACHMENTS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class BotUser:
+    """Who the bot is, from `getMe`: how a message mentions or replies to it."""
+
+    id: int
+    username: str
+
+
+def _addressing(message: Message, bot: BotUser | None) -> tuple[bool, bool, bool]:
+    """(mentions the bot, replies to one of its messages, a command for another bot)."""
+    if bot is None:
+        return False, False, False
+    name = f"@{bot.username}".lower()
+    mentions = for_another = False
+    for entity, text in message.parse_entities().items():
+        named = entity.type == MessageEntity.MENTION and text.lower() == name
+        if named or (entity.type == MessageEntity.TEXT_MENTION and _is(entity, bot)):
+            mentions = True
+        elif entity.type == MessageEntity.BOT_COMMAND and "@" in text:
+            ours = text.lower().endswith(name)
+            mentions = mentions or ours
+            for_another = for_another or (entity.offset == 0 and not ours)
+    replied = message.reply_to_message
+    replies = (
+        replied is not None
+        and not _topic_root(message, replied)
+        and replied.from_user is not None
+        and replied.from_user.id == bot.id
+    )
+    return mentions, replies, for_another
+
+
+def _is(entity: MessageEntity, bot: BotUser) -> bool:
+    return entity.user is not None and entity.user.id == bot.id
+
+
 def route(message: Message, *, workspace_id: str) -> Route:
     """Where the answer to `message` goes: its chat, its topic if any, quoting it."""
     thread = message.message_thread_id if message.is_topic_message else None
@@ -50,15 +90,22 @@ def route(message: Message, *, workspace_id: str) -> Route:
 
 
 def message_chat(
-    update: Update, *, workspace_id: str, bot_id: int | None = None
+    update: Update, *, workspace_id: str, bot: BotUser | None = None
 ) -> InboundChat | None:
-    """A new message as a chat message, or None when it is no person's (a bot's, or none).
-    `bot_id`: this bot's user id, to tell its own messages among those replied to."""
+    """A new message as a chat message, or None when it is no person's (a bot's, or none) or
+    a command for another bot (`/status@other_bot`). The bot's own @username is taken out of
+    the text; `bot` also tells its own messages among those replied to."""
     message = update.message
     if message is None or message.from_user is None or message.from_user.is_bot:
         return None
+    mentions, replies, for_another = _addressing(message, bot)
+    if for_another:
+        return None
     kind = next((a for a in ATTACHMENTS if getattr(message, a, None)), None)
-    replied_to, context = pointed_at(message, bot_id)
+    replied_to, context = pointed_at(message, bot.id if bot else None)
+    text = message.text
+    if text is not None and bot is not None and mentions and not text.startswith("/"):
+        text = re.sub(rf"@{re.escape(bot.username)}\b", "", text, flags=re.IGNORECASE).strip()
     return InboundChat(
         route=route(message, workspace_id=workspace_id),
         sender_id=str(message.from_user.id),
@@ -66,13 +113,15 @@ def message_chat(
             f"update:{update.update_id}",
             f"message:{message.chat.id}:{message.message_id}",
         ),
-        text=message.text if message.text is not None else None,
+        text=text,
         is_direct=message.chat.type == "private",
         sender_name=message.from_user.full_name,
         message_ref=str(message.message_id),
         attachment_kind=kind,
         replied_to=replied_to,
         context=context,
+        mentions_bot=mentions,
+        replies_to_bot=replies,
     )
 
 
@@ -142,6 +191,7 @@ def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
         text="/stop",
         is_direct=message.chat.type == "private",
         message_ref=f"button {query.id}",
+        mentions_bot=True,  # a press on the bot's own button is addressed to it
     )
 
 
@@ -163,5 +213,6 @@ def notification_button_chat(update: Update, *, workspace_id: str) -> InboundCha
         text=command,
         is_direct=message.chat.type == "private",
         message_ref=f"button {query.id}",
+        mentions_bot=True,  # a press on the bot's own button is addressed to it
         replied_to=f"{message.chat.id}:{message.message_id}",
     )

@@ -11,7 +11,13 @@ from datetime import timedelta
 from typing import Any, Literal, TypeVar
 
 import httpx
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram import (
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    ReactionTypeEmoji,
+    ReplyParameters,
+)
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
@@ -19,6 +25,7 @@ from telegram.ext import Application
 from adapters.telegram.inbound import NOTIFICATION_BUTTONS, STOP
 from adapters.telegram.platform import TELEGRAM
 from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
+from bridge.ratelimit import ProgressBudget
 from bridge.transport import Budget, Call
 
 log = logging.getLogger(__name__)
@@ -30,6 +37,7 @@ def _plain(rendered: str) -> str:
 
 
 T = TypeVar("T")
+RECEIVED = "\U0001f440"  # eyes: one of the reactions Telegram lets a bot set
 # python-telegram-bot raises these (as TimedOut or NetworkError) when the request never left:
 # no connection could be made, or no pooled connection came free.
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -115,6 +123,30 @@ class TelegramTransport:
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         return None  # the Bot API cannot look up a chat's messages
+
+    async def received(self, route: Route, budget: ProgressBudget) -> None:
+        """A reaction on the operator's message: the agent has it. Best effort, within the
+        bot's limits (skipped when the budget has no room); a chat where reactions are off
+        refuses it, and that is fine."""
+        if route.reply_to is None:
+            return
+        try:
+            await self._within(
+                budget,
+                Call.REACTION,
+                lambda: self._app.bot.set_message_reaction(
+                    int(route.conversation_id),
+                    int(route.reply_to or 0),
+                    [ReactionTypeEmoji(RECEIVED)],
+                ),
+            )
+        except TelegramError as exc:
+            log.info(
+                "receipt reaction not set",
+                extra={"conversation": route.conversation_key, "error": str(exc)},
+            )
+        finally:
+            budget.done()
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         key = route.conversation_key

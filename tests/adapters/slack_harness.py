@@ -54,9 +54,12 @@ async def start_app(
     signing_secret: str | None = ACME_SECRET,
     app_token: str | None = None,
     more_workspaces: Sequence[Table] = (),
+    slack_extra: Table | None = None,
+    acme_extra: Table | None = None,
 ) -> App:
     """Workspace `acme` on team T1: events over HTTP (signed with `signing_secret`) and, with
-    `app_token`, Socket Mode; operator alice and the channel OPS allowed."""
+    `app_token`, Socket Mode; operator alice and the channel OPS allowed. `slack_extra`,
+    `acme_extra`: more keys of acme's [slack] table and of acme's own."""
     acme = next(t for t in slack.teams.values() if t.team_id == "T1")
     team = {
         "team_id": "T1",
@@ -66,11 +69,10 @@ async def start_app(
         "api_base_url": slack.base_url,
         "channels": [OPS],
         "request_timeout_s": 1,
+        **(slack_extra or {}),
     }
-    workspaces = [
-        workspace("acme", [ACME_OPERATOR], slack=team, agent_tools=agent_tools, tools=tools),
-        *more_workspaces,
-    ]
+    acme = workspace("acme", [ACME_OPERATOR], slack=team, agent_tools=agent_tools, tools=tools)
+    workspaces = [{**acme, **(acme_extra or {})}, *more_workspaces]
     path = write_config(
         db_path.parent / "switchboard.toml",
         db=db_path,
@@ -193,6 +195,33 @@ class SlackSide:
         answer = await self.post(self.envelope(team, event), secret=secret)
         assert answer.status == 200, answer
         return str(event["ts"])
+
+    async def slash(
+        self,
+        text: str,
+        *,
+        user: str = ALICE,
+        channel: str = "DALICE",
+        command: str = "/switchboard",
+        team: str = "T1",
+    ) -> Answer:
+        """A slash command as Slack posts it: a signed form with the command's fields."""
+        form = {
+            "token": "legacy-verification-token",
+            "team_id": team,
+            "team_domain": team.lower(),
+            "channel_id": channel,
+            "channel_name": "directmessage" if channel.startswith("D") else "ops",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A0SWITCH",
+            "is_enterprise_install": "false",
+            "response_url": self.fake.response_url(team),
+            "trigger_id": f"{next(_event_ids)}.{int(time.time())}.abcdef",
+        }
+        return await self.post(urlencode(form), content_type="application/x-www-form-urlencoded")
 
     async def click_stop(self, progress: dict[str, Any], channel: str, user: str = ALICE) -> Answer:
         return await self.click(progress, channel, "switchboard_stop", user)

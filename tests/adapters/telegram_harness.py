@@ -27,17 +27,21 @@ async def start_app(
     webhook_secret: str | None = None,
     public_url: str | None = None,
     more_workspaces: Sequence[Table] = (),
+    chats: Sequence[int] = (-100,),
+    acme_extra: Table | None = None,
 ) -> App:
     """Workspace `acme`: its bot polls, or with `webhook_secret` takes webhooks; operator
-    alice (1001) and the group -100 allowed."""
+    alice (1001) and the group -100 allowed (or `chats`); `acme_extra`: more keys of acme's
+    table (agents, bindings, respond_to)."""
     bot = {
         "bot_token": telegram.token,
         "api_base_url": telegram.base_url,
-        "chats": [-100],
+        "chats": list(chats),
         "mode": "webhook" if webhook_secret else None,
         "webhook_secret": webhook_secret,
     }
     acme = workspace("acme", [ALICE], telegram=bot, agent_tools=agent_tools, tools=tools)
+    acme = {**acme, **(acme_extra or {})}
     path = write_config(
         db_path.parent / "switchboard.toml",
         db=db_path,

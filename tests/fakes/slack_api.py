@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.slack_spec import SlackError, check, truthy
+from tests.fakes.slack_spec import SlackError, check, check_response, truthy
 
 
 @dataclass
@@ -59,6 +59,8 @@ class FakeSlack:
     messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by channel
     reactions: list[tuple[str, str, str, str]] = field(default_factory=list)  # verb, ch, ts, name
     statuses: list[tuple[str, str, str]] = field(default_factory=list)
+    suggested: list[tuple[str, str, list[dict[str, str]]]] = field(default_factory=list)
+    responses: list[dict[str, Any]] = field(default_factory=list)  # posted to response_urls
     calls: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)  # method, args, team
     call_times: list[float] = field(default_factory=list)  # when each of `calls` arrived
     refused: list[tuple[str, str]] = field(default_factory=list)
@@ -95,7 +97,23 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_get("/socket", self._socket)
+        app.router.add_post("/commands/{team}/{command}/{secret}", self._response_url)
         return app
+
+    def response_url(self, team: str) -> str:
+        """Where a slash command's answer goes (Slack's hooks.slack.com/commands/...)."""
+        return f"{self.url}/commands/{team}/{next(self._ts)}/s3cr3t"
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            check_response(body)
+        except (ValueError, SlackError) as exc:
+            error = exc.error if isinstance(exc, SlackError) else "invalid_payload"
+            self.refused.append(("response_url", error))
+            return web.Response(status=400, text=error)
+        self.responses.append(body)
+        return web.Response(text="ok")
 
     def fail(
         self,
@@ -227,6 +245,11 @@ class FakeSlack:
                 if not team.assistant:
                     raise SlackError("missing_scope")
                 self.statuses.append((args["channel_id"], args["thread_ts"], args["status"]))
+                return {}
+            case "assistant.threads.setSuggestedPrompts":
+                if not team.assistant:
+                    raise SlackError("missing_scope")
+                self.suggested.append((args["channel_id"], args["thread_ts"], args["prompts"]))
                 return {}
             case "apps.connections.open":
                 return {"url": f"ws://{self.url.split('://', 1)[1]}/socket?team={team.team_id}"}

@@ -29,6 +29,14 @@ _NEWER_METHODS: dict[str, dict[str, tuple[str, bool]]] = {
         "status": ("string", True),
         "loading_messages": ("array", False),
     },
+    # assistant.threads.setSuggestedPrompts: channel_id, thread_ts and prompts (a list of up
+    # to 4 objects, each with a title and a message) required; a title over them.
+    "assistant.threads.setSuggestedPrompts": {
+        "channel_id": ("string", True),
+        "thread_ts": ("string", True),
+        "prompts": ("array", True),
+        "title": ("string", False),
+    },
     # apps.connections.open: an app-level token (xapp-) and nothing else.
     "apps.connections.open": {},
 }
@@ -42,6 +50,7 @@ _NEWER_ARGUMENTS: dict[str, dict[str, tuple[str, bool]]] = {
 }
 JSON_STRINGS = {"blocks", "attachments", "metadata"}  # "a JSON-based array ... as a string"
 MAX_TEXT = 40_000  # chat.postMessage: longer text is refused with msg_too_long
+MAX_PROMPTS = 4  # assistant.threads.setSuggestedPrompts
 MAX_BLOCKS, MAX_SECTION_TEXT, MAX_BUTTON_TEXT, MAX_ACTION_ID = 50, 3000, 75, 255
 
 
@@ -129,7 +138,32 @@ def check(method: str, verb: str, args: dict[str, Any], token: str | None) -> di
             args[name] = _typed(name, args[name], kind)
     if method in ("chat.postMessage", "chat.update"):
         _check_message(args)
+    if method == "assistant.threads.setSuggestedPrompts":
+        _check_prompts(args["prompts"])
     return args
+
+
+def _check_prompts(prompts: Any) -> None:
+    if not isinstance(prompts, list) or not 1 <= len(prompts) <= MAX_PROMPTS:
+        raise SlackError("invalid_arguments: prompts must be a list of 1 to 4 prompts")
+    for prompt in prompts:
+        if not isinstance(prompt, dict) or set(prompt) != {"title", "message"}:
+            raise SlackError("invalid_arguments: a prompt has exactly a title and a message")
+        if not all(isinstance(v, str) and v for v in prompt.values()):
+            raise SlackError("invalid_arguments: a prompt's title and message are text")
+
+
+def check_response(body: Any) -> None:
+    """A message posted to a slash command's `response_url`: JSON with text (or blocks), and
+    a response_type of "ephemeral" (the default: only the user sees it) or "in_channel"."""
+    if not isinstance(body, dict):
+        raise SlackError("invalid_payload", 400)
+    if not body.get("text") and not body.get("blocks"):
+        raise SlackError("no_text", 400)
+    if len(str(body.get("text") or "")) > MAX_TEXT:
+        raise SlackError("msg_too_long", 400)
+    if body.get("response_type", "ephemeral") not in ("ephemeral", "in_channel"):
+        raise SlackError("invalid_response_type", 400)
 
 
 def _check_message(args: dict[str, Any]) -> None:

@@ -33,7 +33,8 @@ from aiohttp import web
 from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
-BOT_COUNTED = MESSAGES | {"sendChatAction", "deleteMessage"}
+BOT_COUNTED = MESSAGES | {"sendChatAction", "deleteMessage", "setMessageReaction"}
+BOT_USERNAME = "switchboard_test_bot"
 
 
 @dataclass(frozen=True)
@@ -104,10 +105,14 @@ class FakeTelegram:
         chat_type: str = "private",
         thread: int | None = None,
         sticker: bool = False,
+        entities: list[dict[str, Any]] | None = None,
+        reply_to: dict[str, Any] | None = None,
         **fields: Any,
     ) -> int:
-        """A person's message; `fields` add to it as Telegram would (`reply_to_message` with
-        the whole message replied to, `quote`, `external_reply`, ...)."""
+        """A person's message as Telegram delivers it; `entities` as Telegram marks up its text
+        (see `entity`), `reply_to` the message it replies to; `fields` add to it as Telegram
+        would (`reply_to_message` with the whole message replied to, `quote`,
+        `external_reply`, ...)."""
         update_id = next(self._ids)
         message: dict[str, Any] = {
             "message_id": 1000 + update_id,
@@ -117,6 +122,10 @@ class FakeTelegram:
         }
         if text is not None:
             message["text"] = text
+        if entities:
+            message["entities"] = entities
+        if reply_to is not None:
+            message["reply_to_message"] = reply_to
         if sticker:
             message["sticker"] = {
                 "file_id": "s1",
@@ -135,6 +144,17 @@ class FakeTelegram:
         self._updates.append({"update_id": update_id, "message": message})
         self._new_update.set()
         return update_id
+
+    @staticmethod
+    def entity(kind: str, text: str, part: str, **more: Any) -> dict[str, Any]:
+        """The entity Telegram marks `part` of `text` with (offsets in UTF-16 code units)."""
+        start = text.index(part)
+        return {
+            "type": kind,
+            "offset": len(text[:start].encode("utf-16-le")) // 2,
+            "length": len(part.encode("utf-16-le")) // 2,
+            **more,
+        }
 
     def push_callback(self, data: str, *, user: int, message: dict[str, Any]) -> int:
         update_id = next(self._ids)
@@ -245,7 +265,7 @@ class FakeTelegram:
                     "id": self.bot_id,
                     "is_bot": True,
                     "first_name": "Switchboard",
-                    "username": "switchboard_test_bot",
+                    "username": BOT_USERNAME,
                 }
             case "getUpdates":
                 offset = int(p.get("offset", 0))

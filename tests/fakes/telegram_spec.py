@@ -48,6 +48,39 @@ class InvalidRequest(Exception):
     pass
 
 
+def _reaction_emoji() -> frozenset[str]:
+    """The emoji a bot may react with, as ReactionTypeEmoji's description lists them."""
+    fields = SPEC["types"]["ReactionTypeEmoji"]["fields"]
+    listed = next(f["description"] for f in fields if f["name"] == "emoji")
+    return frozenset(re.findall(r'"([^"]+)"', listed.split("one of", 1)[1]))
+
+
+REACTION_EMOJI = _reaction_emoji()
+COMMAND_NAME = re.compile(r"^[a-z0-9_]{1,32}$")
+
+
+def _check_commands(commands: list[Any]) -> None:
+    """setMyCommands: each BotCommand's command and description as the spec describes them."""
+    if len(commands) > 100:
+        raise InvalidRequest("Bad Request: too many commands specified")
+    for c in commands:
+        if not isinstance(c, dict) or not COMMAND_NAME.match(str(c.get("command", ""))):
+            raise InvalidRequest("Bad Request: BOT_COMMAND_INVALID")
+        if not isinstance(c.get("description"), str) or not 1 <= len(c["description"]) <= 256:
+            raise InvalidRequest("Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+
+
+def _check_reaction(reaction: list[Any]) -> None:
+    """setMessageReaction: a bot sets at most one reaction, an emoji from the allowed list."""
+    if len(reaction) > 1:
+        raise InvalidRequest("Bad Request: REACTIONS_TOO_MANY")
+    for r in reaction:
+        if not isinstance(r, dict) or r.get("type") != "emoji":
+            raise InvalidRequest("Bad Request: REACTION_INVALID")
+        if r.get("emoji") not in REACTION_EMOJI:
+            raise InvalidRequest("Bad Request: REACTION_INVALID")
+
+
 def _type_ok(value: Any, types: list[str]) -> bool:
     for t in types:
         if t == "String" and isinstance(value, str):
@@ -134,6 +167,10 @@ def check(method: str, params: dict[str, str]) -> dict[str, Any]:
                 if name == "text"
                 else f'Bad Request: parameter "{name}" is required'
             )
+    if method == "setMyCommands":
+        _check_commands(decoded["commands"])
+    if method == "setMessageReaction":
+        _check_reaction(decoded.get("reaction", []))
     if method in TEXT_FIELDS:
         shown = visible_text(decoded[TEXT_FIELDS[method]], decoded.get("parse_mode"))
         if not shown.strip():

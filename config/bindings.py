@@ -1,0 +1,129 @@
+"""Which agent answers where (`[[workspaces.bindings]]`) and when it answers in groups and
+channels (`respond_to`): the admin's keys, validated. The bridge applies them
+(`bridge/bindings.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+# When the agent takes an operator's message in a group or channel (a DM: always): a mention
+# of the bot, a reply to one of its messages (or in a Slack thread it is in), or every message.
+RespondTo = Literal["mention", "reply", "all"]
+
+
+def no_all_with_others(respond_to: Sequence[str] | None) -> None:
+    if respond_to is not None and not respond_to:
+        raise ValueError('respond_to lists at least one of "mention", "reply", "all"')
+    if respond_to is not None and "all" in respond_to and len(set(respond_to)) > 1:
+        raise ValueError('respond_to "all" already takes every message; list it alone')
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a binding applies: a platform's conversation (and thread), or its DMs when
+    `conversation` is None (any platform's, when `platform` is None too)."""
+
+    platform: str | None
+    conversation: str | None
+    thread: str | None
+
+    def describe(self) -> str:
+        if self.conversation is None:
+            return f"{self.platform} DMs" if self.platform else "DMs"
+        kind = "chat" if self.platform == "telegram" else "channel"
+        topic = f" topic {self.thread}" if self.thread else ""
+        return f"{self.platform} {kind} {self.conversation}{topic}"
+
+
+class BindingConfig(BaseModel):
+    """An agent bound to one place: a Telegram chat, a forum topic of one, a Slack channel, or
+    direct messages (on one platform, or on any). The place must be one the admin allows."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str
+    telegram_chat: int | None = None
+    telegram_topic: int | None = None
+    slack_channel: str | None = None
+    dm: bool = False
+    platform: Literal["slack", "telegram", "console"] | None = None  # with dm: only there
+    respond_to: list[RespondTo] | None = None  # else the workspace's
+
+    @field_validator("respond_to", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_place(self) -> BindingConfig:
+        if self.telegram_topic is not None and self.telegram_chat is None:
+            raise ValueError("telegram_topic needs the telegram_chat it is a topic of")
+        places = [self.telegram_chat is not None, self.slack_channel is not None, self.dm]
+        if sum(places) != 1:
+            raise ValueError(
+                "a binding names exactly one place: telegram_chat (with telegram_topic for a "
+                "forum topic), slack_channel, or dm = true"
+            )
+        if self.platform is not None and not self.dm:
+            raise ValueError("platform is for dm = true bindings; a chat or channel names its own")
+        if self.dm and self.respond_to is not None:
+            raise ValueError("respond_to is for groups and channels; a DM is always answered")
+        no_all_with_others(self.respond_to)
+        return self
+
+    @property
+    def place(self) -> Place:
+        if self.telegram_chat is not None:
+            topic = str(self.telegram_topic) if self.telegram_topic is not None else None
+            return Place("telegram", str(self.telegram_chat), topic)
+        if self.slack_channel is not None:
+            return Place("slack", self.slack_channel, None)
+        return Place(self.platform, None, None)
+
+
+def check_bindings(
+    bindings: list[BindingConfig],
+    agent_ids: list[str],
+    *,
+    telegram_chats: list[int] | None,
+    slack_channels: list[str] | None,
+    platforms: Collection[str],
+) -> None:
+    """Each binding names a known agent and an allowed place, and no place is bound twice.
+    Binding does not allow a place: the allow lists stay the one word on where operators may
+    talk to the bot."""
+    seen: dict[Place, int] = {}
+    for i, binding in enumerate(bindings):
+        at = f"bindings[{i}]"
+        if binding.agent not in agent_ids:
+            raise ValueError(f"{at}.agent {binding.agent!r} is not one of the agents: {agent_ids}")
+        place = binding.place
+        if place in seen:
+            raise ValueError(
+                f"{at} binds {place.describe()} again (bindings[{seen[place]}] already does); "
+                "keep one"
+            )
+        seen[place] = i
+        if binding.telegram_chat is not None and binding.telegram_chat not in (
+            telegram_chats or []
+        ):
+            raise ValueError(
+                f"{at}.telegram_chat {binding.telegram_chat} is not an allowed chat: add it to "
+                "chats under [workspaces.telegram]"
+            )
+        if binding.slack_channel is not None and binding.slack_channel not in (
+            slack_channels or []
+        ):
+            raise ValueError(
+                f"{at}.slack_channel {binding.slack_channel!r} is not an allowed channel: add it "
+                "to channels under [workspaces.slack]"
+            )
+        if binding.platform is not None and binding.platform not in platforms:
+            raise ValueError(
+                f"{at}.platform {binding.platform!r}: the workspace has no "
+                f"[workspaces.{binding.platform}] section"
+            )
