@@ -47,6 +47,7 @@ from runtime.tools.base import ToolContext
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
+    Block,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -179,6 +180,7 @@ class Turn:
             tools=self.deps.tools.specs(self.agent.tools),
             max_tokens=self.deps.budget.max_tokens,
             summary=self.transcript.summary,
+            files=self.transcript.files,
         )
 
     async def _fit(
@@ -249,7 +251,12 @@ class Turn:
         if not entries:
             return []
         row = TranscriptMessage(
-            role="user", blocks=[TextBlock(text=render_interjection(e)) for e in entries]
+            role="user",
+            blocks=[
+                b
+                for e in entries
+                for b in (TextBlock(text=render_interjection(e)), *e.message.attachments)
+            ],
         )
         try:
             async with self.deps.store.write() as w:
@@ -278,6 +285,7 @@ class Turn:
         for e in entries:
             e.status = QueueStatus.INTERJECTED
         self.transcript.append(row, row_id, ids)
+        self.transcript.files.update(await self.deps.store.files([a.id for a in row.attachments()]))
         return entries
 
     # -- tools -------------------------------------------------------------------------
@@ -387,5 +395,5 @@ class Turn:
         await self.deps.store.emit(Event(payload, self.session.id, self.run_id))
 
 
-def _blank(block: TextBlock | ToolUseBlock | ToolResultBlock) -> bool:
+def _blank(block: Block) -> bool:
     return isinstance(block, TextBlock) and not block.text.strip()

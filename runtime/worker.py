@@ -52,7 +52,10 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         # A message taken into a run before (that run was cut off by a crash) has its prompt
         # in the transcript already: taking it and appending its prompt were one transaction.
         fresh = [e for e in entries if e.run_id is None]
-        row = TranscriptMessage(role="user", blocks=[TextBlock(text=render_turn_input(fresh))])
+        files = [a for e in fresh for a in e.message.attachments]  # before the text about them
+        row = TranscriptMessage(
+            role="user", blocks=[*files, TextBlock(text=render_turn_input(fresh))]
+        )
         async with rt.store.write() as w:
             w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)
             w.insert_run(
@@ -90,6 +93,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         raise
     if row_id is not None:
         transcript.append(row, row_id, [e.id for e in fresh])
+        transcript.files.update(await rt.store.files([a.id for a in row.attachments()]))
     try:
         outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
     except asyncio.CancelledError:

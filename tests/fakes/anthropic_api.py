@@ -57,6 +57,8 @@ def tools(*calls: tuple[str, dict[str, Any]], say: str = "", **kw: Any) -> Reply
 def error(status: int, kind: str, message: str, **headers: str) -> Reply:
     return Reply(status=status, error_type=kind, error_message=message, headers=headers)
 
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
+
 
 class FakeAnthropic:
     def __init__(self, context_window: int = 200_000) -> None:
@@ -72,7 +74,7 @@ class FakeAnthropic:
         self._ids = itertools.count(1)
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
         return app
