@@ -1,16 +1,28 @@
 """Between chat platforms and the runtime: trust, commands, sessions, routing, delivery."""
 
+from bridge.attachments.source import FetchError, FileSource
 from bridge.ingress import Outcome
 from bridge.platform import PlatformProfile
 from bridge.service import Bridge
 from bridge.transport import DeliveryError, ProgressView, Transport
-from bridge.types import DeliveryKind, InboundChat, Route, TransportLimits
+from bridge.types import (
+    DeliveryKind,
+    FileKind,
+    InboundChat,
+    InboundFile,
+    Route,
+    TransportLimits,
+)
 
 __all__ = [
     "Bridge",
     "DeliveryError",
     "DeliveryKind",
+    "FetchError",
+    "FileKind",
+    "FileSource",
     "InboundChat",
+    "InboundFile",
     "Outcome",
     "PlatformProfile",
     "ProgressView",

@@ -13,6 +13,8 @@ class BridgeEventType(StrEnum):
     INBOUND_REFUSED = "inbound_refused"
     INBOUND_REJECTED = "inbound_rejected"
     INBOUND_TRUNCATED = "inbound_truncated"
+    INBOUND_FILES_HELD = "inbound_files_held"
+    INBOUND_FILES_SKIPPED = "inbound_files_skipped"
     NOTIFICATION_UNROUTABLE = "notification_unroutable"
     OUTPUT_UNROUTABLE = "output_unroutable"
     ROUTE_FAILED = "route_failed"
@@ -46,6 +48,24 @@ class InboundTruncated(Payload):
     TYPE: ClassVar[str] = BridgeEventType.INBOUND_TRUNCATED
     message_id: str
     length: int
+
+
+class InboundFilesHeld(Payload):
+    """An operator's message with files, stored until its files are downloaded."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_FILES_HELD
+    pending_id: str
+    platform: str
+    workspace_id: str
+    files: int
+
+
+class InboundFilesSkipped(Payload):
+    """Files of an operator's message not passed to the agent, each with why (said to them)."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_FILES_SKIPPED
+    pending_id: str
+    skipped: list[str]
 
 
 class NotificationUnroutable(Payload):

@@ -8,6 +8,7 @@ import logging
 from enum import StrEnum
 
 from bridge import texts
+from bridge.attachments.intake import FileIntake
 from bridge.commands import Commands, parse
 from bridge.events import InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
@@ -54,6 +55,7 @@ class Ingress:
         outbox: Outbox,
         commands: Commands,
         metrics: Metrics,
+        files: FileIntake | None = None,
     ) -> None:
         self._config = config
         self._runtime = runtime
@@ -62,6 +64,7 @@ class Ingress:
         self._outbox = outbox
         self._commands = commands
         self._metrics = metrics
+        self._files = files
 
     async def receive(self, chat: InboundChat) -> Outcome:
         """Handle one platform message. When this returns, it is durably handled.
@@ -84,6 +87,10 @@ class Ingress:
             return Outcome.REFUSED
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(chat.route)
+        if chat.files and self._files is not None:  # held until its files are downloaded
+            text = (chat.text or "")[:MAX_PROMPT_CHARS]
+            held = await self._files.receive(chat, keys, verdict.operator.id, text)
+            return Outcome.PROMPT if held else Outcome.REJECTED
         if chat.text is None:
             kind = chat.attachment_kind or "attachment"
             await self._reply(chat, keys, texts.NOT_TEXT.format(kind=kind), "non_text")

@@ -3,7 +3,17 @@ sees one Slack and one Telegram, while every workspace keeps its own token."""
 
 from __future__ import annotations
 
-from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route, Transport
+from bridge import (
+    DeliveryError,
+    DeliveryKind,
+    FetchError,
+    FileSource,
+    InboundFile,
+    PlatformProfile,
+    ProgressView,
+    Route,
+    Transport,
+)
 from bridge.metrics import Metrics
 from bridge.transport import Budget
 
@@ -45,3 +55,20 @@ class PerWorkspace:
         if landed is not None:  # None: the platform was not asked (it cannot tell)
             self._ok(route.workspace_id)
         return landed
+
+
+class FilesPerWorkspace:
+    """One file source per platform, downloading with each workspace's own bot."""
+
+    def __init__(self, platform: str, max_bytes: int | None) -> None:
+        self.platform = platform
+        self.max_bytes = max_bytes
+        self.by_workspace: dict[str, FileSource] = {}
+
+    async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
+        source = self.by_workspace.get(workspace_id)
+        if source is None:
+            raise FetchError(
+                f"no {self.platform} bot runs for workspace {workspace_id}", retryable=False
+            )
+        return await source.fetch(workspace_id, file, max_bytes)

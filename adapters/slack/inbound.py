@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.slack.platform import NAME
-from bridge import InboundChat, Route
+from bridge import FileKind, InboundChat, InboundFile, Route
 
 STOP_ACTION = "switchboard_stop"
 # Plain messages, messages with files, and thread replies also sent to the channel. Everything
@@ -27,6 +27,32 @@ class BotIdentity:
     team_id: str
     user_id: str
     bot_id: str
+
+
+def files(event: dict[str, Any]) -> tuple[InboundFile, ...]:
+    """The files of a `file_share` message as Slack describes them. A file Slack only
+    describes in part (`file_access: check_file_info`) has no URL: `files.info` gives it."""
+    found = []
+    for f in event.get("files") or []:
+        if not isinstance(f, dict) or not f.get("id") or f.get("mode") == "tombstone":
+            continue
+        mime = str(f.get("mimetype") or "") or None
+        kind = FileKind.DOCUMENT
+        if mime and mime.startswith("audio/"):
+            kind = FileKind.AUDIO
+        elif mime and mime.startswith("video/"):
+            kind = FileKind.VIDEO
+        found.append(
+            InboundFile(
+                str(f["id"]),
+                kind,
+                name=f.get("name") or f.get("title"),
+                mime_type=mime,
+                size=f.get("size") if isinstance(f.get("size"), int) else None,
+                url=f.get("url_private_download") or f.get("url_private"),
+            )
+        )
+    return tuple(found)
 
 
 def message_chat(
@@ -53,7 +79,7 @@ def message_chat(
         return None
     thread = event.get("thread_ts") or (None if is_direct else ts)
     text = re.sub(rf"{re.escape(mention)}\s*", "", text).strip()
-    files = event.get("files") or []
+    attached = event.get("files") or []
     keys = (f"event:{event_id}",) if event_id else ()
     return InboundChat(
         route=Route(
@@ -65,10 +91,11 @@ def message_chat(
         ),
         sender_id=user,
         dedupe_keys=(*keys, f"message:{channel}:{ts}"),
-        text=None if files and not text else text,
+        text=None if attached and not text else text,
         is_direct=is_direct,
         message_ref=ts,
-        attachment_kind="file" if files else None,
+        attachment_kind="file" if attached else None,
+        files=files(event),
     )
 
 

@@ -11,6 +11,7 @@ from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
+from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import message_chat, stop_chat
 from adapters.telegram.transport import TelegramTransport
 from bridge import Bridge, InboundChat
@@ -42,6 +43,7 @@ class TelegramAdapter:
             Application.builder()
             .token(self.settings.bot_token.get_secret_value())
             .base_url(self.settings.api_base_url)
+            .base_file_url(file_base_url(self.settings.api_base_url))
         )
         if self.settings.mode == "webhook":
             builder = builder.updater(None)  # updates arrive through our own HTTP server
@@ -49,6 +51,7 @@ class TelegramAdapter:
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._message))
         self.application.add_handler(CallbackQueryHandler(self._callback))
         self.transport = TelegramTransport(self.application)
+        self.files = TelegramFiles(self.application)
 
     async def start(self, public_url: str | None) -> None:
         try:

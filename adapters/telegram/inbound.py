@@ -6,10 +6,12 @@ A forum topic is its own session, answered in that topic; any other chat is one 
 
 from __future__ import annotations
 
+from typing import Any
+
 from telegram import Message, Update
 
 from adapters.telegram.platform import NAME
-from bridge import InboundChat, Route
+from bridge import FileKind, InboundChat, InboundFile, Route
 
 STOP = "stop"  # the callback data of a progress message's Stop button
 ATTACHMENTS = (
@@ -39,6 +41,39 @@ def route(message: Message, *, workspace_id: str) -> Route:
     )
 
 
+def files(message: Message) -> tuple[InboundFile, ...]:
+    """The files of `message` as Telegram describes them. A photo comes in several sizes,
+    smallest first: the largest is offered, with the others to fall back on. An animation
+    also carries a `document` (for old clients): it is one animation."""
+    if message.photo:
+        largest, *rest = reversed(message.photo)
+        smaller = tuple(InboundFile(p.file_id, FileKind.PHOTO, size=p.file_size) for p in rest)
+        return (
+            InboundFile(largest.file_id, FileKind.PHOTO, size=largest.file_size, smaller=smaller),
+        )
+    found: list[InboundFile] = []
+    kinds: list[tuple[FileKind, Any]] = [
+        (FileKind.ANIMATION, message.animation),
+        (FileKind.DOCUMENT, None if message.animation else message.document),
+        (FileKind.VOICE, message.voice),
+        (FileKind.AUDIO, message.audio),
+        (FileKind.VIDEO, message.video),
+        (FileKind.VIDEO_NOTE, message.video_note),
+    ]
+    for kind, media in kinds:
+        if media is not None:
+            found.append(
+                InboundFile(
+                    media.file_id,
+                    kind,
+                    name=getattr(media, "file_name", None),
+                    mime_type=getattr(media, "mime_type", None),
+                    size=media.file_size,
+                )
+            )
+    return tuple(found)
+
+
 def message_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
     """A new message as a chat message, or None when it is no person's (a bot's, or none)."""
     message = update.message
@@ -52,11 +87,12 @@ def message_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
             f"update:{update.update_id}",
             f"message:{message.chat.id}:{message.message_id}",
         ),
-        text=message.text if message.text is not None else None,
+        text=message.text if message.text is not None else message.caption,
         is_direct=message.chat.type == "private",
         sender_name=message.from_user.full_name,
         message_ref=str(message.message_id),
         attachment_kind=kind,
+        files=files(message),
     )
 
 

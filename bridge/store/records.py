@@ -66,3 +66,14 @@ class NotificationDelivery:
     routing: NotificationRouting
     delivery_status: DeliveryStatus | None
     last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """An operator's message waiting for its files (`body`: what `attachments` stored)."""
+
+    id: str
+    platform: str
+    workspace_id: str
+    body: str
+    attempts: int

@@ -69,4 +69,17 @@ MIGRATIONS: list[str] = [
     CREATE INDEX inbound_seen_age ON inbound_seen(seen_at);
     CREATE INDEX refusals_age ON refusals(replied_at);
     """,
+    # 4: operators' messages with files, held from the platform's ack until their files are
+    # downloaded and the prompt is submitted (issue 12); resumed at start-up.
+    """
+    CREATE TABLE inbound_pending (
+        id TEXT PRIMARY KEY,
+        platform TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        created_at REAL NOT NULL
+    );
+    """,
 ]

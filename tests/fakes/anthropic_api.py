@@ -57,6 +57,7 @@ def tools(*calls: tuple[str, dict[str, Any]], say: str = "", **kw: Any) -> Reply
 def error(status: int, kind: str, message: str, **headers: str) -> Reply:
     return Reply(status=status, error_type=kind, error_message=message, headers=headers)
 
+
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
 
 

@@ -89,7 +89,7 @@ def check_media_block(role: str, block: dict[str, Any], where: str) -> None:
                 f"{where}.source.base64.data: The image was specified using the {media_type} "
                 f"media type, but the image appears to be a {real or 'unknown'} image"
             )
-        sides = _sides(data, real)
+        sides = _sides(data, media_type)
         if sides and max(sides) > MAX_IMAGE_SIDE:
             raise MediaError(
                 f"{where}.source.base64.data: At least one of the image dimensions exceed max "

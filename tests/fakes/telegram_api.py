@@ -30,6 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.telegram_files import FileRefused, TelegramFiles
 from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
@@ -82,6 +83,10 @@ class FakeTelegram:
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    files: TelegramFiles = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.files = TelegramFiles(self.token)
 
     @property
     def base_url(self) -> str:
@@ -90,6 +95,7 @@ class FakeTelegram:
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self.files.serve)
         return app
 
     # -- test controls -------------------------------------------------------------------
@@ -103,7 +109,9 @@ class FakeTelegram:
         chat_type: str = "private",
         thread: int | None = None,
         sticker: bool = False,
+        fields: dict[str, Any] | None = None,
     ) -> int:
+        """A user's message; `fields`: more of Telegram's Message fields (a photo, a caption)."""
         update_id = next(self._ids)
         message: dict[str, Any] = {
             "message_id": 1000 + update_id,
@@ -123,6 +131,7 @@ class FakeTelegram:
                 "is_animated": False,
                 "is_video": False,
             }
+        message.update(fields or {})
         if thread is not None:
             message["message_thread_id"] = thread
             message["is_topic_message"] = True
@@ -207,7 +216,10 @@ class FakeTelegram:
             wait = max(1, math.ceil(broken.wait_s))
             return _error(429, f"Too Many Requests: retry after {wait}", wait)
         self.calls.append(Call(method, decoded, time.monotonic()))
-        result = await self._result(method, decoded)
+        try:
+            result = await self._result(method, decoded)
+        except FileRefused as exc:
+            return _error(400, str(exc))
         if stall:
             await asyncio.sleep(stall)  # stored, but the answer comes too late
         return web.json_response({"ok": True, "result": result})
@@ -242,6 +254,8 @@ class FakeTelegram:
                     "first_name": "Switchboard",
                     "username": "switchboard_test_bot",
                 }
+            case "getFile":
+                return self.files.get_file(p)
             case "getUpdates":
                 offset = int(p.get("offset", 0))
                 self._updates = [u for u in self._updates if u["update_id"] >= offset]

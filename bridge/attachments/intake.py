@@ -1,0 +1,72 @@
+"""A trusted operator's message with files, at the platform's ack: decide which files are
+wanted (nothing is downloaded for anyone else: trust was decided before this), say at once
+which are not and why, and hold the message durably, its platform ids marked seen in the same
+transaction. The downloads run after the ack (`downloads.py`)."""
+
+from __future__ import annotations
+
+from bridge.attachments.downloads import Downloads, skipped_notice
+from bridge.attachments.held import HeldFile, HeldMessage
+from bridge.attachments.policy import plan
+from bridge.events import InboundFilesHeld, InboundFilesSkipped, InboundRejected
+from bridge.store import BridgeStore
+from bridge.types import DeliveryKind, InboundChat
+from config.schema import AttachmentsConfig
+from runtime.ids import new_id
+
+
+class FileIntake:
+    def __init__(self, config: AttachmentsConfig, store: BridgeStore, downloads: Downloads) -> None:
+        self._config = config
+        self._store = store
+        self.downloads = downloads
+
+    async def receive(
+        self, chat: InboundChat, keys: list[str], operator_id: str, text: str
+    ) -> bool:
+        """Hold `chat` for its files; False when nothing of it can reach the agent (the
+        sender is told why). `text` is the message's text as the agent may read it."""
+        route = chat.route
+        source = self.downloads.source(route.platform)
+        wanted, skipped = plan(chat.files, self._config, source.max_bytes if source else None)
+        held_id = new_id("held")
+        nothing = not wanted and not text.strip()
+        held = HeldMessage(
+            id=held_id,
+            route=route,
+            operator_id=operator_id,
+            text=text,
+            message_ref=chat.message_ref,
+            dedupe_keys=keys,
+            correlation_id=chat.dedupe_keys[0],
+            files=[HeldFile.of(w) for w in wanted],
+        )
+        async with self._store.write() as tx:
+            tx.mark_seen(keys, None)
+            if skipped:
+                tx.emit(
+                    InboundFilesSkipped(pending_id=held_id, skipped=[s.text() for s in skipped])
+                )
+                notice = skipped_notice(skipped, nothing_left=nothing)
+                tx.enqueue(new_id("dlv"), route, DeliveryKind.COMMAND_REPLY, notice)
+            if nothing:
+                rejected = InboundRejected(
+                    platform=route.platform,
+                    workspace_id=route.workspace_id,
+                    sender_id=chat.sender_id,
+                    reason="files_not_passed",
+                )
+                tx.emit(rejected)
+            else:
+                tx.hold(held_id, route.platform, route.workspace_id, held.model_dump_json())
+                tx.emit(
+                    InboundFilesHeld(
+                        pending_id=held_id,
+                        platform=route.platform,
+                        workspace_id=route.workspace_id,
+                        files=len(wanted),
+                    )
+                )
+        if not nothing:
+            self.downloads.kick(held)
+        return not nothing
