@@ -65,10 +65,16 @@ class FilesPerWorkspace:
         self.max_bytes = max_bytes
         self.by_workspace: dict[str, FileSource] = {}
 
-    async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
+    def _source(self, workspace_id: str) -> FileSource:
         source = self.by_workspace.get(workspace_id)
         if source is None:
             raise FetchError(
                 f"no {self.platform} bot runs for workspace {workspace_id}", retryable=False
             )
-        return await source.fetch(workspace_id, file, max_bytes)
+        return source
+
+    async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
+        return await self._source(workspace_id).describe(workspace_id, file)
+
+    async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
+        return await self._source(workspace_id).fetch(workspace_id, file, max_bytes)

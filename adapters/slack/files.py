@@ -6,12 +6,14 @@ The token goes only to Slack's own hosts (or the configured API host)."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.inbound import files
 from adapters.slack.platform import NAME
 from bridge import FetchError, InboundFile
 
@@ -29,6 +31,12 @@ class SlackFiles:
         self._session = session
         self._token = token
         self._api_host = urlsplit(client.base_url).hostname
+
+    async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
+        """What `files.info` says of a file the event described only in part."""
+        info = await self._info(file.file_id)
+        [found] = files({"files": [info]}) or [file]
+        return found
 
     async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
         url = file.url or await self._url(file.file_id)
@@ -66,7 +74,7 @@ class SlackFiles:
         if status != 200:
             raise FetchError(f"Slack answered {status}", retryable=False)
 
-    async def _url(self, file_id: str) -> str:
+    async def _info(self, file_id: str) -> dict[str, Any]:
         try:
             info = await self._client.files_info(file=file_id)
         except SlackApiError as exc:
@@ -74,7 +82,11 @@ class SlackFiles:
             raise FetchError(f"files.info refused it ({error})", retryable=False) from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise FetchError(f"Slack did not answer ({exc!r})", retryable=True) from exc
-        found = info.get("file") or {}
+        found = info.get("file")
+        return found if isinstance(found, dict) else {}
+
+    async def _url(self, file_id: str) -> str:
+        found = await self._info(file_id)
         url = found.get("url_private_download") or found.get("url_private")
         if not url:
             raise FetchError("Slack gave no download URL for it", retryable=False)

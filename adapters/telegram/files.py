@@ -30,6 +30,10 @@ class TelegramFiles:
     def __init__(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
         self._app = application
 
+    async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
+        """Telegram describes every file in the message itself."""
+        return file
+
     async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
         try:
             found = await self._app.bot.get_file(file.file_id)

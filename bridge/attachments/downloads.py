@@ -11,15 +11,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 
 from bridge import texts
 from bridge.attachments.held import HeldMessage
-from bridge.attachments.policy import Checked, Skipped, Wanted, check
+from bridge.attachments.policy import (
+    Checked,
+    Skipped,
+    Wanted,
+    check,
+    described,
+    name_of,
+    plan,
+)
 from bridge.attachments.source import FetchError, FileSource
 from bridge.events import InboundFilesSkipped
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx
-from bridge.types import DeliveryKind
+from bridge.types import DeliveryKind, InboundFile
 from config.schema import SwitchboardConfig
 from runtime import (
     InboundMessage,
@@ -96,8 +105,13 @@ class Downloads:
         try:
             checked: list[Checked] = []
             skipped: list[Skipped] = []
-            for file in held.files:
-                result = await self._download(held, file.wanted())
+            wanted = [f.wanted() for f in held.files]
+            for file in held.undescribed:
+                more, unwanted = await self._describe(held, file.file())
+                wanted += more
+                skipped += unwanted
+            for one in wanted:
+                result = await self._download(held, one)
                 if isinstance(result, Checked):
                     checked.append(result)
                 else:
@@ -109,6 +123,24 @@ class Downloads:
             log.exception("held message not submitted", extra={"pending_id": held.id})
             async with self._store.write() as tx:
                 tx.hold_failed(held.id, repr(exc))
+
+    async def _describe(
+        self, held: HeldMessage, file: InboundFile
+    ) -> tuple[list[Wanted], list[Skipped]]:
+        """Ask the platform what `file` is, then plan it like any other."""
+        platform = held.route.platform
+        source = self._sources.get(platform)
+        name = name_of(file)
+        if source is None:
+            return [], [Skipped(name, texts.FILE_NO_DOWNLOADS.format(platform=platform))]
+        try:
+            found = await source.describe(held.route.workspace_id, file)
+        except FetchError as exc:
+            return [], [Skipped(name, texts.FILE_DOWNLOAD_FAILED.format(error=str(exc)))]
+        if not described(found):
+            found = replace(found, name="a file")
+        planned = plan((found,), self._config.attachments, source.max_bytes)
+        return planned.wanted, planned.skipped
 
     async def _download(self, held: HeldMessage, wanted: Wanted) -> Checked | Skipped:
         platform = held.route.platform

@@ -42,6 +42,17 @@ class HeldFile(BaseModel):
         return Wanted(file, self.name, self.form, self.media_type, self.limit)
 
 
+class Undescribed(BaseModel):
+    """A file the platform is asked about after the ack (`FileSource.describe`)."""
+
+    file_id: str
+    kind: FileKind
+    url: str | None
+
+    def file(self) -> InboundFile:
+        return InboundFile(self.file_id, self.kind, url=self.url)
+
+
 class HeldMessage(BaseModel):
     """Everything needed to submit the prompt later, in another process if need be."""
 
@@ -53,3 +64,4 @@ class HeldMessage(BaseModel):
     dedupe_keys: list[str]  # as marked seen (prefixed), to record the message they became
     correlation_id: str
     files: list[HeldFile]
+    undescribed: list[Undescribed] = []

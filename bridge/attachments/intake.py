@@ -6,7 +6,7 @@ transaction. The downloads run after the ack (`downloads.py`)."""
 from __future__ import annotations
 
 from bridge.attachments.downloads import Downloads, skipped_notice
-from bridge.attachments.held import HeldFile, HeldMessage
+from bridge.attachments.held import HeldFile, HeldMessage, Undescribed
 from bridge.attachments.policy import plan
 from bridge.events import InboundFilesHeld, InboundFilesSkipped, InboundRejected
 from bridge.store import BridgeStore
@@ -28,9 +28,10 @@ class FileIntake:
         sender is told why). `text` is the message's text as the agent may read it."""
         route = chat.route
         source = self.downloads.source(route.platform)
-        wanted, skipped = plan(chat.files, self._config, source.max_bytes if source else None)
+        planned = plan(chat.files, self._config, source.max_bytes if source else None)
+        wanted, skipped = planned.wanted, planned.skipped
         held_id = new_id("held")
-        nothing = not wanted and not text.strip()
+        nothing = not wanted and not planned.undescribed and not text.strip()
         held = HeldMessage(
             id=held_id,
             route=route,
@@ -40,6 +41,9 @@ class FileIntake:
             dedupe_keys=keys,
             correlation_id=chat.dedupe_keys[0],
             files=[HeldFile.of(w) for w in wanted],
+            undescribed=[
+                Undescribed(file_id=f.file_id, kind=f.kind, url=f.url) for f in planned.undescribed
+            ],
         )
         async with self._store.write() as tx:
             tx.mark_seen(keys, None)
@@ -64,7 +68,7 @@ class FileIntake:
                         pending_id=held_id,
                         platform=route.platform,
                         workspace_id=route.workspace_id,
-                        files=len(wanted),
+                        files=len(wanted) + len(planned.undescribed),
                     )
                 )
         if not nothing:

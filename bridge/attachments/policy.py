@@ -198,15 +198,35 @@ def _limit(form: AttachmentForm, config: AttachmentsConfig) -> int:
             return config.max_text_bytes
 
 
+@dataclass(slots=True)
+class Plan:
+    wanted: list[Wanted]
+    skipped: list[Skipped]
+    # Files the platform named no type or name for (a Slack file shared from another
+    # workspace): described by the platform after the ack, then planned alone.
+    undescribed: list[InboundFile]
+
+
+def described(file: InboundFile) -> bool:
+    return file.kind is not FileKind.DOCUMENT or bool(file.name or file.mime_type)
+
+
 def plan(
     files: tuple[InboundFile, ...], config: AttachmentsConfig, download_limit: int | None
-) -> tuple[list[Wanted], list[Skipped]]:
+) -> Plan:
     """Before any download: the files to fetch (at most `max_files`), and the rest with why.
     `download_limit` is the most the platform lets a bot download, if it has one."""
     wanted: list[Wanted] = []
     skipped: list[Skipped] = []
+    undescribed: list[InboundFile] = []
     for file in files:
         name = name_of(file)
+        if not described(file):
+            if len(wanted) + len(undescribed) >= config.max_files:
+                skipped.append(Skipped(name, texts.FILE_TOO_MANY.format(limit=config.max_files)))
+            else:
+                undescribed.append(file)
+            continue
         found = classify(file)
         if isinstance(found, str):
             skipped.append(Skipped(name, found))
@@ -224,11 +244,11 @@ def plan(
             )
             skipped.append(Skipped(name, why))
             continue
-        if len(wanted) >= config.max_files:
+        if len(wanted) + len(undescribed) >= config.max_files:
             skipped.append(Skipped(name, texts.FILE_TOO_MANY.format(limit=config.max_files)))
             continue
         wanted.append(Wanted(fitting[0], name, form, media_type, limit))
-    return wanted, skipped
+    return Plan(wanted, skipped, undescribed)
 
 
 def check(wanted: Wanted, data: bytes, config: AttachmentsConfig) -> Checked | Skipped:

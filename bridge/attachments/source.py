@@ -26,3 +26,8 @@ class FileSource(Protocol):
         """The file's bytes, downloaded with the workspace bot's credentials. Raises
         FetchError; one over `max_bytes` is refused without being read to its end."""
         ...
+
+    async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
+        """`file` with its name, type, size and URL, asked of the platform when the message
+        did not carry them. Raises FetchError."""
+        ...

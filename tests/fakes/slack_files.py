@@ -6,6 +6,7 @@ request for a file arrived at all."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ class SlackFiles:
     tokens: Callable[[], dict[str, str]]  # bot token -> team id
     stored: dict[str, tuple[str, dict[str, Any], bytes]] = field(default_factory=dict)
     downloads: list[Download] = field(default_factory=list)
+    gate: asyncio.Event | None = None  # set: downloads are answered only once it is set
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def add(
@@ -81,4 +83,6 @@ class SlackFiles:
             login = f"https://{team_id.lower()}.slack.test/?redir={request.path}"
             return web.Response(status=302, headers={"Location": login})
         _, info, data = found
+        if self.gate is not None:
+            await self.gate.wait()
         return web.Response(body=data, content_type=info["mimetype"])
