@@ -188,6 +188,13 @@ def classify(file: InboundFile) -> tuple[AttachmentForm, str] | str:
     return texts.FILE_TYPE_NOT_READ.format(type=shown)
 
 
+def too_large(size: int, limit: int, form: AttachmentForm) -> str:
+    shown, most = human_size(size), human_size(limit)
+    if shown == most:  # just over: rounding would show the same number twice
+        shown, most = f"{size:,} bytes", f"{limit:,}-byte"
+    return texts.FILE_TOO_LARGE.format(size=shown, limit=most, kind=FORM_NAMES[form])
+
+
 def _limit(form: AttachmentForm, config: AttachmentsConfig) -> int:
     match form:
         case AttachmentForm.IMAGE:
@@ -239,10 +246,7 @@ def plan(
         fitting = [f for f in (file, *file.smaller) if f.size is None or f.size <= limit]
         if not fitting:
             size = min(f.size or 0 for f in (file, *file.smaller))
-            why = texts.FILE_TOO_LARGE.format(
-                size=human_size(size), limit=human_size(limit), kind=FORM_NAMES[form]
-            )
-            skipped.append(Skipped(name, why))
+            skipped.append(Skipped(name, too_large(size, limit, form)))
             continue
         if len(wanted) + len(undescribed) >= config.max_files:
             skipped.append(Skipped(name, texts.FILE_TOO_MANY.format(limit=config.max_files)))
@@ -255,10 +259,7 @@ def check(wanted: Wanted, data: bytes, config: AttachmentsConfig) -> Checked | S
     """After the download: the file as the model will get it, or why it will not."""
     kind = FORM_NAMES[wanted.form]
     if len(data) > wanted.limit:
-        why = texts.FILE_TOO_LARGE.format(
-            size=human_size(len(data)), limit=human_size(wanted.limit), kind=kind
-        )
-        return Skipped(wanted.name, why)
+        return Skipped(wanted.name, too_large(len(data), wanted.limit, wanted.form))
     not_it = Skipped(wanted.name, texts.FILE_NOT_WHAT_IT_SAYS.format(kind=kind))
     match wanted.form:
         case AttachmentForm.IMAGE:
