@@ -152,6 +152,7 @@ class App:
                 await self._console
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+        await self.bridge.downloads.close()  # before the bots go: held messages stay held
         for bot in self.telegram.values():
             with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
                 await bot.stop()

@@ -44,9 +44,15 @@ class TelegramFiles:
                 )
             data = await found.download_as_bytearray()
         except BadRequest as exc:  # a NetworkError too, but a final answer
-            raise FetchError(f"Telegram refused it ({exc.message})", retryable=False) from exc
+            raise self._error("Telegram refused it", exc, retryable=False) from exc
         except (RetryAfter, NetworkError) as exc:  # TimedOut is a NetworkError
-            raise FetchError(f"Telegram did not answer ({exc.message})", retryable=True) from exc
+            raise self._error("Telegram did not answer", exc, retryable=True) from exc
         except TelegramError as exc:
-            raise FetchError(f"Telegram refused it ({exc.message})", retryable=False) from exc
+            raise self._error("Telegram refused it", exc, retryable=False) from exc
         return bytes(data)
+
+    def _error(self, what: str, exc: TelegramError, *, retryable: bool) -> FetchError:
+        """The reason, as the sender will read it: the file URL holds the bot's token, so
+        the token is cut out of whatever the library said."""
+        said = exc.message.replace(self._app.bot.token, "<token>")
+        return FetchError(f"{what} ({said})", retryable=retryable)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from adapters.server.app import App
@@ -213,3 +214,15 @@ async def test_a_download_cut_off_resumes_after_a_restart_and_is_answered_once(
     assert len(telegram_api.sent("getFile")) == 2, "asked again after the restart"
     [image] = [b for b in user_content(anthropic_api) if b["type"] == "image"]
     assert base64.b64decode(image["source"]["data"]) == largest
+
+
+async def test_the_fake_serves_a_file_only_for_the_bots_token(telegram_api: FakeTelegram) -> None:
+    stored = telegram_api.files.add(png(), "documents", "png")
+    path = telegram_api.files.stored[stored["file_id"]][0]
+    async with aiohttp.ClientSession() as http:
+        wrong = f"{telegram_api.url}/file/bot123:WRONG/{path}"
+        async with http.get(wrong) as response:
+            assert response.status == 404
+        right = f"{telegram_api.url}/file/bot{telegram_api.token}/{path}"
+        async with http.get(right) as response:
+            assert response.status == 200 and await response.read() == png()
