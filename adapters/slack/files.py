@@ -2,7 +2,8 @@
 (or `url_private`) with the bot token as a Bearer header; `files.info` gives the URL when the
 event did not. Without a valid token (or the `files:read` scope) Slack answers with a redirect
 to its login page rather than an error, so a redirect or an HTML page is a refusal here.
-The token goes only to Slack's own hosts (or the configured API host)."""
+The token goes only to Slack's own file host (or, with another `api_base_url`, a proxy or a
+test double, to that host)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,10 @@ class SlackFiles:
         self._client = client
         self._session = session
         self._token = token
-        self._api_host = urlsplit(client.base_url).hostname
+        api_host = urlsplit(client.base_url).hostname or ""
+        # Slack serves files from files.slack.com; a proxy or a test double, from its own host.
+        self._slack = api_host == "slack.com" or api_host.endswith(".slack.com")
+        self._api_host = api_host
 
     async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
         """What `files.info` says of a file the event described only in part."""
@@ -41,8 +45,12 @@ class SlackFiles:
     async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
         url = file.url or await self._url(file.file_id)
         host = urlsplit(url).hostname or ""
-        if not (host == self._api_host or host == "slack.com" or host.endswith(".slack.com")):
-            raise FetchError(f"the file is served from {host}, not Slack", retryable=False)
+        ours = host.endswith(".slack.com") if self._slack else host == self._api_host
+        if not ours:  # the bot token goes nowhere else
+            raise FetchError(
+                f"it is served from {host}, not from the configured Slack ({self._api_host})",
+                retryable=False,
+            )
         headers = {"Authorization": f"Bearer {self._token}"}
         timeout = aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S)
         try:
