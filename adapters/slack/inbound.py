@@ -29,27 +29,34 @@ class BotIdentity:
     bot_id: str
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def files(event: dict[str, Any]) -> tuple[InboundFile, ...]:
     """The files of a `file_share` message as Slack describes them. A file Slack only
-    describes in part (`file_access: check_file_info`) has no URL: `files.info` gives it."""
+    describes in part (`file_access: check_file_info`) has no URL: `files.info` gives it.
+    A field of the wrong type is left out, never a crash."""
     found = []
-    for f in event.get("files") or []:
-        if not isinstance(f, dict) or not f.get("id") or f.get("mode") == "tombstone":
+    files = event.get("files")
+    for f in files if isinstance(files, list) else []:
+        if not isinstance(f, dict) or not _text(f.get("id")) or f.get("mode") == "tombstone":
             continue
-        mime = str(f.get("mimetype") or "") or None
+        mime = _text(f.get("mimetype"))
         kind = FileKind.DOCUMENT
         if mime and mime.startswith("audio/"):
             kind = FileKind.AUDIO
         elif mime and mime.startswith("video/"):
             kind = FileKind.VIDEO
+        size = f.get("size")
         found.append(
             InboundFile(
                 str(f["id"]),
                 kind,
-                name=f.get("name") or f.get("title"),
+                name=_text(f.get("name")) or _text(f.get("title")),
                 mime_type=mime,
-                size=f.get("size") if isinstance(f.get("size"), int) else None,
-                url=f.get("url_private_download") or f.get("url_private"),
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+                url=_text(f.get("url_private_download")) or _text(f.get("url_private")),
             )
         )
     return tuple(found)
