@@ -108,18 +108,18 @@ def message_chat(
 
 def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
     """A click on the Stop button of a progress message, as the `/stop` command."""
-    channel = (body.get("channel") or {}).get("id")
+    channel = _text((body.get("channel") or {}).get("id"))
     message = body.get("message") or {}
     actions = body.get("actions") or []
-    user = (body.get("user") or {}).get("id")
-    if not channel or not user or not actions or not message.get("ts"):
+    user = _text((body.get("user") or {}).get("id"))
+    if not channel or not user or not actions or not _text(message.get("ts")):
         return None
     return InboundChat(
         route=Route(
             platform=NAME,
             workspace_id=workspace_id,
             conversation_id=channel,
-            thread_id=message.get("thread_ts"),
+            thread_id=_text(message.get("thread_ts")),
         ),
         sender_id=user,
         dedupe_keys=(f"action:{channel}:{message['ts']}:{actions[0].get('action_ts')}",),
