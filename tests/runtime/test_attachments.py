@@ -12,11 +12,12 @@ import pytest
 
 from runtime import AgentSpec, EventType, Runtime
 from runtime.compaction import record_of
-from runtime.providers import OfflineProvider
-from runtime.transcript import AttachmentBlock, AttachmentForm
-from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.files_samples import jpeg, pdf
-from tests.runtime.helpers import open_runtime, operator, wait_for
+from runtime.providers import OfflineProvider, ProviderRequest
+from runtime.providers.base import IMAGE_CHARS, request_chars
+from runtime.transcript import AttachmentBlock, AttachmentForm, TextBlock, TranscriptMessage
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.files_samples import jpeg, pdf, png
+from tests.runtime.helpers import blocking_tool, open_runtime, operator, wait_for
 
 
 def photo(data: bytes, name: str = "photo.jpg") -> AttachmentBlock:
@@ -100,3 +101,38 @@ async def test_the_offline_model_names_the_files_it_received(
     assert "[operator alice via test sent a file] notes.txt (text/plain, 12 bytes)" in record_of(
         transcript, 1, {m.id: m for m in await rt.store.messages()}
     )
+
+
+async def test_a_file_sent_while_a_tool_runs_reaches_the_model_at_the_safe_point(
+    db_path: Path, anthropic_api: FakeAnthropic, tmp_path: Path, cleanup: list[object]
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "marker"
+    anthropic_api.script = [tools(("wait", {})), text("Seen it.")]
+    rt = await open_runtime(
+        db_path, anthropic_api, command_tools=[blocking_tool("wait", gate, marker)]
+    )
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("start"))
+    await wait_for(rt, EventType.TOOL_STARTED)
+    picture = png(32, 32)
+    att = photo(picture, "graph.png").model_copy(update={"media_type": "image/png"})
+    await rt.submit(sid, operator("this graph too", attachments=(att,)), files={att.id: picture})
+    gate.touch()
+    await wait_for(rt, EventType.TURN_FINISHED)
+    last = anthropic_api.requests[1]["messages"][2]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text", "text", "image"]
+    assert "this graph too" in last[1]["text"] and "graph.png" in last[2]["text"]
+    assert base64.b64decode(last[3]["source"]["data"]) == picture
+    assert anthropic_api.refused == []
+
+
+def test_a_file_counts_in_the_context_estimate() -> None:
+    att = photo(b"\xff\xd8\xff")
+    plain = ProviderRequest(
+        "m", "", [TranscriptMessage(role="user", blocks=[TextBlock(text="hi")])], [], 10
+    )
+    with_file = ProviderRequest(
+        "m", "", [TranscriptMessage(role="user", blocks=[att, TextBlock(text="hi")])], [], 10
+    )
+    assert request_chars(with_file) - request_chars(plain) >= IMAGE_CHARS
