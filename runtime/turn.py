@@ -30,7 +30,7 @@ from runtime.payloads import (
     ToolFinished,
     ToolStarted,
 )
-from runtime.prompts import render_interjection
+from runtime.prompts import interjection_row
 from runtime.providers.base import (
     Provider,
     ProviderRequest,
@@ -250,14 +250,7 @@ class Turn:
         entries = self.session.queue.take_interjections()
         if not entries:
             return []
-        row = TranscriptMessage(
-            role="user",
-            blocks=[
-                b
-                for e in entries
-                for b in (TextBlock(text=render_interjection(e)), *e.message.attachments)
-            ],
-        )
+        row = interjection_row(entries)
         try:
             async with self.deps.store.write() as w:
                 ids = [e.id for e in entries]
