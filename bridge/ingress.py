@@ -87,9 +87,8 @@ class Ingress:
             return Outcome.REFUSED
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(chat.route)
-        if chat.files and self._files is not None:  # held until its files are downloaded
-            text = (chat.text or "")[:MAX_PROMPT_CHARS]
-            held = await self._files.receive(chat, keys, verdict.operator.id, text)
+        if self._files is not None and self._files.wants(chat):  # held for files, in order
+            held = await self._files.receive(chat, keys, verdict.operator.id, MAX_PROMPT_CHARS)
             return Outcome.PROMPT if held else Outcome.REJECTED
         if chat.text is None:
             kind = chat.attachment_kind or "attachment"

@@ -28,7 +28,7 @@ from bridge.attachments.source import FetchError, FileSource
 from bridge.events import InboundFilesSkipped
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx
-from bridge.types import DeliveryKind, InboundFile
+from bridge.types import DeliveryKind, InboundFile, Route
 from config.schema import SwitchboardConfig
 from runtime import (
     InboundMessage,
@@ -68,6 +68,7 @@ class Downloads:
         self._sessions = sessions
         self._sources: dict[str, FileSource] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._newest: dict[str, asyncio.Task[None]] = {}  # by conversation key
 
     def attach(self, source: FileSource) -> None:
         self._sources[source.platform] = source
@@ -80,12 +81,29 @@ class Downloads:
         for held in await self._store.held():
             self.kick(HeldMessage.model_validate_json(held.body))
 
+    def holding(self, route: Route) -> bool:
+        """Whether a message of this conversation is held: a later one must wait behind it."""
+        task = self._newest.get(route.home.conversation_key)
+        return task is not None and not task.done()
+
     def kick(self, held: HeldMessage) -> None:
-        """Download `held`'s files and submit it, in the background (once per message)."""
-        if held.id not in self._tasks:
-            task = asyncio.get_running_loop().create_task(self._run(held), name=f"files-{held.id}")
-            self._tasks[held.id] = task
-            task.add_done_callback(lambda _: self._tasks.pop(held.id, None))
+        """Download `held`'s files and submit it, in the background (once per message), after
+        the conversation's earlier held messages: the agent gets them in the order sent."""
+        if held.id in self._tasks:
+            return
+        key = held.route.home.conversation_key
+        before = self._newest.get(key)
+        task = asyncio.get_running_loop().create_task(
+            self._run(held, before), name=f"files-{held.id}"
+        )
+        self._tasks[held.id] = self._newest[key] = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            self._tasks.pop(held.id, None)
+            if self._newest.get(key) is task:
+                del self._newest[key]
+
+        task.add_done_callback(done)
 
     async def idle(self) -> None:
         """Until no held message is being worked on."""
@@ -101,7 +119,7 @@ class Downloads:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _run(self, held: HeldMessage) -> None:
+    async def _run(self, held: HeldMessage, before: asyncio.Task[None] | None) -> None:
         try:
             checked: list[Checked] = []
             skipped: list[Skipped] = []
@@ -116,6 +134,8 @@ class Downloads:
                     checked.append(result)
                 else:
                     skipped.append(result)
+            if before is not None:
+                await asyncio.wait([before])
             await self._submit(held, checked, skipped)
         except asyncio.CancelledError:
             raise

@@ -5,9 +5,11 @@ transaction. The downloads run after the ack (`downloads.py`)."""
 
 from __future__ import annotations
 
+from bridge import texts
 from bridge.attachments.downloads import Downloads, skipped_notice
 from bridge.attachments.held import HeldFile, HeldMessage, Undescribed
 from bridge.attachments.policy import plan
+from bridge.commands import parse
 from bridge.events import InboundFilesHeld, InboundFilesSkipped, InboundRejected
 from bridge.store import BridgeStore
 from bridge.types import DeliveryKind, InboundChat
@@ -21,12 +23,23 @@ class FileIntake:
         self._store = store
         self.downloads = downloads
 
+    def wants(self, chat: InboundChat) -> bool:
+        """Whether `chat` is held: it has files, or it is a prompt (not a command) arriving
+        while an earlier message of its conversation is held, and must not overtake it."""
+        if chat.files:
+            return True
+        text = (chat.text or "").strip()
+        return bool(text) and parse(text) is None and self.downloads.holding(chat.route)
+
     async def receive(
-        self, chat: InboundChat, keys: list[str], operator_id: str, text: str
+        self, chat: InboundChat, keys: list[str], operator_id: str, max_chars: int
     ) -> bool:
         """Hold `chat` for its files; False when nothing of it can reach the agent (the
-        sender is told why). `text` is the message's text as the agent may read it."""
+        sender is told why). Text over `max_chars` is cut, and the sender told."""
         route = chat.route
+        text = chat.text or ""
+        cut = len(text) > max_chars
+        text = text[:max_chars]
         source = self.downloads.source(route.platform)
         planned = plan(chat.files, self._config, source.max_bytes if source else None)
         wanted, skipped = planned.wanted, planned.skipped
@@ -47,6 +60,9 @@ class FileIntake:
         )
         async with self._store.write() as tx:
             tx.mark_seen(keys, None)
+            if cut:
+                notice = texts.TRUNCATED.format(length=len(chat.text or ""), limit=max_chars)
+                tx.enqueue(new_id("dlv"), route, DeliveryKind.COMMAND_REPLY, notice)
             if skipped:
                 tx.emit(
                     InboundFilesSkipped(pending_id=held_id, skipped=[s.text() for s in skipped])

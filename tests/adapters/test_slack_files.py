@@ -115,3 +115,24 @@ async def test_the_fake_sends_a_request_without_the_token_to_the_login_page(
         bearer = {"Authorization": "Bearer xoxb-test-t1"}
         async with http.get(shared["url_private_download"], headers=bearer) as response:
             assert response.status == 200 and await response.read() == png()
+
+
+async def test_a_message_sent_while_a_file_downloads_does_not_overtake_it(
+    app: App, slack: SlackSide, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    gate = asyncio.Event()
+    slack_api.files.gate = gate
+    shared = slack_api.files.add("T1", ALICE, "first.png", "image/png", png())
+    await slack.say("first, with a file", subtype="file_share", files=[shared])
+    await slack.say("second, right after")
+    await slack.say("/status")  # a command is not held: answered at once
+    await until(lambda: bool(slack_api.posts("DALICE")))
+    assert slack_api.posts("DALICE")[0]["text"].startswith("No session here yet")
+    assert [m.message.text for m in await app.runtime.store.messages()] == []
+    gate.set()
+    await until(lambda: len(anthropic_api.requests) >= 1)
+    await app.bridge.settle()
+    stored = [m.message.text for m in await app.runtime.store.messages()]
+    assert stored == ["first, with a file", "second, right after"]
+    first = anthropic_api.requests[0]["messages"][0]["content"]
+    assert first[1]["type"] == "image" and "first, with a file" in first[2]["text"]
