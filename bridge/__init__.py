@@ -1,17 +1,30 @@
 """Between chat platforms and the runtime: trust, commands, sessions, routing, delivery."""
 
+from bridge.attachments.source import FetchError, FileSource
 from bridge.commands import menu as command_menu
 from bridge.ingress import Outcome
 from bridge.platform import PlatformProfile
 from bridge.service import Bridge
 from bridge.transport import DeliveryError, ProgressView, Transport
-from bridge.types import DeliveryKind, InboundChat, Quoted, Route, TransportLimits
+from bridge.types import (
+    DeliveryKind,
+    FileKind,
+    InboundChat,
+    InboundFile,
+    Quoted,
+    Route,
+    TransportLimits,
+)
 
 __all__ = [
     "Bridge",
     "DeliveryError",
     "DeliveryKind",
+    "FetchError",
+    "FileKind",
+    "FileSource",
     "InboundChat",
+    "InboundFile",
     "Outcome",
     "PlatformProfile",
     "ProgressView",

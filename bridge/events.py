@@ -14,6 +14,8 @@ class BridgeEventType(StrEnum):
     INBOUND_REJECTED = "inbound_rejected"
     INBOUND_TRUNCATED = "inbound_truncated"
     INBOUND_IGNORED = "inbound_ignored"
+    INBOUND_FILES_HELD = "inbound_files_held"
+    INBOUND_FILES_SKIPPED = "inbound_files_skipped"
     NOTIFICATION_UNROUTABLE = "notification_unroutable"
     OUTPUT_UNROUTABLE = "output_unroutable"
     ROUTE_FAILED = "route_failed"
@@ -59,6 +61,24 @@ class InboundTruncated(Payload):
     TYPE: ClassVar[str] = BridgeEventType.INBOUND_TRUNCATED
     message_id: str
     length: int
+
+
+class InboundFilesHeld(Payload):
+    """An operator's message with files, stored until its files are downloaded."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_FILES_HELD
+    pending_id: str
+    platform: str
+    workspace_id: str
+    files: int
+
+
+class InboundFilesSkipped(Payload):
+    """Files of an operator's message not passed to the agent, each with why (said to them)."""
+
+    TYPE: ClassVar[str] = BridgeEventType.INBOUND_FILES_SKIPPED
+    pending_id: str
+    skipped: list[str]
 
 
 class NotificationUnroutable(Payload):

@@ -8,6 +8,8 @@ import logging
 from enum import StrEnum
 
 from bridge import texts
+from bridge.attachments.held import Addressee
+from bridge.attachments.intake import FileIntake
 from bridge.bindings import addressed, names_the_bot, respond_to
 from bridge.commands import Command, Commands, parse
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected, InboundTruncated
@@ -57,6 +59,7 @@ class Ingress:
         outbox: Outbox,
         commands: Commands,
         metrics: Metrics,
+        files: FileIntake | None = None,
     ) -> None:
         self._config = config
         self._runtime = runtime
@@ -66,6 +69,7 @@ class Ingress:
         self._commands = commands
         self._metrics = metrics
         self._pointing = Pointing(store, sessions, outbox.transports)
+        self._files = files
 
     async def receive(self, chat: InboundChat) -> Outcome:
         """Handle one platform message. When this returns, it is durably handled.
@@ -92,6 +96,8 @@ class Ingress:
             return Outcome.REFUSED
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(chat.route)
+        if self._files is not None and self._files.wants(chat):  # held for files, in order
+            return await self._hold(chat, keys, verdict)
         if chat.text is None:
             kind = chat.attachment_kind or "attachment"
             await self._reply(chat, keys, texts.NOT_TEXT.format(kind=kind), "non_text")
@@ -118,6 +124,31 @@ class Ingress:
             return Outcome.COMMAND
         await self._prompt(chat, keys, verdict, notification)
         return Outcome.PROMPT
+
+    async def _hold(self, chat: InboundChat, keys: list[str], verdict: Trusted) -> Outcome:
+        """A message with files (or one behind it) is held until they are in; it goes to the
+        agent a plain prompt would, framed the same way."""
+        assert self._files is not None
+        notification = await self._pointing.notification(chat)
+        if notification is not None and not self._knows(notification):
+            await self._reply(chat, keys, texts.NOTIFICATION_GONE, "notification_gone")
+            return Outcome.REJECTED
+        context = () if notification is not None else await self._pointing.context(chat)
+        profile = self._outbox.transports.profile(chat.route.platform)
+        addressee = Addressee(
+            session_id=notification.session_id if notification else None,
+            direct=chat.is_direct,
+            correlation_id=notification.notification_id if notification else None,
+        )
+        held = await self._files.receive(
+            chat,
+            keys,
+            verdict.operator.id,
+            MAX_PROMPT_CHARS,
+            frame=lambda words: compose(words, notification, context, verdict.workspace, profile),
+            addressee=addressee,
+        )
+        return Outcome.PROMPT if held else Outcome.REJECTED
 
     def _knows(self, notification: NotificationPost) -> bool:
         try:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from bridge.attachments.downloads import Downloads
+from bridge.attachments.intake import FileIntake
+from bridge.attachments.source import FileSource
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ephemeral import EphemeralCommands
@@ -42,8 +45,10 @@ class Bridge:
             self.outbox.transports, runtime.clock, progress_interval_s
         )
         commands = Commands(runtime, self.sessions, Status(runtime, self.store))
+        self.downloads = Downloads(config, runtime, self.store, self.sessions)
+        files = FileIntake(config.attachments, self.store, self.downloads)
         self.ingress = Ingress(
-            config, runtime, self.store, self.sessions, self.outbox, commands, self.metrics
+            config, runtime, self.store, self.sessions, self.outbox, commands, self.metrics, files
         )
         self.ephemeral = EphemeralCommands(config, self.store, commands, self.metrics)
         self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
@@ -53,6 +58,10 @@ class Bridge:
     def attach(self, transport: Transport) -> None:
         self.outbox.attach(transport)
 
+    def attach_files(self, source: FileSource) -> None:
+        """Where files sent on `source.platform` are downloaded from (with its bot's keys)."""
+        self.downloads.attach(source)
+
     async def start(self) -> None:
         await self.sessions.load()
         await self.outbox.start()
@@ -60,6 +69,7 @@ class Bridge:
             self.dispatcher.run(), name="bridge-dispatch"
         )
         self.retention.start()
+        await self.downloads.start()  # messages held for their files when the process stopped
 
     async def receive(self, chat: InboundChat) -> Outcome:
         return await self.ingress.receive(chat)
@@ -77,6 +87,7 @@ class Bridge:
     async def settle(self) -> None:
         """Until every turn has finished and every reply it produced has been sent."""
         while True:
+            await self.downloads.idle()
             await self.runtime.wait_idle()
             await self.dispatcher.caught_up(self.runtime.store.last_seq)
             await self.outbox.idle()
@@ -90,6 +101,7 @@ class Bridge:
         """Stop following the ledger, sending and pruning; pending intents resume on the next
         start."""
         await self.retention.close()
+        await self.downloads.close()
         if self._dispatch_task is not None:
             self._dispatch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -92,3 +92,19 @@ NOTIFICATION_GONE = (
     "the agent directly instead."
 )
 SLASH_HINT = "Send {command} help for the list."
+FILES_NOT_PASSED = "Not passed to the agent: {items}."
+FILES_NOTHING_LEFT = "There was nothing else in your message, so the agent got nothing."
+FILE_SKIPPED = "{name} ({why})"
+FILE_KIND_NOT_READ = "the agent can't read {kind}s"
+FILE_TYPE_NOT_READ = (
+    "the agent reads images (JPEG, PNG, GIF, WebP), PDFs and text or code files, not {type}"
+)
+FILE_KIND_OFF = "{kind} files are turned off in this workspace"
+FILE_TOO_LARGE = "{size}, over the {limit} limit for {kind} files"
+FILE_TOO_MANY = "only {limit} files per message are passed on"
+FILE_TOO_MANY_PAGES = "{pages} pages, over the {limit}-page limit"
+FILE_TOO_WIDE = "{width}x{height} pixels, over the {limit}-pixel limit"
+FILE_NOT_WHAT_IT_SAYS = "it is not a readable {kind} file"
+FILE_UNREADABLE_TEXT = "it is not UTF-8 text"
+FILE_DOWNLOAD_FAILED = "it could not be downloaded: {error}"
+FILE_NO_DOWNLOADS = "this bridge cannot download files from {platform}"

@@ -40,6 +40,33 @@ class Route(BaseModel):
         return self.model_dump(mode="json")
 
 
+class FileKind(StrEnum):
+    """What the platform says a file is; the bridge decides what reaches the model."""
+
+    PHOTO = "photo"  # a picture the platform compressed (Telegram `photo`)
+    DOCUMENT = "document"  # any file sent as a file: an image, a PDF, code, an archive
+    VOICE = "voice"
+    AUDIO = "audio"
+    VIDEO = "video"
+    VIDEO_NOTE = "video_note"
+    ANIMATION = "animation"
+    STICKER = "sticker"
+
+
+@dataclass(frozen=True, slots=True)
+class InboundFile:
+    """A file that came with a message, as the platform describes it: nothing is downloaded
+    until the bridge has decided the sender is trusted and the file is wanted."""
+
+    file_id: str  # the platform's handle (Telegram `file_id`, Slack file id)
+    kind: FileKind
+    name: str | None = None
+    mime_type: str | None = None
+    size: int | None = None  # as the platform declares it
+    url: str | None = None  # where the platform serves it (Slack `url_private_download`)
+    smaller: tuple[InboundFile, ...] = ()  # the same picture in smaller sizes, largest first
+
+
 @dataclass(frozen=True, slots=True)
 class Quoted:
     """A message the operator pointed at (replied to, quoted, or the thread around their
@@ -74,6 +101,7 @@ class InboundChat:
     mentions_bot: bool = False
     replies_to_bot: bool = False
     thread_reply: bool = False
+    files: tuple[InboundFile, ...] = ()  # photos, documents, voice notes ... with the message
 
 
 class DeliveryStatus(StrEnum):

@@ -107,6 +107,23 @@ DEFAULT_SUGGESTED_PROMPTS = (
 )
 
 
+FileKindName = Literal["image", "pdf", "text"]
+MB = 1024 * 1024
+
+
+class AttachmentsConfig(Strict):
+    """Files operators send the agent: which kinds pass, how many, how large. The caps are the
+    Anthropic API's (images 5 MB, PDFs 32 MB and 100 pages); Telegram lets a bot download at
+    most 20 MB whatever is set here."""
+
+    kinds: list[FileKindName] = ["image", "pdf", "text"]
+    max_files: int = Field(5, ge=0, le=20)  # per message; the rest are not passed on
+    max_image_bytes: int = Field(5 * MB, ge=1, le=5 * MB)
+    max_pdf_bytes: int = Field(20 * MB, ge=1, le=32 * MB)
+    max_pdf_pages: int = Field(100, ge=1, le=100)
+    max_text_bytes: int = Field(256 * 1024, ge=1, le=4 * MB)
+
+
 class SlackConfig(Strict):
     team_id: str
     bot_token: SecretStr
@@ -250,6 +267,7 @@ class SwitchboardConfig(Strict):
     queue: QueueConfig = QueueConfig()
     logging: LoggingConfig = LoggingConfig()
     retention: RetentionConfig = RetentionConfig()
+    attachments: AttachmentsConfig = AttachmentsConfig()
     workspaces: list[WorkspaceConfig] = Field(min_length=1)
 
     def secret_values(self) -> list[str]:

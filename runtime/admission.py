@@ -3,6 +3,8 @@ that decision drops, in the caller's transaction (so it all commits at once or n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from runtime.events import Event
 from runtime.messages import InboundMessage, QueueEntry, QueueStatus
 from runtime.payloads import MessageDropped, MessageQueued, Progress
@@ -19,11 +21,18 @@ def record_admission(
     decision: Decision,
     dropped: QueueEntry | None,
     queue_cap: int,
+    files: Mapping[str, bytes] | None = None,
 ) -> int:
-    """Store the message as the decision has it; returns its queue sequence number."""
+    """Store the message as the decision has it, with the bytes of its attachments (`files`,
+    by id); returns its queue sequence number."""
+    missing = [a.id for a in message.attachments if a.id not in (files or {})]
+    if missing:
+        raise ValueError(f"no bytes given for the attachments {', '.join(missing)}")
     refused = decision.kind is DecisionKind.DROP_NEW
     status = QueueStatus.DROPPED if refused else QueueStatus.QUEUED
     seq = w.insert_message(message_id, session.id, message, status)
+    for attachment in message.attachments:
+        w.store_file(attachment.id, message_id, (files or {})[attachment.id])
     w.emit(
         Event(
             MessageQueued(

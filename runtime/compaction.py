@@ -28,6 +28,7 @@ from runtime.providers.base import (
 )
 from runtime.store import Store
 from runtime.transcript import (
+    AttachmentBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -106,6 +107,8 @@ def record_of(transcript: Transcript, cut: int, senders: dict[str, QueueEntry]) 
                     lines.append(f"[{who}]\n{text}")
                 case ToolUseBlock(name=name, input=tool_input):
                     lines.append(f"[assistant called {name}] {json.dumps(tool_input)[:500]}")
+                case AttachmentBlock():
+                    lines.append(f"[{who} sent a file] {block.describe()}")
                 case ToolResultBlock(content=content, is_error=is_error):
                     kind = "error" if is_error else "result"
                     lines.append(f"[tool {kind}] {content[:RESULT_CHARS]}")

@@ -262,12 +262,14 @@ class Runtime:
         session_id: str,
         message: InboundMessage,
         also: Callable[[Writer, str], None] | None = None,
+        files: Mapping[str, bytes] | None = None,
     ) -> SubmitResult:
         """Store the message durably, decide its fate, and wake the session's worker.
 
         `also(writer, message_id)` adds the caller's own records to the same transaction
         (the bridge marks the platform's message id as seen there, so a crash can neither
-        lose the message nor let a platform retry enqueue it twice)."""
+        lose the message nor let a platform retry enqueue it twice). `files` holds the bytes
+        of each of `message.attachments`, by id; they are stored in that transaction too."""
         session = self._get(session_id)
         view = SessionView(
             session.mode,
@@ -281,7 +283,7 @@ class Runtime:
         dropped = session.queue.oldest() if decision.drop_oldest else None
         async with self.store.write() as w:
             seq = record_admission(
-                w, session, message_id, message, decision, dropped, self.settings.queue_cap
+                w, session, message_id, message, decision, dropped, self.settings.queue_cap, files
             )
             if also is not None:
                 also(w, message_id)

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from runtime.transcript import AttachmentBlock
+
 
 class MessageKind(StrEnum):
     OPERATOR_PROMPT = "operator_prompt"
@@ -114,6 +116,8 @@ class InboundMessage:
     delivery_surface: str | None = None
     admission_context: str | None = None
     provenance: Provenance = field(default_factory=Provenance)
+    # Files that came with it, by reference; `Runtime.submit` stores their bytes with it.
+    attachments: tuple[AttachmentBlock, ...] = ()
 
     @property
     def authority_class(self) -> AuthorityClass:

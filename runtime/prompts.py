@@ -1,8 +1,9 @@
-"""How queued messages become user text in the transcript."""
+"""How queued messages become user rows in the transcript: their text, and their files."""
 
 from __future__ import annotations
 
 from runtime.messages import MessageKind, QueueEntry
+from runtime.transcript import TextBlock, TranscriptMessage
 
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
 TASK_RESULT_HEADER = "[Result from child agent"
@@ -41,3 +42,20 @@ def render_turn_input(entries: list[QueueEntry]) -> str:
 def render_summary(summary: str) -> str:
     """The compacted past, as the text that opens the conversation the model sees."""
     return f"{SUMMARY_HEADER}\n{summary}"
+
+
+def turn_input_row(entries: list[QueueEntry]) -> TranscriptMessage:
+    """The row a turn starts from: the messages' files, then their text (models read a
+    picture best before the words about it)."""
+    files = [a for e in entries for a in e.message.attachments]
+    return TranscriptMessage(
+        role="user", blocks=[*files, TextBlock(text=render_turn_input(entries))]
+    )
+
+
+def interjection_row(entries: list[QueueEntry]) -> TranscriptMessage:
+    """The row of messages drained at a safe point: each one's text, then its files."""
+    blocks = [
+        b for e in entries for b in (TextBlock(text=render_interjection(e)), *e.message.attachments)
+    ]
+    return TranscriptMessage(role="user", blocks=blocks)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
@@ -32,7 +33,39 @@ class ToolResultBlock(BaseModel):
     is_error: bool = False
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock
+class AttachmentForm(StrEnum):
+    """How a file reaches the model: an image block, a (PDF) document block, or as text."""
+
+    IMAGE = "image"
+    DOCUMENT = "document"
+    TEXT = "text"
+
+
+class AttachmentBlock(BaseModel):
+    """A file an operator sent, by reference: its bytes live in the store (`attachments`),
+    and a provider request carries them (`ProviderRequest.files`) wherever the row goes."""
+
+    kind: Literal["attachment"] = "attachment"
+    id: str
+    name: str
+    media_type: str
+    form: AttachmentForm
+    size: int
+
+    def describe(self) -> str:
+        """One line a person (or a plain-text record) can read: name, type, size."""
+        return f"{self.name} ({self.media_type}, {human_size(self.size)})"
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | AttachmentBlock
 Role = Literal["user", "assistant"]
 
 
@@ -45,6 +78,9 @@ class TranscriptMessage(BaseModel):
 
     def tool_uses(self) -> list[ToolUseBlock]:
         return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+
+    def attachments(self) -> list[AttachmentBlock]:
+        return [b for b in self.blocks if isinstance(b, AttachmentBlock)]
 
 
 BLOCKS = TypeAdapter(list[Block])
@@ -87,6 +123,8 @@ def check_invariants(messages: list[TranscriptMessage]) -> list[str]:
         for j, block in enumerate(message.blocks):
             if _is_blank_text(block):
                 problems.append(f"{where}.content.{j}: empty or whitespace-only text block")
+            if isinstance(block, AttachmentBlock) and message.role != "user":
+                problems.append(f"{where}.content.{j}: a file in an assistant message")
             if isinstance(block, ToolUseBlock):
                 if message.role != "assistant":
                     problems.append(f"{where}.content.{j}: tool_use in a user message")
@@ -150,6 +188,7 @@ class Transcript:
     sources: list[tuple[str, ...]] = field(default_factory=list)  # each row's message ids
     summary: str | None = None
     tool_use_ids: set[str] = field(default_factory=set)
+    files: dict[str, bytes] = field(default_factory=dict)  # the rows' attachments, by id
 
     def append(self, row: TranscriptMessage, row_id: int, sources: Iterable[str] = ()) -> None:
         self.rows.append(row)
@@ -162,3 +201,5 @@ class Transcript:
         del self.rows[:cut], self.row_ids[:cut], self.sources[:cut]
         self.summary = summary
         self.tool_use_ids = {b.id for row in self.rows for b in row.tool_uses()}
+        kept = {a.id for row in self.rows for a in row.attachments()}
+        self.files = {k: v for k, v in self.files.items() if k in kept}

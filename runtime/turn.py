@@ -30,7 +30,7 @@ from runtime.payloads import (
     ToolFinished,
     ToolStarted,
 )
-from runtime.prompts import render_interjection
+from runtime.prompts import interjection_row
 from runtime.providers.base import (
     Provider,
     ProviderRequest,
@@ -47,6 +47,7 @@ from runtime.tools.base import ToolContext
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
+    Block,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -179,6 +180,7 @@ class Turn:
             tools=self.deps.tools.specs(self.agent.tools),
             max_tokens=self.deps.budget.max_tokens,
             summary=self.transcript.summary,
+            files=self.transcript.files,
         )
 
     async def _fit(
@@ -248,9 +250,7 @@ class Turn:
         entries = self.session.queue.take_interjections()
         if not entries:
             return []
-        row = TranscriptMessage(
-            role="user", blocks=[TextBlock(text=render_interjection(e)) for e in entries]
-        )
+        row = interjection_row(entries)
         try:
             async with self.deps.store.write() as w:
                 ids = [e.id for e in entries]
@@ -278,6 +278,7 @@ class Turn:
         for e in entries:
             e.status = QueueStatus.INTERJECTED
         self.transcript.append(row, row_id, ids)
+        self.transcript.files.update(await self.deps.store.files([a.id for a in row.attachments()]))
         return entries
 
     # -- tools -------------------------------------------------------------------------
@@ -387,5 +388,5 @@ class Turn:
         await self.deps.store.emit(Event(payload, self.session.id, self.run_id))
 
 
-def _blank(block: TextBlock | ToolUseBlock | ToolResultBlock) -> bool:
+def _blank(block: Block) -> bool:
     return isinstance(block, TextBlock) and not block.text.strip()

@@ -11,11 +11,10 @@ from runtime.host import Host
 from runtime.ids import new_id
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import ProgressState, TurnFinished, TurnStarted
-from runtime.prompts import render_turn_input
+from runtime.prompts import turn_input_row
 from runtime.records import RunRecord, RunStatus
 from runtime.scheduler import collect_wait
 from runtime.session import RunHandle, Session
-from runtime.transcript import TextBlock, TranscriptMessage
 from runtime.turn import Turn, TurnOutcome
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         # A message taken into a run before (that run was cut off by a crash) has its prompt
         # in the transcript already: taking it and appending its prompt were one transaction.
         fresh = [e for e in entries if e.run_id is None]
-        row = TranscriptMessage(role="user", blocks=[TextBlock(text=render_turn_input(fresh))])
+        row = turn_input_row(fresh)
         async with rt.store.write() as w:
             w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)
             w.insert_run(
@@ -90,6 +89,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         raise
     if row_id is not None:
         transcript.append(row, row_id, [e.id for e in fresh])
+        transcript.files.update(await rt.store.files([a.id for a in row.attachments()]))
     try:
         outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
     except asyncio.CancelledError:

@@ -13,9 +13,11 @@ from aiohttp import web
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import open_runtime
 from adapters.server.http import build_app
-from adapters.server.workspaces import PerWorkspace
+from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
 from adapters.slack import SLACK, SlackAdapter, SlackFront
+from adapters.slack.files import SlackFiles
 from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramFront
+from adapters.telegram.files import TelegramFiles
 from bridge import Bridge
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
@@ -66,21 +68,27 @@ class App:
             self.bridge.attach(ConsoleTransport(self._stdout))
         metrics = self.bridge.metrics
         bots = PerWorkspace(TELEGRAM, metrics)
+        bot_files = FilesPerWorkspace(TELEGRAM.name, TelegramFiles.max_bytes)
         for workspace in self.config.workspaces:
             if workspace.telegram is not None:
                 self.telegram[workspace.id] = TelegramAdapter(self.bridge, workspace)
                 bots.by_workspace[workspace.id] = self.telegram[workspace.id].transport
+                bot_files.by_workspace[workspace.id] = self.telegram[workspace.id].files
                 metrics.connection(TELEGRAM.name, workspace.id, up=False)
         if self.telegram:
             self.bridge.attach(bots)
+            self.bridge.attach_files(bot_files)
         slack = PerWorkspace(SLACK, metrics)
+        slack_files = FilesPerWorkspace(SLACK.name, SlackFiles.max_bytes)
         for workspace in self.config.workspaces:
             if workspace.slack is not None:
                 self.slack[workspace.id] = SlackAdapter(self.bridge, workspace)
                 slack.by_workspace[workspace.id] = self.slack[workspace.id].transport
+                slack_files.by_workspace[workspace.id] = self.slack[workspace.id].files
                 metrics.connection(SLACK.name, workspace.id, up=False)
         if self.slack:
             self.bridge.attach(slack)
+            self.bridge.attach_files(slack_files)
         await self.bridge.start()
         for team in self.slack.values():  # bot identities first: events need them
             await team.start()
@@ -144,6 +152,7 @@ class App:
                 await self._console
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+        await self.bridge.downloads.close()  # before the bots go: held messages stay held
         for bot in self.telegram.values():
             with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
                 await bot.stop()

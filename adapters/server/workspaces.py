@@ -6,6 +6,9 @@ from __future__ import annotations
 from bridge import (
     DeliveryError,
     DeliveryKind,
+    FetchError,
+    FileSource,
+    InboundFile,
     PlatformProfile,
     ProgressView,
     Quoted,
@@ -61,3 +64,26 @@ class PerWorkspace:
         if landed is not None:  # None: the platform was not asked (it cannot tell)
             self._ok(route.workspace_id)
         return landed
+
+
+class FilesPerWorkspace:
+    """One file source per platform, downloading with each workspace's own bot."""
+
+    def __init__(self, platform: str, max_bytes: int | None) -> None:
+        self.platform = platform
+        self.max_bytes = max_bytes
+        self.by_workspace: dict[str, FileSource] = {}
+
+    def _source(self, workspace_id: str) -> FileSource:
+        source = self.by_workspace.get(workspace_id)
+        if source is None:
+            raise FetchError(
+                f"no {self.platform} bot runs for workspace {workspace_id}", retryable=False
+            )
+        return source
+
+    async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
+        return await self._source(workspace_id).describe(workspace_id, file)
+
+    async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
+        return await self._source(workspace_id).fetch(workspace_id, file, max_bytes)

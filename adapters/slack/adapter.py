@@ -24,6 +24,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.files import SlackFiles
 from adapters.slack.inbound import (
     NOTIFICATION_ACTIONS,
     STOP_ACTION,
@@ -62,6 +63,9 @@ class SlackAdapter:
         )
         self.client = self._client(self.settings.bot_token.get_secret_value())
         self.transport = SlackTransport(self.client, workspace.id)
+        self.files = SlackFiles(
+            self.client, self._session, self.settings.bot_token.get_secret_value()
+        )
         self.app = AsyncApp(
             client=self._client(None),
             signing_secret=secret.get_secret_value() if secret else None,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.slack.platform import NAME
-from bridge import InboundChat, Route
+from bridge import FileKind, InboundChat, InboundFile, Route
 
 STOP_ACTION = "switchboard_stop"
 # A notification's buttons, and the command each one is.
@@ -32,6 +32,39 @@ class BotIdentity:
     team_id: str
     user_id: str
     bot_id: str
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def files(event: dict[str, Any]) -> tuple[InboundFile, ...]:
+    """The files of a `file_share` message as Slack describes them. A file Slack only
+    describes in part (`file_access: check_file_info`) has no URL: `files.info` gives it.
+    A field of the wrong type is left out, never a crash."""
+    found = []
+    files = event.get("files")
+    for f in files if isinstance(files, list) else []:
+        if not isinstance(f, dict) or not _text(f.get("id")) or f.get("mode") == "tombstone":
+            continue
+        mime = _text(f.get("mimetype"))
+        kind = FileKind.DOCUMENT
+        if mime and mime.startswith("audio/"):
+            kind = FileKind.AUDIO
+        elif mime and mime.startswith("video/"):
+            kind = FileKind.VIDEO
+        size = f.get("size")
+        found.append(
+            InboundFile(
+                str(f["id"]),
+                kind,
+                name=_text(f.get("name")) or _text(f.get("title")),
+                mime_type=mime,
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+                url=_text(f.get("url_private_download")) or _text(f.get("url_private")),
+            )
+        )
+    return tuple(found)
 
 
 def message_chat(
@@ -60,7 +93,7 @@ def message_chat(
     # A reply in a thread answers the thread's first message (a notification, perhaps).
     replied_to = f"{channel}:{thread}" if thread and thread != ts else None
     text = re.sub(rf"{re.escape(mention)}\s*", "", text).strip()
-    files = event.get("files") or []
+    attached = event.get("files") or []
     keys = (f"event:{event_id}",) if event_id else ()
     return InboundChat(
         route=Route(
@@ -72,10 +105,11 @@ def message_chat(
         ),
         sender_id=user,
         dedupe_keys=(*keys, f"message:{channel}:{ts}"),
-        text=None if files and not text else text,
+        text=None if attached and not text else text,
         is_direct=is_direct,
         message_ref=ts,
-        attachment_kind="file" if files else None,
+        attachment_kind="file" if attached else None,
+        files=files(event),
         replied_to=replied_to,
         # Pulled into a channel's thread by a mention: what was said there is context.
         wants_thread=replied_to is not None and mentioned and not is_direct,
@@ -103,18 +137,18 @@ def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat |
 
 def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
     """A click on the Stop button of a progress message, as the `/stop` command."""
-    channel = (body.get("channel") or {}).get("id")
+    channel = _text((body.get("channel") or {}).get("id"))
     message = body.get("message") or {}
     actions = body.get("actions") or []
-    user = (body.get("user") or {}).get("id")
-    if not channel or not user or not actions or not message.get("ts"):
+    user = _text((body.get("user") or {}).get("id"))
+    if not channel or not user or not actions or not _text(message.get("ts")):
         return None
     return InboundChat(
         route=Route(
             platform=NAME,
             workspace_id=workspace_id,
             conversation_id=channel,
-            thread_id=message.get("thread_ts"),
+            thread_id=_text(message.get("thread_ts")),
         ),
         sender_id=user,
         dedupe_keys=(f"action:{channel}:{message['ts']}:{actions[0].get('action_ts')}",),

@@ -13,6 +13,7 @@ from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
+from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import BotUser, message_chat, notification_button_chat, stop_chat
 from adapters.telegram.transport import TelegramTransport
 from bridge import Bridge, InboundChat, Outcome, command_menu
@@ -36,6 +37,7 @@ class TelegramAdapter:
             Application.builder()
             .token(self.settings.bot_token.get_secret_value())
             .base_url(self.settings.api_base_url)
+            .base_file_url(file_base_url(self.settings.api_base_url))
         )
         if self.settings.mode == "webhook":
             builder = builder.updater(None)  # updates arrive through our own HTTP server
@@ -45,6 +47,7 @@ class TelegramAdapter:
         self.transport = TelegramTransport(self.application)
         self.me: BotUser | None = None  # from getMe, once started
         self._background: set[asyncio.Task[Any]] = set()
+        self.files = TelegramFiles(self.application)
 
     async def start(self, public_url: str | None) -> None:
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from telegram import (
     Message,
@@ -21,7 +22,7 @@ from telegram import (
 )
 
 from adapters.telegram.platform import NAME
-from bridge import InboundChat, Quoted, Route
+from bridge import FileKind, InboundChat, InboundFile, Quoted, Route
 
 STOP = "stop"  # the callback data of a progress message's Stop button
 # The callback data of a notification's buttons, and the command each one is.
@@ -55,7 +56,8 @@ def _addressing(message: Message, bot: BotUser | None) -> tuple[bool, bool, bool
         return False, False, False
     name = f"@{bot.username}".lower()
     mentions = for_another = False
-    for entity, text in message.parse_entities().items():
+    entities = message.parse_entities() or message.parse_caption_entities()  # a file's caption
+    for entity, text in entities.items():
         named = entity.type == MessageEntity.MENTION and text.lower() == name
         if named or (entity.type == MessageEntity.TEXT_MENTION and _is(entity, bot)):
             mentions = True
@@ -89,6 +91,39 @@ def route(message: Message, *, workspace_id: str) -> Route:
     )
 
 
+def files(message: Message) -> tuple[InboundFile, ...]:
+    """The files of `message` as Telegram describes them. A photo comes in several sizes,
+    smallest first: the largest is offered, with the others to fall back on. An animation
+    also carries a `document` (for old clients): it is one animation."""
+    if message.photo:
+        largest, *rest = reversed(message.photo)
+        smaller = tuple(InboundFile(p.file_id, FileKind.PHOTO, size=p.file_size) for p in rest)
+        return (
+            InboundFile(largest.file_id, FileKind.PHOTO, size=largest.file_size, smaller=smaller),
+        )
+    found: list[InboundFile] = []
+    kinds: list[tuple[FileKind, Any]] = [
+        (FileKind.ANIMATION, message.animation),
+        (FileKind.DOCUMENT, None if message.animation else message.document),
+        (FileKind.VOICE, message.voice),
+        (FileKind.AUDIO, message.audio),
+        (FileKind.VIDEO, message.video),
+        (FileKind.VIDEO_NOTE, message.video_note),
+    ]
+    for kind, media in kinds:
+        if media is not None:
+            found.append(
+                InboundFile(
+                    media.file_id,
+                    kind,
+                    name=getattr(media, "file_name", None),
+                    mime_type=getattr(media, "mime_type", None),
+                    size=media.file_size,
+                )
+            )
+    return tuple(found)
+
+
 def message_chat(
     update: Update, *, workspace_id: str, bot: BotUser | None = None
 ) -> InboundChat | None:
@@ -103,7 +138,7 @@ def message_chat(
         return None
     kind = next((a for a in ATTACHMENTS if getattr(message, a, None)), None)
     replied_to, context = pointed_at(message, bot.id if bot else None)
-    text = message.text
+    text = message.text if message.text is not None else message.caption
     if text is not None and bot is not None and mentions and not text.startswith("/"):
         text = re.sub(rf"@{re.escape(bot.username)}\b", "", text, flags=re.IGNORECASE).strip()
     return InboundChat(
@@ -118,6 +153,7 @@ def message_chat(
         sender_name=message.from_user.full_name,
         message_ref=str(message.message_id),
         attachment_kind=kind,
+        files=files(message),
         replied_to=replied_to,
         context=context,
         mentions_bot=mentions,

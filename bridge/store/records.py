@@ -78,3 +78,14 @@ class NotificationPost:
     agent_id: str
     requested_by_agent_id: str
     summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """An operator's message waiting for its files (`body`: what `attachments` stored)."""
+
+    id: str
+    platform: str
+    workspace_id: str
+    body: str
+    attempts: int

@@ -91,4 +91,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE notification_routes ADD COLUMN summary TEXT;
     CREATE INDEX notification_routes_delivery ON notification_routes(delivery_id);
     """,
+    # 5: operators' messages with files, held from the platform's ack until their files are
+    # downloaded and the prompt is submitted (issue 12); resumed at start-up.
+    """
+    CREATE TABLE inbound_pending (
+        id TEXT PRIMARY KEY,
+        platform TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        created_at REAL NOT NULL
+    );
+    """,
 ]

@@ -16,6 +16,7 @@ from bridge.store.records import (
     Backlog,
     Conversation,
     FailedRoute,
+    Held,
     Intent,
     NotificationDelivery,
     NotificationPost,
@@ -104,6 +105,17 @@ class BridgeStore:
     async def seen(self, keys: Sequence[str]) -> bool:
         """Whether any of these platform ids was handled before."""
         return bool(await self._store.read_sql(seen_sql(len(keys)), keys))
+
+    async def held(self) -> list[Held]:
+        """Operators' messages still waiting for their files, oldest first."""
+        rows = await self._store.read_sql(
+            "SELECT id, platform, workspace_id, body, attempts FROM inbound_pending"
+            " ORDER BY created_at, id"
+        )
+        return [
+            Held(r["id"], r["platform"], r["workspace_id"], r["body"], int(r["attempts"]))
+            for r in rows
+        ]
 
     async def refusal_replied_at(self, sender_key: str) -> float | None:
         rows = await self._store.read_sql(REFUSAL_REPLIED_AT, (sender_key,))

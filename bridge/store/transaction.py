@@ -39,6 +39,31 @@ class BridgeTx:
                 (key, message_id, self.now()),
             )
 
+    def seen_as(self, keys: Iterable[str], message_id: str) -> None:
+        """The message these platform ids became, once it is submitted (after its files)."""
+        for key in keys:
+            self._w.write_sql(
+                "UPDATE inbound_seen SET message_id = ? WHERE dedupe_key = ?", (message_id, key)
+            )
+
+    def hold(self, pending_id: str, platform: str, workspace_id: str, body: str) -> None:
+        """An operator's message held until its files are downloaded (`body`: its JSON)."""
+        self._w.write_sql(
+            "INSERT INTO inbound_pending (id, platform, workspace_id, body, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (pending_id, platform, workspace_id, body, self.now()),
+        )
+
+    def release(self, pending_id: str) -> None:
+        """The held message was submitted (or answered): it is no longer pending."""
+        self._w.write_sql("DELETE FROM inbound_pending WHERE id = ?", (pending_id,))
+
+    def hold_failed(self, pending_id: str, error: str) -> None:
+        self._w.write_sql(
+            "UPDATE inbound_pending SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+            (error, pending_id),
+        )
+
     def refusal_replied(self, sender_key: str) -> None:
         self._w.write_sql(
             "INSERT INTO refusals (sender_key, replied_at) VALUES (?, ?) ON CONFLICT"

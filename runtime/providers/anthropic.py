@@ -10,9 +10,11 @@ are turned off) so that the waits use the runtime's clock and each retry is audi
 
 from __future__ import annotations
 
+import base64
 import logging
 import random
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
@@ -31,6 +33,8 @@ from runtime.providers.base import (
 )
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
+    AttachmentBlock,
+    AttachmentForm,
     Block,
     TextBlock,
     ToolResultBlock,
@@ -66,7 +70,7 @@ def lower_request(request: ProviderRequest) -> dict[str, Any]:
     if problems:
         raise TranscriptInvariantError(problems)
     # normalize dropped every blank text block: no breakpoint can land on one
-    lowered = [_map_message(m) for m in messages]
+    lowered = [_map_message(m, request.files) for m in messages]
     if summary:
         lowered[0]["content"][0] = _cached(lowered[0]["content"][0])
     lowered[-1]["content"][-1] = _cached(lowered[-1]["content"][-1])
@@ -81,6 +85,28 @@ def lower_request(request: ProviderRequest) -> dict[str, Any]:
         tools = [_map_tool(t) for t in request.tools]
         params["tools"] = [*tools[:-1], _cached(tools[-1])]
     return params
+
+
+def _map_file(block: AttachmentBlock, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
+    """A file as the API takes it, after a line naming it: an image or a (PDF) document block
+    with its bytes in base64, or a text file's contents in a labelled text block."""
+    label = f"[File: {block.describe()}]"
+    data = files.get(block.id)
+    if data is None:  # not stored (never expected): say so rather than fail the turn
+        log.warning("attachment bytes missing", extra={"attachment_id": block.id})
+        return [{"type": "text", "text": f"{label} (its contents are not available)"}]
+    if block.form is AttachmentForm.TEXT:
+        body = data.decode("utf-8", errors="replace")
+        return [{"type": "text", "text": f'{label}\n<file name="{block.name}">\n{body}\n</file>'}]
+    source = {
+        "type": "base64",
+        "media_type": block.media_type,
+        "data": base64.b64encode(data).decode("ascii"),
+    }
+    lowered: dict[str, Any] = {"type": block.form.value, "source": source}
+    if block.form is AttachmentForm.DOCUMENT:
+        lowered["title"] = block.name
+    return [{"type": "text", "text": label}, lowered]
 
 
 def _map_block(block: Block) -> dict[str, Any]:
@@ -99,8 +125,14 @@ def _map_block(block: Block) -> dict[str, Any]:
     raise TypeError(f"unknown block {block!r}")
 
 
-def _map_message(message: TranscriptMessage) -> dict[str, Any]:
-    return {"role": message.role, "content": [_map_block(b) for b in message.blocks]}
+def _map_message(message: TranscriptMessage, files: Mapping[str, bytes]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for block in message.blocks:
+        if isinstance(block, AttachmentBlock):
+            content.extend(_map_file(block, files))
+        else:
+            content.append(_map_block(block))
+    return {"role": message.role, "content": content}
 
 
 def _map_tool(tool: ToolSpec) -> dict[str, Any]:

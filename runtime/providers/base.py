@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
 from runtime.tools.base import ToolSpec
-from runtime.transcript import Block, TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
+from runtime.transcript import (
+    AttachmentBlock,
+    AttachmentForm,
+    Block,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    TranscriptMessage,
+)
+
+# What a file weighs in characters, for the estimate (calibrated like text afterwards): an
+# image costs at most about 1,600 tokens once the API has scaled it; a PDF about a token for
+# every 16 bytes (text and a picture of each page); a text file its characters.
+IMAGE_CHARS = 6_400
+PDF_BYTES_PER_CHAR = 4
 
 
 class StopReason(StrEnum):
@@ -31,6 +45,18 @@ class ProviderRequest:
     # The session's earlier conversation, compacted: sent before `messages`, in the first user
     # message, as part of the stable prefix a provider may cache.
     summary: str | None = None
+    # The bytes of every attachment the messages refer to, by id (`AttachmentBlock.id`).
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+def attachment_chars(block: AttachmentBlock) -> int:
+    match block.form:
+        case AttachmentForm.IMAGE:
+            return IMAGE_CHARS
+        case AttachmentForm.DOCUMENT:
+            return block.size // PDF_BYTES_PER_CHAR
+        case AttachmentForm.TEXT:
+            return block.size
 
 
 def blocks_chars(blocks: Iterable[Block]) -> int:
@@ -44,6 +70,8 @@ def blocks_chars(blocks: Iterable[Block]) -> int:
                 total += len(name) + len(json.dumps(tool_input))
             case ToolResultBlock(content=content):
                 total += len(content)
+            case AttachmentBlock():
+                total += len(block.describe()) + attachment_chars(block)
     return total
 
 

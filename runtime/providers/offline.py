@@ -8,7 +8,7 @@ the operator's latest prompt:
 - ``notify TEXT`` a ``notify_operator`` call
 - ``spawn TASK``  a ``spawn_agent`` call
 - ``run TOOL``    a call of a configured tool with ``{}``
-- anything else   an echo
+- anything else   an echo; files that came with it are named (name, type, size)
 
 Interjections are acknowledged visibly ("Noted your message ...") and the plan goes on.
 The summary of a compacted past is not read. Usage is estimated at four characters a token,
@@ -162,6 +162,10 @@ class OfflineProvider:
             lines = [f"Done: {len(plan)} step(s). Last result: {results[-1] if results else '-'}"]
             lines += [f"While I worked you said: “{h}”." for h in heard]
             return [TextBlock(text="\n".join(lines))]
+        files = [a.describe() for a in messages[prompt_index].attachments()] if messages else []
+        if files:
+            got = f"I received {len(files)} file(s): {'; '.join(files)}."
+            return [TextBlock(text=f"{ack}{got}" + (f" You said: {prompt}" if prompt else ""))]
         if prompt.startswith(TASK_RESULT_HEADER):
             return [TextBlock(text=f"{ack}My child agent reported back: {prompt}")]
         return [TextBlock(text=f"{ack}You said: {prompt}" if prompt else ack or "Hello.")]
@@ -175,6 +179,6 @@ class OfflineProvider:
             texts = [
                 t for t in _user_texts(messages[index]) if not t.startswith(INTERJECTION_HEADER)
             ]
-            if texts:
+            if texts or messages[index].attachments():
                 return index, "\n".join(texts).strip()
         return 0, ""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from runtime.messages import (
     InboundMessage,
     MessageKind,
@@ -26,6 +28,9 @@ from runtime.records import (
     ToolCallRecord,
 )
 from runtime.tools.envelope import ToolResult
+from runtime.transcript import AttachmentBlock
+
+ATTACHMENTS = TypeAdapter(list[AttachmentBlock])
 
 Row = Any  # a sqlite3-style row: items by column name
 
@@ -52,6 +57,7 @@ def entry(r: Row) -> QueueEntry:
         delivery_surface=r["delivery_surface"],
         admission_context=r["admission_context"],
         provenance=Provenance.from_json(json.loads(r["provenance"])),
+        attachments=tuple(ATTACHMENTS.validate_json(r["attachments"])),
     )
     return QueueEntry(
         id=r["id"],

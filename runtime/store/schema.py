@@ -113,4 +113,17 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX messages_run ON messages(run_id, seq) WHERE run_id IS NOT NULL;
     """,
+    # 4: files that came with a message (issue 12): described on the message, their bytes
+    # here, stored in the transaction that stores the message; a transcript row refers to
+    # them by id, so every request that carries the row carries the file.
+    """
+    ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+    CREATE TABLE attachments (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        data BLOB NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX attachments_message ON attachments(message_id);
+    """,
 ]

@@ -259,7 +259,18 @@ class Store:
         for r in found:
             row = TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))
             transcript.append(row, int(r["id"]), json.loads(r["source_message_ids"]))
+        transcript.files = await self.files(
+            [a.id for row in transcript.rows for a in row.attachments()]
+        )
         return transcript
+
+    async def files(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """The bytes of these attachments, by id (a file never stored is absent)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        found = await self._rows(f"SELECT id, data FROM attachments WHERE id IN ({marks})", ids)
+        return {r["id"]: bytes(r["data"]) for r in found}
 
     async def full_transcript(self, session_id: str) -> list[TranscriptMessage]:
         """Every row the session ever had, compacted or not: the audit, not for a request."""

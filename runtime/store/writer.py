@@ -97,7 +97,8 @@ class Writer:
         self._execute(
             "INSERT INTO messages (seq, id, session_id, kind, origin, trust, authority_class,"
             " priority, text, delivery_surface, admission_context, provenance, status,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at, attachments)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 seq,
                 message_id,
@@ -114,9 +115,17 @@ class Writer:
                 status,
                 now,
                 now,
+                dumps([a.model_dump(mode="json") for a in m.attachments]),
             ),
         )
         return seq
+
+    def store_file(self, attachment_id: str, message_id: str, data: bytes) -> None:
+        """The bytes of a file that came with a message (described on the message)."""
+        self._execute(
+            "INSERT INTO attachments (id, message_id, data, created_at) VALUES (?, ?, ?, ?)",
+            (attachment_id, message_id, data, self._clock.wall()),
+        )
 
     def set_message_status(
         self,

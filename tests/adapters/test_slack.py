@@ -388,8 +388,12 @@ async def test_a_mention_that_also_arrives_as_a_channel_message_is_taken_once(
 async def test_a_file_without_text_gets_a_clear_reply(
     app: App, slack: SlackSide, slack_api: FakeSlack
 ) -> None:
-    await slack.say("", subtype="file_share", files=[{"id": "F1", "name": "log.txt"}])
+    archive = slack_api.files.add("T1", ALICE, "backup.zip", "application/zip", b"PK\x03\x04")
+    await slack.say("", subtype="file_share", files=[archive])
     await until(lambda: bool(slack_api.posts("DALICE")))
     assert slack_api.posts("DALICE")[0]["text"] == (
-        "I can only read text messages; your file was not passed to the agent."
+        "Not passed to the agent: backup.zip (the agent reads images (JPEG, PNG, GIF, WebP), "
+        "PDFs and text or code files, not application/zip). There was nothing else in your "
+        "message, so the agent got nothing."
     )
+    assert slack_api.files.downloads == [], "a kind the agent cannot read is not downloaded"

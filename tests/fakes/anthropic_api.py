@@ -58,6 +58,9 @@ def error(status: int, kind: str, message: str, **headers: str) -> Reply:
     return Reply(status=status, error_type=kind, error_message=message, headers=headers)
 
 
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
+
+
 class FakeAnthropic:
     def __init__(self, context_window: int = 200_000) -> None:
         self.script: list[Reply] = []
@@ -72,7 +75,7 @@ class FakeAnthropic:
         self._ids = itertools.count(1)
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
         return app

@@ -4,7 +4,8 @@
 `invalid_request_error`. It covers the shape (required fields, roles, alternation, non-empty
 text), tool_use/tool_result pairing, unique tool_use ids, the system prompt, and
 `cache_control`: only on tool definitions, system text blocks and content blocks, never on
-an empty text block, at most four in a request.
+an empty text block, at most four in a request; image and document blocks by
+`anthropic_media.py`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import itertools
 import re
 from typing import Any
+
+from tests.fakes.anthropic_media import MediaError, check_media_block
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 MAX_BREAKPOINTS = 4
@@ -137,6 +140,11 @@ def _check_block(role: str, block: dict[str, Any], where: str, seen: set[str]) -
     elif kind == "tool_result":
         if role != "user":
             raise InvalidRequest(f"{where}: tool_result is only allowed in user messages")
+    elif kind in ("image", "document"):
+        try:
+            check_media_block(role, block, where)
+        except MediaError as exc:
+            raise InvalidRequest(str(exc)) from None
     else:
         raise InvalidRequest(f"{where}.type: unknown block type {kind!r}")
 

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fakes.anthropic_media import media_tokens
 from tests.fakes.anthropic_rules import blocks_of
 
 CHARS_PER_TOKEN = 4
@@ -56,6 +57,8 @@ def _chars(block: dict[str, Any]) -> int:
 
 
 def block_tokens(block: dict[str, Any]) -> int:
+    if block.get("type") in ("image", "document"):
+        return media_tokens(block)
     return math.ceil(_chars(block) / CHARS_PER_TOKEN)
 
 

@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.slack_files import SlackFiles
 from tests.fakes.slack_spec import SlackError, check, check_response, truthy
 
 
@@ -76,6 +77,12 @@ class FakeSlack:
     _sockets: dict[str, web.WebSocketResponse] = field(default_factory=dict)
     _acks: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _connected: dict[str, asyncio.Event] = field(default_factory=dict)
+    files: SlackFiles = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.files = SlackFiles(
+            lambda: self.url, lambda: {t: team.team_id for t, team in self.teams.items()}
+        )
 
     @property
     def base_url(self) -> str:
@@ -98,6 +105,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_get("/socket", self._socket)
         app.router.add_post("/commands/{team}/{command}/{secret}", self._response_url)
+        app.router.add_get("/files-pri/{key}/{rest:.+}", self.files.serve)
         return app
 
     def response_url(self, team: str) -> str:
@@ -251,6 +259,11 @@ class FakeSlack:
                     raise SlackError("missing_scope")
                 self.suggested.append((args["channel_id"], args["thread_ts"], args["prompts"]))
                 return {}
+            case "files.info":
+                info = self.files.info(str(args.get("file")), team.team_id)
+                if info is None:
+                    raise SlackError("file_not_found")
+                return {"file": info}
             case "apps.connections.open":
                 return {"url": f"ws://{self.url.split('://', 1)[1]}/socket?team={team.team_id}"}
         return {}

@@ -30,6 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.telegram_files import FileRefused, TelegramFiles
 from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
@@ -84,6 +85,10 @@ class FakeTelegram:
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    files: TelegramFiles = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.files = TelegramFiles(self.token)
 
     @property
     def base_url(self) -> str:
@@ -92,6 +97,7 @@ class FakeTelegram:
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self.files.serve)
         return app
 
     # -- test controls -------------------------------------------------------------------
@@ -232,7 +238,10 @@ class FakeTelegram:
             wait = max(1, math.ceil(broken.wait_s))
             return _error(429, f"Too Many Requests: retry after {wait}", wait)
         self.calls.append(Call(method, decoded, time.monotonic()))
-        result = await self._result(method, decoded)
+        try:
+            result = await self._result(method, decoded)
+        except FileRefused as exc:
+            return _error(400, str(exc))
         if stall:
             await asyncio.sleep(stall)  # stored, but the answer comes too late
         return web.json_response({"ok": True, "result": result})
@@ -267,6 +276,8 @@ class FakeTelegram:
                     "first_name": "Switchboard",
                     "username": BOT_USERNAME,
                 }
+            case "getFile":
+                return self.files.get_file(p)
             case "getUpdates":
                 offset = int(p.get("offset", 0))
                 self._updates = [u for u in self._updates if u["update_id"] >= offset]

@@ -47,6 +47,7 @@ from tests.adapters.hostile.send import (
     server_errors,
 )
 from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
 
 # -- examples: Telegram -----------------------------------------------------------------------
 
@@ -181,7 +182,6 @@ async def test_telegram_real_updates_that_are_no_prompt_are_acknowledged_and_ign
         my_chat_member("left", "member"),
         callback_query(inaccessible=True),
         callback_query(),  # Stop when nothing runs: the /stop command
-        photo_message(),  # the operator sends a photo: told that only text is read
         text_message("hello", {"id": STRANGER, "is_bot": False, "first_name": "Eve"}),
     ):
         assert await post_telegram(http, telegram_app, json.dumps(real)) == (200, "ok"), real
@@ -189,6 +189,11 @@ async def test_telegram_real_updates_that_are_no_prompt_are_acknowledged_and_ign
     assert telegram_api.sent("answerCallbackQuery"), "the Stop click is answered"
     assert (await post_telegram(http, telegram_app, json.dumps(text_message("go"))))[0] == 200
     assert await prompts(telegram_app) == ["go"]
+    # a photo with a caption: the caption is a prompt, and what became of the photo is said
+    # (this one is unknown to the Bot API, so getFile refuses it)
+    assert await post_telegram(http, telegram_app, json.dumps(photo_message())) == (200, "ok")
+    await until(lambda: any("photo.jpg (it could not" in m["text"] for m in telegram_api.sent()))
+    assert await prompts(telegram_app) == ["go", "see this"]
     assert server_errors(caplog.records) == [] and refusals(caplog.records) == []
 
 

@@ -1,0 +1,101 @@
+"""Files shared with the bot, downloaded as Slack serves them to apps: `url_private_download`
+(or `url_private`) with the bot token as a Bearer header; `files.info` gives the URL when the
+event did not. Without a valid token (or the `files:read` scope) Slack answers with a redirect
+to its login page rather than an error, so a redirect or an HTML page is a refusal here.
+The token goes only to Slack's own file host (or, with another `api_base_url`, a proxy or a
+test double, to that host)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.inbound import files
+from adapters.slack.platform import NAME
+from bridge import FetchError, InboundFile
+
+DOWNLOAD_TIMEOUT_S = 120.0
+CHUNK = 64 * 1024
+REDIRECTS = {301, 302, 303, 307, 308}
+
+
+class SlackFiles:
+    platform = NAME
+    max_bytes: int | None = None  # Slack sets no download limit of its own
+
+    def __init__(self, client: AsyncWebClient, session: aiohttp.ClientSession, token: str) -> None:
+        self._client = client
+        self._session = session
+        self._token = token
+        api_host = urlsplit(client.base_url).hostname or ""
+        # Slack serves files from files.slack.com; a proxy or a test double, from its own host.
+        self._slack = api_host == "slack.com" or api_host.endswith(".slack.com")
+        self._api_host = api_host
+
+    async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
+        """What `files.info` says of a file the event described only in part."""
+        info = await self._info(file.file_id)
+        [found] = files({"files": [info]}) or [file]
+        return found
+
+    async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
+        url = file.url or await self._url(file.file_id)
+        host = urlsplit(url).hostname or ""
+        ours = host.endswith(".slack.com") if self._slack else host == self._api_host
+        if not ours:  # the bot token goes nowhere else
+            raise FetchError(
+                f"it is served from {host}, not from the configured Slack ({self._api_host})",
+                retryable=False,
+            )
+        headers = {"Authorization": f"Bearer {self._token}"}
+        timeout = aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S)
+        try:
+            async with self._session.get(
+                url, headers=headers, allow_redirects=False, timeout=timeout
+            ) as response:
+                self._refused(response, file)
+                data = bytearray()
+                async for chunk in response.content.iter_chunked(CHUNK):
+                    data += chunk
+                    if len(data) > max_bytes:
+                        raise FetchError(f"it is over {max_bytes} bytes", retryable=False)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise FetchError(f"Slack did not answer ({exc!r})", retryable=True) from exc
+        return bytes(data)
+
+    @staticmethod
+    def _refused(response: aiohttp.ClientResponse, file: InboundFile) -> None:
+        status = response.status
+        html = response.content_type == "text/html" and file.mime_type != "text/html"
+        if status in REDIRECTS or (status == 200 and html):
+            raise FetchError(
+                "Slack sent its login page instead of the file; give the app the files:read "
+                "scope and reinstall it",
+                retryable=False,
+            )
+        if status == 429 or status >= 500:
+            raise FetchError(f"Slack answered {status}", retryable=True)
+        if status != 200:
+            raise FetchError(f"Slack answered {status}", retryable=False)
+
+    async def _info(self, file_id: str) -> dict[str, Any]:
+        try:
+            info = await self._client.files_info(file=file_id)
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            raise FetchError(f"files.info refused it ({error})", retryable=False) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise FetchError(f"Slack did not answer ({exc!r})", retryable=True) from exc
+        found = info.get("file")
+        return found if isinstance(found, dict) else {}
+
+    async def _url(self, file_id: str) -> str:
+        found = await self._info(file_id)
+        url = found.get("url_private_download") or found.get("url_private")
+        if not url:
+            raise FetchError("Slack gave no download URL for it", retryable=False)
+        return str(url)

@@ -1,0 +1,256 @@
+"""Held messages to prompts: download each file with the platform's `FileSource`, check it,
+then submit the prompt with its files in one transaction that also releases the hold.
+
+A message with files is stored (held) and its platform ids marked seen before the platform is
+acknowledged (`intake.py`), so a slow download never holds up Slack's 3-second ack, and a
+crash before the submit leaves the hold in the store: `start` resumes every one. The submit
+and the release commit together, so a held message becomes exactly one prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import replace
+
+from bridge import texts
+from bridge.attachments.held import HeldMessage
+from bridge.attachments.policy import (
+    Checked,
+    Skipped,
+    Wanted,
+    check,
+    described,
+    name_of,
+    plan,
+)
+from bridge.attachments.source import FetchError, FileSource
+from bridge.events import InboundFilesSkipped
+from bridge.sessions import Sessions
+from bridge.store import BridgeStore, BridgeTx
+from bridge.types import DeliveryKind, InboundFile, Route
+from config.schema import SwitchboardConfig
+from runtime import (
+    InboundMessage,
+    MessageKind,
+    Origin,
+    Priority,
+    Provenance,
+    Runtime,
+    Trust,
+)
+from runtime.ids import new_id
+from runtime.store import Writer
+from runtime.transcript import AttachmentBlock
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS = 5  # a download that fails this often (retryably) is given up, and the sender told
+FIRST_BACKOFF_S = 1.0
+
+
+def skipped_notice(skipped: list[Skipped], *, nothing_left: bool = False) -> str:
+    notice = texts.FILES_NOT_PASSED.format(items="; ".join(s.text() for s in skipped))
+    return f"{notice} {texts.FILES_NOTHING_LEFT}" if nothing_left else notice
+
+
+class Downloads:
+    def __init__(
+        self,
+        config: SwitchboardConfig,
+        runtime: Runtime,
+        store: BridgeStore,
+        sessions: Sessions,
+    ) -> None:
+        self._config = config
+        self._runtime = runtime
+        self._store = store
+        self._sessions = sessions
+        self._sources: dict[str, FileSource] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._newest: dict[str, asyncio.Task[None]] = {}  # by conversation key
+
+    def attach(self, source: FileSource) -> None:
+        self._sources[source.platform] = source
+
+    def source(self, platform: str) -> FileSource | None:
+        return self._sources.get(platform)
+
+    async def start(self) -> None:
+        """Resume every message held when the process last stopped (or crashed)."""
+        for held in await self._store.held():
+            self.kick(HeldMessage.model_validate_json(held.body))
+
+    def holding(self, route: Route) -> bool:
+        """Whether a message of this conversation is held: a later one must wait behind it."""
+        task = self._newest.get(route.home.conversation_key)
+        return task is not None and not task.done()
+
+    def kick(self, held: HeldMessage) -> None:
+        """Download `held`'s files and submit it, in the background (once per message), after
+        the conversation's earlier held messages: the agent gets them in the order sent."""
+        if held.id in self._tasks:
+            return
+        key = held.route.home.conversation_key
+        before = self._newest.get(key)
+        task = asyncio.get_running_loop().create_task(
+            self._run(held, before), name=f"files-{held.id}"
+        )
+        self._tasks[held.id] = self._newest[key] = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            self._tasks.pop(held.id, None)
+            if self._newest.get(key) is task:
+                del self._newest[key]
+
+        task.add_done_callback(done)
+
+    async def idle(self) -> None:
+        """Until no held message is being worked on."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks.values()))
+
+    async def close(self) -> None:
+        """Stop downloading; what is held stays held, and resumes on the next start."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self, held: HeldMessage, before: asyncio.Task[None] | None) -> None:
+        try:
+            checked: list[Checked] = []
+            skipped: list[Skipped] = []
+            wanted = [f.wanted() for f in held.files]
+            for file in held.undescribed:
+                more, unwanted = await self._describe(held, file.file())
+                wanted += more
+                skipped += unwanted
+            for one in wanted:
+                result = await self._download(held, one)
+                if isinstance(result, Checked):
+                    checked.append(result)
+                else:
+                    skipped.append(result)
+            if before is not None:
+                await asyncio.wait([before])
+            await self._submit(held, checked, skipped)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the hold stays: the next start tries again
+            log.exception("held message not submitted", extra={"pending_id": held.id})
+            async with self._store.write() as tx:
+                tx.hold_failed(held.id, repr(exc))
+
+    async def _describe(
+        self, held: HeldMessage, file: InboundFile
+    ) -> tuple[list[Wanted], list[Skipped]]:
+        """Ask the platform what `file` is, then plan it like any other."""
+        platform = held.route.platform
+        source = self._sources.get(platform)
+        name = name_of(file)
+        if source is None:
+            return [], [Skipped(name, texts.FILE_NO_DOWNLOADS.format(platform=platform))]
+        try:
+            found = await source.describe(held.route.workspace_id, file)
+        except FetchError as exc:
+            return [], [Skipped(name, texts.FILE_DOWNLOAD_FAILED.format(error=str(exc)))]
+        if not described(found):
+            found = replace(found, name="a file")
+        planned = plan((found,), self._config.attachments, source.max_bytes)
+        return planned.wanted, planned.skipped
+
+    async def _download(self, held: HeldMessage, wanted: Wanted) -> Checked | Skipped:
+        platform = held.route.platform
+        source = self._sources.get(platform)
+        if source is None:
+            return Skipped(wanted.name, texts.FILE_NO_DOWNLOADS.format(platform=platform))
+        delay = FIRST_BACKOFF_S
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                data = await source.fetch(held.route.workspace_id, wanted.file, wanted.limit)
+            except FetchError as exc:
+                log.warning(
+                    "file download failed",
+                    extra={"pending_id": held.id, "attempt": attempt, "error": str(exc)},
+                )
+                if not exc.retryable or attempt == ATTEMPTS:
+                    why = texts.FILE_DOWNLOAD_FAILED.format(error=str(exc))
+                    return Skipped(wanted.name, why)
+                await self._runtime.clock.sleep(delay)
+                delay *= 2
+                continue
+            return check(wanted, data, self._config.attachments)
+        raise AssertionError("unreachable: the last attempt returns")
+
+    async def _submit(
+        self, held: HeldMessage, checked: list[Checked], skipped: list[Skipped]
+    ) -> None:
+        route = held.route
+        if not checked and not held.text.strip():
+            async with self._store.write() as tx:
+                tx.release(held.id)
+                self._tell(tx, held, skipped, nothing_left=True)
+            return
+        workspace = next(w for w in self._config.workspaces if w.id == route.workspace_id)
+        session_id = held.addressee.session_id or await self._sessions.session_for(
+            route, workspace, direct=held.addressee.direct
+        )
+        attachments = tuple(
+            AttachmentBlock(
+                id=new_id("att"),
+                name=c.name,
+                media_type=c.media_type,
+                form=c.form,
+                size=len(c.data),
+            )
+            for c in checked
+        )
+        message = InboundMessage(
+            text=held.text,
+            kind=MessageKind.OPERATOR_PROMPT,
+            origin=Origin.OPERATOR,
+            trust=Trust.TRUSTED_OPERATOR,
+            priority=Priority.INTERJECT,
+            delivery_surface=route.platform,
+            provenance=Provenance(
+                sender=held.operator_id,
+                surface=route.platform,
+                binding=route.workspace_id,
+                platform_message_ref=held.message_ref,
+                reply_route=route.to_json(),
+                correlation_id=held.correlation_id,
+            ),
+            attachments=attachments,
+        )
+
+        def also(w: Writer, message_id: str) -> None:
+            tx = self._store.join(w)
+            tx.release(held.id)
+            tx.seen_as(held.dedupe_keys, message_id)
+            if skipped:
+                self._tell(tx, held, skipped)
+
+        files = {a.id: c.data for a, c in zip(attachments, checked, strict=True)}
+        await self._runtime.submit(session_id, message, also=also, files=files)
+        log.info(
+            "held message submitted",
+            extra={"pending_id": held.id, "files": len(checked), "skipped": len(skipped)},
+        )
+
+    @staticmethod
+    def _tell(
+        tx: BridgeTx, held: HeldMessage, skipped: list[Skipped], *, nothing_left: bool = False
+    ) -> None:
+        """Say which files were not passed on, and why (and when nothing was)."""
+        if not skipped and not nothing_left:
+            return
+        tx.emit(InboundFilesSkipped(pending_id=held.id, skipped=[s.text() for s in skipped]))
+        text = (
+            skipped_notice(skipped, nothing_left=nothing_left)
+            if skipped
+            else texts.FILES_NOTHING_LEFT
+        )
+        tx.enqueue(new_id("dlv"), held.route, DeliveryKind.COMMAND_REPLY, text)
