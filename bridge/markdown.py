@@ -151,10 +151,11 @@ def table_text(table: Table) -> str:
     aligns = list(table.aligns) + [""] * (columns - len(table.aligns))
 
     def line(cells: list[str]) -> str:
-        return " | ".join(_pad(c, w, a) for c, w, a in zip(cells, widths, aligns, strict=True))
+        padded = (_pad(c, w, a) for c, w, a in zip(cells, widths, aligns, strict=True))
+        return " | ".join(padded).rstrip()
 
     rule = "-+-".join("-" * w for w in widths)
-    return "\n".join([line(rows[0]), rule, *(line(r) for r in rows[1:])]).rstrip()
+    return "\n".join([line(rows[0]), rule, *(line(r) for r in rows[1:])])
 
 
 def _cell(inlines: tuple[Inline, ...]) -> str:

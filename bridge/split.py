@@ -33,7 +33,14 @@ def split(text: str, limit: int, measure: Measure = len) -> list[str]:
     on its own boundaries, else between lines, else at spaces."""
     source = text.strip("\n")
     lines = source.split("\n")
-    units = [u for node in tree(source).children for u in _units(node, lines, limit, measure)]
+    blocks = tree(source).children
+    # Link reference definitions show nothing but are needed wherever their links are: each
+    # chunk carries them all.
+    shown = {i for node in blocks if node.map for i in range(*node.map)}
+    definitions = "\n".join(line for i, line in enumerate(lines) if i not in shown and line.strip())
+    tail = f"\n\n{definitions}" if definitions else ""
+    measure = _with(measure, tail)
+    units = [u for node in blocks for u in _units(node, lines, limit, measure)]
     chunks: list[str] = []
     for unit in units:
         for piece in [unit.text] if unit.code else _fit(unit.text, limit, measure):
@@ -42,7 +49,11 @@ def split(text: str, limit: int, measure: Measure = len) -> list[str]:
                 chunks[-1] = joined
             else:
                 chunks.append(piece)
-    return chunks or [""]
+    return [f"{c}{tail}" for c in chunks] or [""]
+
+
+def _with(measure: Measure, tail: str) -> Measure:
+    return (lambda s: measure(s + tail)) if tail else measure
 
 
 def _source(node: SyntaxTreeNode, lines: list[str]) -> str:
