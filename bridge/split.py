@@ -11,6 +11,7 @@ a paragraph into lines, then at spaces.
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,17 +40,54 @@ def split(text: str, limit: int, measure: Measure = len) -> list[str]:
     shown = {i for node in blocks if node.map for i in range(*node.map)}
     definitions = "\n".join(line for i, line in enumerate(lines) if i not in shown and line.strip())
     tail = f"\n\n{definitions}" if definitions else ""
-    measure = _with(measure, tail)
+    measure = functools.cache(_with(measure, tail))
     units = [u for node in blocks for u in _units(node, lines, limit, measure)]
-    chunks: list[str] = []
-    for unit in units:
-        for piece in [unit.text] if unit.code else _fit(unit.text, limit, measure):
-            joined = f"{chunks[-1]}\n\n{piece}" if chunks else piece
-            if chunks and measure(joined) <= limit:
-                chunks[-1] = joined
+    pieces = [p for u in units for p in ([u.text] if u.code else _fit(u.text, limit, measure))]
+    sizes = [measure(p) + 2 for p in pieces]
+    chunks = _pack(pieces, lambda group: measure("\n\n".join(group)) <= limit, sizes, limit)
+    return ["\n\n".join(group) + tail for group in chunks] or [""]
+
+
+def _pack(
+    items: list[str], fits: Callable[[list[str]], bool], sizes: list[int], limit: int
+) -> list[list[str]]:
+    """`items` in order, in the fewest groups that fit (an item too big alone is a group of
+    its own). `sizes` estimate each item's share of a group: the search starts where they
+    add up to `limit`, so a group costs a few measures, not one per item."""
+    groups: list[list[str]] = []
+    start = 0
+    while start < len(items):
+        left = len(items) - start
+        count = max(1, _estimate(sizes[start:], limit))
+        high = left
+        if count > 1 and not fits(items[start : start + count]):
+            high, count = count - 1, 1
+        step = 1
+        while count < high:  # grow by doubling steps while it fits
+            trial = min(count + step, high)
+            if not fits(items[start : start + trial]):
+                high = trial - 1
+                break
+            count, step = trial, step * 2
+        while count < high:  # then halve between what fits and what did not
+            middle = (count + high + 1) // 2
+            if fits(items[start : start + middle]):
+                count = middle
             else:
-                chunks.append(piece)
-    return [f"{c}{tail}" for c in chunks] or [""]
+                high = middle - 1
+        groups.append(items[start : start + count])
+        start += count
+    return groups
+
+
+def _estimate(sizes: list[int], limit: int) -> int:
+    """How many of the items, from the first, `limit` holds by their estimated sizes."""
+    total = 0
+    for count, size in enumerate(sizes):
+        total += size
+        if total > limit:
+            return count
+    return len(sizes)
 
 
 def _with(measure: Measure, tail: str) -> Measure:
@@ -87,44 +125,36 @@ def _code(node: SyntaxTreeNode, limit: int, measure: Measure) -> list[_Unit]:
 
     if measure(block(body)) <= limit:
         return [_Unit(block(body), code=True)]
-    parts: list[list[str]] = [[]]
-    for line in body:
-        for piece in _cut_line(line, lambda s: measure(block([s])), limit, verbatim=True):
-            if parts[-1] and measure(block([*parts[-1], piece])) > limit:
-                parts.append([])
-            parts[-1].append(piece)
+    fitting = [
+        piece
+        for line in body
+        for piece in _cut_line(line, lambda s: measure(block([s])), limit, verbatim=True)
+    ]
+    sizes = [len(line) + 1 for line in fitting]
+    parts = _pack(fitting, lambda part: measure(block(part)) <= limit, sizes, limit)
     return [_Unit(block(p), code=True) for p in parts]
 
 
 def _table(text: str, limit: int, measure: Measure) -> list[_Unit]:
     """Rows in parts that fit, each part a table with the header."""
     every = text.split("\n")
-    head, rows = "\n".join(every[:2]), every[2:]
-    parts: list[list[str]] = [[]]
-    for row in rows:
-        if parts[-1] and measure("\n".join([head, *parts[-1], row])) > limit:
-            parts.append([])
-        parts[-1].append(row)
-    return [_Unit("\n".join([head, *p])) for p in parts]
+    head, rows = every[:2], every[2:]
+    fits = lambda part: measure("\n".join([*head, *part])) <= limit  # noqa: E731
+    parts = _pack(rows, fits, [len(row) + 1 for row in rows], limit)
+    return [_Unit("\n".join([*head, *p])) for p in parts]
 
 
 def _fit(unit: str, limit: int, measure: Measure) -> list[str]:
+    """A block without smaller blocks in it: in lines that fit, a longer line cut at spaces."""
     if measure(unit) <= limit:
         return [unit]
+    lines = [line.strip() for line in unit.splitlines() if line.strip()]
+    fits = lambda group: measure("\n".join(group)) <= limit  # noqa: E731
+    groups = _pack(lines, fits, [len(line) + 1 for line in lines], limit)
     out: list[str] = []
-    current = ""
-    for raw in unit.splitlines():
-        line = raw.strip()
-        candidate = f"{current}\n{line}" if current else line
-        if measure(candidate) <= limit:
-            current = candidate
-            continue
-        if current:
-            out.append(current)
-        *whole, current = _cut_line(line, measure, limit)
-        out.extend(whole)
-    if current:
-        out.append(current)
+    for group in groups:
+        joined = "\n".join(group)
+        out.extend([joined] if len(group) > 1 else _cut_line(joined, measure, limit))
     return out
 
 

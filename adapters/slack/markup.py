@@ -7,13 +7,10 @@ Headings are bold lines; tables are aligned in a code block (mrkdwn has no table
 
 from __future__ import annotations
 
-import re
-
 from bridge import markdown as md
 
 _MARK = {md.Style.BOLD: "*", md.Style.ITALIC: "_", md.Style.STRIKE: "~"}
 _OPEN, _CLOSE = "\ue000", "\ue001"  # where a span starts and ends, until boundaries are known
-_EDGE = re.compile(f"[{_OPEN}{_CLOSE}]")
 ZWSP = "\u200b"
 FENCE = "```"
 
@@ -29,18 +26,24 @@ def render(text: str) -> str:
 
 def _boundaries(text: str) -> str:
     """A zero-width space where a span's marker touches a word character outside it."""
-
-    def outside(match: re.Match[str]) -> str:
-        at = match.start()
-        if match.group() == _OPEN:
-            rest = _EDGE.sub("", text[:at])
-            neighbour = rest[-1] if rest else " "
-        else:
-            rest = _EDGE.sub("", text[at + 1 :])
-            neighbour = rest[0] if rest else " "
-        return ZWSP if neighbour.isalnum() else ""
-
-    return _EDGE.sub(outside, text)
+    opened: list[str] = []
+    before = " "
+    for char in text:  # a span's start: look back
+        if char == _OPEN:
+            opened.append(ZWSP if before.isalnum() else "")
+            continue
+        opened.append(char)
+        if char != _CLOSE:
+            before = char
+    closed: list[str] = []
+    after = " "
+    for char in reversed(opened):  # a span's end: look ahead
+        if char == _CLOSE:
+            closed.append(ZWSP if after.isalnum() else "")
+            continue
+        closed.append(char)
+        after = char or after
+    return "".join(reversed(closed))
 
 
 def _blocks(blocks: tuple[md.Block, ...], *, sep: str) -> str:
