@@ -21,7 +21,9 @@ def escape(text: str) -> str:
 
 
 def render(text: str) -> str:
-    return _boundaries(_blocks(md.parse(text), sep="\n\n"))
+    shown = _boundaries(_blocks(md.parse(text), sep="\n\n"))
+    # Markdown that shows nothing (only link definitions): its source, rather than nothing.
+    return shown if shown.strip() else escape(text.strip())
 
 
 def _boundaries(text: str) -> str:

@@ -17,7 +17,9 @@ _INDENT = "    "
 
 
 def render(text: str) -> str:
-    return _blocks(md.parse(text), quoted=False)
+    shown = _blocks(md.parse(text), quoted=False)
+    # Markdown that shows nothing (only link definitions): its source, rather than nothing.
+    return shown if shown.strip() else _escape(text.strip())
 
 
 def _escape(text: str) -> str:

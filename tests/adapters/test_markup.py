@@ -111,3 +111,11 @@ def test_any_text_splits_into_chunks_that_each_render_valid_and_fit(text: str) -
     for chunk in split(text, 120, measure):
         assert measure(chunk) <= 120
         parse(TELEGRAM.render(chunk))
+
+
+def test_markdown_that_would_show_nothing_is_sent_as_written() -> None:
+    """Only a link definition: an empty message would be refused, the source is sent."""
+    assert TELEGRAM.render("[docs]: https://x.org/?a=1&b=2") == (
+        "[docs]: https://x.org/?a=1&amp;b=2"
+    )
+    assert SLACK.render("[docs]: https://x.org/<x>") == "[docs]: https://x.org/&lt;x&gt;"
