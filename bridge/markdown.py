@@ -127,6 +127,18 @@ def plain(inlines: tuple[Inline, ...]) -> str:
     return "".join(out)
 
 
+def without(style: Style, inlines: tuple[Inline, ...]) -> tuple[Inline, ...]:
+    """The inlines with one style taken off (a heading shown bold needs no bold inside)."""
+    out: list[Inline] = []
+    for node in inlines:
+        if isinstance(node, Styled):
+            children = without(style, node.children)
+            out.extend(children if node.style is style else (Styled(node.style, children),))
+        else:
+            out.append(node)
+    return tuple(out)
+
+
 def link_label(link: Link) -> str:
     return plain(link.children).strip() or link.url
 

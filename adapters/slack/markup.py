@@ -57,7 +57,7 @@ def _block(block: md.Block) -> str:
         case md.Paragraph(inlines=inlines):
             return _inlines(inlines)
         case md.Heading(inlines=inlines):
-            return _span("*", _inlines(inlines))
+            return _span("*", _inlines(md.without(md.Style.BOLD, inlines)))
         case md.CodeBlock(body=body):
             return _fence(body)
         case md.ListBlock():

@@ -35,8 +35,8 @@ def _block(block: md.Block, *, quoted: bool) -> str:
         case md.Paragraph(inlines=inlines):
             return _inlines(inlines)
         case md.Heading(inlines=inlines):
-            shown = _inlines(inlines)
-            return f"<b>{shown}</b>" if shown else ""
+            shown = _inlines(md.without(md.Style.BOLD, inlines))
+            return f"<b>{shown}</b>" if shown.strip() else shown
         case md.CodeBlock(language=language, body=body):
             return _pre(body, _LANGUAGE.sub("", language))
         case md.ListBlock():

@@ -22,6 +22,7 @@ def test_telegram_html_for_each_construct() -> None:
         TELEGRAM.render("# Title with `code`\n\nText")
         == "<b>Title with <code>code</code></b>\n\nText"
     )
+    assert TELEGRAM.render("## **Summary**") == "<b>Summary</b>"
     assert TELEGRAM.render("*it* **b** ~~s~~ ***both***") == (
         "<i>it</i> <b>b</b> <s>s</s> <i><b>both</b></i>"
     )
@@ -60,6 +61,7 @@ def test_a_table_is_aligned_in_monospace() -> None:
 
 def test_slack_mrkdwn_for_each_construct() -> None:
     assert SLACK.render("# Title\n\n*it* **b** ~~s~~") == "*Title*\n\n_it_ *b* ~s~"
+    assert SLACK.render("## **Summary** of *it*") == "*Summary of _it_*", "no bold in bold"
     assert SLACK.render("```js\nif (a < b && c) {}\n```") == (
         "```\nif (a &lt; b &amp;&amp; c) {}\n```"
     )
