@@ -12,6 +12,7 @@ a paragraph into lines, then at spaces.
 from __future__ import annotations
 
 import functools
+import itertools
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,43 +45,42 @@ def split(text: str, limit: int, measure: Measure = len) -> list[str]:
     units = [u for node in blocks for u in _units(node, lines, limit, measure)]
     pieces = [p for u in units for p in ([u.text] if u.code else _fit(u.text, limit, measure))]
     sizes = [measure(p) + 2 for p in pieces]
-    chunks = _pack(pieces, lambda group: measure("\n\n".join(group)) <= limit, sizes, limit)
+    chunks = _pack(pieces, lambda group: measure("\n\n".join(group)), sizes, limit)
     return ["\n\n".join(group) + tail for group in chunks] or [""]
 
 
 def _pack(
-    items: list[str], fits: Callable[[list[str]], bool], sizes: list[int], limit: int
+    items: list[str], size_of: Callable[[list[str]], int], sizes: list[int], limit: int
 ) -> list[list[str]]:
-    """`items` in order, in the fewest groups that fit (an item too big alone is a group of
-    its own). `sizes` estimate each item's share of a group: the search starts where they
-    add up to `limit`, so a group costs a few measures, not one per item."""
+    """`items` in order, in the fewest groups whose `size_of` is at most `limit` (an item too
+    big alone is a group of its own). `sizes` estimate each item's share: the count is
+    guessed from them, then corrected by how far the measured group was from its estimate,
+    so a group costs a few measures, not one per item."""
     groups: list[list[str]] = []
     start = 0
     while start < len(items):
-        left = len(items) - start
-        count = max(1, _estimate(sizes[start:], limit))
-        high = left
-        if count > 1 and not fits(items[start : start + count]):
-            high, count = count - 1, 1
-        step = 1
-        while count < high:  # grow by doubling steps while it fits
-            trial = min(count + step, high)
-            if not fits(items[start : start + trial]):
-                high = trial - 1
-                break
-            count, step = trial, step * 2
-        while count < high:  # then halve between what fits and what did not
-            middle = (count + high + 1) // 2
-            if fits(items[start : start + middle]):
-                count = middle
+        fits, high = 0, len(items) - start  # known to fit; not yet known not to
+        guess = _estimate(sizes[start:], limit)
+        for attempt in itertools.count():
+            if attempt >= 3:  # the estimates do not settle: halve, to be sure to end
+                guess = (fits + high + 1) // 2
+            guess = min(max(guess, fits + 1), high)
+            measured = size_of(items[start : start + guess])
+            if measured <= limit:
+                fits = guess
             else:
-                high = middle - 1
+                high = guess - 1
+            if fits >= high:
+                break
+            ratio = max(measured, 1) / max(sum(sizes[start : start + guess]), 1)
+            guess = _estimate(sizes[start:], limit / ratio)
+        count = max(fits, 1)
         groups.append(items[start : start + count])
         start += count
     return groups
 
 
-def _estimate(sizes: list[int], limit: int) -> int:
+def _estimate(sizes: list[int], limit: float) -> int:
     """How many of the items, from the first, `limit` holds by their estimated sizes."""
     total = 0
     for count, size in enumerate(sizes):
@@ -131,7 +131,7 @@ def _code(node: SyntaxTreeNode, limit: int, measure: Measure) -> list[_Unit]:
         for piece in _cut_line(line, lambda s: measure(block([s])), limit, verbatim=True)
     ]
     sizes = [len(line) + 1 for line in fitting]
-    parts = _pack(fitting, lambda part: measure(block(part)) <= limit, sizes, limit)
+    parts = _pack(fitting, lambda part: measure(block(part)), sizes, limit)
     return [_Unit(block(p), code=True) for p in parts]
 
 
@@ -139,8 +139,8 @@ def _table(text: str, limit: int, measure: Measure) -> list[_Unit]:
     """Rows in parts that fit, each part a table with the header."""
     every = text.split("\n")
     head, rows = every[:2], every[2:]
-    fits = lambda part: measure("\n".join([*head, *part])) <= limit  # noqa: E731
-    parts = _pack(rows, fits, [len(row) + 1 for row in rows], limit)
+    size_of = lambda part: measure("\n".join([*head, *part]))  # noqa: E731
+    parts = _pack(rows, size_of, [len(row) + 1 for row in rows], limit)
     return [_Unit("\n".join([*head, *p])) for p in parts]
 
 
@@ -149,8 +149,8 @@ def _fit(unit: str, limit: int, measure: Measure) -> list[str]:
     if measure(unit) <= limit:
         return [unit]
     lines = [line.strip() for line in unit.splitlines() if line.strip()]
-    fits = lambda group: measure("\n".join(group)) <= limit  # noqa: E731
-    groups = _pack(lines, fits, [len(line) + 1 for line in lines], limit)
+    size_of = lambda group: measure("\n".join(group))  # noqa: E731
+    groups = _pack(lines, size_of, [len(line) + 1 for line in lines], limit)
     out: list[str] = []
     for group in groups:
         joined = "\n".join(group)
