@@ -176,6 +176,8 @@ def _cell(inlines: tuple[Inline, ...]) -> str:
 
 def _width(text: str) -> int:
     """Columns in a monospace font: wide (CJK, most emoji) characters take two."""
+    if text.isascii():
+        return len(text)
     return sum(
         0
         if unicodedata.combining(c) or c == "\u200d" or "\ufe00" <= c <= "\ufe0f"
