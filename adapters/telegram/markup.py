@@ -13,7 +13,6 @@ from bridge import markdown as md
 
 _TAGS = {md.Style.BOLD: "b", md.Style.ITALIC: "i", md.Style.STRIKE: "s"}
 _LANGUAGE = re.compile(r"[^A-Za-z0-9_+#.-]")
-_INDENT = "    "
 
 
 def render(text: str) -> str:
