@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bridge import markdown
+from adapters.slack import markup
 from bridge.transport import Call, Pacing, Rule, Scope
 from bridge.types import TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
@@ -36,32 +36,14 @@ PACING = Pacing(
 )
 
 
-def escape(text: str) -> str:
-    """Slack's three control characters, as its formatting guide asks."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 @dataclass(frozen=True, slots=True)
 class SlackProfile:
     name: str = NAME
     limits: TransportLimits = field(default=PACING)
 
     def render(self, text: str) -> str:
-        """Markdown as Slack's mrkdwn."""
-        out: list[str] = []
-        for piece in markdown.pieces(text):
-            match piece:
-                case markdown.CodeBlock(body=body):
-                    out.append(f"```\n{escape(body)}\n```")
-                case markdown.CodeSpan(text=code):
-                    out.append(f"`{escape(code)}`")
-                case markdown.Bold(text=bold):
-                    out.append(f"*{escape(bold)}*")
-                case markdown.Link(label=label, url=url):
-                    out.append(f"<{url}|{escape(label)}>")
-                case markdown.Text(text=plain):
-                    out.append(escape(plain))
-        return "".join(out)
+        """Markdown as Slack's mrkdwn (`adapters/slack/markup.py`)."""
+        return markup.render(text)
 
     def serves(self, workspace: WorkspaceConfig) -> bool:
         return workspace.slack is not None

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 
-from bridge import markdown
+from adapters.telegram import markup
 from bridge.transport import Call, Pacing, Rule, Scope
 from bridge.types import TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
@@ -32,31 +31,14 @@ PACING = Pacing(
 )
 
 
-def _escape(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
 @dataclass(frozen=True, slots=True)
 class TelegramProfile:
     name: str = NAME
     limits: TransportLimits = field(default=PACING)
 
     def render(self, text: str) -> str:
-        """Markdown as Telegram's HTML parse mode shows it."""
-        out: list[str] = []
-        for piece in markdown.pieces(text):
-            match piece:
-                case markdown.CodeBlock(body=body):
-                    out.append(f"<pre>{_escape(body)}</pre>")
-                case markdown.CodeSpan(text=code):
-                    out.append(f"<code>{_escape(code)}</code>")
-                case markdown.Bold(text=bold):
-                    out.append(f"<b>{_escape(bold)}</b>")
-                case markdown.Link(label=label, url=url):
-                    out.append(f'<a href="{html.escape(url)}">{_escape(label)}</a>')
-                case markdown.Text(text=plain):
-                    out.append(_escape(plain))
-        return "".join(out)
+        """Markdown as Telegram's HTML parse mode shows it (`adapters/telegram/markup.py`)."""
+        return markup.render(text)
 
     def serves(self, workspace: WorkspaceConfig) -> bool:
         return workspace.telegram is not None
