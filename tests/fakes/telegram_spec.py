@@ -6,6 +6,7 @@ entity parsing. A broken request raises InvalidRequest with the 400 text the rea
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
