@@ -15,6 +15,7 @@ from bridge.commands import Command, Commands, parse
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
+from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, NotificationPost
@@ -22,11 +23,6 @@ from bridge.trust import Refused, Trusted, classify
 from bridge.types import DeliveryKind, InboundChat
 from config.schema import SwitchboardConfig
 from runtime import (
-    InboundMessage,
-    MessageKind,
-    Origin,
-    Priority,
-    Provenance,
     Runtime,
     Trust,
 )
@@ -266,23 +262,12 @@ class Ingress:
             session_id = await self._sessions.session_for(
                 chat.route, verdict.workspace, direct=chat.is_direct
             )
-        message = InboundMessage(
-            text=text,
-            kind=MessageKind.OPERATOR_PROMPT,
-            origin=Origin.OPERATOR,
-            trust=Trust.TRUSTED_OPERATOR,
-            priority=Priority.INTERJECT,
-            delivery_surface=chat.route.platform,
-            provenance=Provenance(
-                sender=verdict.operator.id,
-                surface=chat.route.platform,
-                binding=chat.route.workspace_id,
-                platform_message_ref=chat.message_ref,
-                reply_route=chat.route.to_json(),
-                correlation_id=(
-                    notification.notification_id if notification else chat.dedupe_keys[0]
-                ),
-            ),
+        message = operator_prompt(
+            text,
+            chat.route,
+            operator_id=verdict.operator.id,
+            message_ref=chat.message_ref,
+            correlation_id=notification.notification_id if notification else chat.dedupe_keys[0],
         )
 
         def also(w: Writer, message_id: str) -> None:

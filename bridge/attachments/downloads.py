@@ -26,18 +26,13 @@ from bridge.attachments.policy import (
 )
 from bridge.attachments.source import FetchError, FileSource
 from bridge.events import InboundFilesSkipped
+from bridge.prompt import operator_prompt
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx
 from bridge.types import DeliveryKind, InboundFile, Route
 from config.schema import SwitchboardConfig
 from runtime import (
-    InboundMessage,
-    MessageKind,
-    Origin,
-    Priority,
-    Provenance,
     Runtime,
-    Trust,
 )
 from runtime.ids import new_id
 from runtime.store import Writer
@@ -208,21 +203,12 @@ class Downloads:
             )
             for c in checked
         )
-        message = InboundMessage(
-            text=held.text,
-            kind=MessageKind.OPERATOR_PROMPT,
-            origin=Origin.OPERATOR,
-            trust=Trust.TRUSTED_OPERATOR,
-            priority=Priority.INTERJECT,
-            delivery_surface=route.platform,
-            provenance=Provenance(
-                sender=held.operator_id,
-                surface=route.platform,
-                binding=route.workspace_id,
-                platform_message_ref=held.message_ref,
-                reply_route=route.to_json(),
-                correlation_id=held.correlation_id,
-            ),
+        message = operator_prompt(
+            held.text,
+            route,
+            operator_id=held.operator_id,
+            message_ref=held.message_ref,
+            correlation_id=held.correlation_id,
             attachments=attachments,
         )
 
