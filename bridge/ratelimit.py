@@ -30,7 +30,7 @@ _EPSILON = 1e-9
 # spread out evenly, rather than its share used up in a burst and then nothing shown until the
 # window moves on.
 SPREAD_OVER_S = 10.0
-REPEATED = frozenset({Call.EDIT, Call.INDICATOR})
+REPEATED = frozenset({Call.EDIT, Call.INDICATOR, Call.STREAM})
 SWEEP_EVERY = 1000  # calls
 IN_FLIGHT_AT_MOST_S = 60.0  # longer than any request takes: a ticket never done stops counting
 _Bucket = tuple[int, str]  # (rule index, what it counts: a channel, a group, an account)

@@ -63,3 +63,4 @@ BOUNDARY_WORDS = {
     Boundary.AFTER_COMPACTION: "after it summarized the earlier conversation",
 }
 NOTIFICATION = "\U0001f514 {agent}: {message}"
+STREAM_STOPPED = "\u23f9 Stopped before the answer was finished."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from bridge.platform import PlatformProfile
 from bridge.types import DeliveryKind, Route, TransportLimits
@@ -41,6 +41,7 @@ class Call(StrEnum):
     DELETE = "delete"  # the progress message removed
     INDICATOR = "indicator"  # a typing action, a status line
     REACTION = "reaction"
+    STREAM = "stream"  # the answer so far: a draft, an append to a stream, or an edit
 
 
 class Scope(StrEnum):
@@ -79,6 +80,8 @@ class ProgressView:
     step: str
     elapsed_s: float
     note: str | None = None  # a one-off line, e.g. "your message reached the agent ..."
+    answer: str = ""  # the answer streamed so far (markdown); "" before its first word
+    stopped: bool = False  # the turn was stopped: show `answer` as stopped, and keep it shown
 
 
 class Budget(Protocol):
@@ -104,6 +107,20 @@ class _Unlimited:
 
 
 UNLIMITED: Budget = _Unlimited()  # for a call no pacer counts
+
+
+@runtime_checkable
+class LiveMessages(Protocol):
+    """A transport whose progress posts messages a crash could leave behind (a progress
+    message, a half-streamed answer): the bridge records them and removes them on restart."""
+
+    def live_messages(self, route: Route) -> frozenset[str]:
+        """The platform ids of the messages progress shows in this conversation now."""
+        ...
+
+    async def remove_live(self, route: Route, message_id: str) -> None:
+        """Delete one such message left by an earlier run (gone already is fine)."""
+        ...
 
 
 class Transport(Protocol):

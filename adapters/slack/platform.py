@@ -19,7 +19,8 @@ def _per_minute(call: Call, count: int) -> Rule:
 # Slack's limits are per method and workspace: chat.postMessage about one a second per
 # channel (short bursts allowed); chat.update, chat.delete and reactions.add are tier 3
 # (50+ a minute), reactions.remove tier 2 (20+); assistant.threads.setStatus is taken as
-# tier 3. A margin under each.
+# tier 3. The streaming methods (chat.startStream, chat.appendStream, chat.stopStream) are
+# counted together, as conservatively as one tier-3 method. A margin under each.
 PACING = Pacing(
     max_chars=3900,
     per_conversation_interval_s=1.1,
@@ -31,6 +32,7 @@ PACING = Pacing(
         _per_minute(Call.DELETE, 45),
         _per_minute(Call.INDICATOR, 45),
         _per_minute(Call.REACTION, 18),
+        _per_minute(Call.STREAM, 45),
     ),
 )
 

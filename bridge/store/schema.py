@@ -69,4 +69,15 @@ MIGRATIONS: list[str] = [
     CREATE INDEX inbound_seen_age ON inbound_seen(seen_at);
     CREATE INDEX refusals_age ON refusals(replied_at);
     """,
+    # 4: messages progress shows (a progress message, a half-streamed answer), so that what
+    # a crash left behind is removed on the next start (issue 12).
+    """
+    CREATE TABLE live_messages (
+        conversation_key TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        route TEXT NOT NULL,
+        shown_at REAL NOT NULL,
+        PRIMARY KEY (conversation_key, message_id)
+    );
+    """,
 ]

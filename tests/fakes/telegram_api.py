@@ -11,7 +11,10 @@ limits-how-do-i-avoid-this), each as a sliding window, the strictest reading of 
 
 What counts: the FAQ speaks of messages. `sendMessage` and `editMessageText` count in all three
 (Telegram floods edits like sends in practice); `sendChatAction` and `deleteMessage` count only
-in the bot's 30/s. A request the fake refused does not count. Every 429 is counted, apart:
+in the bot's 30/s. `sendMessageDraft` (private chats only) has no documented limit: it is
+counted, conservatively, in the bot's 30/s and at one a second per chat in a window of its own
+(a draft is not a message). A draft is shown until a message is sent to its chat (and thread)
+or for 30 s (`live_drafts`). A request the fake refused does not count. Every 429 is counted, apart:
 `injected_429` for the ones a test asked for (`fail`), `self_caused` for the ones the client
 earned by breaking a limit."""
 
@@ -33,7 +36,8 @@ from aiohttp import web
 from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
-BOT_COUNTED = MESSAGES | {"sendChatAction", "deleteMessage"}
+BOT_COUNTED = MESSAGES | {"sendChatAction", "deleteMessage", "sendMessageDraft"}
+DRAFT_LASTS_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class FakeTelegram:
     global_per_second: int = 30
     injected_429: int = 0  # 429s a test asked for (`fail`)
     self_caused: list[TooMany] = field(default_factory=list)  # 429s the client's pacing earned
+    drafts: dict[tuple[Any, Any], tuple[Any, str, float]] = field(default_factory=dict)
     _sent_at: dict[tuple[str, Any], deque[float]] = field(default_factory=dict)
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
@@ -172,6 +177,11 @@ class FakeTelegram:
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method]
 
+    def live_drafts(self) -> dict[tuple[Any, Any], str]:
+        """The drafts a user would still see, by (chat, thread): their text."""
+        now = time.monotonic()
+        return {k: text for k, (_, text, at) in self.drafts.items() if now - at < DRAFT_LASTS_S}
+
     # -- the API -------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.Response:
@@ -202,6 +212,9 @@ class FakeTelegram:
                     self.injected_429 += 1
                 return _error(failure.status, failure.description, failure.retry_after)
             stall = failure.stall_s
+        if method == "sendMessageDraft" and str(decoded["chat_id"]).startswith("-"):
+            self.refused.append((method, "not a private chat"))
+            return _error(400, "Bad Request: drafts can be sent to private chats only")
         if self.enforce_limits and (broken := self._flood(method, decoded)) is not None:
             self.self_caused.append(broken)
             wait = max(1, math.ceil(broken.wait_s))
@@ -219,6 +232,8 @@ class FakeTelegram:
         now = time.monotonic()
         chat = p.get("chat_id")
         windows: list[tuple[str, Any, int, float]] = [("bot", None, self.global_per_second, 1.0)]
+        if method == "sendMessageDraft":
+            windows.append(("draft", chat, 1, self.per_chat_interval_s * self.tolerance))
         if method in MESSAGES:
             windows.append(("chat", chat, 1, self.per_chat_interval_s * self.tolerance))
             if str(chat).startswith("-"):
@@ -252,8 +267,15 @@ class FakeTelegram:
                             self._new_update.wait(), min(float(p.get("timeout", 0)), 1.0)
                         )
                 return self._updates[: int(p.get("limit", 100))]
+            case "sendMessageDraft":
+                where = (p["chat_id"], p.get("message_thread_id"))
+                text = visible_text(p.get("text", ""), p.get("parse_mode"))
+                self.drafts[where] = (p["draft_id"], text, time.monotonic())
+                return True
             case "sendMessage" | "editMessageText":
                 chat_id = p.get("chat_id")
+                if method == "sendMessage":  # the message takes the draft's place
+                    self.drafts.pop((chat_id, p.get("message_thread_id")), None)
                 message: dict[str, Any] = {
                     "message_id": p.get("message_id") or 5000 + next(self._ids),
                     "date": int(time.time()),
