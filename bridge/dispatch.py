@@ -97,11 +97,11 @@ class Dispatcher:
                 await self._progress(event, step, elapsed)
             case AssistantTextDelta(delta=delta) if event.run_id:
                 self._presenter.stream(event.run_id, delta)  # ephemeral: never replayed
-            case AssistantText(text=text, tool_calls=calls) if calls and event.run_id:
-                # What the agent says while it works (its final words are the turn result):
-                # a note under the step, and the streamed preview starts again.
-                self._presenter.restart_answer(event.run_id)
-                if text.strip():
+            case AssistantText(text=text, tool_calls=calls) if event.run_id:
+                self._presenter.round_over(event.run_id, tool_calls=bool(calls))
+                if calls and text.strip():
+                    # What the agent says while it works (its final words are the turn
+                    # result): a note under the step.
                     await self._presenter.note(event.run_id, text.strip())
 
     # -- handlers ----------------------------------------------------------------------

@@ -43,6 +43,7 @@ class _Live:
     started: float  # monotonic
     note: str | None = None  # not shown yet
     answer: str = ""  # streamed so far, in the current round
+    round_over: bool = False  # the next words start a new round's answer
     stopped: bool = False
     recorded: frozenset[str] = frozenset()  # live message ids, as the store has them
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -99,16 +100,22 @@ class ProgressPresenter:
         live = self._live.get(run_id)
         if live is None or not delta:
             return
+        if live.round_over:
+            live.answer, live.round_over = "", False
         if not live.answer:
             live.first_words.set()
         live.answer += delta
         live.changed.set()
 
-    def restart_answer(self, run_id: str) -> None:
-        """The round ended in tool calls: what it said was not the answer (it is shown as a
-        note); the next round streams afresh."""
+    def round_over(self, run_id: str, *, tool_calls: bool) -> None:
+        """A model round ended; the next one streams afresh. Ended in tool calls, what it said
+        is not the answer (it is shown as a note): the preview empties now. Else it is the
+        answer unless an interjection makes the turn go on: it stays until the next words."""
         live = self._live.get(run_id)
-        if live is not None and live.answer:
+        if live is None:
+            return
+        live.round_over = True
+        if tool_calls and live.answer:
             live.answer = ""
             live.changed.set()
 

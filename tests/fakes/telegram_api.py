@@ -83,6 +83,7 @@ class FakeTelegram:
     injected_429: int = 0  # 429s a test asked for (`fail`)
     self_caused: list[TooMany] = field(default_factory=list)  # 429s the client's pacing earned
     drafts: dict[tuple[Any, Any], tuple[Any, str, float]] = field(default_factory=dict)
+    shown: dict[Any, dict[int, str]] = field(default_factory=dict)  # the bot's messages, by chat
     _sent_at: dict[tuple[str, Any], deque[float]] = field(default_factory=dict)
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
@@ -177,6 +178,10 @@ class FakeTelegram:
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method]
 
+    def chat(self, chat: Any) -> list[str]:
+        """The text of the bot's messages a user sees in this chat now, oldest first."""
+        return list(self.shown.get(chat, {}).values())
+
     def live_drafts(self) -> dict[tuple[Any, Any], str]:
         """The drafts a user would still see, by (chat, thread): their text."""
         now = time.monotonic()
@@ -220,7 +225,10 @@ class FakeTelegram:
             wait = max(1, math.ceil(broken.wait_s))
             return _error(429, f"Too Many Requests: retry after {wait}", wait)
         self.calls.append(Call(method, decoded, time.monotonic()))
-        result = await self._result(method, decoded)
+        try:
+            result = await self._result(method, decoded)
+        except InvalidRequest as exc:
+            return _error(400, str(exc))
         if stall:
             await asyncio.sleep(stall)  # stored, but the answer comes too late
         return web.json_response({"ok": True, "result": result})
@@ -272,6 +280,10 @@ class FakeTelegram:
                 text = visible_text(p.get("text", ""), p.get("parse_mode"))
                 self.drafts[where] = (p["draft_id"], text, time.monotonic())
                 return True
+            case "deleteMessage":
+                if self.shown.get(p["chat_id"], {}).pop(p["message_id"], None) is None:
+                    raise InvalidRequest("Bad Request: message to delete not found")
+                return True
             case "sendMessage" | "editMessageText":
                 chat_id = p.get("chat_id")
                 if method == "sendMessage":  # the message takes the draft's place
@@ -289,6 +301,7 @@ class FakeTelegram:
                 if "message_thread_id" in p:
                     message["message_thread_id"] = p["message_thread_id"]
                     message["is_topic_message"] = True
+                self.shown.setdefault(chat_id, {})[message["message_id"]] = message["text"]
                 return message
             case _:
                 return True
