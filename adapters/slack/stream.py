@@ -107,6 +107,28 @@ class SlackStreams:
             log.info("stream not shown", extra={"conversation": key, "error": str(exc)})
             return True
 
+    async def stop(self, route: Route, last_words: str, budget: Budget) -> bool:
+        """End the stream with these words; it stays as it is. False when the budget had no
+        room for it yet."""
+        key = route.conversation_key
+        opened = self._open.get(key)
+        if opened is None:
+            return True
+        try:
+            stopped = await within(
+                budget,
+                Call.STREAM,
+                lambda: self._client.chat_stopStream(
+                    channel=route.conversation_id, ts=opened[0], markdown_text=last_words
+                ),
+            )
+            if stopped is None:
+                return False
+        except SlackApiError as exc:  # it ended or went already: nothing more to say in it
+            log.info("stream not stopped", extra={"error": exc.response.get("error")})
+        del self._open[key]
+        return True
+
     async def remove(self, route: Route, budget: Budget) -> bool:
         """Delete the streamed message; False when the budget had no room for it yet."""
         key = route.conversation_key

@@ -127,6 +127,11 @@ class SlackTransport:
             if view is None:
                 await self._clear(route, budget)
                 return
+            if view.stopped and self._streams.live(route):
+                # The partial answer stays in its stream, which says it was stopped; the
+                # progress message goes, as the bridge clears it next.
+                await self._streams.stop(route, f"\n\n_{texts.STREAM_STOPPED}_", budget)
+                return
             answer = view.answer if view.answer.strip() else ""
             streams = answer and not view.stopped and self._streams.can(route)
             if streams and await self._streams.show(route, answer, budget):
