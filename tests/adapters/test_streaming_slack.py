@@ -70,7 +70,7 @@ async def test_an_answer_streams_with_slacks_streaming_methods_then_lands_once(
     await until(lambda: any(p["text"] == ANSWER for p in slack_api.posts(DM)))
     await app.bridge.settle()
     await until(lambda: slack_api.shown(DM).count(ANSWER) == 1 and len(slack_api.shown(DM)) == 2)
-    assert sorted(slack_api.shown(DM)) == sorted(["ok", ANSWER]), "the stream and the progress message gone"
+    assert sorted(slack_api.shown(DM)) == sorted(["ok", ANSWER]), "stream and progress gone"
     assert_clean(slack_api)
 
 
@@ -125,6 +125,5 @@ async def test_stop_mid_stream_ends_the_stream_saying_it_was_stopped(
     [partial] = [t for t in slack_api.shown(DM) if t.startswith("The first half")]
     assert partial.endswith(f"_{texts.STREAM_STOPPED}_"), "the words that came, marked stopped"
     assert not any(SECOND in t for t in slack_api.shown(DM)), "no answer after the stop"
-    await until(lambda: len(slack_api.shown(DM)) == 2)
-    assert sorted(slack_api.shown(DM)) == sorted(["ok", partial]), "the progress message gone"
+    await until(lambda: not [m for m in slack_api.messages[DM] if "blocks" in m])
     assert_clean(slack_api)
