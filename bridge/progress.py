@@ -169,12 +169,16 @@ class ProgressPresenter:
             live.changed.clear()
             live.first_words.clear()
             view = self._view(live)
-            shown, ready = await self._show(live, view)
+            shown, ready, streamed = await self._show(live, view)
             now = self._clock.monotonic()
             if shown:
                 if live.note == view.note:
                     live.note = None
                 soonest, latest = now + self._min_gap, now + self._interval
+            elif view.answer and streamed:
+                # The answer went; only the status waits for room: newer words still go
+                # at the answer's pace.
+                soonest, latest = now + self._min_gap, max(now + RETRY_FLOOR_S, ready)
             else:  # no room now: the newest state, once there is
                 soonest = latest = max(now + RETRY_FLOOR_S, ready)
             await self._until(soonest, live.ended, live.first_words)
@@ -188,7 +192,7 @@ class ProgressPresenter:
         elif live.note is not None:  # a note that came as the turn ended is told, once
             await self._show(live, self._view(live))
         while True:
-            cleared, ready = await self._show(live, None)
+            cleared, ready, _ = await self._show(live, None)
             if cleared or self._closing.is_set():
                 return
             at = max(self._clock.monotonic() + RETRY_FLOOR_S, ready)
@@ -204,13 +208,13 @@ class ProgressPresenter:
         elapsed = round(self._clock.monotonic() - live.started, 1)
         return ProgressView(live.run_id, live.step, elapsed, live.note, live.answer, live.stopped)
 
-    async def _show(self, live: _Live, view: ProgressView | None) -> tuple[bool, float]:
+    async def _show(self, live: _Live, view: ProgressView | None) -> tuple[bool, float, bool]:
         """Show (None: clear) within the budget: whether it all went, and if not, when the
-        budget should have room for what did not."""
+        budget should have room for what did not; and whether the answer's call went."""
         route = live.route
         transport = self._transports.get(route.platform)
         if transport is None:
-            return True, 0.0
+            return True, 0.0, True
         budget = self._transports.budget(route)
         try:
             await transport.show_progress(route, view, budget)
@@ -220,14 +224,16 @@ class ProgressPresenter:
                 exc_info=True,
                 extra={"conversation": route.conversation_key},
             )
-            return True, 0.0
+            return True, 0.0, True
         finally:
             budget.done()
             await self._record(live, transport)
         # A skipped typing action or status line is not worth showing again before the next
         # update (that would edit the message again); anything skipped in a clear is.
         skipped = budget.refused - {Call.INDICATOR} if view is not None else budget.refused
-        return not skipped, budget.ready_at(skipped)
+        # The answer's words go again as soon as they may, whatever else waits longer.
+        ready = budget.ready_at({Call.STREAM} if Call.STREAM in skipped else skipped)
+        return not skipped, ready, Call.STREAM not in skipped
 
     async def _record(self, live: _Live, transport: object) -> None:
         """Keep the store's list of the messages shown here in step with the transport's."""

@@ -189,8 +189,17 @@ class RateLimiter:
             times = sorted(_counted_at(m, now) for m in self._sent[bucket])
             if len(times) >= room:
                 at = max(at, times[len(times) - room] + rule.per_s)
-            if progress in REPEATED and rule.count > 1 and rule.per_s >= SPREAD_OVER_S:
-                at = max(at, times[-1] + rule.per_s / room)  # not all of its share at once
+            # Not all of its share at once; but in a quiet window (a group where only the
+            # progress message went), a streamed answer's first words go as soon as the other
+            # windows allow.
+            quiet = progress is Call.STREAM and len(times) < room // 4
+            if (
+                progress in REPEATED
+                and rule.count > 1
+                and rule.per_s >= SPREAD_OVER_S
+                and not quiet
+            ):
+                at = max(at, times[-1] + rule.per_s / room)
         return at
 
     def _prune(self, bucket: _Bucket, rule: Rule, now: float) -> bool:
