@@ -10,10 +10,10 @@ It enforces Slack's rate limits where Switchboard leans on them
 (https://api.slack.com/apis/rate-limits), each as a sliding window: `chat.postMessage` about
 one a second per channel (a 5% tolerance for arrival jitter on loopback); `chat.update` and
 `chat.delete` tier 3, 50 a minute per workspace; the streaming methods (`chat.startStream`,
-`chat.appendStream`, `chat.stopStream`, for apps with the assistant features, whose pages give
-no number the fake could trust) conservatively as tier 3 too. A call refused does not count. Every 429 is
-counted, apart: `injected_429` for the ones a test asked for (`fail`), `self_caused` for the ones
-the client earned by breaking a limit."""
+`chat.appendStream`, `chat.stopStream`, for apps with the assistant features), whose pages
+give no number the fake could trust, conservatively as tier 3 too. A call refused does not
+count. Every 429 is counted, apart: `injected_429` for the ones a test asked for (`fail`),
+`self_caused` for the ones the client earned by breaking a limit."""
 
 from __future__ import annotations
 
