@@ -13,6 +13,7 @@ import pytest
 
 from adapters.server.app import App
 from bridge import texts
+from tests.adapters.crash import crash
 from tests.adapters.slack_harness import OPS, SlackSide, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply
 from tests.fakes.slack_api import FakeSlack
@@ -127,3 +128,28 @@ async def test_stop_mid_stream_ends_the_stream_saying_it_was_stopped(
     assert not any(SECOND in t for t in slack_api.shown(DM)), "no answer after the stop"
     await until(lambda: not [m for m in slack_api.messages[DM] if "blocks" in m])
     assert_clean(slack_api)
+
+
+async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_stream_left(
+    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    slack_api.teams["xoxb-test-t1"].assistant = True
+    reply, hold = halted()
+    anthropic_api.script = [reply]
+    app = await start_app(db_path, anthropic_api, slack_api)
+    parent = slack_api.add_user_message(DM, "a new thread", "UALICE")
+    await SlackSide(app, slack_api).say("explain", channel=DM, thread_ts=parent)
+    await until(lambda: bool(slack_api.method_calls("chat.startStream")))
+    await crash(app)
+    assert any(t.startswith("The first half") for t in slack_api.shown(DM)), "a stream left"
+    hold.set()
+    anthropic_api.script = [Reply(blocks=[{"type": "text", "text": FIRST + SECOND}])]
+    await asyncio.sleep(1.0)  # a process starts again no sooner than the channel's second
+    app = await start_app(db_path, anthropic_api, slack_api)
+    try:
+        await until(lambda: slack_api.shown(DM) == [ANSWER])
+        await app.bridge.settle()
+        assert slack_api.shown(DM) == [ANSWER], "the answer once; stream and progress gone"
+        assert_clean(slack_api)
+    finally:
+        await app.stop()

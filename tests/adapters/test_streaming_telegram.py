@@ -14,6 +14,7 @@ import pytest
 from adapters.server.app import App
 from bridge import texts
 from runtime import EventType
+from tests.adapters.crash import crash
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.telegram_api import FakeTelegram
@@ -174,14 +175,3 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_preview_left(
         assert_clean(telegram_api)
     finally:
         await app.stop()
-
-
-async def crash(app: App) -> None:
-    """Stop as a killed process would leave things: nothing shown is cleared (the progress
-    tasks end where they are); the runtime's own shutdown marks the turn interrupted, as its
-    recovery does after a kill."""
-    presenter = app.bridge.presenter
-    for task in list(presenter._tasks):
-        task.cancel()
-    await asyncio.gather(*presenter._tasks, return_exceptions=True)
-    await app.stop()
