@@ -20,6 +20,7 @@ crash cannot leave a half-streamed preview behind: `sweep` removes them on the n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from runtime.clock import Clock
 log = logging.getLogger(__name__)
 
 CLEAR_WITHIN_S = 30.0  # a clear the budget has no room for is tried again until then
+SETTLE_S = 5.0  # the longest the end of a turn waits for a progress call in flight
 RETRY_FLOOR_S = 0.25  # no sooner than this after the budget had no room (a reply waited)
 
 
@@ -49,6 +51,12 @@ class _Live:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     first_words: asyncio.Event = field(default_factory=asyncio.Event)  # shown without a gap
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    quiet: asyncio.Event = field(default_factory=lambda: _set(asyncio.Event()))  # no show now
+
+
+def _set(event: asyncio.Event) -> asyncio.Event:
+    event.set()
+    return event
 
 
 class ProgressPresenter:
@@ -120,12 +128,15 @@ class ProgressPresenter:
             live.changed.set()
 
     async def finish(self, run_id: str, *, stopped: bool = False) -> None:
-        """The turn ended: its progress is cleared, in the background (this never waits). A
-        stopped turn's partial answer is left shown, saying it was stopped."""
+        """The turn ended: its progress is cleared, in the background. A stopped turn's
+        partial answer is left shown, saying it was stopped. Waits only for a show in flight
+        (at most `SETTLE_S`), so that no draft of the answer can arrive after the answer."""
         live = self._live.pop(run_id, None)
         if live is not None:
             live.stopped = stopped and bool(live.answer.strip())
             live.ended.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(live.quiet.wait(), SETTLE_S)
 
     async def sweep(self) -> None:
         """Remove what progress showed when the last run stopped (a crash leaves it behind:
@@ -169,7 +180,11 @@ class ProgressPresenter:
             live.changed.clear()
             live.first_words.clear()
             view = self._view(live)
-            shown, ready, streamed = await self._show(live, view)
+            live.quiet.clear()
+            try:
+                shown, ready, streamed = await self._show(live, view)
+            finally:
+                live.quiet.set()
             now = self._clock.monotonic()
             if shown:
                 if live.note == view.note:

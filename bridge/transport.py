@@ -132,8 +132,10 @@ class Transport(Protocol):
         """Post one rendered chunk. Raises DeliveryError when it did not work."""
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
-        """Show (or, with None, clear) the live state of a running turn. Best effort; each
-        platform call only if `budget.take(call)` allows it."""
+        """Show (or, with None, clear) the live state of a running turn, with the answer so
+        far (`view.answer`) where the platform can stream it; a stopped view's partial answer
+        is left shown (not cleared after). Best effort; each platform call only if
+        `budget.take(call)` allows it."""
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         """Did this chunk of this intent land? Asked before re-sending one whose outcome is
