@@ -167,7 +167,7 @@ async def main() -> None:
     for name, r in (await run()).items():
         calls = ", ".join(f"{n} {m}" for m, n in r.calls.most_common())
         print(
-            f"| {name} | {r.first_visible_s:.2f} s after the first token | "
+            f"| {name} | {r.first_visible_s * 1000:.0f} ms after the first token | "
             f"{sum(r.calls.values())} ({calls}) | {r.too_many} |"
         )
 
