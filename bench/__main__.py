@@ -1,9 +1,21 @@
 import asyncio
 
-from bench import delivery_bench, runtime_bench, slack_bench, store_bench, telegram_bench
+from bench import (
+    delivery_bench,
+    files_bench,
+    markdown_bench,
+    runtime_bench,
+    slack_bench,
+    store_bench,
+    stream_bench,
+    telegram_bench,
+)
 
 asyncio.run(runtime_bench.main())
 asyncio.run(telegram_bench.main())
 asyncio.run(slack_bench.main())
 asyncio.run(delivery_bench.main())
+asyncio.run(stream_bench.main())
+asyncio.run(files_bench.main())
+markdown_bench.main()
 asyncio.run(store_bench.main())

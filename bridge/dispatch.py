@@ -17,6 +17,7 @@ from runtime import Runtime
 from runtime.events import Event
 from runtime.payloads import (
     AssistantText,
+    AssistantTextDelta,
     ContextCompacted,
     InterjectionAdmitted,
     MessageDropped,
@@ -103,9 +104,13 @@ class Dispatcher:
                 await self._progress(event, "starting", 0.0)
             case Progress(step=step, elapsed_s=elapsed):
                 await self._progress(event, step, elapsed)
-            case AssistantText(text=text, tool_calls=calls) if calls and event.run_id:
-                # What the agent says while it works (its final words are the turn result).
-                if text.strip():
+            case AssistantTextDelta(delta=delta) if event.run_id:
+                self._presenter.stream(event.run_id, delta)  # ephemeral: never replayed
+            case AssistantText(text=text, tool_calls=calls) if event.run_id:
+                self._presenter.round_over(event.run_id, tool_calls=bool(calls))
+                if calls and text.strip():
+                    # What the agent says while it works (its final words are the turn
+                    # result): a note under the step.
                     await self._presenter.note(event.run_id, text.strip())
 
     # -- handlers ----------------------------------------------------------------------
@@ -123,7 +128,8 @@ class Dispatcher:
     async def _turn_finished(self, event: Event, finished: TurnFinished) -> None:
         session_id, run_id = event.session_id or "", event.run_id
         self._metrics.turn_seconds.observe(finished.duration_s)
-        await self._presenter.finish(run_id or "")
+        stopped = finished.outcome is RunStatus.STOPPED
+        await self._presenter.finish(run_id or "", stopped=stopped)
         self._routes.pop(run_id or "", None)
         if self._is_child(session_id):
             return  # a child's answer goes to its parent, as a task_result message

@@ -7,22 +7,33 @@ the turn ends it clears it, before the next turn in the same conversation shows 
 show spends from the platform's pacing budget, shared with the replies on worse terms (see
 `bridge.ratelimit`): a call there is no room for now is skipped, not waited for, and the newest
 state is shown once there is room. Updates are coalesced, never queued.
+
+The answer streams in the same view (`ProgressView.answer`): the first words are shown at
+once, not after `min_gap_s`, and then the newest text with each update. The transport shows it
+where the platform can (a draft in a Telegram private chat, a Slack stream in an assistant
+thread, else in the progress message itself); the complete answer still goes through the
+outbox, and the preview is cleared like any progress. A stopped turn's partial answer stays
+shown, marked stopped. The messages progress shows are recorded in the bridge store, so that a
+crash cannot leave a half-streamed preview behind: `sweep` removes them on the next start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass, field
 
 from bridge.ratelimit import PacedTransports
-from bridge.transport import Call, ProgressView
+from bridge.store import BridgeStore
+from bridge.transport import Call, LiveMessages, ProgressView
 from bridge.types import Route
 from runtime.clock import Clock
 
 log = logging.getLogger(__name__)
 
 CLEAR_WITHIN_S = 30.0  # a clear the budget has no room for is tried again until then
+SETTLE_S = 5.0  # the longest the end of a turn waits for a progress call in flight
 RETRY_FLOOR_S = 0.25  # no sooner than this after the budget had no room (a reply waited)
 
 
@@ -33,8 +44,19 @@ class _Live:
     step: str
     started: float  # monotonic
     note: str | None = None  # not shown yet
+    answer: str = ""  # streamed so far, in the current round
+    round_over: bool = False  # the next words start a new round's answer
+    stopped: bool = False
+    recorded: frozenset[str] = frozenset()  # live message ids, as the store has them
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    first_words: asyncio.Event = field(default_factory=asyncio.Event)  # shown without a gap
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    quiet: asyncio.Event = field(default_factory=lambda: _set(asyncio.Event()))  # no show now
+
+
+def _set(event: asyncio.Event) -> asyncio.Event:
+    event.set()
+    return event
 
 
 class ProgressPresenter:
@@ -44,8 +66,10 @@ class ProgressPresenter:
         clock: Clock,
         interval_s: float = 4.0,
         min_gap_s: float = 1.0,
+        store: BridgeStore | None = None,
     ) -> None:
         self._transports = transports
+        self._store = store
         self._clock = clock
         self._interval = interval_s
         self._min_gap = min_gap_s
@@ -79,11 +103,62 @@ class ProgressPresenter:
             live.note = text
             live.changed.set()
 
-    async def finish(self, run_id: str) -> None:
-        """The turn ended: its progress is cleared, in the background (this never waits)."""
+    def stream(self, run_id: str, delta: str) -> None:
+        """More of the answer: shown with the next update (the first words at once)."""
+        live = self._live.get(run_id)
+        if live is None or not delta:
+            return
+        if live.round_over:
+            live.answer, live.round_over = "", False
+        if not live.answer:
+            live.first_words.set()
+        live.answer += delta
+        live.changed.set()
+
+    def round_over(self, run_id: str, *, tool_calls: bool) -> None:
+        """A model round ended; the next one streams afresh. Ended in tool calls, what it said
+        is not the answer (it is shown as a note): the preview empties now. Else it is the
+        answer unless an interjection makes the turn go on: it stays until the next words."""
+        live = self._live.get(run_id)
+        if live is None:
+            return
+        live.round_over = True
+        if tool_calls and live.answer:
+            live.answer = ""
+            live.changed.set()
+
+    async def finish(self, run_id: str, *, stopped: bool = False) -> None:
+        """The turn ended: its progress is cleared, in the background. A stopped turn's
+        partial answer is left shown, saying it was stopped. Waits only for a show in flight
+        (at most `SETTLE_S`), so that no draft of the answer can arrive after the answer."""
         live = self._live.pop(run_id, None)
         if live is not None:
+            live.stopped = stopped and bool(live.answer.strip())
             live.ended.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(live.quiet.wait(), SETTLE_S)
+
+    async def sweep(self) -> None:
+        """Remove what progress showed when the last run stopped (a crash leaves it behind:
+        a progress message, a half-streamed answer); the outbox delivers the answer itself."""
+        if self._store is None:
+            return
+        for route, message_id in await self._store.live_messages():
+            transport = self._transports.get(route.platform)
+            if isinstance(transport, LiveMessages):
+                ticket = await self._transports.pacers[route.platform].acquire(route, Call.DELETE)
+                try:
+                    await transport.remove_live(route, message_id)
+                except Exception:
+                    log.warning(
+                        "left-over progress not removed",
+                        exc_info=True,
+                        extra={"conversation": route.conversation_key},
+                    )
+                finally:
+                    ticket.done()
+            async with self._store.write() as tx:
+                tx.live_removed(route, message_id)
 
     async def close(self) -> None:
         """Clear what is shown where the budget allows at once, and stop."""
@@ -103,22 +178,36 @@ class ProgressPresenter:
             await asyncio.wait({before})  # the previous turn here clears its progress first
         while not live.ended.is_set():
             live.changed.clear()
+            live.first_words.clear()
             view = self._view(live)
-            shown, ready = await self._show(live.route, view)
+            live.quiet.clear()
+            try:
+                shown, ready, streamed = await self._show(live, view)
+            finally:
+                live.quiet.set()
             now = self._clock.monotonic()
             if shown:
                 if live.note == view.note:
                     live.note = None
                 soonest, latest = now + self._min_gap, now + self._interval
+            elif view.answer and streamed:
+                # The answer went; only the status waits for room: newer words still go
+                # at the answer's pace.
+                soonest, latest = now + self._min_gap, max(now + RETRY_FLOOR_S, ready)
             else:  # no room now: the newest state, once there is
                 soonest = latest = max(now + RETRY_FLOOR_S, ready)
-            await self._until(soonest, live.ended)
+            await self._until(soonest, live.ended, live.first_words)
             await self._until(latest, live.ended, live.changed)
-        if live.note is not None:  # a note that came as the turn ended is still told, once
-            await self._show(live.route, self._view(live))
         deadline = self._clock.monotonic() + CLEAR_WITHIN_S
+        if live.stopped:  # the partial answer stays, marked stopped: shown once there is room
+            while not (await self._show(live, self._view(live)))[0]:
+                if self._closing.is_set() or self._clock.monotonic() > deadline:
+                    break
+                await self._until(self._clock.monotonic() + RETRY_FLOOR_S, self._closing)
+        elif live.note is not None:  # a note that came as the turn ended is told, once
+            await self._show(live, self._view(live))
         while True:
-            cleared, ready = await self._show(live.route, None)
+            cleared, ready, _ = await self._show(live, None)
             if cleared or self._closing.is_set():
                 return
             at = max(self._clock.monotonic() + RETRY_FLOOR_S, ready)
@@ -132,14 +221,15 @@ class ProgressPresenter:
 
     def _view(self, live: _Live) -> ProgressView:
         elapsed = round(self._clock.monotonic() - live.started, 1)
-        return ProgressView(live.run_id, live.step, elapsed, live.note)
+        return ProgressView(live.run_id, live.step, elapsed, live.note, live.answer, live.stopped)
 
-    async def _show(self, route: Route, view: ProgressView | None) -> tuple[bool, float]:
+    async def _show(self, live: _Live, view: ProgressView | None) -> tuple[bool, float, bool]:
         """Show (None: clear) within the budget: whether it all went, and if not, when the
-        budget should have room for what did not."""
+        budget should have room for what did not; and whether the answer's call went."""
+        route = live.route
         transport = self._transports.get(route.platform)
         if transport is None:
-            return True, 0.0
+            return True, 0.0, True
         budget = self._transports.budget(route)
         try:
             await transport.show_progress(route, view, budget)
@@ -149,13 +239,26 @@ class ProgressPresenter:
                 exc_info=True,
                 extra={"conversation": route.conversation_key},
             )
-            return True, 0.0
+            return True, 0.0, True
         finally:
             budget.done()
+            await self._record(live, transport)
         # A skipped typing action or status line is not worth showing again before the next
         # update (that would edit the message again); anything skipped in a clear is.
         skipped = budget.refused - {Call.INDICATOR} if view is not None else budget.refused
-        return not skipped, budget.ready_at(skipped)
+        # The answer's words go again as soon as they may, whatever else waits longer.
+        ready = budget.ready_at({Call.STREAM} if Call.STREAM in skipped else skipped)
+        return not skipped, ready, Call.STREAM not in skipped
+
+    async def _record(self, live: _Live, transport: object) -> None:
+        """Keep the store's list of the messages shown here in step with the transport's."""
+        if self._store is None or not isinstance(transport, LiveMessages):
+            return
+        shown = transport.live_messages(live.route)
+        if shown != live.recorded:
+            async with self._store.write() as tx:
+                tx.live_shown(live.route, shown)
+            live.recorded = shown
 
     async def _until(self, at: float, *events: asyncio.Event) -> None:
         """Sleep on the clock until `at`, or until one of `events` is set."""

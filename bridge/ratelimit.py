@@ -30,7 +30,7 @@ _EPSILON = 1e-9
 # spread out evenly, rather than its share used up in a burst and then nothing shown until the
 # window moves on.
 SPREAD_OVER_S = 10.0
-REPEATED = frozenset({Call.EDIT, Call.INDICATOR})
+REPEATED = frozenset({Call.EDIT, Call.INDICATOR, Call.STREAM})
 SWEEP_EVERY = 1000  # calls
 IN_FLIGHT_AT_MOST_S = 60.0  # longer than any request takes: a ticket never done stops counting
 _Bucket = tuple[int, str]  # (rule index, what it counts: a channel, a group, an account)
@@ -189,8 +189,17 @@ class RateLimiter:
             times = sorted(_counted_at(m, now) for m in self._sent[bucket])
             if len(times) >= room:
                 at = max(at, times[len(times) - room] + rule.per_s)
-            if progress in REPEATED and rule.count > 1 and rule.per_s >= SPREAD_OVER_S:
-                at = max(at, times[-1] + rule.per_s / room)  # not all of its share at once
+            # Not all of its share at once; but in a quiet window (a group where only the
+            # progress message went), a streamed answer's first words go as soon as the other
+            # windows allow.
+            quiet = progress is Call.STREAM and len(times) < room // 4
+            if (
+                progress in REPEATED
+                and rule.count > 1
+                and rule.per_s >= SPREAD_OVER_S
+                and not quiet
+            ):
+                at = max(at, times[-1] + rule.per_s / room)
         return at
 
     def _prune(self, bucket: _Bucket, rule: Rule, now: float) -> bool:

@@ -42,7 +42,7 @@ class Bridge:
             config, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
         )
         self.presenter = ProgressPresenter(
-            self.outbox.transports, runtime.clock, progress_interval_s
+            self.outbox.transports, runtime.clock, progress_interval_s, store=self.store
         )
         commands = Commands(runtime, self.sessions, Status(runtime, self.store))
         self.downloads = Downloads(config, runtime, self.store, self.sessions)
@@ -65,6 +65,7 @@ class Bridge:
     async def start(self) -> None:
         await self.sessions.load()
         await self.outbox.start()
+        await self.presenter.sweep()
         self._dispatch_task = asyncio.get_running_loop().create_task(
             self.dispatcher.run(), name="bridge-dispatch"
         )

@@ -42,6 +42,7 @@ class Call(StrEnum):
     INDICATOR = "indicator"  # a typing action, a status line
     REACTION = "reaction"
     READ = "read"  # reading a conversation: a thread's messages, for context
+    STREAM = "stream"  # the answer so far: a draft, an append to a stream, or an edit
 
 
 class Scope(StrEnum):
@@ -80,6 +81,8 @@ class ProgressView:
     step: str
     elapsed_s: float
     note: str | None = None  # a one-off line, e.g. "your message reached the agent ..."
+    answer: str = ""  # the answer streamed so far (markdown); "" before its first word
+    stopped: bool = False  # the turn was stopped: show `answer` as stopped, and keep it shown
 
 
 class Budget(Protocol):
@@ -107,6 +110,20 @@ class _Unlimited:
 UNLIMITED: Budget = _Unlimited()  # for a call no pacer counts
 
 
+@runtime_checkable
+class LiveMessages(Protocol):
+    """A transport whose progress posts messages a crash could leave behind (a progress
+    message, a half-streamed answer): the bridge records them and removes them on restart."""
+
+    def live_messages(self, route: Route) -> frozenset[str]:
+        """The platform ids of the messages progress shows in this conversation now."""
+        ...
+
+    async def remove_live(self, route: Route, message_id: str) -> None:
+        """Delete one such message left by an earlier run (gone already is fine)."""
+        ...
+
+
 class Transport(Protocol):
     profile: PlatformProfile  # the platform's facts: its name, limits, markup
 
@@ -121,8 +138,10 @@ class Transport(Protocol):
         buttons where the platform has buttons. Raises DeliveryError when it did not work."""
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
-        """Show (or, with None, clear) the live state of a running turn. Best effort; each
-        platform call only if `budget.take(call)` allows it."""
+        """Show (or, with None, clear) the live state of a running turn, with the answer so
+        far (`view.answer`) where the platform can stream it; a stopped view's partial answer
+        is left shown (not cleared after). Best effort; each platform call only if
+        `budget.take(call)` allows it."""
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         """Did this chunk of this intent land? Asked before re-sending one whose outcome is

@@ -16,7 +16,7 @@ from bridge import (
     Transport,
 )
 from bridge.metrics import Metrics
-from bridge.transport import Budget, ThreadReader
+from bridge.transport import Budget, LiveMessages, ThreadReader
 
 
 class PerWorkspace:
@@ -64,6 +64,15 @@ class PerWorkspace:
         if landed is not None:  # None: the platform was not asked (it cannot tell)
             self._ok(route.workspace_id)
         return landed
+
+    def live_messages(self, route: Route) -> frozenset[str]:
+        bot = self.by_workspace.get(route.workspace_id)
+        return bot.live_messages(route) if isinstance(bot, LiveMessages) else frozenset()
+
+    async def remove_live(self, route: Route, message_id: str) -> None:
+        bot = self.by_workspace.get(route.workspace_id)
+        if isinstance(bot, LiveMessages):
+            await bot.remove_live(route, message_id)
 
 
 class FilesPerWorkspace:

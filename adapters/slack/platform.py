@@ -19,7 +19,9 @@ def _per_minute(call: Call, count: int) -> Rule:
 # Slack's limits are per method and workspace: chat.postMessage about one a second per
 # channel (short bursts allowed); chat.update, chat.delete and reactions.add are tier 3
 # (50+ a minute), reactions.remove tier 2 (20+); assistant.threads.setStatus is taken as
-# tier 3, as is conversations.replies (a thread read for context). A margin under each.
+# tier 3, as is conversations.replies (a thread read for context). The streaming methods
+# (chat.startStream, chat.appendStream, chat.stopStream) are counted together, as
+# conservatively as one tier-3 method. A margin under each.
 PACING = Pacing(
     max_chars=3900,
     per_conversation_interval_s=1.1,
@@ -32,6 +34,7 @@ PACING = Pacing(
         _per_minute(Call.INDICATOR, 45),
         _per_minute(Call.REACTION, 18),
         _per_minute(Call.READ, 45),  # conversations.replies, tier 3
+        _per_minute(Call.STREAM, 45),
     ),
 )
 

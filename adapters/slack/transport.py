@@ -8,16 +8,18 @@ Every reply carries message metadata naming its delivery intent and chunk, so a 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.inbound import NOTIFICATION_ACTIONS, STOP_ACTION
+from adapters.slack.markup import escape
 from adapters.slack.platform import SLACK
-from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Quoted, Route
+from adapters.slack.stream import SlackStreams, within
+from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Quoted, Route, texts
+from bridge.preview import tail
 from bridge.transport import UNLIMITED, Budget, Call
 
 log = logging.getLogger(__name__)
@@ -27,7 +29,8 @@ RECEIVED, FINISHED = "eyes", "white_check_mark"
 # The conversation is gone for this bot: stop using the route until someone writes from it.
 ROUTE_GONE = {"channel_not_found", "not_in_channel", "is_archived", "user_disabled"}
 LOOKUP_PAGES = 10
-T = TypeVar("T")
+SECTION_TEXT = 3000  # a section block's text, at most
+PREVIEW_CHARS = 2500  # of the answer's markdown, at most, in the progress message
 
 
 class SlackTransport:
@@ -41,6 +44,7 @@ class SlackTransport:
         self._no_status: set[str] = set()  # conversations where Slack refused a status line
         self._unmarked: set[tuple[str, str]] = set()  # eyes taken off, check mark not yet on
         self.bot_id: str | None = None  # this app's bot id, once `auth.test` said it
+        self._streams = SlackStreams(client)
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
@@ -153,16 +157,43 @@ class SlackTransport:
                 extra={"workspace": self._workspace_id, "channel": channel, "error": str(exc)},
             )
 
+    def live_messages(self, route: Route) -> frozenset[str]:
+        shown = self._progress.get(route.conversation_key)
+        streamed = self._streams.live(route)
+        return frozenset(ts for ts in (shown[0] if shown else None, streamed) if ts)
+
+    async def remove_live(self, route: Route, message_id: str) -> None:
+        try:
+            await self._client.chat_delete(channel=route.conversation_id, ts=message_id)
+        except SlackApiError as exc:  # gone already
+            log.info("left-over progress not deleted", extra={"error": exc.response.get("error")})
+
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
+        """The progress message with its Stop button; the answer so far streamed beside it
+        (an assistant thread) or in it (elsewhere); a stopped answer left in it, marked."""
         key = route.conversation_key
         try:
             if view is None:
                 await self._clear(route, budget)
                 return
-            await self._status_line(route, f"is working: {view.step}", budget)
-            text = f"\u23f3 {SLACK.render(view.step)} ({view.elapsed_s:.0f}s)"
+            if view.stopped and self._streams.live(route):
+                # The partial answer stays in its stream, which says it was stopped; the
+                # progress message goes, as the bridge clears it next.
+                await self._streams.stop(route, f"\n\n_{texts.STREAM_STOPPED}_", budget)
+                return
+            answer = view.answer if view.answer.strip() else ""
+            streams = answer and not view.stopped and self._streams.can(route)
+            if streams and await self._streams.show(route, answer, budget):
+                answer = ""  # shown in the stream, not in the progress message
+            if not view.stopped:
+                await self._status_line(route, f"is working: {view.step}", budget)
+            status = f"\u23f3 {SLACK.render(view.step)} ({view.elapsed_s:.0f}s)"
             if view.note:
-                text += f"\n{SLACK.render(view.note)}"
+                status += f"\n{SLACK.render(view.note)}"
+            if view.stopped:
+                status = escape(texts.STREAM_STOPPED)
+            text = f"{_preview(answer, len(status) + 2)}\n\n{status}" if answer else status
+            blocks = _progress_blocks(text, stop=not view.stopped)
             shown = self._progress.get(key)
             if shown is None:
                 posted = await self._within(
@@ -172,7 +203,7 @@ class SlackTransport:
                         channel=route.conversation_id,
                         thread_ts=route.thread_id,
                         text=text,
-                        blocks=_progress_blocks(text),
+                        blocks=blocks,
                     ),
                 )
                 if posted is not None:
@@ -183,14 +214,13 @@ class SlackTransport:
                     budget,
                     Call.EDIT,
                     lambda: self._client.chat_update(
-                        channel=route.conversation_id,
-                        ts=ts,
-                        text=text,
-                        blocks=_progress_blocks(text),
+                        channel=route.conversation_id, ts=ts, text=text, blocks=blocks
                     ),
                 )
                 if updated is not None:
                     self._progress[key] = (ts, text)
+            if view.stopped and self._progress.get(key, ("", ""))[1] == text:
+                del self._progress[key]  # the stopped answer stays: not ours to clear
         except SlackApiError as exc:
             if exc.response.get("error") == "message_not_found":
                 self._progress.pop(key, None)  # someone deleted it: post a new one next time
@@ -201,6 +231,8 @@ class SlackTransport:
     async def _clear(self, route: Route, budget: Budget) -> None:
         """Each step once, as the budget allows: the bridge calls again for what is left."""
         key = route.conversation_key
+        if not await self._streams.remove(route, budget):
+            return
         shown = self._progress.pop(key, None)
         if shown is not None:
             ts = shown[0]
@@ -272,19 +304,7 @@ class SlackTransport:
             log.debug("reaction skipped", extra={"error": exc.response.get("error")})
             return True
 
-    @staticmethod
-    async def _within(budget: Budget, call: Call, request: Callable[[], Awaitable[T]]) -> T | None:
-        """Make this progress call if the bridge's budget has room for it now; None when it
-        has not, or Slack said wait (the bridge shows the update again later)."""
-        if not budget.take(call):
-            return None
-        try:
-            return await request()
-        except SlackApiError as exc:
-            if exc.response.status_code != 429:
-                raise
-            budget.back_off(call, float(exc.response.headers.get("Retry-After", 1)))
-            return None
+    _within = staticmethod(within)
 
 
 def _delivery_error(exc: SlackApiError) -> DeliveryError:
@@ -308,9 +328,21 @@ def _carries(message: dict[str, Any], intent_id: str, chunk: int) -> bool:
     )
 
 
-def _progress_blocks(text: str) -> list[dict[str, Any]]:
+def _preview(answer: str, reserve: int) -> str:
+    """The newest part of the answer, in mrkdwn, with room for `reserve` more in a section."""
+
+    def fits(markdown: str) -> bool:
+        return len(SLACK.render(markdown)) + reserve <= SECTION_TEXT
+
+    return SLACK.render(tail(answer, fits, PREVIEW_CHARS))
+
+
+def _progress_blocks(text: str, *, stop: bool = True) -> list[dict[str, Any]]:
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_TEXT]}}
+    if not stop:
+        return [section]
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}},
+        section,
         {
             "type": "actions",
             "elements": [

@@ -11,15 +11,21 @@ from config.schema import OperatorConfig, WorkspaceConfig
 
 NAME = "telegram"
 MESSAGES = frozenset({Call.POST, Call.EDIT})  # what Telegram counts as messages in a chat
+IN_GROUPS = MESSAGES | {Call.STREAM}  # in a group the answer streams as edits of a message
 # About 1 message/s per chat, 20/min per group, 30/s per bot (typing actions and deletes
-# included), with a margin; and the bot's messages spread evenly, 25 a second.
+# included), with a margin; and the bot's messages spread evenly, 25 a second. A draft
+# (sendMessageDraft, private chats) is not a message: the Bot API documents no limit of its
+# own, so it is taken as one a second in its chat, apart from the messages, and counted in the
+# bot's 30/s.
 PACING = Pacing(
     max_chars=4096,
     per_conversation_interval_s=1.1,
     global_per_second=25.0,
     rules=(
         Rule(MESSAGES, Scope.CHANNEL, 1, 1.1),
-        Rule(MESSAGES, Scope.GROUP, 20, 62.0),
+        Rule(IN_GROUPS, Scope.GROUP, 1, 1.1),
+        Rule(IN_GROUPS, Scope.GROUP, 20, 62.0),
+        Rule(frozenset({Call.STREAM}), Scope.CHANNEL, 1, 1.1),
         Rule(MESSAGES, Scope.ACCOUNT, 1, 1 / 25.0, limit=False),
         Rule(frozenset(Call), Scope.ACCOUNT, 28, 1.0),
         Rule(frozenset({Call.INDICATOR}), Scope.CHANNEL, 1, 3.0, limit=False),  # lasts 5 s

@@ -6,24 +6,22 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import Awaitable, Callable
-from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import httpx
 from telegram import (
     InlineKeyboardButton,
     InlineKeyboardMarkup,
-    Message,
     ReactionTypeEmoji,
     ReplyParameters,
 )
-from telegram.constants import ChatAction, ParseMode
+from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
 
-from adapters.telegram.inbound import NOTIFICATION_BUTTONS, STOP
+from adapters.telegram.inbound import NOTIFICATION_BUTTONS
 from adapters.telegram.platform import TELEGRAM
+from adapters.telegram.progress import TelegramProgress, retry_after_s, within
 from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
 from bridge.ratelimit import ProgressBudget
 from bridge.transport import Budget, Call
@@ -36,7 +34,6 @@ def _plain(rendered: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", rendered))
 
 
-T = TypeVar("T")
 RECEIVED = "\U0001f440"  # eyes: one of the reactions Telegram lets a bot set
 # python-telegram-bot raises these (as TimedOut or NetworkError) when the request never left:
 # no connection could be made, or no pooled connection came free.
@@ -72,7 +69,7 @@ class TelegramTransport:
 
     def __init__(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
         self._app = application
-        self._progress: dict[str, Message] = {}
+        self._live = TelegramProgress(lambda: application.bot)
 
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
@@ -131,7 +128,7 @@ class TelegramTransport:
         if route.reply_to is None:
             return
         try:
-            await self._within(
+            await within(
                 budget,
                 Call.REACTION,
                 lambda: self._app.bot.set_message_reaction(
@@ -149,69 +146,17 @@ class TelegramTransport:
             budget.done()
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
-        key = route.conversation_key
-        chat_id = int(route.conversation_id)
-        thread = int(route.thread_id) if route.thread_id else None
-        shown = self._progress.pop(key, None)
-        try:
-            if view is None:
-                if shown is not None and await self._within(budget, Call.DELETE, shown.delete):
-                    shown = None
-                return
-            await self._within(
-                budget,
-                Call.INDICATOR,
-                lambda: self._app.bot.send_chat_action(
-                    chat_id, ChatAction.TYPING, message_thread_id=thread
-                ),
-            )
-            text = f"\u23f3 {view.step} ({view.elapsed_s:.0f}s)"
-            if view.note:
-                text += f"\n{view.note}"
-            stop = InlineKeyboardMarkup([[InlineKeyboardButton("Stop", callback_data=STOP)]])
-            if shown is None:
-                shown = await self._within(
-                    budget,
-                    Call.POST,
-                    lambda: self._app.bot.send_message(
-                        chat_id, text, message_thread_id=thread, reply_markup=stop
-                    ),
-                )
-            elif shown.text != text:
-                message = shown
-                edited = await self._within(
-                    budget, Call.EDIT, lambda: message.edit_text(text, reply_markup=stop)
-                )
-                if isinstance(edited, Message):
-                    shown = edited
-        except BadRequest as exc:
-            if "not modified" not in exc.message:
-                shown = None  # e.g. someone deleted the progress message: post a new one
-            log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
-        except TelegramError as exc:
-            log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
-        finally:
-            if shown is not None:
-                self._progress[key] = shown
+        await self._live.show(route, view, budget)
 
-    @classmethod
-    async def _within(
-        cls, budget: Budget, call: Call, request: Callable[[], Awaitable[T]]
-    ) -> T | None:
-        """Make this progress call if the bridge's budget has room for it now; None when it
-        has not, or Telegram said wait (the bridge shows the update again later)."""
-        if not budget.take(call):
-            return None
-        try:
-            return await request()
-        except RetryAfter as exc:
-            budget.back_off(call, cls._wait_s(exc))
-            return None
+    def live_messages(self, route: Route) -> frozenset[str]:
+        return self._live.live_messages(route)
+
+    async def remove_live(self, route: Route, message_id: str) -> None:
+        await self._live.remove_live(route, message_id)
 
     @staticmethod
     def _wait_s(exc: RetryAfter) -> float:
-        wait = exc.retry_after
-        return wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+        return retry_after_s(exc)
 
     @staticmethod
     def _landed(exc: NetworkError) -> Literal["no", "unknown"]:

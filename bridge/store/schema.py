@@ -104,4 +104,15 @@ MIGRATIONS: list[str] = [
         created_at REAL NOT NULL
     );
     """,
+    # 6: messages progress shows (a progress message, a half-streamed answer), so that what
+    # a crash left behind is removed on the next start (issue 12).
+    """
+    CREATE TABLE live_messages (
+        conversation_key TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        route TEXT NOT NULL,
+        shown_at REAL NOT NULL,
+        PRIMARY KEY (conversation_key, message_id)
+    );
+    """,
 ]

@@ -221,6 +221,11 @@ class BridgeStore:
             r["summary"],
         )
 
+    async def live_messages(self) -> list[tuple[Route, str]]:
+        """The messages progress showed when the last run stopped: (route, message id)."""
+        rows = await self._store.read_sql("SELECT route, message_id FROM live_messages")
+        return [(Route.model_validate_json(r["route"]), r["message_id"]) for r in rows]
+
     # -- retention ---------------------------------------------------------------------
 
     async def prune_seen(self, before: float, batch: int = BATCH) -> int:

@@ -203,3 +203,22 @@ class BridgeTx:
         self._w.write_sql(
             "DELETE FROM failed_routes WHERE conversation_key = ?", (conversation_key,)
         )
+
+    # -- live messages -----------------------------------------------------------------
+
+    def live_shown(self, route: Route, message_ids: Iterable[str]) -> None:
+        """These messages are what progress shows in this conversation now."""
+        key = route.conversation_key
+        self._w.write_sql("DELETE FROM live_messages WHERE conversation_key = ?", (key,))
+        for message_id in message_ids:
+            self._w.write_sql(
+                "INSERT INTO live_messages (conversation_key, message_id, route, shown_at)"
+                " VALUES (?, ?, ?, ?)",
+                (key, message_id, route.model_dump_json(), self.now()),
+            )
+
+    def live_removed(self, route: Route, message_id: str) -> None:
+        self._w.write_sql(
+            "DELETE FROM live_messages WHERE conversation_key = ? AND message_id = ?",
+            (route.conversation_key, message_id),
+        )

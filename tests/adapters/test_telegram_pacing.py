@@ -76,10 +76,12 @@ async def test_busy_forum_topics_keep_to_the_group_limit(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
     """Three topics of one group busy at once, each with progress and a two-message answer:
-    the group's 20 a minute (and a message a second) hold for all of it together."""
+    the group's 20 a minute (and a message a second) hold for all of it together. Each turn
+    works long enough (five rounds, about 3 s) for the chat's message a second to leave room
+    for all three progress messages before the first answer takes its turn."""
     lines = [f"{i:04d} " + "lorem ipsum dolor sit amet " * 3 for i in range(80)]
     anthropic_api.responder = working_then_answering(
-        lambda prompt: prompt + "\n" + "\n".join(lines), rounds=3
+        lambda prompt: prompt + "\n" + "\n".join(lines), rounds=5
     )
     app = await start_app(db_path, anthropic_api, telegram_api, agent_tools=["sleep"])
     try:

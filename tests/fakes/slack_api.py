@@ -9,9 +9,11 @@ post, as Slack does when a response is lost.
 It enforces Slack's rate limits where Switchboard leans on them
 (https://api.slack.com/apis/rate-limits), each as a sliding window: `chat.postMessage` about
 one a second per channel (a 5% tolerance for arrival jitter on loopback); `chat.update` and
-`chat.delete` tier 3, 50 a minute per workspace. A call refused does not count. Every 429 is
-counted, apart: `injected_429` for the ones a test asked for (`fail`), `self_caused` for the ones
-the client earned by breaking a limit."""
+`chat.delete` tier 3, 50 a minute per workspace; the streaming methods (`chat.startStream`,
+`chat.appendStream`, `chat.stopStream`, for apps with the assistant features), whose pages
+give no number the fake could trust, conservatively as tier 3 too. A call refused does not
+count. Every 429 is counted, apart: `injected_429` for the ones a test asked for (`fail`),
+`self_caused` for the ones the client earned by breaking a limit."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from urllib.parse import parse_qsl
 from aiohttp import WSMsgType, web
 
 from tests.fakes.slack_files import SlackFiles
-from tests.fakes.slack_spec import SlackError, check, check_response, truthy
+from tests.fakes.slack_spec import STREAMING, SlackError, check, check_response, truthy
 
 
 @dataclass
@@ -40,6 +42,7 @@ class Team:
     bot_id: str
     app_token: str | None = None
     assistant: bool = False  # assistant.threads.setStatus allowed (the app has assistant:write)
+    streaming: bool | None = None  # chat.*Stream allowed; None: as `assistant`
 
 
 @dataclass
@@ -139,11 +142,19 @@ class FakeSlack:
         self._faults.append(_Fault(method, status, times, retry_after, stall_s, when, error))
 
     def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
-        """Messages the bot posted (not the progress messages with a Stop button)."""
+        """Messages the bot posted (not the progress messages with a Stop button, nor
+        streamed ones)."""
         chans = [channel] if channel else list(self.messages)
         return [
-            m for c in chans for m in self.messages.get(c, []) if "blocks" not in m and m["bot"]
+            m
+            for c in chans
+            for m in self.messages.get(c, [])
+            if "blocks" not in m and m["bot"] and "streaming" not in m
         ]
+
+    def shown(self, channel: str) -> list[str]:
+        """The text of every message of the bot a user sees in the channel now."""
+        return [m["text"] for m in self.messages.get(channel, []) if m["bot"]]
 
     def method_calls(self, method: str) -> list[dict[str, Any]]:
         return [args for m, args, _ in self.calls if m == method]
@@ -205,7 +216,7 @@ class FakeSlack:
         counted in its window."""
         if method == "chat.postMessage":
             key, count, per_s = args["channel"], 1, self.post_interval_s * self.tolerance
-        elif method in ("chat.update", "chat.delete"):
+        elif method in ("chat.update", "chat.delete", *STREAMING):
             key, count, per_s = team.team_id, self.tier3_per_minute, 60.0
         else:
             return None
@@ -264,6 +275,8 @@ class FakeSlack:
                 if info is None:
                     raise SlackError("file_not_found")
                 return {"file": info}
+            case "chat.startStream" | "chat.appendStream" | "chat.stopStream":
+                return self._stream(method, args, team)
             case "apps.connections.open":
                 return {"url": f"ws://{self.url.split('://', 1)[1]}/socket?team={team.team_id}"}
         return {}
@@ -285,6 +298,27 @@ class FakeSlack:
             message["blocks"] = args["blocks"]
         self.messages.setdefault(args["channel"], []).append(message)
         return message
+
+    def _stream(self, method: str, args: dict[str, Any], team: Team) -> dict[str, Any]:
+        """A streamed message: started with its first text, appended to, stopped."""
+        if not (team.assistant if team.streaming is None else team.streaming):
+            raise SlackError("missing_scope")
+        channel = args["channel"]
+        if method == "chat.startStream":
+            if not channel.startswith("D") and not (
+                args.get("recipient_team_id") and args.get("recipient_user_id")
+            ):
+                raise SlackError("invalid_arguments")  # a channel needs the recipient
+            message = self._post({**args, "text": args.get("markdown_text") or ""}, team)
+            message["streaming"] = True
+            return {"channel": channel, "ts": message["ts"]}
+        message = self._find(channel, args["ts"])
+        if not message.get("streaming"):
+            raise SlackError("message_not_in_streaming_state")
+        message["text"] += args.get("markdown_text") or ""
+        if method == "chat.stopStream":
+            message["streaming"] = False
+        return {"channel": channel, "ts": args["ts"]}
 
     def add_user_message(
         self, channel: str, text: str, user: str, thread_ts: str | None = None

@@ -39,7 +39,40 @@ _NEWER_METHODS: dict[str, dict[str, tuple[str, bool]]] = {
     },
     # apps.connections.open: an app-level token (xapp-) and nothing else.
     "apps.connections.open": {},
+    # The streaming methods for AI apps (docs.slack.dev/reference/methods/chat.startStream,
+    # chat.appendStream, chat.stopStream). markdown_text: at most 12,000 characters each
+    # call; recipient_team_id and recipient_user_id are required when streaming to a
+    # channel (checked by the fake, not here).
+    "chat.startStream": {
+        "channel": ("string", True),
+        "thread_ts": ("string", True),
+        "markdown_text": ("string", False),
+        "recipient_team_id": ("string", False),
+        "recipient_user_id": ("string", False),
+        "chunks": ("array", False),
+        "task_display_mode": ("string", False),
+        "icon_emoji": ("string", False),
+        "icon_url": ("string", False),
+        "username": ("string", False),
+    },
+    "chat.appendStream": {
+        "channel": ("string", True),
+        "ts": ("string", True),
+        "markdown_text": ("string", True),
+        "chunks": ("array", False),
+    },
+    "chat.stopStream": {
+        "channel": ("string", True),
+        "ts": ("string", True),
+        "markdown_text": ("string", False),
+        "blocks": ("array", False),
+        "metadata": ("object", False),
+        "chunks": ("array", False),
+        "session_status": ("string", False),
+    },
 }
+STREAMING = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+MAX_STREAM_TEXT = 12_000
 _NEWER_ARGUMENTS: dict[str, dict[str, tuple[str, bool]]] = {
     # Message metadata: chat.postMessage/chat.update `metadata`; reading it back needs
     # `include_all_metadata` on conversations.history and conversations.replies.
@@ -140,6 +173,8 @@ def check(method: str, verb: str, args: dict[str, Any], token: str | None) -> di
         _check_message(args)
     if method == "assistant.threads.setSuggestedPrompts":
         _check_prompts(args["prompts"])
+    if method in STREAMING and len(args.get("markdown_text") or "") > MAX_STREAM_TEXT:
+        raise SlackError("msg_too_long")
     return args
 
 

@@ -11,7 +11,10 @@ limits-how-do-i-avoid-this), each as a sliding window, the strictest reading of 
 
 What counts: the FAQ speaks of messages. `sendMessage` and `editMessageText` count in all three
 (Telegram floods edits like sends in practice); `sendChatAction` and `deleteMessage` count only
-in the bot's 30/s. A request the fake refused does not count. Every 429 is counted, apart:
+in the bot's 30/s. `sendMessageDraft` (private chats only) has no documented limit: it is
+counted, conservatively, in the bot's 30/s and at one a second per chat in a window of its own
+(a draft is not a message). A draft is shown until a message is sent to its chat (and thread)
+or for 30 s (`live_drafts`). A request the fake refused does not count. Every 429 is counted, apart:
 `injected_429` for the ones a test asked for (`fail`), `self_caused` for the ones the client
 earned by breaking a limit."""
 
@@ -34,8 +37,14 @@ from tests.fakes.telegram_files import FileRefused, TelegramFiles
 from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
-BOT_COUNTED = MESSAGES | {"sendChatAction", "deleteMessage", "setMessageReaction"}
+BOT_COUNTED = MESSAGES | {
+    "sendChatAction",
+    "deleteMessage",
+    "setMessageReaction",
+    "sendMessageDraft",
+}
 BOT_USERNAME = "switchboard_test_bot"
+DRAFT_LASTS_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ class FakeTelegram:
     global_per_second: int = 30
     injected_429: int = 0  # 429s a test asked for (`fail`)
     self_caused: list[TooMany] = field(default_factory=list)  # 429s the client's pacing earned
+    drafts: dict[tuple[Any, Any], tuple[Any, str, float]] = field(default_factory=dict)
+    shown: dict[Any, dict[int, str]] = field(default_factory=dict)  # the bot's messages, by chat
     _sent_at: dict[tuple[str, Any], deque[float]] = field(default_factory=dict)
     posted: dict[int, dict[str, Any]] = field(default_factory=dict)  # the bot's, as returned
     _updates: list[dict[str, Any]] = field(default_factory=list)
@@ -203,6 +214,15 @@ class FakeTelegram:
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method]
 
+    def chat(self, chat: Any) -> list[str]:
+        """The text of the bot's messages a user sees in this chat now, oldest first."""
+        return list(self.shown.get(chat, {}).values())
+
+    def live_drafts(self) -> dict[tuple[Any, Any], str]:
+        """The drafts a user would still see, by (chat, thread): their text."""
+        now = time.monotonic()
+        return {k: text for k, (_, text, at) in self.drafts.items() if now - at < DRAFT_LASTS_S}
+
     # -- the API -------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.Response:
@@ -233,6 +253,9 @@ class FakeTelegram:
                     self.injected_429 += 1
                 return _error(failure.status, failure.description, failure.retry_after)
             stall = failure.stall_s
+        if method == "sendMessageDraft" and str(decoded["chat_id"]).startswith("-"):
+            self.refused.append((method, "not a private chat"))
+            return _error(400, "Bad Request: drafts can be sent to private chats only")
         if self.enforce_limits and (broken := self._flood(method, decoded)) is not None:
             self.self_caused.append(broken)
             wait = max(1, math.ceil(broken.wait_s))
@@ -240,7 +263,7 @@ class FakeTelegram:
         self.calls.append(Call(method, decoded, time.monotonic()))
         try:
             result = await self._result(method, decoded)
-        except FileRefused as exc:
+        except (FileRefused, InvalidRequest) as exc:
             return _error(400, str(exc))
         if stall:
             await asyncio.sleep(stall)  # stored, but the answer comes too late
@@ -253,6 +276,8 @@ class FakeTelegram:
         now = time.monotonic()
         chat = p.get("chat_id")
         windows: list[tuple[str, Any, int, float]] = [("bot", None, self.global_per_second, 1.0)]
+        if method == "sendMessageDraft":
+            windows.append(("draft", chat, 1, self.per_chat_interval_s * self.tolerance))
         if method in MESSAGES:
             windows.append(("chat", chat, 1, self.per_chat_interval_s * self.tolerance))
             if str(chat).startswith("-"):
@@ -288,8 +313,19 @@ class FakeTelegram:
                             self._new_update.wait(), min(float(p.get("timeout", 0)), 1.0)
                         )
                 return self._updates[: int(p.get("limit", 100))]
+            case "sendMessageDraft":
+                where = (p["chat_id"], p.get("message_thread_id"))
+                text = visible_text(p.get("text", ""), p.get("parse_mode"))
+                self.drafts[where] = (p["draft_id"], text, time.monotonic())
+                return True
+            case "deleteMessage":
+                if self.shown.get(p["chat_id"], {}).pop(p["message_id"], None) is None:
+                    raise InvalidRequest("Bad Request: message to delete not found")
+                return True
             case "sendMessage" | "editMessageText":
                 chat_id = p.get("chat_id")
+                if method == "sendMessage":  # the message takes the draft's place
+                    self.drafts.pop((chat_id, p.get("message_thread_id")), None)
                 message: dict[str, Any] = {
                     "message_id": p.get("message_id") or 5000 + next(self._ids),
                     "date": int(time.time()),
@@ -306,6 +342,7 @@ class FakeTelegram:
                 if "reply_markup" in p:
                     message["reply_markup"] = p["reply_markup"]
                 self.posted[message["message_id"]] = message
+                self.shown.setdefault(chat_id, {})[message["message_id"]] = message["text"]
                 return message
             case _:
                 return True

@@ -134,4 +134,9 @@ def check(method: str, params: dict[str, str]) -> dict[str, Any]:
             raise InvalidRequest("Bad Request: message text is empty")
         if len(shown) > 4096:
             raise InvalidRequest("Bad Request: message is too long")
+    if method == "sendMessageDraft":  # 0-4096 characters after entities parsing; id non-zero
+        if decoded["draft_id"] == 0:
+            raise InvalidRequest("Bad Request: draft_id must be non-zero")
+        if len(visible_text(decoded.get("text", ""), decoded.get("parse_mode"))) > 4096:
+            raise InvalidRequest("Bad Request: message is too long")
     return decoded
