@@ -1,10 +1,13 @@
 """Rendering and splitting answers as the outbox does (`python -m bench.markdown_bench`): the
 time per answer for the corpus of model answers (tests/adapters/markdown_corpus) and for long
 answers of about 20,000 characters (prose, a list, a table, a code block), on Telegram and
-Slack, with the number of messages each becomes."""
+Slack, with the number of messages each becomes; and the longest the event loop stalls while
+the outbox splits the 20k table (the split runs in a thread, as `bridge/outbox.py` does, and
+in the loop itself for comparison)."""
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from pathlib import Path
@@ -50,6 +53,32 @@ def timed(profile: PlatformProfile, markdown: str) -> tuple[float, int]:
     return statistics.median(times) * 1000, chunks
 
 
+async def longest_stall(work: asyncio.Future[object]) -> float:
+    """The longest gap, in ms, between ticks of a 5 ms timer while `work` runs."""
+    loop = asyncio.get_running_loop()
+    longest, last = 0.0, loop.time()
+    while not work.done():
+        await asyncio.sleep(0.005)
+        now = loop.time()
+        longest, last = max(longest, now - last - 0.005), now
+    await work
+    return longest * 1000
+
+
+async def stalls(markdown: str) -> tuple[float, float]:
+    """The loop's longest stall with the split in a thread, and with it in the loop."""
+
+    async def in_loop() -> object:
+        await asyncio.sleep(0.01)
+        return deliver(TELEGRAM, markdown)
+
+    threaded = await longest_stall(
+        asyncio.ensure_future(asyncio.to_thread(deliver, TELEGRAM, markdown))
+    )
+    inline = await longest_stall(asyncio.ensure_future(in_loop()))
+    return threaded, inline
+
+
 def main() -> None:
     corpus = [p.read_text() for p in sorted(CORPUS.glob("*.md"))]
     print("| answer | chars | Telegram ms (messages) | Slack ms (messages) |")
@@ -60,6 +89,12 @@ def main() -> None:
     for name, answer in long_answers().items():
         (tg_ms, tg_n), (sl_ms, sl_n) = timed(TELEGRAM, answer), timed(SLACK, answer)
         print(f"| {name} | {len(answer):,} | {tg_ms:.0f} ({tg_n}) | {sl_ms:.0f} ({sl_n}) |")
+    threaded, inline = asyncio.run(stalls(long_answers()["table 20k"]))
+    print(
+        f"\nThe event loop's longest stall while the 20k table is split for Telegram: "
+        f"{threaded:.0f} ms with the split in a thread (as the outbox does), {inline:.0f} ms in "
+        "the loop."
+    )
 
 
 if __name__ == "__main__":
