@@ -64,7 +64,7 @@ class SlackFiles:
                     if len(data) > max_bytes:
                         raise FetchError(f"it is over {max_bytes} bytes", retryable=False)
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise FetchError(f"Slack did not answer ({exc!r})", retryable=True) from exc
+            raise FetchError(f"Slack did not answer ({_why(exc)})", retryable=True) from exc
         return bytes(data)
 
     @staticmethod
@@ -89,7 +89,7 @@ class SlackFiles:
             error = exc.response.get("error")
             raise FetchError(f"files.info refused it ({error})", retryable=False) from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise FetchError(f"Slack did not answer ({exc!r})", retryable=True) from exc
+            raise FetchError(f"Slack did not answer ({_why(exc)})", retryable=True) from exc
         found = info.get("file")
         return found if isinstance(found, dict) else {}
 
@@ -99,3 +99,11 @@ class SlackFiles:
         if not url:
             raise FetchError("Slack gave no download URL for it", retryable=False)
         return str(url)
+
+
+def _why(exc: Exception) -> str:
+    """What went wrong, never the request: aiohttp's errors carry its headers (the bot token)
+    in their repr, and this text is told to the operator and stored."""
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"{type(exc).__name__}, HTTP {exc.status}"
+    return type(exc).__name__
