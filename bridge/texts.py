@@ -78,7 +78,8 @@ BOUNDARY_WORDS = {
     Boundary.BEFORE_COMPACTION: "before it summarized the earlier conversation",
     Boundary.AFTER_COMPACTION: "after it summarized the earlier conversation",
 }
-NOTIFICATION = "\U0001f514 {agent}: {message}"
+# The message on its own lines: an agent's markdown may open with a code block or a list.
+NOTIFICATION = "\U0001f514 {agent}:\n\n{message}"
 NOTIFICATION_FROM = "\n\n\u2014 raised by agent {agent}. Reply to this message to answer it."
 NOTIFICATION_FROM_CHILD = (
     "\n\n\u2014 raised by {child}, a child agent of {agent}; a reply to this message goes to "

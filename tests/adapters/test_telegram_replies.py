@@ -345,3 +345,21 @@ async def test_a_message_in_a_forum_topic_is_not_a_reply_to_the_topic(
     )
     await until(lambda: bool(anthropic_api.requests))
     assert last_user_text(anthropic_api.requests[-1]) == "hello topic"
+
+
+async def test_a_notification_that_opens_with_a_code_block_shows_it_as_code(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    message = "```\nkubectl get pods\n```\nShould I restart the deployment?"
+    anthropic_api.script = [tools(("notify_operator", {"message": message})), text("asked")]
+    app = await start_app(db_path, anthropic_api, telegram_api)
+    try:
+        telegram_api.push_message("check the pods", user=ALICE)
+        await until(lambda: has_notification(telegram_api))
+    finally:
+        await app.stop()
+    [sent] = [m["text"] for m in telegram_api.sent() if m["text"].startswith("\U0001f514")]
+    code, after = sent.split("</pre>", 1)
+    assert "kubectl get pods" in code.split("<pre", 1)[1], "the command is a code block"
+    assert "Should I restart the deployment?" in after, "the question is not code"
+    assert "Reply to this message" in after
