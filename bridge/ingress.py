@@ -83,7 +83,10 @@ class Ingress:
         if await self._store.seen(keys):
             return Outcome.DUPLICATE
         verdict = classify(self._config, chat, self._outbox.transports.profile(chat.route.platform))
-        unaddressed = self._unaddressed(chat, verdict)
+        # An operator's answer to a notification is for the bot wherever it is written.
+        trusted = isinstance(verdict, Trusted)
+        notification = await self._pointing.notification(chat) if trusted else None
+        unaddressed = self._unaddressed(chat, verdict, answers=notification is not None)
         if unaddressed is not None:
             await self._ignore(chat, keys, unaddressed, operator=isinstance(verdict, Trusted))
             return Outcome.IGNORED
@@ -92,18 +95,17 @@ class Ingress:
             return Outcome.REFUSED
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(chat.route)
+        if notification is not None and not self._knows(notification):
+            await self._reply(chat, keys, texts.NOTIFICATION_GONE, "notification_gone")
+            return Outcome.REJECTED
         if self._files is not None and self._files.wants(chat):  # held for files, in order
-            return await self._hold(chat, keys, verdict)
+            return await self._hold(chat, keys, verdict, notification)
         if chat.text is None:
             kind = chat.attachment_kind or "attachment"
             await self._reply(chat, keys, texts.NOT_TEXT.format(kind=kind), "non_text")
             return Outcome.REJECTED
         if not chat.text.strip():
             await self._reply(chat, keys, texts.EMPTY, "empty")
-            return Outcome.REJECTED
-        notification = await self._pointing.notification(chat)
-        if notification is not None and not self._knows(notification):
-            await self._reply(chat, keys, texts.NOTIFICATION_GONE, "notification_gone")
             return Outcome.REJECTED
         command = parse(chat.text)
         if command is not None:
@@ -121,14 +123,16 @@ class Ingress:
         await self._prompt(chat, keys, verdict, notification)
         return Outcome.PROMPT
 
-    async def _hold(self, chat: InboundChat, keys: list[str], verdict: Trusted) -> Outcome:
+    async def _hold(
+        self,
+        chat: InboundChat,
+        keys: list[str],
+        verdict: Trusted,
+        notification: NotificationPost | None,
+    ) -> Outcome:
         """A message with files (or one behind it) is held until they are in; it goes to the
         agent a plain prompt would, framed the same way."""
         assert self._files is not None
-        notification = await self._pointing.notification(chat)
-        if notification is not None and not self._knows(notification):
-            await self._reply(chat, keys, texts.NOTIFICATION_GONE, "notification_gone")
-            return Outcome.REJECTED
         context = () if notification is not None else await self._pointing.context(chat)
         profile = self._outbox.transports.profile(chat.route.platform)
         addressee = Addressee(
@@ -155,10 +159,13 @@ class Ingress:
 
     # -- steps -------------------------------------------------------------------------
 
-    def _unaddressed(self, chat: InboundChat, verdict: Trusted | Refused) -> str | None:
+    def _unaddressed(
+        self, chat: InboundChat, verdict: Trusted | Refused, *, answers: bool
+    ) -> str | None:
         """Why a group or channel message is none of the bot's business, or None. A stranger
         there is refused only when they speak to the bot; an operator is heard as the admin's
-        `respond_to` says (their commands always). DMs are always for the bot."""
+        `respond_to` says (their commands, and their answers to a notification, always). DMs
+        are always for the bot."""
         if chat.is_direct:
             return None
         in_agent_thread = self._sessions.session_of(chat.route) is not None
@@ -168,7 +175,7 @@ class Ingress:
             if names_the_bot(chat, in_agent_thread=in_agent_thread):
                 return None
             return "a stranger's message, not addressed to the bot"
-        if chat.text is not None and parse(chat.text) is not None:
+        if answers or (chat.text is not None and parse(chat.text) is not None):
             return None
         wanted = respond_to(verdict.workspace, chat.route)
         if addressed(chat, wanted, in_agent_thread=in_agent_thread):
