@@ -112,7 +112,10 @@ class Outbox:
         # Parsing and measuring a long answer (a 20,000-character table) takes about a second of
         # pure Python: off the event loop, so acks, progress and other sends go on meanwhile.
         chunks = await asyncio.to_thread(
-            split, intent.text, profile.limits.max_chars, lambda s: len(profile.render(s))
+            split,
+            intent.text,
+            profile.limits.max_chars_for(intent.kind),
+            lambda s: len(profile.render(s)),
         )
         pacer = self.transports.pacers[profile.name]
         # Whether the next chunk may already have landed: it was in flight when the last run

@@ -24,6 +24,7 @@ def _per_minute(call: Call, count: int) -> Rule:
 # conservatively as one tier-3 method. A margin under each.
 PACING = Pacing(
     max_chars=3900,
+    max_chars_with_buttons=3000,  # a section block's text, beside the notification's buttons
     per_conversation_interval_s=1.1,
     global_per_second=20,
     rules=(

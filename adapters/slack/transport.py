@@ -359,11 +359,9 @@ def _progress_blocks(text: str, *, stop: bool = True) -> list[dict[str, Any]]:
 
 
 def _notification_blocks(text: str) -> list[dict[str, Any]]:
-    """The notification's text (in sections of Slack's 3,000 characters), then its buttons."""
-    sections = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + 3000]}}
-        for i in range(0, len(text), 3000)
-    ]
+    """The notification's text, then its buttons. The bridge splits a notification at the
+    section block's 3,000 characters (`max_chars_with_buttons`), so the text is one section."""
+    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
     labels = ("Stop", "Status")
     buttons = [
         {

@@ -172,3 +172,30 @@ async def test_a_thread_too_slow_to_read_leaves_the_context_out_not_the_message(
     await slack.say(f"<@{bot}> help", channel=OPS, thread_ts=root)  # acknowledged: 200
     await until(lambda: said(slack_api, OPS, "On it.") is not None)
     assert last_user_text(anthropic_api.requests[-1]) == "help"
+
+
+async def test_a_long_notification_keeps_its_links_whole_beside_its_buttons(
+    app: App, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    """A section block beside the buttons holds 3,000 characters: the notification is split
+    there, between lines, never inside a link."""
+    lines = [f"Check [report {i}](https://example.com/reports/{i}?page=1) now." for i in range(55)]
+    anthropic_api.script = [
+        tools(("notify_operator", {"message": "\n".join(lines)})),
+        text("I asked the operator."),
+    ]
+    slack = SlackSide(app, slack_api)
+    await slack.say("check the reports", channel=DM)
+    await until(lambda: said(slack_api, DM, "I asked the operator.") is not None)
+    await app.bridge.settle()
+    first = notification(slack_api, DM)
+    assert first is not None
+    rest = [m for m in slack_api.posts(DM) if not str(m["text"]).startswith("I asked")]
+    *sections, actions = first["blocks"]
+    assert len(sections) == 1 and len(sections[0]["text"]["text"]) <= 3000
+    assert actions["type"] == "actions", "the buttons on the first part"
+    shown = "\n".join(str(m["text"]) for m in [first, *rest])
+    for i in range(55):
+        assert f"<https://example.com/reports/{i}?page=1|report {i}>" in shown, i
+    assert rest, "split in more than one message"
+    assert slack_api.refused == []
