@@ -94,6 +94,9 @@ NOTIFICATION_GONE = (
 )
 SLASH_HINT = "Send {command} help for the list."
 FILES_NOT_PASSED = "Not passed to the agent: {items}."
+HELD_NOT_PASSED = (
+    "Your message and its files could not be passed to the agent ({error}). Please send it again."
+)
 FILES_NOTHING_LEFT = "There was nothing else in your message, so the agent got nothing."
 FILE_SKIPPED = "{name} ({why})"
 FILE_KIND_NOT_READ = "the agent can't read {kind}s"

@@ -25,7 +25,7 @@ from bridge.attachments.policy import (
     plan,
 )
 from bridge.attachments.source import FetchError, FileSource
-from bridge.events import InboundFilesSkipped
+from bridge.events import InboundFilesSkipped, InboundRejected
 from bridge.prompt import operator_prompt
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 ATTEMPTS = 5  # a download that fails this often (retryably) is given up, and the sender told
 FIRST_BACKOFF_S = 1.0
+SUBMIT_ATTEMPTS = 3  # a held message that cannot be submitted this often is given up, and said
 
 
 def skipped_notice(skipped: list[Skipped], *, nothing_left: bool = False) -> str:
@@ -74,14 +75,14 @@ class Downloads:
     async def start(self) -> None:
         """Resume every message held when the process last stopped (or crashed)."""
         for held in await self._store.held():
-            self.kick(HeldMessage.model_validate_json(held.body))
+            self.kick(HeldMessage.model_validate_json(held.body), tried=held.attempts)
 
     def holding(self, route: Route) -> bool:
         """Whether a message of this conversation is held: a later one must wait behind it."""
         task = self._newest.get(route.home.conversation_key)
         return task is not None and not task.done()
 
-    def kick(self, held: HeldMessage) -> None:
+    def kick(self, held: HeldMessage, *, tried: int = 0) -> None:
         """Download `held`'s files and submit it, in the background (once per message), after
         the conversation's earlier held messages: the agent gets them in the order sent."""
         if held.id in self._tasks:
@@ -89,7 +90,7 @@ class Downloads:
         key = held.route.home.conversation_key
         before = self._newest.get(key)
         task = asyncio.get_running_loop().create_task(
-            self._run(held, before), name=f"files-{held.id}"
+            self._run(held, before, tried), name=f"files-{held.id}"
         )
         self._tasks[held.id] = self._newest[key] = task
 
@@ -114,30 +115,58 @@ class Downloads:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _run(self, held: HeldMessage, before: asyncio.Task[None] | None) -> None:
-        try:
-            checked: list[Checked] = []
-            skipped: list[Skipped] = []
-            wanted = [f.wanted() for f in held.files]
-            for file in held.undescribed:
-                more, unwanted = await self._describe(held, file.file())
-                wanted += more
-                skipped += unwanted
-            for one in wanted:
-                result = await self._download(held, one)
-                if isinstance(result, Checked):
-                    checked.append(result)
-                else:
-                    skipped.append(result)
-            if before is not None:
-                await asyncio.wait([before])
-            await self._submit(held, checked, skipped)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the hold stays: the next start tries again
-            log.exception("held message not submitted", extra={"pending_id": held.id})
-            async with self._store.write() as tx:
-                tx.hold_failed(held.id, repr(exc))
+    async def _run(self, held: HeldMessage, before: asyncio.Task[None] | None, tried: int) -> None:
+        """Submit `held`, tried again after a failure that is not a download's (a store or
+        runtime error) while the conversation's later messages wait behind it; given up after
+        `SUBMIT_ATTEMPTS` in all (`tried` before a restart count), and the sender told. A stop
+        keeps the hold for the next start, which tries at least once more."""
+        for attempt in range(min(tried + 1, SUBMIT_ATTEMPTS), SUBMIT_ATTEMPTS + 1):
+            try:
+                await self._attempt(held, before)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.exception(
+                    "held message not submitted",
+                    extra={"pending_id": held.id, "attempt": attempt},
+                )
+                error = type(exc).__name__
+                async with self._store.write() as tx:
+                    if attempt < SUBMIT_ATTEMPTS:
+                        tx.hold_failed(held.id, error)
+                    else:
+                        tx.release(held.id)
+                        tx.emit(
+                            InboundRejected(
+                                platform=held.route.platform,
+                                workspace_id=held.route.workspace_id,
+                                sender_id=held.operator_id,
+                                reason=f"held_not_submitted: {error}",
+                            )
+                        )
+                        notice = texts.HELD_NOT_PASSED.format(error=error)
+                        tx.enqueue(new_id("dlv"), held.route, DeliveryKind.COMMAND_REPLY, notice)
+                        return
+            await self._runtime.clock.sleep(FIRST_BACKOFF_S * 2 ** (attempt - 1))
+
+    async def _attempt(self, held: HeldMessage, before: asyncio.Task[None] | None) -> None:
+        checked: list[Checked] = []
+        skipped: list[Skipped] = []
+        wanted = [f.wanted() for f in held.files]
+        for file in held.undescribed:
+            more, unwanted = await self._describe(held, file.file())
+            wanted += more
+            skipped += unwanted
+        for one in wanted:
+            result = await self._download(held, one)
+            if isinstance(result, Checked):
+                checked.append(result)
+            else:
+                skipped.append(result)
+        if before is not None:
+            await asyncio.wait([before])
+        await self._submit(held, checked, skipped)
 
     async def _describe(
         self, held: HeldMessage, file: InboundFile
