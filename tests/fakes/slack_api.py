@@ -32,6 +32,7 @@ from aiohttp import WSMsgType, web
 
 from tests.fakes.slack_files import SlackFiles
 from tests.fakes.slack_spec import STREAMING, SlackError, check, check_response, truthy
+from tests.fakes.slack_streams import stream
 
 
 @dataclass
@@ -276,7 +277,7 @@ class FakeSlack:
                     raise SlackError("file_not_found")
                 return {"file": info}
             case "chat.startStream" | "chat.appendStream" | "chat.stopStream":
-                return self._stream(method, args, team)
+                return stream(self, method, args, team)
             case "apps.connections.open":
                 return {"url": f"ws://{self.url.split('://', 1)[1]}/socket?team={team.team_id}"}
         return {}
@@ -298,27 +299,6 @@ class FakeSlack:
             message["blocks"] = args["blocks"]
         self.messages.setdefault(args["channel"], []).append(message)
         return message
-
-    def _stream(self, method: str, args: dict[str, Any], team: Team) -> dict[str, Any]:
-        """A streamed message: started with its first text, appended to, stopped."""
-        if not (team.assistant if team.streaming is None else team.streaming):
-            raise SlackError("missing_scope")
-        channel = args["channel"]
-        if method == "chat.startStream":
-            if not channel.startswith("D") and not (
-                args.get("recipient_team_id") and args.get("recipient_user_id")
-            ):
-                raise SlackError("invalid_arguments")  # a channel needs the recipient
-            message = self._post({**args, "text": args.get("markdown_text") or ""}, team)
-            message["streaming"] = True
-            return {"channel": channel, "ts": message["ts"]}
-        message = self._find(channel, args["ts"])
-        if not message.get("streaming"):
-            raise SlackError("message_not_in_streaming_state")
-        message["text"] += args.get("markdown_text") or ""
-        if method == "chat.stopStream":
-            message["streaming"] = False
-        return {"channel": channel, "ts": args["ts"]}
 
     def add_user_message(
         self, channel: str, text: str, user: str, thread_ts: str | None = None
