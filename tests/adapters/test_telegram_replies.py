@@ -5,6 +5,7 @@ API."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,12 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
+from bridge import DeliveryKind
+from bridge.events import DeliveryAccepted
 from runtime import EventType
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram
+from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
 ALICE, STRANGER = 1001, 666
@@ -43,6 +46,21 @@ def notification_message(telegram: FakeTelegram) -> dict[str, Any]:
 
 def has_notification(telegram: FakeTelegram) -> bool:
     return any(m["text"].startswith("\U0001f514") for m in telegram.posted.values())
+
+
+async def notification_recorded(app: App) -> None:
+    """Until the notification's delivery is recorded with its message id, so that a reply to it
+    is matched: a person replies seconds after it shows, a test within milliseconds."""
+
+    async def scan() -> None:
+        async for event in app.runtime.events(after_seq=0):
+            if (
+                isinstance(event.data, DeliveryAccepted)
+                and event.data.kind is DeliveryKind.NOTIFICATION
+            ):
+                return
+
+    await asyncio.wait_for(scan(), 10)
 
 
 def sent_texts(telegram: FakeTelegram, chat: int) -> list[str]:
@@ -122,6 +140,7 @@ async def test_a_reply_while_the_agent_works_enters_at_its_next_safe_point(
         telegram_api.push_message("deploy", user=ALICE)
         await wait_for(app.runtime, EventType.TOOL_STARTED, lambda e: e.data.name == "wait")
         await until(lambda: has_notification(telegram_api))
+        await notification_recorded(app)
         notification = notification_message(telegram_api)
         [record] = await app.runtime.store.notifications()
         telegram_api.push_message("main", user=ALICE, reply_to_message=notification)
@@ -200,6 +219,7 @@ async def test_notification_buttons_stop_and_status_for_the_operator_only(
         )
         await wait_for(app.runtime, EventType.TOOL_STARTED, lambda e: e.data.name == "wait")
         await until(lambda: has_notification(telegram_api))
+        await notification_recorded(app)
         notification = notification_message(telegram_api)
         assert notification["chat"]["id"] == GROUP
         [record] = await app.runtime.store.notifications()
@@ -345,52 +365,3 @@ async def test_a_message_in_a_forum_topic_is_not_a_reply_to_the_topic(
     )
     await until(lambda: bool(anthropic_api.requests))
     assert last_user_text(anthropic_api.requests[-1]) == "hello topic"
-
-
-async def test_a_notification_that_opens_with_a_code_block_shows_it_as_code(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
-) -> None:
-    message = "```\nkubectl get pods\n```\nShould I restart the deployment?"
-    anthropic_api.script = [tools(("notify_operator", {"message": message})), text("asked")]
-    app = await start_app(db_path, anthropic_api, telegram_api)
-    try:
-        telegram_api.push_message("check the pods", user=ALICE)
-        await until(lambda: has_notification(telegram_api))
-    finally:
-        await app.stop()
-    [sent] = [m["text"] for m in telegram_api.sent() if m["text"].startswith("\U0001f514")]
-    code, after = sent.split("</pre>", 1)
-    assert "kubectl get pods" in code.split("<pre", 1)[1], "the command is a code block"
-    assert "Should I restart the deployment?" in after, "the question is not code"
-    assert "Reply to this message" in after
-
-
-async def test_an_answer_to_a_notification_is_heard_where_only_mentions_are(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
-) -> None:
-    """The notification says "Reply to this message": in a group that takes only mentions,
-    that reply still reaches the agent (its other chatter does not)."""
-    app = await start_app(
-        db_path, anthropic_api, telegram_api, acme_extra={"respond_to": "mention"}
-    )
-    group: dict[str, Any] = {"chat": GROUP, "chat_type": "supergroup"}
-    try:
-        anthropic_api.script = [
-            tools(("notify_operator", {"message": "Shall I clean /tmp?"})),
-            text("I asked."),
-            text("Cleaning /tmp."),
-        ]
-        question = f"@{BOT_USERNAME} check the disk"
-        mention = telegram_api.entity("mention", question, f"@{BOT_USERNAME}")
-        telegram_api.push_message(question, user=ALICE, entities=[mention], **group)
-        await until(lambda: said(telegram_api, GROUP, "I asked."))
-        [record] = await app.runtime.store.notifications()
-        telegram_api.push_message("just chatting", user=ALICE, **group)
-        notification = notification_message(telegram_api)
-        telegram_api.push_message("yes", user=ALICE, reply_to_message=notification, **group)
-        await until(lambda: said(telegram_api, GROUP, "Cleaning /tmp."))
-    finally:
-        await app.stop()
-    assert len(anthropic_api.requests) == 3, "the chatter was not a prompt"
-    prompt = last_user_text(anthropic_api.requests[2])
-    assert f"[The operator answers your notification {record.notification_id}" in prompt
