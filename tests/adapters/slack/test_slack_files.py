@@ -8,32 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
-import pytest
 
 from adapters.server.app import App
-from tests.adapters.slack_harness import ALICE, MALLORY, SlackSide, start_app
+from tests.adapters.slack_harness import ALICE, MALLORY, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.files_samples import pdf, png
 from tests.runtime.helpers import until
-
-
-@pytest.fixture
-async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
-) -> AsyncIterator[App]:
-    app = await start_app(db_path, anthropic_api, slack_api)
-    yield app
-    await app.stop()
-
-
-@pytest.fixture
-def slack(app: App, slack_api: FakeSlack) -> SlackSide:
-    return SlackSide(app, slack_api)
 
 
 async def test_an_image_shared_in_a_dm_reaches_the_model_with_the_message(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,20 +30,6 @@ from tests.adapters.slack_harness import (
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import blocking_tool, until, wait_for
-
-
-@pytest.fixture
-async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
-) -> AsyncIterator[App]:
-    app = await start_app(db_path, anthropic_api, slack_api)
-    yield app
-    await app.stop()
-
-
-@pytest.fixture
-def slack(app: App, slack_api: FakeSlack) -> SlackSide:
-    return SlackSide(app, slack_api)
 
 
 async def test_dm_gets_a_reply_with_reactions_and_progress_cleared(

@@ -6,10 +6,7 @@ through its answer, so what the thread shows mid-stream can be looked at."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from adapters.server.app import App
 from bridge import texts
@@ -29,20 +26,6 @@ def halted() -> tuple[Reply, asyncio.Event]:
     hold = asyncio.Event()
     blocks = [{"type": "text", "text": FIRST}, {"type": "text", "text": SECOND}]
     return Reply(blocks=blocks, hold=hold), hold
-
-
-@pytest.fixture
-async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
-) -> AsyncIterator[App]:
-    app = await start_app(db_path, anthropic_api, slack_api)
-    yield app
-    await app.stop()
-
-
-@pytest.fixture
-def slack(app: App, slack_api: FakeSlack) -> SlackSide:
-    return SlackSide(app, slack_api)
 
 
 def assert_clean(slack_api: FakeSlack) -> None:

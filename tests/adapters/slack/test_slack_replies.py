@@ -4,14 +4,10 @@ mentioned in passed as context (read with `conversations.replies` from the fake 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
-from tests.adapters.slack_harness import ALICE, BOB, MALLORY, OPS, SlackSide, start_app
+from tests.adapters.slack_harness import ALICE, BOB, MALLORY, OPS, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
@@ -36,15 +32,6 @@ def notification(slack: FakeSlack, channel: str) -> dict[str, Any] | None:
 
 def said(slack: FakeSlack, channel: str, start: str) -> dict[str, Any] | None:
     return next((m for m in slack.posts(channel) if str(m["text"]).startswith(start)), None)
-
-
-@pytest.fixture
-async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
-) -> AsyncIterator[App]:
-    app = await start_app(db_path, anthropic_api, slack_api)
-    yield app
-    await app.stop()
 
 
 async def notify(app: App, slack: SlackSide, anthropic: FakeAnthropic, channel: str) -> None:
