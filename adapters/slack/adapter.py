@@ -26,13 +26,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.files import SlackFiles
 from adapters.slack.inbound import (
-    NOTIFICATION_ACTIONS,
-    STOP_ACTION,
+    BUTTONS,
     BotIdentity,
+    button_chat,
     command_chat,
     message_chat,
-    notification_button_chat,
-    stop_chat,
 )
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, texts
@@ -76,9 +74,8 @@ class SlackAdapter:
         )
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_message)
-        self.app.action(STOP_ACTION)(self._on_stop)
-        for action in NOTIFICATION_ACTIONS:
-            self.app.action(action)(self._on_notification_button)
+        for action in BUTTONS:
+            self.app.action(action)(self._on_button)
         self.app.command(self.settings.slash_command)(self._on_command)
         self.app.event("assistant_thread_started")(self._on_assistant_thread)
         self.identity: BotIdentity | None = None
@@ -188,15 +185,9 @@ class SlackAdapter:
         if outcome is Outcome.PROMPT:
             self._later(self.transport.received(chat.route))
 
-    async def _on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def _on_button(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        chat = stop_chat(body, workspace_id=self.workspace.id)
-        if chat is not None:
-            await self._bridge.receive(chat)
-
-    async def _on_notification_button(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        await ack()
-        chat = notification_button_chat(body, workspace_id=self.workspace.id)
+        chat = button_chat(body, workspace_id=self.workspace.id)
         if chat is not None:
             await self._bridge.receive(chat)
 

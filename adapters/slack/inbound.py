@@ -20,6 +20,7 @@ NOTIFICATION_ACTIONS = {
     "switchboard_notification_stop": "/stop",
     "switchboard_notification_status": "/status",
 }
+BUTTONS = {STOP_ACTION: "/stop", **NOTIFICATION_ACTIONS}  # every button the bot posts
 # Plain messages, messages with files, and thread replies also sent to the channel. Everything
 # else (edits, deletions, joins, bot messages, ...) is not an operator talking to the agent.
 TALKING_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -135,13 +136,20 @@ def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat |
     )
 
 
-def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
-    """A click on the Stop button of a progress message, as the `/stop` command."""
+def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
+    """A press of one of the bot's buttons (a `block_actions` payload) as the command it is:
+    the progress message's Stop (about the conversation's turn), or a notification's Stop or
+    Status (about the agent that raised it: the bridge finds it from the message pressed)."""
     channel = _text((body.get("channel") or {}).get("id"))
     message = body.get("message") or {}
     actions = body.get("actions") or []
     user = _text((body.get("user") or {}).get("id"))
-    if not channel or not user or not actions or not _text(message.get("ts")):
+    ts = _text(message.get("ts"))
+    if not channel or not user or not actions or not ts or not isinstance(actions[0], dict):
+        return None
+    action = str(actions[0].get("action_id"))
+    command = BUTTONS.get(action)
+    if command is None:
         return None
     return InboundChat(
         route=Route(
@@ -151,38 +159,10 @@ def stop_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
             thread_id=_text(message.get("thread_ts")),
         ),
         sender_id=user,
-        dedupe_keys=(f"action:{channel}:{message['ts']}:{actions[0].get('action_ts')}",),
-        text="/stop",
-        is_direct=channel.startswith("D"),
-        message_ref=f"button on {message['ts']}",
-        mentions_bot=True,  # a press on the bot's own button is addressed to it
-    )
-
-
-def notification_button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
-    """A press of a notification's Stop or Status button (a `block_actions` payload), as that
-    command about the agent that raised it: the bridge finds it from the message pressed."""
-    channel = (body.get("channel") or {}).get("id")
-    message = body.get("message") or {}
-    actions = body.get("actions") or []
-    user = (body.get("user") or {}).get("id")
-    if not channel or not user or not actions or not message.get("ts"):
-        return None
-    command = NOTIFICATION_ACTIONS.get(str(actions[0].get("action_id")))
-    if command is None:
-        return None
-    return InboundChat(
-        route=Route(
-            platform=NAME,
-            workspace_id=workspace_id,
-            conversation_id=channel,
-            thread_id=message.get("thread_ts"),
-        ),
-        sender_id=user,
-        dedupe_keys=(f"action:{channel}:{message['ts']}:{actions[0].get('action_ts')}",),
+        dedupe_keys=(f"action:{channel}:{ts}:{actions[0].get('action_ts')}",),
         text=command,
         is_direct=channel.startswith("D"),
-        message_ref=f"button on {message['ts']}",
+        message_ref=f"button on {ts}",
         mentions_bot=True,  # a press on the bot's own button is addressed to it
-        replied_to=f"{channel}:{message['ts']}",
+        replied_to=f"{channel}:{ts}" if action in NOTIFICATION_ACTIONS else None,
     )
