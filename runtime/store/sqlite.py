@@ -362,7 +362,9 @@ class Store:
 
 
 def _event(r: Row) -> Event:
-    return Event(Payload.decode(r["type"], r["data"]), r["session_id"], r["run_id"], r["at"], r["seq"])
+    return Event(
+        Payload.decode(r["type"], r["data"]), r["session_id"], r["run_id"], r["at"], r["seq"]
+    )
 
 
 def _run_callbacks(callbacks: list[Callable[[], None]]) -> None:
