@@ -82,7 +82,7 @@ class SessionDetail:
 @dataclass(frozen=True, slots=True)
 class DeliveryRow:
     delivery_id: str
-    session_hint: str  # the conversation it goes to
+    conversation: str  # the conversation it goes to (its key)
     kind: DeliveryKind
     status: DeliveryStatus
     attempts: int
