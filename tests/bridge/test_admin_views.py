@@ -80,7 +80,7 @@ async def test_a_session_shows_its_transcript_and_audit_trail(
         assert "to the primary_operator via telegram:acme:1001" in notified
         assert "delivery accepted_by_transport" in notified and "Disk at 95% on db-1" in notified
         assert any(s.startswith("turn completed") for s in audit)
-        assert not any("progress" == a.type for a in detail.audit), "steps are shown live"
+        assert not any(a.type == "progress" for a in detail.audit), "steps are shown live"
         assert detail.audit[0].seq is not None and detail.audit[0].seq > detail.audit[-1].seq
     finally:
         await rows.aclose()  # type: ignore[attr-defined]
