@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from bridge.admin.records import SessionRow
 from bridge.admin.view import AdminView, workspace_of_agent
@@ -20,7 +20,7 @@ TICK_S = 1.0
 
 async def live_sessions(
     bridge: Bridge, config: SwitchboardConfig, workspace_id: str, *, tick_s: float = TICK_S
-) -> AsyncIterator[list[SessionRow]]:
+) -> AsyncGenerator[list[SessionRow], None]:
     """The workspace's session rows now, then each time they may have changed. Runs until the
     consumer stops iterating (or the runtime closes)."""
     view = AdminView(bridge, config)

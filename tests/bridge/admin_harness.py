@@ -3,7 +3,7 @@ primary, and Bob) and `beta` (Carol), each with a Telegram bot; a recording tran
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 
 from adapters.telegram import TELEGRAM
@@ -56,5 +56,5 @@ async def rows_until(
 
 def feed(
     bridge: Bridge, config: SwitchboardConfig, workspace_id: str
-) -> AsyncIterator[list[SessionRow]]:
+) -> AsyncGenerator[list[SessionRow], None]:
     return live_sessions(bridge, config, workspace_id, tick_s=0.05)

@@ -52,7 +52,7 @@ async def test_stop_stops_the_running_turn_tells_the_chat_and_is_audited(
         with pytest.raises(NotPossible):
             await Steering(bridge, config).stop(acme, row.session_id, ADMIN)  # nothing runs
     finally:
-        await rows.aclose()  # type: ignore[attr-defined]
+        await rows.aclose()
         await close_bridge(bridge)
 
 

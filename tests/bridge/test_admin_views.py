@@ -41,7 +41,7 @@ async def test_the_live_feed_follows_a_running_turn_and_shows_only_its_workspace
         view = AdminView(bridge, config)
         assert [s.agent_id for s in view.sessions("beta")] == ["beta/assistant"]
     finally:
-        await rows.aclose()  # type: ignore[attr-defined]
+        await rows.aclose()
         await close_bridge(bridge)
 
 
@@ -81,9 +81,10 @@ async def test_a_session_shows_its_transcript_and_audit_trail(
         assert "delivery accepted_by_transport" in notified and "Disk at 95% on db-1" in notified
         assert any(s.startswith("turn completed") for s in audit)
         assert not any(a.type == "progress" for a in detail.audit), "steps are shown live"
-        assert detail.audit[0].seq is not None and detail.audit[0].seq > detail.audit[-1].seq
+        newest, oldest = detail.audit[0].seq, detail.audit[-1].seq
+        assert newest is not None and oldest is not None and newest > oldest, "newest first"
     finally:
-        await rows.aclose()  # type: ignore[attr-defined]
+        await rows.aclose()
         await close_bridge(bridge)
 
 
