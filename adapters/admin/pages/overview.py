@@ -19,6 +19,7 @@ from bridge.admin import SessionRow, live_sessions
 
 routes = web.RouteTableDef()
 
+EVENT_STREAM = "text/event-stream"
 KEEPALIVE_S = 15.0  # a comment line this often on a quiet stream: a gone browser is noticed
 
 
@@ -41,11 +42,14 @@ async def overview(request: web.Request) -> web.Response:
 
 @routes.get("/w/{workspace}/live")
 async def live(request: web.Request) -> web.StreamResponse:
-    """Server-sent events: each a JSON list of the workspace's session rows."""
+    """Server-sent events, each a JSON list of the workspace's session rows, for a client
+    that asks for them (an EventSource); anyone else gets the rows now, as JSON."""
     workspace = workspace_of(request)
     deps = request.app[DEPS]
+    if EVENT_STREAM not in request.headers.get("Accept", ""):
+        return web.json_response([r.to_json() for r in view_of(request).sessions(workspace.id)])
     response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
+        headers={"Content-Type": EVENT_STREAM, "Cache-Control": "no-store"}
     )
     await response.prepare(request)
     streams = request.app[STREAMS].tasks
