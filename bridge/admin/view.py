@@ -5,6 +5,7 @@ object named by the caller is checked to belong to the workspace."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 from bridge.admin.audit import entry
@@ -52,15 +53,18 @@ class AdminView:
         self._bridge = bridge
         self._runtime = bridge.runtime
         self._config = config
-        self._secrets = [s for s in config.secret_values() if s]
+        secrets = sorted((s for s in config.secret_values() if s), key=len, reverse=True)
+        # Any case: a library may change it (python-telegram-bot capitalizes an error's text,
+        # which lowercases a bot token quoted in it).
+        self._secret = (
+            re.compile("|".join(map(re.escape, secrets)), re.IGNORECASE) if secrets else None
+        )
 
     def redact(self, text: str | None) -> str | None:
         """An error text as shown: a platform's error may quote a URL with a bot token."""
-        if text is None:
-            return None
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        if text is None or self._secret is None:
+            return text
+        return self._secret.sub(REDACTED, text)
 
     # -- sessions ----------------------------------------------------------------------
 
