@@ -13,6 +13,7 @@ from bridge.admin.records import SessionRow
 from bridge.admin.view import AdminView, workspace_of_agent
 from bridge.service import Bridge
 from config.schema import SwitchboardConfig
+from runtime import SessionState
 from runtime.payloads import AssistantTextDelta
 
 TICK_S = 1.0
@@ -46,8 +47,12 @@ async def live_sessions(
         await asyncio.sleep(0)  # subscribed before the first rows are read
         while not closed.is_set():
             changed.clear()
-            yield view.sessions(workspace_id)
-            timeout = tick_s if view.running(workspace_id) else None
+            rows = view.sessions(workspace_id)
+            yield rows
+            # Ticking on as long as the rows shown say a turn runs: its end may come without
+            # an event after it (the ledger's turn_finished precedes the session going idle).
+            running = any(r.state is SessionState.RUNNING for r in rows)
+            timeout = tick_s if running else None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout)
     finally:

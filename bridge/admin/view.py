@@ -102,9 +102,6 @@ class AdminView:
     def sessions(self, workspace_id: str) -> list[SessionRow]:
         return [self.session_row(s) for s in self._sessions(workspace_id)]
 
-    def running(self, workspace_id: str) -> bool:
-        return any(s.running is not None for s in self._sessions(workspace_id))
-
     def check_session(self, workspace_id: str, session_id: str) -> None:
         self._session(workspace_id, session_id)
 
