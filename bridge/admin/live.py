@@ -54,7 +54,8 @@ async def live_sessions(
             running = any(r.state is SessionState.RUNNING for r in rows)
             timeout = tick_s if running else None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), timeout)
+                async with asyncio.timeout(timeout):  # not wait_for: it can eat a cancel (3.11)
+                    await changed.wait()
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
