@@ -1,12 +1,36 @@
-"""A reload's verdict in the log: what was applied, what needs a restart, why it was refused.
-Never a value from the file: the errors name keys and problems, and secrets are redacted by
-the log's own filter besides."""
+"""`switchboard reload` and SIGHUP: the running process reloads its config file and writes
+its verdict beside the database (`<db>.reload.json`), where the command reads it back.
+
+A verdict is logged too, never with a value from the file: its errors name keys and
+problems (and the log's own filter redacts secrets besides)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from config.diff import ReloadReport
+
+log = logging.getLogger(__name__)
+
+WAIT_S = 30.0  # how long `switchboard reload` waits for the running process's verdict
+
+
+class Verdict(BaseModel):
+    """What the running process wrote after a reload: who, which one, and its report."""
+
+    pid: int
+    seq: int
+    report: ReloadReport
 
 
 def report_fields(report: ReloadReport) -> dict[str, Any]:
@@ -18,3 +42,62 @@ def report_fields(report: ReloadReport) -> dict[str, Any]:
         "restart_needed": list(report.restart_needed),
         "errors": report.errors,
     }
+
+
+def verdict_path(database: str | Path) -> Path:
+    return Path(f"{database}.reload.json")
+
+
+def write_verdict(database: str | Path, seq: int, report: ReloadReport) -> None:
+    """Atomically: the command never reads half a verdict."""
+    path = verdict_path(database)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    verdict = Verdict(pid=os.getpid(), seq=seq, report=report)
+    temporary.write_text(verdict.model_dump_json(), encoding="utf-8")
+    temporary.replace(path)
+
+
+def read_verdict(database: str | Path) -> Verdict | None:
+    try:
+        return Verdict.model_validate_json(verdict_path(database).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValidationError, json.JSONDecodeError):
+        return None
+
+
+async def ask_for_reload(pid: int, database: str | Path) -> Verdict | None:
+    """Send SIGHUP to `pid` and wait for its new verdict; None if none came in time."""
+    before = read_verdict(database)
+    os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        verdict = read_verdict(database)
+        if verdict is not None and verdict.pid == pid and verdict != before:
+            return verdict
+        await asyncio.sleep(0.1)
+    return None
+
+
+def on_sighup(reload: Callable[[], Awaitable[ReloadReport]], database: str | Path) -> None:
+    """SIGHUP reloads (one at a time, in order) and leaves its verdict for the command."""
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task[None]] = set()
+    seq = 0
+
+    async def once() -> None:
+        nonlocal seq
+        try:
+            report = await reload()
+        except Exception as exc:  # a bug: said, and the command is not left waiting
+            log.exception("reload failed")
+            report = ReloadReport(
+                ok=False, errors=f"reload failed ({type(exc).__name__}); see the log"
+            )
+        seq += 1
+        write_verdict(database, seq, report)
+
+    def hup() -> None:
+        task = loop.create_task(once(), name="reload")
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, hup)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -87,4 +88,23 @@ def lock(path: Path) -> IO[bytes]:
             f"{path} is in use by another Switchboard process; stop it first (one process "
             "runs a database)"
         ) from None
+    handle.truncate(0)  # who holds it, for `switchboard reload` to signal
+    handle.write(f"{os.getpid()}\n".encode())
+    handle.flush()
     return handle
+
+
+def holder(path: Path) -> int | None:
+    """The pid of the process running the database at `path`; None when none runs it."""
+    try:
+        handle = open(f"{path}.lock", "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # held: read who holds it
+            text = handle.read().decode(errors="replace").strip()
+            return int(text) if text.isdigit() else 0
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return None
