@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict
 
 from config.schema import SwitchboardConfig
 
-# Sections read afresh wherever they are used: they change with a reload.
-LIVE_SECTIONS = frozenset({"workspaces"})
+# Sections read afresh wherever they are used: they change with a reload (the console's logins
+# are checked against the current `[admin]`).
+LIVE_SECTIONS = frozenset({"workspaces", "admin"})
 
 
 class ReloadReport(BaseModel):
@@ -62,7 +63,8 @@ def plan(
         for name in fields
         if name not in LIVE_SECTIONS and getattr(running, name) != getattr(new, name)
     )
-    effective = running.model_copy(update={name: getattr(new, name) for name in LIVE_SECTIONS})
+    live = {name: getattr(new, name) for name in LIVE_SECTIONS if name in fields}
+    effective = running.model_copy(update=live)
     old = {w.id: w for w in running.workspaces}
     now = {w.id: w for w in new.workspaces}
     report = ReloadReport(

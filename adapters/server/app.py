@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
+from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import open_runtime, runtime_roster
 from adapters.server.http import build_app
@@ -21,8 +22,9 @@ from adapters.telegram import TelegramAdapter
 from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport, plan
+from config.edit import WorkspaceEdit, edit_workspace, write_atomically
 from config.errors import ConfigError
-from config.loading import load
+from config.loading import load, parse, read_text
 from config.schema import SwitchboardConfig
 from runtime import Clock, Runtime
 from runtime.providers import Provider
@@ -52,6 +54,8 @@ class App:
         self._runner: web.AppRunner | None = None
         self._console: asyncio.Task[None] | None = None
         self._reloading = asyncio.Lock()
+        self._editing = asyncio.Lock()
+        self._console_on = False
         self.runtime: Runtime
         self.bridge: Bridge
         self.live: LiveAdapters
@@ -118,6 +122,9 @@ class App:
         reported as needing a restart."""
         async with self._reloading:
             effective, report = plan(self.config, new)
+            if effective.console_enabled() and not self._console_on:  # not mounted at start
+                restart = (*report.restart_needed, "admin")
+                report = report.model_copy(update={"restart_needed": restart})
             try:
                 self.runtime.reconfigure(*runtime_roster(effective))
             except ValueError as exc:  # a command tool's input schema is not JSON Schema
@@ -147,6 +154,21 @@ class App:
             log.info("config applied", extra=report_fields(report))
             return report
 
+    async def edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
+        """The console's edit of a workspace: written into the file (only the keys it
+        changes), validated as check-config does before anything is written, then applied."""
+        async with self._editing:
+            workspace = self.current.workspace(workspace_id)
+            if self.path is None or workspace is None:
+                return self._refused("this process was not started from a config file")
+            try:
+                text = edit_workspace(read_text(self.path), workspace, change)
+                new = parse(text, self.path)
+                write_atomically(self.path, text)
+            except ConfigError as exc:
+                return self._refused(str(exc))
+            return await self.apply(new)
+
     def _refused(self, errors: str) -> ReloadReport:
         report = ReloadReport(ok=False, errors=errors)
         log.warning("config refused; the running config stays", extra=report_fields(report))
@@ -154,7 +176,14 @@ class App:
 
     async def _serve_http(self) -> None:
         server = self.config.server
-        routes = build_app(self.bridge, self.live.slack_front, self.live.telegram_front)
+        console = AdminDeps(self.bridge, self.current, reload=self.reload, edit=self.edit)
+        self._console_on = self.config.console_enabled()
+        routes = build_app(
+            self.bridge,
+            self.live.slack_front,
+            self.live.telegram_front,
+            console if self._console_on else None,
+        )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, server.host, server.port)
