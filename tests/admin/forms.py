@@ -19,7 +19,7 @@ class _Form(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if tag == "form":
             self.inside = a.get("action") == self.action
-        if not self.inside or "name" not in a and tag != "option":
+        if not self.inside or ("name" not in a and tag != "option"):
             return
         if tag == "input":
             kind = a.get("type", "text")
