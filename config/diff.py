@@ -67,6 +67,12 @@ def plan(
     effective = running.model_copy(update=live)
     old = {w.id: w for w in running.workspaces}
     now = {w.id: w for w in new.workspaces}
+    # The terminal console reads stdin from the start: its operator is fixed until then.
+    restart += tuple(
+        f"workspaces.{i}.console"
+        for i in now
+        if (old[i].console if i in old else None) != now[i].console
+    )
     report = ReloadReport(
         ok=True,
         changed=tuple(i for i in now if i in old and now[i] != old[i]),
