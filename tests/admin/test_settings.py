@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.server.app import App
+from tests.adapters.slack_harness import BOB, GLOBEX_SECRET, SlackSide
 from tests.adapters.telegram_harness import replies
 from tests.admin.forms import form_fields
 from tests.admin.harness import ACME_TOKEN, GLOBAL_TOKEN, AdminClient, start_console
@@ -127,3 +128,22 @@ async def test_a_form_from_before_another_change_is_refused(app: App) -> None:
         status, page = await admin.post(PAGE, {**stale, "queue_mode": "collect"}, csrf=False)
         assert status == 400 and "changed since this page was loaded" in page
     assert app.config.workspaces[0].queue_mode == "followup"
+
+
+async def test_a_slack_workspace_allowed_a_new_channel_answers_there(
+    app: App, anthropic_api: FakeAnthropic, slack_api: FakeSlack, telegram_api: FakeTelegram
+) -> None:
+    acme_bot = app.telegram["acme"]
+    anthropic_api.responder = lambda body: text("hello bob")
+    async with AdminClient(app) as admin:
+        await admin.login(GLOBAL_TOKEN)
+        _, page = await admin.get("/admin/w/globex/config")
+        fields = form_fields(page, "/admin/w/globex/config")
+        assert fields["slack_channels"] == ""
+        fields["slack_channels"] = "CNEW"
+        status, page = await admin.post("/admin/w/globex/config", fields, csrf=False)
+        assert status == 200 and "workspaces changed: globex" in page
+    assert app.telegram["acme"] is acme_bot and acme_bot.application.running
+    slack = SlackSide(app, slack_api)
+    await slack.say("in the new channel", team="T2", secret=GLOBEX_SECRET, user=BOB, channel="CNEW")
+    await until(lambda: "hello bob" in slack_api.shown("CNEW"))
