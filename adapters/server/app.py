@@ -16,6 +16,7 @@ from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import open_runtime, runtime_roster
 from adapters.server.http import build_app
 from adapters.server.live import LiveAdapters
+from adapters.server.logs import Redactor, learn_secrets
 from adapters.server.reloading import report_fields
 from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramAdapter
@@ -122,6 +123,8 @@ class App:
         reported as needing a restart."""
         async with self._reloading:
             effective, report = plan(self.config, new)
+            learn_secrets(new.secret_values())  # before anything may log the new tokens
+            redactor = Redactor(new.secret_values())
             if effective.console_enabled() and not self._console_on:  # not mounted at start
                 restart = (*report.restart_needed, "admin")
                 report = report.model_copy(update={"restart_needed": restart})
@@ -144,8 +147,10 @@ class App:
                     try:
                         await self.live.start_slack(workspace.id)
                         await self.live.start_telegram(workspace.id, effective.server.public_url)
-                    except ConfigError as exc:
-                        failures.append(str(exc))
+                    except ConfigError as exc:  # its bot refused to start: none runs for it
+                        failures.append(redactor.redact(str(exc)))
+                        await self.live.stop(workspace.id)
+                        self.live.remove(workspace.id)
                     self.live.hold(workspace.id, False)
             for workspace_id in report.removed:
                 self.live.hold(workspace_id, False)

@@ -186,8 +186,25 @@ async def test_a_removed_workspace_stops_and_an_added_one_starts(
     report = await app.reload()
     assert report.removed == ("beta",)
     assert "beta" not in app.telegram and not beta_bot.application.running
+    scraped = (await app.bridge.metrics.scrape(app.runtime, app.bridge.store)).decode()
+    assert 'workspace="acme"' in scraped and 'workspace="beta"' not in scraped
     beta_api.push_message("anyone?", user=2002)
     app.path.write_text(source)
     report = await app.reload()
     assert report.added == ("beta",)
     await until(lambda: bool(replies(beta_api, 2002)))
+    scraped = (await app.bridge.metrics.scrape(app.runtime, app.bridge.store)).decode()
+    assert 'switchboard_platform_up{platform="telegram",workspace="beta"} 1.0' in scraped
+
+
+async def test_a_bot_that_refuses_to_start_is_reported_and_the_others_run_on(
+    app: App, beta_api: FakeTelegram, telegram_api: FakeTelegram
+) -> None:
+    acme_bot = app.telegram["acme"]
+    edit(app, beta_api.token, "654321:WRONG")
+    report = await app.reload()
+    assert report.ok and report.changed == ("beta",)
+    assert "workspace beta: Telegram at" in report.errors and "WRONG" not in report.errors
+    assert "beta" not in app.telegram and app.telegram["acme"] is acme_bot
+    telegram_api.push_message("still here", user=1001)
+    await until(lambda: bool(replies(telegram_api, 1001)))
