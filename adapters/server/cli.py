@@ -217,8 +217,9 @@ async def run(config: SwitchboardConfig, path: Path | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path)
+    started = on_sighup(app.reload, config.storage.path, path)
     await app.start()
-    on_sighup(app.reload, config.storage.path)
+    started.set()
     # Everything built so far (modules, clients, config) lives as long as the process. Frozen,
     # a full garbage collection no longer walks it: that walk paused the loop for about 130 ms
     # under load, enough to push Slack acks past their p99 budget (docs/benchmarks.md).

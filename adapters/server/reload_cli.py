@@ -27,6 +27,8 @@ def reload_command(path: Path, config: SwitchboardConfig) -> int:
         print(f"switchboard: process {pid} gave no verdict within {WAIT_S:g} s; see its log.")
         return 1
     report = verdict.report
+    if verdict.path and Path(verdict.path) != path.resolve():
+        print(f"note: process {pid} reads its config from {verdict.path}, not {path}")
     if not report.ok:
         print(f"switchboard: process {pid} refused {path}; its running config stays:")
         print(report.errors)

@@ -30,6 +30,7 @@ class Verdict(BaseModel):
 
     pid: int
     seq: int
+    path: str  # the file the process read (its own, whatever file the command checked)
     report: ReloadReport
 
 
@@ -48,11 +49,14 @@ def verdict_path(database: str | Path) -> Path:
     return Path(f"{database}.reload.json")
 
 
-def write_verdict(database: str | Path, seq: int, report: ReloadReport) -> None:
+def write_verdict(
+    database: str | Path, seq: int, report: ReloadReport, source: Path | None
+) -> None:
     """Atomically: the command never reads half a verdict."""
     path = verdict_path(database)
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    verdict = Verdict(pid=os.getpid(), seq=seq, report=report)
+    read = str(source.resolve()) if source else ""
+    verdict = Verdict(pid=os.getpid(), seq=seq, path=read, report=report)
     temporary.write_text(verdict.model_dump_json(), encoding="utf-8")
     temporary.replace(path)
 
@@ -77,14 +81,20 @@ async def ask_for_reload(pid: int, database: str | Path) -> Verdict | None:
     return None
 
 
-def on_sighup(reload: Callable[[], Awaitable[ReloadReport]], database: str | Path) -> None:
-    """SIGHUP reloads (one at a time, in order) and leaves its verdict for the command."""
+def on_sighup(
+    reload: Callable[[], Awaitable[ReloadReport]], database: str | Path, source: Path | None
+) -> asyncio.Event:
+    """SIGHUP reloads (one at a time, in order) and leaves its verdict for the command.
+    Installed before the App starts (a SIGHUP would end the process otherwise); a reload
+    asked for meanwhile waits until the returned event is set."""
     loop = asyncio.get_running_loop()
+    started = asyncio.Event()
     tasks: set[asyncio.Task[None]] = set()
     seq = 0
 
     async def once() -> None:
         nonlocal seq
+        await started.wait()
         try:
             report = await reload()
         except Exception as exc:  # a bug: said, and the command is not left waiting
@@ -93,7 +103,7 @@ def on_sighup(reload: Callable[[], Awaitable[ReloadReport]], database: str | Pat
                 ok=False, errors=f"reload failed ({type(exc).__name__}); see the log"
             )
         seq += 1
-        write_verdict(database, seq, report)
+        write_verdict(database, seq, report, source)
 
     def hup() -> None:
         task = loop.create_task(once(), name="reload")
@@ -101,3 +111,4 @@ def on_sighup(reload: Callable[[], Awaitable[ReloadReport]], database: str | Pat
         task.add_done_callback(tasks.discard)
 
     loop.add_signal_handler(signal.SIGHUP, hup)
+    return started

@@ -47,6 +47,12 @@ async def test_reload_checks_the_file_then_the_running_process_applies_it(
         assert again.returncode == 0, again.stdout + again.stderr
         assert "needs a restart to take effect (running values kept): queue" in again.stdout
 
+        elsewhere = tmp_path / "copy.toml"  # checked here, but the process reads its own
+        elsewhere.write_text(config.read_text())
+        noted = switchboard("reload", "--config", elsewhere)
+        assert noted.returncode == 0, noted.stdout + noted.stderr
+        assert f"reads its config from {config.resolve()}, not {elsewhere}" in noted.stdout
+
         proc.stdin.write(b"work 2\n")  # the chat goes on
         await proc.stdin.drain()
         await read_until(proc, "Done: 2 step(s)")
