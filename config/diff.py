@@ -49,6 +49,8 @@ class ReloadReport(BaseModel):
                 f"needs a restart to take effect (running values kept): "
                 f"{', '.join(self.restart_needed)}"
             )
+        if self.errors:  # applied, but a bot refused to start
+            out.append(f"not running (fix it and reload again): {self.errors}")
         return out
 
 

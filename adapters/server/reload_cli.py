@@ -22,7 +22,11 @@ def reload_command(path: Path, config: SwitchboardConfig) -> int:
     if pid == 0:
         print(f"switchboard: the process running {database} did not record its pid; restart it.")
         return 1
-    verdict = asyncio.run(ask_for_reload(pid, database))
+    try:
+        verdict = asyncio.run(ask_for_reload(pid, database))
+    except OSError as exc:  # another user's process, or another pid namespace
+        print(f"switchboard: cannot signal process {pid} ({exc.strerror}); run this as its user.")
+        return 1
     if verdict is None:
         print(f"switchboard: process {pid} gave no verdict within {WAIT_S:g} s; see its log.")
         return 1

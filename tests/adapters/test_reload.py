@@ -206,5 +206,6 @@ async def test_a_bot_that_refuses_to_start_is_reported_and_the_others_run_on(
     assert report.ok and report.changed == ("beta",)
     assert "workspace beta: Telegram at" in report.errors and "WRONG" not in report.errors
     assert "beta" not in app.telegram and app.telegram["acme"] is acme_bot
+    assert report.lines()[-1].startswith("not running (fix it and reload again): workspace beta")
     telegram_api.push_message("still here", user=1001)
     await until(lambda: bool(replies(telegram_api, 1001)))
