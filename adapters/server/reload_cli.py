@@ -6,16 +6,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from adapters.server.reloading import WAIT_S, ask_for_reload
+from adapters.server.reloading import WAIT_S, ask_for_reload, holder
 from config.schema import SwitchboardConfig
 
 
 def reload_command(path: Path, config: SwitchboardConfig) -> int:
     """0: the running process applied it; 1: it refused it, or none runs, or no answer."""
-    from runtime.store.connection import holder  # imported here, as `status` does
-
     database = config.storage.path
-    pid = holder(Path(database))
+    pid = holder(database)
     if pid is None:
         print(f"switchboard: no Switchboard is running with {database}; nothing to reload.")
         return 1

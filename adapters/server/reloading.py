@@ -7,6 +7,7 @@ problems (and the log's own filter redacts secrets besides)."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
 import os
@@ -43,6 +44,24 @@ def report_fields(report: ReloadReport) -> dict[str, Any]:
         "restart_needed": list(report.restart_needed),
         "errors": report.errors,
     }
+
+
+def holder(database: str | Path) -> int | None:
+    """The pid of the process running the database; None when none runs it. Read from the
+    runtime's lock file (`runtime/store/connection.py`: held while a process runs it, with
+    its pid inside); read here so that the command needs no runtime import (seconds)."""
+    try:
+        handle = open(f"{database}.lock", "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # held: read who holds it
+            text = handle.read().decode(errors="replace").strip()
+            return int(text) if text.isdigit() else 0
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return None
 
 
 def verdict_path(database: str | Path) -> Path:

@@ -92,19 +92,3 @@ def lock(path: Path) -> IO[bytes]:
     handle.write(f"{os.getpid()}\n".encode())
     handle.flush()
     return handle
-
-
-def holder(path: Path) -> int | None:
-    """The pid of the process running the database at `path`; None when none runs it."""
-    try:
-        handle = open(f"{path}.lock", "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        return None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:  # held: read who holds it
-            text = handle.read().decode(errors="replace").strip()
-            return int(text) if text.isdigit() else 0
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return None
