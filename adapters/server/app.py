@@ -109,7 +109,7 @@ class App:
     async def reload(self) -> ReloadReport:
         """Read the file the App was started from again and apply it (see `apply`)."""
         if self.path is None:
-            return ReloadReport(ok=False, errors="this process was not started from a file")
+            return self._refused("this process was not started from a config file")
         try:
             new = load(self.path)
         except ConfigError as exc:
@@ -164,8 +164,10 @@ class App:
         changes), validated as check-config does before anything is written, then applied."""
         async with self._editing:
             workspace = self.current.workspace(workspace_id)
-            if self.path is None or workspace is None:
+            if self.path is None:
                 return self._refused("this process was not started from a config file")
+            if workspace is None:
+                return self._refused(f"workspace {workspace_id} is no longer configured")
             try:
                 text = edit_workspace(read_text(self.path), workspace, change)
                 new = parse(text, self.path)
