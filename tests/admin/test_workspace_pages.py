@@ -197,7 +197,7 @@ async def test_an_undelivered_notification_is_sent_to_a_chosen_operator(
         await client.login(ACME_TOKEN)
         for _ in range(400):
             _, html = await client.get("/admin/w/acme/notifications")
-            if "data-notification=" in html:
+            if 'data-status="failed"' in html:  # routed, and its delivery failed
                 break
             await asyncio.sleep(0.02)
         [notification] = re.findall(r'<tr data-notification="([^"]+)" data-status="failed"', html)
