@@ -51,7 +51,3 @@ async def act(request: web.Request, action: Awaitable[str], back: str) -> web.Re
     except NotPossible as exc:
         flash(request, f"Not done: {exc}.")
     raise web.HTTPSeeOther(back)
-
-
-def found(request: web.Request, exc: NotInWorkspace) -> web.HTTPNotFound:
-    return web.HTTPNotFound(text=str(exc))
