@@ -32,6 +32,8 @@ class AdminActionKind(StrEnum):
     RETRY_DELIVERY = "retry_delivery"
     DISCARD_DELIVERY = "discard_delivery"
     REROUTE_NOTIFICATION = "reroute_notification"
+    EDIT_CONFIG = "edit_config"  # a workspace's settings, from the console
+    RELOAD_CONFIG = "reload_config"  # the whole file read again, from the console
 
 
 class InboundRefused(Payload):

@@ -6,6 +6,8 @@ there is one in the same transaction. Each returns the one line the console flas
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bridge import texts
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.view import AdminView, workspace_of_agent
@@ -116,6 +118,16 @@ class Steering:
                 )
             )
         return f"Delivery {intent.id} was discarded."
+
+    async def config_changed(
+        self, workspace_ids: Sequence[str], admin: str, kind: AdminActionKind, detail: str
+    ) -> None:
+        """A config change the console applied, in the audit of each workspace it touched."""
+        async with self._bridge.store.write() as tx:
+            for workspace_id in workspace_ids:
+                tx.admin_action(
+                    AdminActionRecord(workspace_id, admin, kind, workspace_id, None, detail)
+                )
 
     async def _failed(self, workspace: WorkspaceConfig, delivery_id: str) -> Intent:
         intent = await self._view.intent(workspace.id, delivery_id)
