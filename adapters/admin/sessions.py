@@ -16,6 +16,7 @@ from config.schema import SwitchboardConfig
 # A wrong token is answered 429 after this many failures from one address within the window.
 MAX_FAILURES = 5
 FAILURE_WINDOW_S = 60.0
+TRACKED_ADDRESSES = 10_000  # past this, the addresses that failed longest ago are forgotten
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,9 @@ class Logins:
 
     def failed(self, address: str) -> None:
         self._recent(address).append(self._now())
+        self._failures[address] = self._failures.pop(address)  # the newest failure last
+        while len(self._failures) > TRACKED_ADDRESSES:
+            del self._failures[next(iter(self._failures))]
 
     def _recent(self, address: str) -> deque[float]:
         recent = self._failures.setdefault(address, deque(maxlen=MAX_FAILURES))

@@ -114,6 +114,18 @@ async def test_wrong_tokens_are_rate_limited_even_before_a_right_one(app: App) -
             assert "Too many wrong tokens" in await response.text()
 
 
+async def test_guesses_sent_all_at_once_are_limited_too(app: App) -> None:
+    async with AdminClient(app) as client:
+
+        async def guess(n: int) -> int:
+            data = {"token": f"guess-{n:04d}-" + "x" * 20}
+            async with client.http.post(client.base + "/admin/login", data=data) as response:
+                return response.status
+
+        statuses = await asyncio.gather(*(guess(n) for n in range(20)))
+    assert sorted(statuses) == [401] * 5 + [429] * 15
+
+
 async def test_a_workspace_admin_gets_403_on_every_url_of_another_workspace(app: App) -> None:
     urls = console_urls(app, "globex")
     assert ("GET", "/admin/w/globex/") in urls

@@ -25,6 +25,9 @@ async def login_page(request: web.Request) -> web.Response:
 async def login(request: web.Request) -> web.Response:
     logins = request.app[LOGINS]
     address = request.remote or "unknown"
+    form = await request.post()
+    # From here to the verdict nothing awaits: concurrent guesses cannot all pass the check
+    # before any of them is counted.
     wait_s = logins.blocked_for(address)
     if wait_s > 0:
         log.warning("admin login refused: too many wrong tokens", extra={"remote": address})
@@ -36,15 +39,13 @@ async def login(request: web.Request) -> web.Response:
         )
         response.headers["Retry-After"] = str(math.ceil(wait_s))
         return response
-    form = await request.post()
     token = form.get("token")
     config = request.app[DEPS].config()
     admin = identify(config, token) if isinstance(token, str) and token else None
-    if admin is None:
+    if admin is None or not isinstance(token, str):
         logins.failed(address)
         log.warning("admin login refused: wrong token", extra={"remote": address})
         return render(request, "login.html", status=401, error="That token is not an admin's.")
-    assert isinstance(token, str)
     ttl = config.admin.session_ttl_s
     cookie = logins.open(admin, token, ttl)
     log.info("admin logged in", extra={"admin": admin.label, "remote": address})
