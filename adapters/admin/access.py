@@ -49,6 +49,20 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     return response
 
 
+def still_allowed(request: web.Request) -> bool:
+    """For a long response (the live feed): the login is still live (not logged out, expired
+    or revoked by a reload) and its admin may still see the workspace, which still exists."""
+    deps = request.app[DEPS]
+    config = deps.config()
+    login = request.app[LOGINS].find(request.cookies.get(COOKIE), config)
+    workspace = request.match_info.get("workspace")
+    if login is None or login.admin != admin_of(request):
+        return False
+    return workspace is None or (
+        login.admin.can(workspace) and any(w.id == workspace for w in config.workspaces)
+    )
+
+
 def current_login(request: web.Request) -> Login | None:
     """None only on the pages open to all (the login page)."""
     return request.get(_LOGIN)

@@ -139,6 +139,20 @@ async def test_the_live_feed_streams_the_steps_of_a_running_turn(
         assert status == 200 and json.loads(snapshot)[0]["session"] == session_id
 
 
+async def test_the_live_feed_ends_when_its_login_does(app: App) -> None:
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        async with client.http.get(
+            client.base + "/admin/w/acme/live", headers={"Accept": "text/event-stream"}
+        ) as stream:
+            assert (await stream.content.readline()).startswith(b"data: ")
+            await client.get("/admin/")
+            assert (await client.post("/admin/logout"))[0] == 200
+            async with asyncio.timeout(20):
+                rest = await stream.content.read()  # to the end: the server closed it
+            assert b"data: " not in rest, "no rows after logging out"
+
+
 async def test_a_failed_delivery_is_retried_and_another_discarded(
     app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from adapters.admin.access import workspace_of
+from adapters.admin.access import still_allowed, workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import seconds, view_of, when
 from adapters.admin.render import render
@@ -21,6 +21,7 @@ routes = web.RouteTableDef()
 
 EVENT_STREAM = "text/event-stream"
 KEEPALIVE_S = 15.0  # a comment line this often on a quiet stream: a gone browser is noticed
+RECHECK_S = 2.0  # how soon a stream ends after its login does (logout, expiry, a reload)
 
 
 @dataclass(slots=True)
@@ -58,19 +59,26 @@ async def live(request: web.Request) -> web.StreamResponse:
         streams.add(me)
     rows = live_sessions(deps.bridge, deps.config(), workspace.id)
     following: asyncio.Future[list[SessionRow]] | None = None
+    quiet_s = 0.0
     try:
-        while True:
+        while still_allowed(request):
             if following is None:
                 following = asyncio.ensure_future(anext(rows))
-            done, _ = await asyncio.wait({following}, timeout=KEEPALIVE_S)
+            done, _ = await asyncio.wait({following}, timeout=RECHECK_S)
             if not done:
-                await response.write(b": keepalive\n\n")
+                quiet_s += RECHECK_S
+                if quiet_s >= KEEPALIVE_S:
+                    await response.write(b": keepalive\n\n")
+                    quiet_s = 0.0
                 continue
+            quiet_s = 0.0
             try:
                 found = following.result()
             except StopAsyncIteration:
                 break
             following = None
+            if not still_allowed(request):
+                break
             data = json.dumps([r.to_json() for r in found], separators=(",", ":"))
             await response.write(f"data: {data}\n\n".encode())
     except (ConnectionResetError, asyncio.CancelledError):
