@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from config.admin import AdminConfig, WorkspaceAdminConfig
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
@@ -204,6 +205,7 @@ class WorkspaceConfig(Strict):
     agents: list[AgentConfig] = Field(min_length=1)
     tools: list[ToolConfig] = []
     bindings: list[BindingConfig] = []
+    admins: list[WorkspaceAdminConfig] = []
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None
@@ -218,7 +220,13 @@ class WorkspaceConfig(Strict):
         agent_ids = [a.id for a in self.agents]
         operator_ids = [o.id for o in self.operators]
         tool_names = [t.name for t in self.tools]
-        for kind, ids in (("agent", agent_ids), ("operator", operator_ids), ("tool", tool_names)):
+        admin_ids = [a.id for a in self.admins]
+        for kind, ids in (
+            ("agent", agent_ids),
+            ("operator", operator_ids),
+            ("tool", tool_names),
+            ("admin", admin_ids),
+        ):
             twice = sorted({i for i in ids if ids.count(i) > 1})
             if twice:
                 raise ValueError(f"{kind} id {twice[0]!r} is defined twice")
@@ -268,7 +276,12 @@ class SwitchboardConfig(Strict):
     logging: LoggingConfig = LoggingConfig()
     retention: RetentionConfig = RetentionConfig()
     attachments: AttachmentsConfig = AttachmentsConfig()
+    admin: AdminConfig = AdminConfig()
     workspaces: list[WorkspaceConfig] = Field(min_length=1)
+
+    def console_enabled(self) -> bool:
+        """The admin console is served only when someone can log in to it."""
+        return self.admin.token is not None or any(w.admins for w in self.workspaces)
 
     def secret_values(self) -> list[str]:
         """Every secret the file holds (tokens, signing secrets, keys), for log redaction."""
@@ -301,4 +314,9 @@ class SwitchboardConfig(Strict):
         teams = [w.slack.team_id for w in self.workspaces if w.slack]
         if len(teams) != len(set(teams)):
             raise ValueError("two workspaces use the same Slack team_id")
+        tokens = [a.token.get_secret_value() for w in self.workspaces for a in w.admins]
+        if self.admin.token is not None:
+            tokens.append(self.admin.token.get_secret_value())
+        if len(tokens) != len(set(tokens)):
+            raise ValueError("two admins have the same token; give each admin their own")
         return self

@@ -76,15 +76,17 @@ def write_config(
     port: int | None = 0,
     public_url: str | None = None,
     logging: Table | None = None,
+    admin: Table | None = None,
 ) -> Path:
     """Write the config file at `path` and return it. `port` None: no `[server]` table (for a
-    bridge that never serves HTTP)."""
+    bridge that never serves HTTP); `admin`: the `[admin]` table."""
     server = {"port": port, "public_url": public_url} if port is not None else None
     document = {
         "server": server,
         "storage": {"path": db},
         "provider": provider,
         "logging": logging,
+        "admin": admin,
         "workspaces": workspaces,
     }
     path.write_text("\n".join(_table(document, "")) + "\n", encoding="utf-8")

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
+from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import open_runtime
 from adapters.server.http import build_app
@@ -107,8 +108,12 @@ class App:
 
     async def _serve_http(self) -> None:
         server = self.config.server
+        console = AdminDeps(self.bridge, lambda: self.config)
         routes = build_app(
-            self.bridge, SlackFront(self.slack.values()), TelegramFront(self.telegram.values())
+            self.bridge,
+            SlackFront(self.slack.values()),
+            TelegramFront(self.telegram.values()),
+            console if self.config.console_enabled() else None,
         )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()

@@ -112,6 +112,7 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         f"storage: {config.storage.path}",
         f"http: {config.server.host}:{config.server.port}",
         f"logs: {_log_destination(config)}",
+        f"admin console: {_console_line(config)}",
         "environment variables used: " + (", ".join(variables(path)) or "none"),
     ]
     for w in config.workspaces:
@@ -132,6 +133,15 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         for t in w.tools:
             lines.append(f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s)")
     return "\n".join(lines)
+
+
+def _console_line(config: SwitchboardConfig) -> str:
+    if not config.console_enabled():
+        return "off (set [admin] token or [[workspaces.admins]] to turn it on)"
+    base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
+    who = ["the global admin"] if config.admin.token is not None else []
+    who += [f"{len(w.admins)} admin(s) of {w.id}" for w in config.workspaces if w.admins]
+    return f"{base.rstrip('/')}/admin for {', '.join(who)}"
 
 
 def _binding_lines(w: WorkspaceConfig) -> list[str]:

@@ -105,3 +105,18 @@ def test_a_missing_variable_is_named(tmp_path: Path, command: str) -> None:
         "Set them, or write the values in the file ($${NAME} is a literal ${NAME}).\n"
     )
     assert not (tmp_path / "sb.db").exists(), "nothing started"
+
+
+def test_check_config_says_where_the_admin_console_is(tmp_path: Path) -> None:
+    path = a_config(tmp_path)
+    assert (
+        "admin console: off (set [admin] token"
+        in switchboard("check-config", "--config", str(path)).stdout
+    )
+    path.write_text(path.read_text() + '\n[admin]\ntoken = "${ADMIN_TOKEN}"\n')
+    result = switchboard(
+        "check-config", "--config", str(path), env={"ADMIN_TOKEN": "a-token-of-twenty-chars"}
+    )
+    assert result.returncode == 0, result.stderr
+    assert "admin console: http://127.0.0.1:8780/admin for the global admin" in result.stdout
+    assert "a-token-of-twenty-chars" not in result.stdout

@@ -70,11 +70,13 @@ def test_a_doubled_dollar_is_a_literal_in_prompts_and_argv() -> None:
 def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
     assert variables(ROOT / "config/switchboard.toml") == []
     assert variables(ROOT / "config/example-full.toml") == [
+        "ACME_ADMIN_TOKEN",
         "ACME_SLACK_APP_TOKEN",
         "ACME_SLACK_BOT_TOKEN",
         "ACME_SLACK_SIGNING_SECRET",
         "ACME_TELEGRAM_BOT_TOKEN",
         "ACME_TELEGRAM_WEBHOOK_SECRET",
+        "SWITCHBOARD_ADMIN_TOKEN",
     ]
     escaped = tmp_path / "c.toml"
     escaped.write_text('a = "$${NOT_ONE} ${ONE} ${ONE}"\n# ${IN_A_COMMENT}\n')
@@ -105,6 +107,19 @@ def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
         ),
         (('kind = "offline"', 'kind = "openai"'), "provider.kind: Input should be 'anthropic' or"),
         (("timeout_s = 10", "timeout_s = -1"), "workspaces[0].tools[0].timeout_s"),
+        (
+            ("[[workspaces]]", '[admin]\ntoken = "hunter2"\n\n[[workspaces]]'),
+            "admin.token: an admin token must be at least 16 characters",
+        ),
+        (
+            (
+                "[[workspaces.operators]]",
+                '[[workspaces.admins]]\n  id = "a"\n  token = "same-token-0123456789"\n'
+                '[[workspaces.admins]]\n  id = "b"\n  token = "same-token-0123456789"\n'
+                "[[workspaces.operators]]",
+            ),
+            "two admins have the same token",
+        ),
     ],
 )
 def test_mistakes_are_explained(change: tuple[str, str], expected: str) -> None:

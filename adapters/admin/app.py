@@ -1,0 +1,21 @@
+"""The console as an aiohttp sub-application, mounted at `/admin` on the one server."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from adapters.admin.access import LOGINS, guard
+from adapters.admin.deps import DEPS, AdminDeps
+from adapters.admin.pages import home, login, overview
+from adapters.admin.render import HERE
+from adapters.admin.sessions import Logins
+
+
+def admin_app(deps: AdminDeps) -> web.Application:
+    app = web.Application(middlewares=[guard])
+    app[DEPS] = deps
+    app[LOGINS] = Logins()
+    for page in (login, home, overview):
+        app.router.add_routes(page.routes)
+    app.router.add_static("/static/", HERE / "static")
+    return app
