@@ -18,7 +18,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from playwright.async_api import Browser, Page, async_playwright
 
+from adapters.server.app import App
 from tests.admin.browser.chromium import CHROMIUM, FLAGS, missing_browser
+from tests.admin.browser.walk import GATED, Console, gated_tool
+from tests.admin.harness import start_console
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
@@ -104,3 +107,34 @@ async def slack_api() -> AsyncIterator[FakeSlack]:
     fake.add_team("T2")
     async with _serving(fake.app()) as fake.url:
         yield fake
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Path:
+    """Create this file to let acme's gated tool finish."""
+    return tmp_path / "gate"
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def app(
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
+    gate: Path,
+) -> AsyncIterator[App]:
+    app = await start_console(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        slack_api,
+        agent_tools=("notify_operator", GATED),
+        acme_extra={"tools": [gated_tool(gate)]},
+    )
+    yield app
+    await app.stop()
+
+
+@pytest.fixture
+def console(page: Page, app: App) -> Console:
+    return Console(page, app)
