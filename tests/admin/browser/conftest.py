@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
 
 from adapters.server.app import App
 from tests.admin.browser.chromium import CHROMIUM, FLAGS, missing_browser
@@ -56,11 +56,19 @@ async def page(
     context = await browser.new_context()
     context.set_default_timeout(WAIT_MS)
     page = await context.new_page()
+    broken: list[str] = []  # what broke the pages' scripts: a console that stops updating
+    page.on("pageerror", lambda error: broken.append(f"uncaught: {error}"))
+    page.on("console", lambda m: broken.append(m.text) if _refused_by_csp(m) else None)
     yield page
     reports = request.node.stash.get(_REPORTS, {})
     if any(r.failed for r in reports.values()):
         await _keep(page, tmp_path)
     await context.close()
+    assert broken == [], "the console's pages must run their scripts without an error"
+
+
+def _refused_by_csp(message: ConsoleMessage) -> bool:
+    return message.type == "error" and "Content Security Policy" in message.text
 
 
 async def _keep(page: Page, where: Path) -> None:
