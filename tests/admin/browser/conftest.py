@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
+from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright, expect
 
 from adapters.server.app import App
 from tests.admin.browser.chromium import CHROMIUM, FLAGS, missing_browser
@@ -27,6 +27,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
 WAIT_MS = 10_000  # Playwright's waits: a page slow under a loaded machine is not a failure
+expect.set_options(timeout=WAIT_MS)
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
