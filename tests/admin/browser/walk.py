@@ -4,17 +4,23 @@ walk takes (open a page, log in)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from playwright.async_api import Page, Response, expect
+from playwright.async_api import Locator, Page, Response, expect
 
 from adapters.server.app import App
+from bridge.events import DeliveryFailed
 from tests.config_file import Table
 
 GATED = "wait_for_gate"  # acme's command tool: runs until its gate file exists
 GROUP = -100  # acme's Telegram group
 PHONE = {"width": 390, "height": 844}
+# Telegram's answer when a group took the bot's right to post
+NO_RIGHTS = "Bad Request: not enough rights to send text messages to the chat"
 
 
 def gated_tool(gate: Path) -> Table:
@@ -26,6 +32,12 @@ def gated_tool(gate: Path) -> Table:
         "command": ["bash", "-c", script],
         "timeout_s": 60,
     }
+
+
+def answering(text: str) -> Callable[[dict[str, Any]], bool]:
+    """A Telegram send of the answer `text` itself, not the live preview of it (which has
+    the Stop button)."""
+    return lambda params: text in params.get("text", "") and "reply_markup" not in params
 
 
 class Console:
@@ -51,3 +63,26 @@ class Console:
 
     async def at(self, path: str) -> None:
         await expect(self.page).to_have_url(self.base + path)
+
+    def session_row(self) -> Locator:
+        """The one session of a workspace's overview."""
+        return self.page.locator("#sessions tr[data-session]")
+
+    def step(self) -> Locator:
+        """The running turn's step, on a workspace's overview (one session in it)."""
+        return self.session_row().locator('[data-field="step"]')
+
+    def delivery(self, text: str) -> Locator:
+        """The row of the delivery that says `text`, on a workspace's deliveries page."""
+        return self.page.locator("#deliveries tr[data-delivery]").filter(
+            has=self.page.locator('[data-field="text"]', has_text=text)
+        )
+
+
+async def delivery_failed(app: App) -> DeliveryFailed:
+    """The first delivery that failed (from the ledger's start)."""
+    async with asyncio.timeout(10):
+        async for event in app.runtime.events(after_seq=0):
+            if isinstance(event.data, DeliveryFailed):
+                return event.data
+    raise AssertionError("the event feed closed")
