@@ -14,7 +14,7 @@ from bridge.platform import PlatformProfile
 from bridge.store import BridgeStore
 from bridge.trust import Refused, classify
 from bridge.types import InboundChat
-from config.schema import SwitchboardConfig
+from config.current import CurrentConfig
 from runtime import Trust
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 class EphemeralCommands:
     def __init__(
-        self, config: SwitchboardConfig, store: BridgeStore, commands: Commands, metrics: Metrics
+        self, config: CurrentConfig, store: BridgeStore, commands: Commands, metrics: Metrics
     ) -> None:
         self._config = config
         self._store = store
@@ -36,7 +36,7 @@ class EphemeralCommands:
         status`). A stranger, or an operator in a conversation the admin did not allow, is
         told so (only they see it) and the refusal is audited."""
         route = chat.route
-        verdict = classify(self._config, chat, profile)
+        verdict = classify(self._config(), chat, profile)
         if isinstance(verdict, Refused):
             self._metrics.messages_in.inc(
                 workspace=route.workspace_id, trust=Trust.UNTRUSTED_EXTERNAL

@@ -21,7 +21,7 @@ from bridge.sessions import Sessions
 from bridge.store import BridgeStore, NotificationPost
 from bridge.trust import Refused, Trusted, classify
 from bridge.types import DeliveryKind, InboundChat
-from config.schema import SwitchboardConfig
+from config.current import CurrentConfig
 from runtime import (
     Runtime,
     Trust,
@@ -48,7 +48,7 @@ class Outcome(StrEnum):
 class Ingress:
     def __init__(
         self,
-        config: SwitchboardConfig,
+        config: CurrentConfig,
         runtime: Runtime,
         store: BridgeStore,
         sessions: Sessions,
@@ -82,7 +82,9 @@ class Ingress:
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
         if await self._store.seen(keys):
             return Outcome.DUPLICATE
-        verdict = classify(self._config, chat, self._outbox.transports.profile(chat.route.platform))
+        verdict = classify(
+            self._config(), chat, self._outbox.transports.profile(chat.route.platform)
+        )
         # An operator's answer to a notification is for the bot wherever it is written.
         trusted = isinstance(verdict, Trusted)
         notification = await self._pointing.notification(chat) if trusted else None

@@ -8,6 +8,7 @@ adapters' wiring as connections start and stop and as platform calls succeed."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 
@@ -131,6 +132,18 @@ class Metrics:
     def connection(self, platform: str, workspace: str, *, up: bool) -> None:
         self._platforms.add((platform, workspace))
         self.platform_up.labels(platform=platform, workspace=workspace).set(1 if up else 0)
+
+    def forget_connection(self, platform: str, workspace: str) -> None:
+        """The workspace's platform connection is no longer configured (a reload removed
+        it): its series go, instead of saying "down" forever."""
+        self._platforms.discard((platform, workspace))
+        for gauge in (self.platform_up, self.platform_last_success):
+            with contextlib.suppress(KeyError):
+                gauge.remove(platform, workspace)
+
+    def set_workspaces(self, workspaces: Iterable[str]) -> None:
+        """The workspaces configured now (after a reload): each has its series."""
+        self._workspaces = tuple(workspaces)
 
     def platform_call_ok(self, platform: str, workspace: str) -> None:
         self.platform_last_success.labels(platform=platform, workspace=workspace).set(self._wall())

@@ -12,14 +12,15 @@ from collections.abc import Container
 from bridge.ratelimit import PacedTransports
 from bridge.sessions import Sessions
 from bridge.types import Route
-from config.schema import SwitchboardConfig, WorkspaceConfig
+from config.current import CurrentConfig
+from config.schema import WorkspaceConfig
 from runtime import Runtime
 
 
 class Router:
     def __init__(
         self,
-        config: SwitchboardConfig,
+        config: CurrentConfig,
         runtime: Runtime,
         sessions: Sessions,
         platforms: PacedTransports,
@@ -68,7 +69,7 @@ class Router:
     def _workspace_of(self, route: Route | None) -> WorkspaceConfig | None:
         if route is None:
             return None
-        return next((w for w in self._config.workspaces if w.id == route.workspace_id), None)
+        return self._config.workspace(route.workspace_id)
 
     def primary_route(self, workspace: WorkspaceConfig) -> Route | None:
         """A DM to the primary operator: on the platform they prefer, else on the first
@@ -90,4 +91,4 @@ class Router:
     def workspace_of_session(self, session_id: str) -> WorkspaceConfig | None:
         agent = self._runtime.session(session_id).agent_id
         workspace_id = agent.split("/", 1)[0]
-        return next((w for w in self._config.workspaces if w.id == workspace_id), None)
+        return self._config.workspace(workspace_id)

@@ -24,36 +24,55 @@ from bridge.status import Status
 from bridge.store import BridgeStore
 from bridge.transport import Transport
 from bridge.types import InboundChat, Route
+from config.current import CurrentConfig
 from config.schema import SwitchboardConfig
 from runtime import Runtime
 
 
 class Bridge:
     def __init__(
-        self, config: SwitchboardConfig, runtime: Runtime, *, progress_interval_s: float = 4.0
+        self,
+        config: SwitchboardConfig | CurrentConfig,
+        runtime: Runtime,
+        *,
+        progress_interval_s: float = 4.0,
     ) -> None:
-        self.config = config
+        # Every part reads the one holder: a reload that replaces it is seen everywhere.
+        self.current = config if isinstance(config, CurrentConfig) else CurrentConfig(config)
+        config = self.current()
         self.runtime = runtime
         self.metrics = Metrics((w.id for w in config.workspaces), wall=runtime.clock.wall)
         self.store = BridgeStore(runtime.store)
         self.outbox = Outbox(self.store, runtime.clock, self.metrics)
         self.sessions = Sessions(runtime, self.store)
         self.router = Router(
-            config, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
+            self.current, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
         )
         self.presenter = ProgressPresenter(
             self.outbox.transports, runtime.clock, progress_interval_s, store=self.store
         )
         commands = Commands(runtime, self.sessions, Status(runtime, self.store))
-        self.downloads = Downloads(config, runtime, self.store, self.sessions)
+        self.downloads = Downloads(self.current, runtime, self.store, self.sessions)
         files = FileIntake(config.attachments, self.store, self.downloads)
         self.ingress = Ingress(
-            config, runtime, self.store, self.sessions, self.outbox, commands, self.metrics, files
+            self.current,
+            runtime,
+            self.store,
+            self.sessions,
+            self.outbox,
+            commands,
+            self.metrics,
+            files,
         )
-        self.ephemeral = EphemeralCommands(config, self.store, commands, self.metrics)
+        self.ephemeral = EphemeralCommands(self.current, self.store, commands, self.metrics)
         self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
         self.retention = Retention(config.retention, runtime.store, self.store)
         self._dispatch_task: asyncio.Task[None] | None = None
+
+    @property
+    def config(self) -> SwitchboardConfig:
+        """The config running now (a reload replaces it)."""
+        return self.current()
 
     def attach(self, transport: Transport) -> None:
         self.outbox.attach(transport)

@@ -27,7 +27,7 @@ def resolve_path(cli_path: str | None, environ: Mapping[str, str] = os.environ) 
 
 
 def load(path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
-    return parse(_read(path), path, environ)
+    return parse(read_text(path), path, environ)
 
 
 def parse(text: str, path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
@@ -62,11 +62,12 @@ def variables(path: Path) -> list[str]:
         elif isinstance(value, str):
             names.update(m.group(2) for m in _VARIABLE.finditer(value) if not m.group(1))
 
-    collect(_toml(_read(path), path))
+    collect(_toml(read_text(path), path))
     return sorted(names)
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """The file's text, or a ConfigError saying why it cannot be read."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

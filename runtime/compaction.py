@@ -200,3 +200,8 @@ def _fallback(previous: str | None, rows: int, error: str) -> str:
         f"no summary of them could be made ({error[:200]}).]"
     )
     return f"{previous}\n\n{marker}" if previous else marker
+
+
+async def unguarded(request: Awaitable[ProviderResponse]) -> ProviderResponse:
+    """The guard of a compaction outside a turn: nothing can cancel it but a shutdown."""
+    return await request

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,6 @@ from runtime.admission import record_admission
 from runtime.agents import AgentSpec
 from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
-from runtime.compaction import compact
 from runtime.context import Budget, window_of
 from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event
@@ -35,7 +35,7 @@ from runtime.payloads import (
     QueueModeChanged,
     SessionCreated,
 )
-from runtime.providers.base import Provider, ProviderResponse
+from runtime.providers.base import Provider
 from runtime.records import RunStatus, SessionRecord
 from runtime.recovery import recover
 from runtime.results import (
@@ -47,6 +47,7 @@ from runtime.results import (
     StopStatus,
     SubmitResult,
 )
+from runtime.roster import reconfigured
 from runtime.scheduler import DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
 from runtime.store import Store, Writer
@@ -54,7 +55,7 @@ from runtime.tools.command import CommandToolSpec
 from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
-from runtime.worker import work
+from runtime.worker import compact_idle, work
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,19 @@ class Runtime:
         session = Session(record, self.settings.default_queue_mode)
         self.sessions[record.id] = session
         return session
+
+    def reconfigure(
+        self, agents: Iterable[AgentSpec], command_tools: Iterable[CommandToolSpec]
+    ) -> None:
+        """Replace the configured agents and command tools (a config reload). A running turn
+        keeps the agent and tools it started with; queued work of an agent no longer
+        configured waits for it (`worker.work`), and starts here when it is back."""
+        tools = ToolRegistry(command_tools)  # a bad tool raises before anything changes
+        self.agents = reconfigured(self.agents, agents)
+        self.tools = tools
+        self.turn_deps = replace(self.turn_deps, tools=tools)
+        for session in self.sessions.values():
+            self._ensure_worker(session)
 
     def _get(self, session_id: str) -> Session:
         try:
@@ -353,7 +367,7 @@ class Runtime:
         if session.compaction is not None:
             return CompactStatus.STARTED
         task = asyncio.get_running_loop().create_task(
-            self._compact_idle(session), name=f"compact-{session_id}"
+            compact_idle(self, session), name=f"compact-{session_id}"
         )
         session.compaction = task
 
@@ -363,26 +377,6 @@ class Runtime:
         task.add_done_callback(done)
         return CompactStatus.STARTED
 
-    async def _compact_idle(self, session: Session) -> None:
-        async with session.turn_lock:  # a turn that starts meanwhile waits for this
-            if not session.compact_requested:
-                return  # a turn took the request
-            session.compact_requested = False
-            try:
-                await compact(
-                    self.store,
-                    self.provider,
-                    await self.store.transcript(session.id),
-                    session_id=session.id,
-                    run_id=None,
-                    budget=self.turn_deps.budget,
-                    context=session.context,
-                    guard=_unguarded,
-                    requested=True,
-                )
-            except Exception:
-                log.exception("compaction failed", extra={"session_id": session.id})
-
     # -- the worker --------------------------------------------------------------------
 
     def _ensure_worker(self, session: Session) -> None:
@@ -390,7 +384,3 @@ class Runtime:
             session.worker = asyncio.get_running_loop().create_task(
                 work(self, session), name=f"session-{session.id}"
             )
-
-
-async def _unguarded(request: Awaitable[ProviderResponse]) -> ProviderResponse:
-    return await request

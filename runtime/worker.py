@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from runtime.children import report_to_parent
+from runtime.compaction import compact, unguarded
 from runtime.events import Event
 from runtime.host import Host
 from runtime.ids import new_id
@@ -23,6 +24,12 @@ log = logging.getLogger(__name__)
 async def work(rt: Host, session: Session) -> None:
     try:
         while True:
+            if session.record.agent_id not in rt.agents:  # a reload removed it: work waits
+                log.warning(
+                    "agent not configured; its queued messages wait",
+                    extra={"session_id": session.id, "agent_id": session.record.agent_id},
+                )
+                return
             if session.mode is QueueMode.COLLECT:
                 wait = collect_wait(
                     session.last_arrival, rt.clock.monotonic(), rt.settings.collect_window_s
@@ -134,3 +141,25 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
     parent_id = session.record.parent_session_id
     if parent_id and not handle.silent_stop and parent_id in rt.sessions:
         await report_to_parent(rt, session, handle.run_id, outcome)
+
+
+async def compact_idle(rt: Host, session: Session) -> None:
+    """/compact on an idle session: in the background, before any turn that starts meanwhile."""
+    async with session.turn_lock:
+        if not session.compact_requested:
+            return  # a turn took the request
+        session.compact_requested = False
+        try:
+            await compact(
+                rt.store,
+                rt.provider,
+                await rt.store.transcript(session.id),
+                session_id=session.id,
+                run_id=None,
+                budget=rt.turn_deps.budget,
+                context=session.context,
+                guard=unguarded,
+                requested=True,
+            )
+        except Exception:
+            log.exception("compaction failed", extra={"session_id": session.id})

@@ -6,7 +6,7 @@ from aiohttp import web
 
 from adapters.admin.access import LOGINS, guard
 from adapters.admin.deps import DEPS, AdminDeps
-from adapters.admin.pages import home, login, overview
+from adapters.admin.pages import home, login, overview, settings
 from adapters.admin.render import HERE
 from adapters.admin.sessions import Logins
 
@@ -15,7 +15,7 @@ def admin_app(deps: AdminDeps) -> web.Application:
     app = web.Application(middlewares=[guard])
     app[DEPS] = deps
     app[LOGINS] = Logins()
-    for page in (login, home, overview):
+    for page in (login, home, overview, settings):
         app.router.add_routes(page.routes)
     app.router.add_static("/static/", HERE / "static")
     return app

@@ -6,21 +6,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from pathlib import Path
 from typing import Any, TextIO
 
 from aiohttp import web
 
 from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
-from adapters.server.assembly import open_runtime
+from adapters.server.assembly import open_runtime, runtime_roster
 from adapters.server.http import build_app
-from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
-from adapters.slack import SLACK, SlackAdapter, SlackFront
-from adapters.slack.files import SlackFiles
-from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramFront
-from adapters.telegram.files import TelegramFiles
+from adapters.server.live import LiveAdapters
+from adapters.server.logs import Redactor, learn_secrets
+from adapters.server.reloading import report_fields
+from adapters.slack import SlackAdapter
+from adapters.telegram import TelegramAdapter
 from bridge import Bridge
+from config.current import CurrentConfig
+from config.diff import ReloadReport, plan
+from config.edit import WorkspaceEdit, edit_workspace, write_atomically
 from config.errors import ConfigError
+from config.loading import load, parse, read_text
 from config.schema import SwitchboardConfig
 from runtime import Clock, Runtime
 from runtime.providers import Provider
@@ -39,24 +44,42 @@ class App:
         stdout: TextIO,
         provider: Provider | None = None,
         clock: Clock | None = None,
+        path: Path | None = None,
     ) -> None:
-        self.config = config
+        self.current = CurrentConfig(config)
+        self.path = path  # the file it was started from: what `reload` reads again
         self._stdin = stdin
         self._stdout = stdout
         self._provider = provider
         self._clock = clock
         self._runner: web.AppRunner | None = None
-        self.telegram: dict[str, TelegramAdapter] = {}
-        self.slack: dict[str, SlackAdapter] = {}
         self._console: asyncio.Task[None] | None = None
+        self._reloading = asyncio.Lock()
+        self._editing = asyncio.Lock()
+        self._console_on = False
         self.runtime: Runtime
         self.bridge: Bridge
+        self.live: LiveAdapters
         self.port = 0
+
+    @property
+    def config(self) -> SwitchboardConfig:
+        """The config running now: a reload replaces it."""
+        return self.current()
+
+    @property
+    def telegram(self) -> dict[str, TelegramAdapter]:
+        return self.live.telegram
+
+    @property
+    def slack(self) -> dict[str, SlackAdapter]:
+        return self.live.slack
 
     async def start(self) -> None:
         """Start everything; if any part fails to start, stop what did and re-raise."""
         self.runtime = await open_runtime(self.config, provider=self._provider, clock=self._clock)
-        self.bridge = Bridge(self.config, self.runtime)
+        self.bridge = Bridge(self.current, self.runtime)
+        self.live = LiveAdapters(self.bridge)
         try:
             await self._start_parts()
         except BaseException:
@@ -68,36 +91,13 @@ class App:
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
         metrics = self.bridge.metrics
-        bots = PerWorkspace(TELEGRAM, metrics)
-        bot_files = FilesPerWorkspace(TELEGRAM.name, TelegramFiles.max_bytes)
-        for workspace in self.config.workspaces:
-            if workspace.telegram is not None:
-                self.telegram[workspace.id] = TelegramAdapter(self.bridge, workspace)
-                bots.by_workspace[workspace.id] = self.telegram[workspace.id].transport
-                bot_files.by_workspace[workspace.id] = self.telegram[workspace.id].files
-                metrics.connection(TELEGRAM.name, workspace.id, up=False)
-        if self.telegram:
-            self.bridge.attach(bots)
-            self.bridge.attach_files(bot_files)
-        slack = PerWorkspace(SLACK, metrics)
-        slack_files = FilesPerWorkspace(SLACK.name, SlackFiles.max_bytes)
-        for workspace in self.config.workspaces:
-            if workspace.slack is not None:
-                self.slack[workspace.id] = SlackAdapter(self.bridge, workspace)
-                slack.by_workspace[workspace.id] = self.slack[workspace.id].transport
-                slack_files.by_workspace[workspace.id] = self.slack[workspace.id].files
-                metrics.connection(SLACK.name, workspace.id, up=False)
-        if self.slack:
-            self.bridge.attach(slack)
-            self.bridge.attach_files(slack_files)
+        self.live.add_all(self.config.workspaces)
         await self.bridge.start()
-        for team in self.slack.values():  # bot identities first: events need them
-            await team.start()
-            metrics.connection(SLACK.name, team.workspace.id, up=True)
+        for workspace_id in list(self.slack):  # bot identities first: events need them
+            await self.live.start_slack(workspace_id)
         await self._serve_http()
-        for bot in self.telegram.values():
-            await bot.start(self.config.server.public_url)
-            metrics.connection(TELEGRAM.name, bot.workspace.id, up=True)
+        for workspace_id in list(self.telegram):
+            await self.live.start_telegram(workspace_id, self.config.server.public_url)
         if consoles:
             console = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
             self._console = asyncio.get_running_loop().create_task(console.run())
@@ -106,14 +106,90 @@ class App:
                 lambda _: metrics.connection(CONSOLE.name, consoles[0].id, up=False)
             )
 
+    async def reload(self) -> ReloadReport:
+        """Read the file the App was started from again and apply it (see `apply`)."""
+        if self.path is None:
+            return self._refused("this process was not started from a config file")
+        try:
+            new = load(self.path)
+        except ConfigError as exc:
+            return self._refused(str(exc))
+        return await self.apply(new)
+
+    async def apply(self, new: SwitchboardConfig) -> ReloadReport:
+        """Run `new` (validated already, as `config.load` does): the workspaces it adds,
+        changes or removes have their adapters stopped and started again with it; the others
+        are not touched. Sections that cannot change live keep their running values and are
+        reported as needing a restart."""
+        async with self._reloading:
+            effective, report = plan(self.config, new)
+            learn_secrets(new.secret_values())  # before anything may log the new tokens
+            redactor = Redactor(new.secret_values())
+            if effective.console_enabled() and not self._console_on:  # not mounted at start
+                restart = (*report.restart_needed, "admin")
+                report = report.model_copy(update={"restart_needed": restart})
+            try:
+                self.runtime.reconfigure(*runtime_roster(effective))
+            except ValueError as exc:  # a command tool's input schema is not JSON Schema
+                return self._refused(f"{self.path or 'the new config'}: {exc}")
+            touched = (*report.changed, *report.removed)
+            for workspace_id in touched:
+                self.live.hold(workspace_id, True)
+                await self.live.stop(workspace_id)
+                self.live.remove(workspace_id)
+            self.current.replace(effective)
+            self.bridge.metrics.set_workspaces(w.id for w in effective.workspaces)
+            failures: list[str] = []
+            for workspace in effective.workspaces:
+                if workspace.id in report.changed or workspace.id in report.added:
+                    self.live.hold(workspace.id, True)
+                    self.live.add(workspace)
+                    try:
+                        await self.live.start_slack(workspace.id)
+                        await self.live.start_telegram(workspace.id, effective.server.public_url)
+                    except ConfigError as exc:  # its bot refused to start: none runs for it
+                        failures.append(redactor.redact(str(exc)))
+                        await self.live.stop(workspace.id)
+                        self.live.remove(workspace.id)
+                    self.live.hold(workspace.id, False)
+            for workspace_id in report.removed:
+                self.live.hold(workspace_id, False)
+            if failures:
+                report = report.model_copy(update={"errors": "\n".join(failures)})
+            log.info("config applied", extra=report_fields(report))
+            return report
+
+    async def edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
+        """The console's edit of a workspace: written into the file (only the keys it
+        changes), validated as check-config does before anything is written, then applied."""
+        async with self._editing:
+            workspace = self.current.workspace(workspace_id)
+            if self.path is None:
+                return self._refused("this process was not started from a config file")
+            if workspace is None:
+                return self._refused(f"workspace {workspace_id} is no longer configured")
+            try:
+                text = edit_workspace(read_text(self.path), workspace, change)
+                new = parse(text, self.path)
+                write_atomically(self.path, text)
+            except ConfigError as exc:
+                return self._refused(str(exc))
+            return await self.apply(new)
+
+    def _refused(self, errors: str) -> ReloadReport:
+        report = ReloadReport(ok=False, errors=errors)
+        log.warning("config refused; the running config stays", extra=report_fields(report))
+        return report
+
     async def _serve_http(self) -> None:
         server = self.config.server
-        console = AdminDeps(self.bridge, lambda: self.config)
+        console = AdminDeps(self.bridge, self.current, reload=self.reload, edit=self.edit)
+        self._console_on = self.config.console_enabled()
         routes = build_app(
             self.bridge,
-            SlackFront(self.slack.values()),
-            TelegramFront(self.telegram.values()),
-            console if self.config.console_enabled() else None,
+            self.live.slack_front,
+            self.live.telegram_front,
+            console if self._console_on else None,
         )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
@@ -158,13 +234,8 @@ class App:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
         await self.bridge.downloads.close()  # before the bots go: held messages stay held
-        for bot in self.telegram.values():
-            with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
-                await bot.stop()
-            self.bridge.metrics.connection(TELEGRAM.name, bot.workspace.id, up=False)
-        for team in self.slack.values():
-            await team.stop()
-            self.bridge.metrics.connection(SLACK.name, team.workspace.id, up=False)
+        for workspace_id in dict.fromkeys([*self.telegram, *self.slack]):
+            await self.live.stop(workspace_id)
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

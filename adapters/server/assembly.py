@@ -24,9 +24,10 @@ def build_provider(config: ProviderConfig, clock: Clock | None = None) -> Provid
     return OfflineProvider(latency_s=0.3, clock=clock)
 
 
-async def open_runtime(
-    config: SwitchboardConfig, *, provider: Provider | None = None, clock: Clock | None = None
-) -> Runtime:
+def runtime_roster(
+    config: SwitchboardConfig,
+) -> tuple[list[AgentSpec], list[CommandToolSpec]]:
+    """Every workspace's agents and command tools, as the runtime names them."""
     agents = [
         AgentSpec(agent_key(w.id, a.id), a.system_prompt, tuple(a.tools))
         for w in config.workspaces
@@ -37,6 +38,13 @@ async def open_runtime(
         for w in config.workspaces
         for t in w.tools
     ]
+    return agents, tools
+
+
+async def open_runtime(
+    config: SwitchboardConfig, *, provider: Provider | None = None, clock: Clock | None = None
+) -> Runtime:
+    agents, tools = runtime_roster(config)
     settings = RuntimeSettings(
         default_queue_mode=QueueMode(config.workspaces[0].queue_mode),
         queue_cap=config.queue.cap,

@@ -1,4 +1,4 @@
-"""The `switchboard` command: run, check-config, status."""
+"""The `switchboard` command: run, check-config, status, reload."""
 
 from __future__ import annotations
 
@@ -38,6 +38,10 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "check-config":
             print(summary(path, config))
             return 0
+        if args.command == "reload":
+            from adapters.server.reload_cli import reload_command
+
+            return reload_command(path, config)
         if args.command == "status":
             if not Path(config.storage.path).exists():
                 print(f"no database yet at {config.storage.path}: nothing has run here yet.")
@@ -54,7 +58,7 @@ def _main(argv: list[str] | None) -> int:
         if log_file is not None and console:
             print(f"Logs go to {log_file}.", flush=True)
         try:
-            return asyncio.run(run(config))
+            return asyncio.run(run(config, path))
         except Exception as exc:
             if isinstance(exc, SwitchboardError):
                 raise
@@ -92,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
         ("run", "serve every configured workspace in one process, until SIGTERM or Ctrl-C"),
         ("check-config", "validate the config file and summarize it; exit 2 if it is wrong"),
         ("status", "sessions, queues, deliveries and undelivered notifications"),
+        ("reload", "check the config file, then have the running process apply it (SIGHUP)"),
     ):
         sub.add_parser(name, parents=[config], help=text, description=text)
     return parser
@@ -203,15 +208,18 @@ async def status(config: SwitchboardConfig) -> str:
         await store.close()
 
 
-async def run(config: SwitchboardConfig) -> int:
+async def run(config: SwitchboardConfig, path: Path | None = None) -> int:
     from adapters.server.app import App
+    from adapters.server.reloading import on_sighup
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    app = App(config, stdin=sys.stdin, stdout=sys.stdout)
+    app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path)
+    started = on_sighup(app.reload, config.storage.path, path)
     await app.start()
+    started.set()
     # Everything built so far (modules, clients, config) lives as long as the process. Frozen,
     # a full garbage collection no longer walks it: that walk paused the loop for about 130 ms
     # under load, enough to push Slack acks past their p99 budget (docs/benchmarks.md).

@@ -27,7 +27,14 @@ class Redactor(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        variants = {form for s in secrets if s for form in (s, quote(s), quote(s, safe=""))}
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.learn(secrets)
+
+    def learn(self, secrets: Iterable[str]) -> None:
+        """Redact these too (a reloaded config's new tokens); the earlier ones stay."""
+        self._secrets.update(s for s in secrets if s)
+        variants = {f for s in self._secrets for f in (s, quote(s), quote(s, safe=""))}
         ordered = sorted(variants, key=len, reverse=True)  # a longer form first
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
@@ -105,3 +112,12 @@ def configure(
         logging.getLogger(name).setLevel(level if level == logging.DEBUG else logging.WARNING)
     logging.captureWarnings(True)
     return file
+
+
+def learn_secrets(secrets: Iterable[str]) -> None:
+    """Every handler's redactor learns the secrets of a config applied while running."""
+    secrets = list(secrets)
+    for handler in logging.getLogger().handlers:
+        for found in handler.filters:
+            if isinstance(found, Redactor):
+                found.learn(secrets)

@@ -23,6 +23,8 @@ class PerWorkspace:
     def __init__(self, profile: PlatformProfile, metrics: Metrics | None = None) -> None:
         self.profile = profile
         self.by_workspace: dict[str, Transport] = {}
+        # Workspaces whose bot a reload is restarting: sends are tried again shortly.
+        self.restarting: set[str] = set()
         self._metrics = metrics
 
     def _ok(self, workspace_id: str) -> None:
@@ -33,6 +35,12 @@ class PerWorkspace:
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
     ) -> str | None:
+        if route.workspace_id in self.restarting:
+            raise DeliveryError(
+                f"the {self.profile.name} bot of workspace {route.workspace_id} is restarting "
+                "(config reload)",
+                retryable=True,
+            )
         bot = self.by_workspace.get(route.workspace_id)
         if bot is None:
             raise DeliveryError(
@@ -53,12 +61,12 @@ class PerWorkspace:
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         # Not a success signal: transports swallow progress errors (best effort).
         bot = self.by_workspace.get(route.workspace_id)
-        if bot is not None:
+        if bot is not None and route.workspace_id not in self.restarting:
             await bot.show_progress(route, view, budget)
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         bot = self.by_workspace.get(route.workspace_id)
-        if bot is None:
+        if bot is None or route.workspace_id in self.restarting:
             return None
         landed = await bot.delivered(route, intent_id, chunk)
         if landed is not None:  # None: the platform was not asked (it cannot tell)
@@ -82,8 +90,15 @@ class FilesPerWorkspace:
         self.platform = platform
         self.max_bytes = max_bytes
         self.by_workspace: dict[str, FileSource] = {}
+        self.restarting: set[str] = set()
 
     def _source(self, workspace_id: str) -> FileSource:
+        if workspace_id in self.restarting:
+            raise FetchError(
+                f"the {self.platform} bot of workspace {workspace_id} is restarting (config "
+                "reload)",
+                retryable=True,
+            )
         source = self.by_workspace.get(workspace_id)
         if source is None:
             raise FetchError(

@@ -128,6 +128,10 @@ class SlackFront:
     def __init__(self, adapters: Iterable[SlackAdapter]) -> None:
         self._adapters = [a for a in adapters if a.verifier is not None]
 
+    def update(self, adapters: Iterable[SlackAdapter]) -> None:
+        """The workspaces' adapters after a reload."""
+        self._adapters = [a for a in adapters if a.verifier is not None]
+
     async def handle(self, request: web.Request) -> web.Response:
         raw = await request.read()
         headers = {k.lower(): v for k, v in request.headers.items()}

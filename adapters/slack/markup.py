@@ -92,7 +92,7 @@ def _list(block: md.ListBlock) -> str:
     lines: list[str] = []
     for index, item in enumerate(block.items):
         marker = block.marker(index)
-        body = _blocks(item, sep="\n").split("\n")
+        body = "\n".join(s for b in item if (s := _in_item(b))).split("\n")
         pad = " " * (len(marker) + 1)
         in_code = False  # code lines and fences stay where they are: code is verbatim
         for i, line in enumerate(body):
@@ -101,6 +101,14 @@ def _list(block: md.ListBlock) -> str:
             lines.append(f"{marker} {line}" if i == 0 else line if keep else pad + line)
             in_code ^= fence
     return "\n".join(lines)
+
+
+def _in_item(block: md.Block) -> str:
+    """A block of a list item. A quote there shows its `>` as text: Slack takes `>` as a quote
+    only at the start of a line, and a bare `>` elsewhere must be escaped."""
+    if isinstance(block, md.Quote):
+        return "\n".join(f"&gt;{' ' if line else ''}{line}" for line in _quoted(block.blocks))
+    return _block(block)
 
 
 def _span(mark: str, inner: str) -> str:

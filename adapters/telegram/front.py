@@ -30,6 +30,10 @@ class TelegramFront:
     def __init__(self, adapters: Iterable[TelegramAdapter]) -> None:
         self._bots = {a.workspace.id: a for a in adapters}
 
+    def update(self, adapters: Iterable[TelegramAdapter]) -> None:
+        """The workspaces' adapters after a reload."""
+        self._bots = {a.workspace.id: a for a in adapters}
+
     async def handle(self, request: web.Request) -> web.Response:
         workspace = request.match_info["workspace_id"]
         adapter = self._bots.get(workspace)

@@ -30,7 +30,7 @@ from bridge.prompt import operator_prompt
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx
 from bridge.types import DeliveryKind, InboundFile, Route
-from config.schema import SwitchboardConfig
+from config.current import CurrentConfig
 from runtime import (
     Runtime,
 )
@@ -53,7 +53,7 @@ def skipped_notice(skipped: list[Skipped], *, nothing_left: bool = False) -> str
 class Downloads:
     def __init__(
         self,
-        config: SwitchboardConfig,
+        config: CurrentConfig,
         runtime: Runtime,
         store: BridgeStore,
         sessions: Sessions,
@@ -183,7 +183,7 @@ class Downloads:
             return [], [Skipped(name, texts.FILE_DOWNLOAD_FAILED.format(error=str(exc)))]
         if not described(found):
             found = replace(found, name="a file")
-        planned = plan((found,), self._config.attachments, source.max_bytes)
+        planned = plan((found,), self._config().attachments, source.max_bytes)
         return planned.wanted, planned.skipped
 
     async def _download(self, held: HeldMessage, wanted: Wanted) -> Checked | Skipped:
@@ -206,7 +206,7 @@ class Downloads:
                 await self._runtime.clock.sleep(delay)
                 delay *= 2
                 continue
-            return check(wanted, data, self._config.attachments)
+            return check(wanted, data, self._config().attachments)
         raise AssertionError("unreachable: the last attempt returns")
 
     async def _submit(
@@ -218,7 +218,9 @@ class Downloads:
                 tx.release(held.id)
                 self._tell(tx, held, skipped, nothing_left=True)
             return
-        workspace = next(w for w in self._config.workspaces if w.id == route.workspace_id)
+        workspace = self._config.workspace(route.workspace_id)
+        if workspace is None:  # removed by a reload while its files downloaded
+            raise LookupError(f"workspace {route.workspace_id} is no longer configured")
         session_id = held.addressee.session_id or await self._sessions.session_for(
             route, workspace, direct=held.addressee.direct
         )

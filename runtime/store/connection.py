@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -87,4 +88,7 @@ def lock(path: Path) -> IO[bytes]:
             f"{path} is in use by another Switchboard process; stop it first (one process "
             "runs a database)"
         ) from None
+    handle.truncate(0)  # who holds it, for `switchboard reload` to signal
+    handle.write(f"{os.getpid()}\n".encode())
+    handle.flush()
     return handle

@@ -49,7 +49,7 @@ async def start_app(
         public_url=public_url,
         workspaces=[acme, *more_workspaces],
     )
-    app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO())
+    app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO(), path=path)
     await app.start()
     return app
 

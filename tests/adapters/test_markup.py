@@ -121,3 +121,9 @@ def test_markdown_that_would_show_nothing_is_sent_as_written() -> None:
         "[docs]: https://x.org/?a=1&amp;b=2"
     )
     assert SLACK.render("[docs]: https://x.org/<x>") == "[docs]: https://x.org/&lt;x&gt;"
+
+
+def test_a_quote_inside_a_list_item_shows_its_marker_escaped() -> None:
+    """Found by the property above: `1. >` rendered a bare `>` that Slack does not quote."""
+    assert SLACK.render("1. >") == "1. &gt;"
+    assert SLACK.render("- a\n  > said") == "• a\n  &gt; said"

@@ -61,11 +61,8 @@ async def start_console(
     slack: FakeSlack,
     **kwargs: Any,
 ) -> App:
-    app = App(
-        load(config_path(db_path, anthropic_api, telegram, slack, **kwargs)),
-        stdin=io.StringIO(),
-        stdout=io.StringIO(),
-    )
+    path = config_path(db_path, anthropic_api, telegram, slack, **kwargs)
+    app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO(), path=path)
     await app.start()
     return app
 

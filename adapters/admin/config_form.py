@@ -1,0 +1,103 @@
+"""The workspace settings form: its fields read into a `WorkspaceEdit`, or what is wrong with
+them. Field names (stable, the browser tests use them):
+
+- `version`: the workspace as the page showed it; a form for an older one is refused;
+- `queue_mode`;
+- `op-N-id`, `op-N-telegram_user_id`, `op-N-slack_user_id`, `op-N-remove` for the N-th
+  operator (from 0), `op-new-*` for one to add, `primary` = N or `new`;
+- `telegram_chats`, `slack_channels`: comma- or line-separated;
+- `agent-N-system_prompt`, `agent-N-tools` (comma-separated) for the N-th agent."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any, cast, get_args
+
+from config.edit import AgentEdit, OperatorEdit, WorkspaceEdit
+from config.schema import QueueModeName, WorkspaceConfig
+
+QUEUE_MODES: tuple[str, ...] = get_args(QueueModeName)
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def version(workspace: WorkspaceConfig) -> str:
+    """A fingerprint of the workspace as configured (secrets masked, as pydantic dumps them)."""
+    return hashlib.sha256(workspace.model_dump_json().encode()).hexdigest()[:16]
+
+
+def _text(form: Mapping[str, Any], name: str) -> str:
+    value = form.get(name, "")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _items(text: str) -> list[str]:
+    return [item for item in _SEPARATORS.split(text) if item]
+
+
+class FormErrors(Exception):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceEdit:
+    """The edit the form asks for; FormErrors says what is wrong with it."""
+    problems: list[str] = []
+    if _text(form, "version") != version(workspace):
+        raise FormErrors(
+            ["the workspace changed since this page was loaded: open it again and redo the edit"]
+        )
+    mode = _text(form, "queue_mode")
+    if mode not in QUEUE_MODES:
+        problems.append(f"queue mode must be one of {', '.join(QUEUE_MODES)}")
+    primary = _text(form, "primary")
+    remove = frozenset(i for i in range(len(workspace.operators)) if _text(form, f"op-{i}-remove"))
+    operators: list[OperatorEdit] = []
+    for key in [*(str(i) for i in range(len(workspace.operators))), "new"]:
+        if key != "new" and int(key) in remove:
+            continue
+        operator_id = _text(form, f"op-{key}-id")
+        if key == "new" and not operator_id:
+            continue
+        telegram = _text(form, f"op-{key}-telegram_user_id")
+        number = re.fullmatch(r"-?\d{1,20}", telegram) is not None
+        if telegram and not number:
+            problems.append(f"operator {operator_id or key}: a Telegram user id is a number")
+        operators.append(
+            OperatorEdit(
+                id=operator_id,
+                primary=primary == key,
+                slack_user_id=_text(form, f"op-{key}-slack_user_id") or None,
+                telegram_user_id=int(telegram) if number else None,
+            )
+        )
+    chats: tuple[int, ...] | None = None
+    if workspace.telegram is not None:
+        found = _items(_text(form, "telegram_chats"))
+        wrong = [c for c in found if not re.fullmatch(r"-?\d{1,20}", c)]
+        if wrong:
+            problems.append(f"a Telegram chat id is a number, not {wrong[0]!r}")
+        chats = tuple(int(c) for c in found if c not in wrong)
+    channels = None
+    if workspace.slack is not None:
+        channels = tuple(_items(_text(form, "slack_channels")))
+    agents = tuple(
+        AgentEdit(
+            id=agent.id,
+            system_prompt=str(form.get(f"agent-{i}-system_prompt", "")).replace("\r\n", "\n"),
+            tools=tuple(_items(_text(form, f"agent-{i}-tools"))),
+        )
+        for i, agent in enumerate(workspace.agents)
+    )
+    if problems:
+        raise FormErrors(problems)
+    return WorkspaceEdit(
+        queue_mode=cast(QueueModeName, mode),  # one of QUEUE_MODES: checked above
+        operators=tuple(operators),
+        remove=remove,
+        agents=agents,
+        telegram_chats=chats,
+        slack_channels=channels,
+    )

@@ -1,0 +1,91 @@
+"""A workspace's settings, edited live: operators, allowed chats and channels, queue mode,
+agents' prompts and tools. Applied through the running App (written to the config file, then
+its adapters restarted); a refused edit shows why, and the running config stays. The global
+admin can also reload the whole file."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from adapters.admin.access import admin_of, checked_form, flash, workspace_of
+from adapters.admin.config_form import QUEUE_MODES, FormErrors, read_edit, version
+from adapters.admin.deps import DEPS
+from adapters.admin.render import render
+from config.diff import ReloadReport
+
+log = logging.getLogger(__name__)
+
+routes = web.RouteTableDef()
+
+
+def _page(
+    request: web.Request, *, errors: list[str] | None = None, status: int = 200
+) -> web.Response:
+    workspace = workspace_of(request)
+    return render(
+        request,
+        "settings.html",
+        status=status,
+        version=version(workspace),
+        queue_modes=QUEUE_MODES,
+        errors=errors or [],
+        can_edit=request.app[DEPS].edit is not None,
+    )
+
+
+def _audit(request: web.Request, action: str, workspace: str | None, report: ReloadReport) -> None:
+    """The admin's change in the log, with what it did (never a value from the file)."""
+    log.info(
+        "admin changed the config",
+        extra={
+            "admin": admin_of(request).label,
+            "workspace": workspace,
+            "action": action,
+            "ok": report.ok,
+            "applied": list(report.applied),
+            "restart_needed": list(report.restart_needed),
+        },
+    )
+
+
+@routes.get("/w/{workspace}/config")
+async def settings(request: web.Request) -> web.Response:
+    return _page(request)
+
+
+@routes.post("/w/{workspace}/config")
+async def apply_settings(request: web.Request) -> web.Response:
+    form = await checked_form(request)
+    workspace = workspace_of(request)
+    edit = request.app[DEPS].edit
+    if edit is None:
+        return _page(
+            request, errors=["this process was not started from a config file"], status=409
+        )
+    try:
+        change = read_edit(form, workspace)
+    except FormErrors as exc:
+        return _page(request, errors=exc.problems, status=400)
+    report = await edit(workspace.id, change)
+    _audit(request, "edit_workspace", workspace.id, report)
+    if not report.ok:
+        return _page(request, errors=[report.errors], status=400)
+    for line in report.lines():
+        flash(request, line)
+    raise web.HTTPSeeOther(f"/admin/w/{workspace.id}/config")
+
+
+@routes.post("/reload")
+async def reload(request: web.Request) -> web.Response:
+    await checked_form(request)
+    if admin_of(request).workspace_id is not None:
+        raise web.HTTPForbidden(text="only the global admin reloads the whole config file")
+    run = request.app[DEPS].reload
+    if run is None:
+        report = ReloadReport(ok=False, errors="this process was not started from a config file")
+    else:
+        report = await run()
+    _audit(request, "reload", None, report)
+    return render(request, "reload.html", report=report, status=200 if report.ok else 400)

@@ -1,0 +1,109 @@
+"""Every workspace's Slack and Telegram adapters, started and stopped one workspace at a time,
+so that a reload restarts the workspaces it changes and no other."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+
+from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
+from adapters.slack import SLACK, SlackAdapter, SlackFront
+from adapters.slack.files import SlackFiles
+from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramFront
+from adapters.telegram.files import TelegramFiles
+from bridge import Bridge
+from config.schema import WorkspaceConfig
+
+
+class LiveAdapters:
+    def __init__(self, bridge: Bridge) -> None:
+        self._bridge = bridge
+        metrics = bridge.metrics
+        self.telegram: dict[str, TelegramAdapter] = {}
+        self.slack: dict[str, SlackAdapter] = {}
+        # One transport and one file source a platform, for the bridge: a workspace's bot
+        # goes in and out of their maps as it is added, restarted or removed.
+        self.bots = PerWorkspace(TELEGRAM, metrics)
+        self.bot_files = FilesPerWorkspace(TELEGRAM.name, TelegramFiles.max_bytes)
+        self.teams = PerWorkspace(SLACK, metrics)
+        self.team_files = FilesPerWorkspace(SLACK.name, SlackFiles.max_bytes)
+        self.slack_front = SlackFront(())
+        self.telegram_front = TelegramFront(())
+        self._attached: set[str] = set()
+
+    def add_all(self, workspaces: Iterable[WorkspaceConfig]) -> None:
+        """At start: the platforms in a fixed order (Telegram, then Slack: where an operator
+        has both, a notification goes to the first), then every workspace's adapters."""
+        workspaces = list(workspaces)
+        if any(w.telegram for w in workspaces):
+            self._attach(self.bots, self.bot_files)
+        if any(w.slack for w in workspaces):
+            self._attach(self.teams, self.team_files)
+        for workspace in workspaces:
+            self.add(workspace)
+
+    def add(self, workspace: WorkspaceConfig) -> None:
+        """Build the workspace's adapters (not started); the bridge sends through them."""
+        metrics = self._bridge.metrics
+        if workspace.telegram is not None:
+            bot = self.telegram[workspace.id] = TelegramAdapter(self._bridge, workspace)
+            self.bots.by_workspace[workspace.id] = bot.transport
+            self.bot_files.by_workspace[workspace.id] = bot.files
+            metrics.connection(TELEGRAM.name, workspace.id, up=False)
+            self._attach(self.bots, self.bot_files)
+        if workspace.slack is not None:
+            team = self.slack[workspace.id] = SlackAdapter(self._bridge, workspace)
+            self.teams.by_workspace[workspace.id] = team.transport
+            self.team_files.by_workspace[workspace.id] = team.files
+            metrics.connection(SLACK.name, workspace.id, up=False)
+            self._attach(self.teams, self.team_files)
+        self.slack_front.update(self.slack.values())
+        self.telegram_front.update(self.telegram.values())
+
+    def _attach(self, transport: PerWorkspace, files: FilesPerWorkspace) -> None:
+        """A platform's transport goes to the bridge with its first workspace."""
+        if transport.profile.name not in self._attached:
+            self._attached.add(transport.profile.name)
+            self._bridge.attach(transport)
+            self._bridge.attach_files(files)
+
+    async def start_slack(self, workspace_id: str) -> None:
+        if (team := self.slack.get(workspace_id)) is not None:
+            await team.start()
+            self._bridge.metrics.connection(SLACK.name, workspace_id, up=True)
+
+    async def start_telegram(self, workspace_id: str, public_url: str | None) -> None:
+        if (bot := self.telegram.get(workspace_id)) is not None:
+            await bot.start(public_url)
+            self._bridge.metrics.connection(TELEGRAM.name, workspace_id, up=True)
+
+    async def stop(self, workspace_id: str) -> None:
+        """Stop the workspace's adapters; they stay in the maps (see `remove`)."""
+        if (bot := self.telegram.get(workspace_id)) is not None:
+            with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
+                await bot.stop()
+            self._bridge.metrics.connection(TELEGRAM.name, workspace_id, up=False)
+        if (team := self.slack.get(workspace_id)) is not None:
+            await team.stop()
+            self._bridge.metrics.connection(SLACK.name, workspace_id, up=False)
+
+    def hold(self, workspace_id: str, held: bool) -> None:
+        """While a reload restarts the workspace's bots, sends and downloads for it are
+        tried again a little later instead of going through a stopped bot."""
+        for place in (self.bots, self.bot_files, self.teams, self.team_files):
+            if held:
+                place.restarting.add(workspace_id)
+            else:
+                place.restarting.discard(workspace_id)
+
+    def remove(self, workspace_id: str) -> None:
+        """Take the (stopped) workspace's adapters out of every map."""
+        for platform, adapters in ((TELEGRAM.name, self.telegram), (SLACK.name, self.slack)):
+            if adapters.pop(workspace_id, None) is not None:
+                self._bridge.metrics.forget_connection(platform, workspace_id)
+        for place in (self.bots, self.teams):
+            place.by_workspace.pop(workspace_id, None)
+        for source in (self.bot_files, self.team_files):
+            source.by_workspace.pop(workspace_id, None)
+        self.slack_front.update(self.slack.values())
+        self.telegram_front.update(self.telegram.values())

@@ -1,0 +1,85 @@
+"""What a new config changes in the running one, and the verdict of applying it.
+
+Only workspaces change live; a change to any other section (server, storage, provider, queue,
+logging, retention, attachments) needs a restart, and until then the running values stay."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from config.schema import SwitchboardConfig
+
+# Sections read afresh wherever they are used: they change with a reload (the console's logins
+# are checked against the current `[admin]`).
+LIVE_SECTIONS = frozenset({"workspaces", "admin"})
+
+
+class ReloadReport(BaseModel):
+    """A reload's verdict: `ok` with what was applied, or the errors that refused it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    restart_needed: tuple[str, ...] = ()
+    errors: str = ""  # as check-config prints them
+
+    @property
+    def applied(self) -> tuple[str, ...]:
+        """Every workspace whose adapters restarted (or stopped, when removed)."""
+        return (*self.changed, *self.added, *self.removed)
+
+    def lines(self) -> list[str]:
+        """The verdict as an admin reads it."""
+        if not self.ok:
+            return ["refused; the running config stays:", self.errors]
+        out = [
+            f"workspaces {what}: {', '.join(ids)}"
+            for what, ids in (
+                ("changed", self.changed),
+                ("added", self.added),
+                ("removed", self.removed),
+            )
+            if ids
+        ] or ["no workspace changed"]
+        if self.restart_needed:
+            out.append(
+                f"needs a restart to take effect (running values kept): "
+                f"{', '.join(self.restart_needed)}"
+            )
+        if self.errors:  # applied, but a bot refused to start
+            out.append(f"not running (fix it and reload again): {self.errors}")
+        return out
+
+
+def plan(
+    running: SwitchboardConfig, new: SwitchboardConfig
+) -> tuple[SwitchboardConfig, ReloadReport]:
+    """The config to run now (the new workspaces; every other section as running) and the
+    report of what differs."""
+    fields = type(running).model_fields
+    restart = tuple(
+        name
+        for name in fields
+        if name not in LIVE_SECTIONS and getattr(running, name) != getattr(new, name)
+    )
+    live = {name: getattr(new, name) for name in LIVE_SECTIONS if name in fields}
+    effective = running.model_copy(update=live)
+    old = {w.id: w for w in running.workspaces}
+    now = {w.id: w for w in new.workspaces}
+    # The terminal console reads stdin from the start: its operator is fixed until then.
+    restart += tuple(
+        f"workspaces.{i}.console"
+        for i in now
+        if (old[i].console if i in old else None) != now[i].console
+    )
+    report = ReloadReport(
+        ok=True,
+        changed=tuple(i for i in now if i in old and now[i] != old[i]),
+        added=tuple(i for i in now if i not in old),
+        removed=tuple(i for i in old if i not in now),
+        restart_needed=restart,
+    )
+    return effective, report

@@ -1,0 +1,63 @@
+"""What a new config changes in the running one: workspaces by id; every other section is
+reported as needing a restart and keeps its running value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from config.diff import plan
+from config.loading import parse
+from config.schema import SwitchboardConfig
+
+BASE = """
+[queue]
+cap = 10
+
+[[workspaces]]
+id = "acme"
+default_agent = "a"
+console = { operator = "ann" }
+operators = [{ id = "ann", primary = true }]
+agents = [{ id = "a" }]
+
+[[workspaces]]
+id = "globex"
+default_agent = "a"
+telegram = { bot_token = "1:T" }
+operators = [{ id = "gus", primary = true, telegram_user_id = 7 }]
+agents = [{ id = "a" }]
+"""
+
+
+def config(text: str = BASE) -> SwitchboardConfig:
+    return parse(text, Path("switchboard.toml"), {})
+
+
+def test_an_identical_config_changes_nothing() -> None:
+    effective, report = plan(config(), config())
+    assert report.ok and report.applied == () and report.restart_needed == ()
+    assert report.lines() == ["no workspace changed"]
+    assert effective == config()
+
+
+def test_workspaces_changed_added_and_removed_by_id() -> None:
+    new = BASE.replace("telegram_user_id = 7", "telegram_user_id = 8").replace(
+        'id = "acme"', 'id = "initech"'
+    )
+    _, report = plan(config(), config(new))
+    assert (report.changed, report.added, report.removed) == (("globex",), ("initech",), ("acme",))
+
+
+def test_other_sections_keep_their_running_values_and_need_a_restart() -> None:
+    effective, report = plan(config(), config(BASE.replace("cap = 10", "cap = 3")))
+    assert report.restart_needed == ("queue",)
+    assert effective.queue.cap == 10
+    assert report.lines()[-1] == ("needs a restart to take effect (running values kept): queue")
+
+
+def test_the_terminal_console_of_a_workspace_needs_a_restart() -> None:
+    new = BASE.replace('console = { operator = "ann" }', 'console = { operator = "bo" }')
+    new = new.replace('operators = [{ id = "ann"', 'operators = [{ id = "bo"')
+    _, report = plan(config(), config(new))
+    assert report.changed == ("acme",)
+    assert report.restart_needed == ("workspaces.acme.console",)
