@@ -25,7 +25,7 @@ check: $(STAMP)
 # Four workers on two cores: most of the suite's time is spent waiting on loopback fakes
 # and platform pacing, not computing.
 test: check chromium
-	$(BIN)/pytest -n 4 -rs
+	$(BIN)/pytest -n 4 -rfEs
 
 # The browser tests (tests/admin/browser/) drive Debian's Chromium through Playwright
 # (Playwright's own browser download is not used). Install it where we can: as root with
