@@ -23,7 +23,8 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 
 # Four workers on two cores: most of the suite's time is spent waiting on loopback fakes
-# and platform pacing, not computing.
+# and platform pacing, not computing. -rfEs: the summary names failures, errors and skipped
+# tests with why (the browser tests skip where there is no Chromium).
 test: check chromium
 	$(BIN)/pytest -n 4 -rfEs
 
