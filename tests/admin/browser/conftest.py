@@ -8,7 +8,7 @@ everything it talks to: the fakes below are this directory's own, started in tha
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -32,7 +32,9 @@ _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Keep each phase's report on the test, for the page fixture to see a failure."""
     report = yield
     item.stash.setdefault(_REPORTS, {})[report.when] = report
