@@ -21,6 +21,19 @@ class BridgeEventType(StrEnum):
     ROUTE_FAILED = "route_failed"
     DELIVERY_ACCEPTED = "delivery_accepted"
     DELIVERY_FAILED = "delivery_failed"
+    ADMIN_ACTION = "admin_action"
+
+
+class AdminActionKind(StrEnum):
+    """What an admin did from the console."""
+
+    STOP_TURN = "stop_turn"
+    SET_QUEUE_MODE = "set_queue_mode"
+    RETRY_DELIVERY = "retry_delivery"
+    DISCARD_DELIVERY = "discard_delivery"
+    REROUTE_NOTIFICATION = "reroute_notification"
+    EDIT_CONFIG = "edit_config"  # a workspace's settings, from the console
+    RELOAD_CONFIG = "reload_config"  # the whole file read again, from the console
 
 
 class InboundRefused(Payload):
@@ -118,3 +131,16 @@ class DeliveryFailed(Payload):
     kind: DeliveryKind
     route: dict[str, Any]
     error: str | None
+
+
+class AdminAction(Payload):
+    """An admin steered a workspace from the console: who, what, on which object (a run, a
+    session, a delivery, a notification), and what came of it. Written with the record
+    `admin_actions` keeps for the workspace's audit list."""
+
+    TYPE: ClassVar[str] = BridgeEventType.ADMIN_ACTION
+    admin: str  # `Admin.label`: "admin", or "<workspace>/<admin id>"
+    action: AdminActionKind
+    workspace_id: str
+    target: str
+    detail: str

@@ -23,6 +23,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from bridge.connections import Connections
 from bridge.gauges import Work, work_by_workspace
 from bridge.store import BridgeStore
 from bridge.types import OPEN_DELIVERY
@@ -50,6 +51,7 @@ class Metrics:
         self._workspaces = tuple(workspaces)
         self._wall = wall
         self._platforms: set[tuple[str, str]] = set()
+        self.connections = Connections(wall)  # the same facts, with errors, for the console
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
@@ -132,6 +134,7 @@ class Metrics:
     def connection(self, platform: str, workspace: str, *, up: bool) -> None:
         self._platforms.add((platform, workspace))
         self.platform_up.labels(platform=platform, workspace=workspace).set(1 if up else 0)
+        self.connections.state(platform, workspace, up=up)
 
     def forget_connection(self, platform: str, workspace: str) -> None:
         """The workspace's platform connection is no longer configured (a reload removed
@@ -147,6 +150,11 @@ class Metrics:
 
     def platform_call_ok(self, platform: str, workspace: str) -> None:
         self.platform_last_success.labels(platform=platform, workspace=workspace).set(self._wall())
+        self.connections.call_ok(platform, workspace)
+
+    def platform_call_failed(self, platform: str, workspace: str, error: str) -> None:
+        """A platform call failed (a send, a poll): the console shows the last error."""
+        self.connections.call_failed(platform, workspace, error)
 
     # -- read at scrape time -----------------------------------------------------------
 

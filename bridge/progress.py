@@ -135,8 +135,11 @@ class ProgressPresenter:
         if live is not None:
             live.stopped = stopped and bool(live.answer.strip())
             live.ended.set()
+            # Not `wait_for`: on Python 3.11 it swallows a cancellation that arrives as the
+            # show ends, and a bridge closing then waited for its dispatcher forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(live.quiet.wait(), SETTLE_S)
+                async with asyncio.timeout(SETTLE_S):
+                    await live.quiet.wait()
 
     async def sweep(self) -> None:
         """Remove what progress showed when the last run stopped (a crash leaves it behind:

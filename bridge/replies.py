@@ -74,9 +74,9 @@ class Pointing:
             log.warning("thread not read: over the rate", extra={"route": route.to_json()})
             return []
         try:
-            return await asyncio.wait_for(
-                transport.thread_context(route, THREAD_READ), READ_WITHIN_S
-            )
+            # Not `wait_for`: on Python 3.11 it can swallow a cancellation arriving as it ends.
+            async with asyncio.timeout(READ_WITHIN_S):
+                return await transport.thread_context(route, THREAD_READ)
         except TimeoutError:
             log.warning("thread not read: too slow", extra={"route": route.to_json()})
             return []

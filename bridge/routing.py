@@ -13,7 +13,7 @@ from bridge.ratelimit import PacedTransports
 from bridge.sessions import Sessions
 from bridge.types import Route
 from config.current import CurrentConfig
-from config.schema import WorkspaceConfig
+from config.schema import OperatorConfig, WorkspaceConfig
 from runtime import Runtime
 
 
@@ -74,7 +74,10 @@ class Router:
     def primary_route(self, workspace: WorkspaceConfig) -> Route | None:
         """A DM to the primary operator: on the platform they prefer, else on the first
         running platform of the workspace where they have one."""
-        operator = workspace.primary_operator()
+        return self.operator_route(workspace, workspace.primary_operator())
+
+    def operator_route(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> Route | None:
+        """A DM to `operator`, as `primary_route` finds one for the primary operator."""
         names = list(self._platforms)
         if operator.notify_via in names:
             names.remove(operator.notify_via)

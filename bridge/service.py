@@ -92,10 +92,12 @@ class Bridge:
         await self.downloads.start()  # messages held for their files when the process stopped
 
     async def receive(self, chat: InboundChat) -> Outcome:
+        self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
         return await self.ingress.receive(chat)
 
     async def command(self, chat: InboundChat, *, invoked_as: str) -> str:
         """Run a command for only its sender to see (a Slack slash command); its answer."""
+        self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
         profile = self.outbox.transports.profile(chat.route.platform)
         return await self.ephemeral.answer(chat, profile, invoked_as=invoked_as)
 

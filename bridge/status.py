@@ -22,6 +22,8 @@ class Undelivered:
     summary: str
     status: str  # the delivery's status, else the routing's, else "not routed yet"
     error: str | None
+    session_id: str  # of the agent it is for (a child's: its parent's)
+    created_at: float
 
 
 async def undelivered_notifications(
@@ -43,7 +45,14 @@ async def undelivered_notifications(
             continue
         found.append(
             Undelivered(
-                n.notification_id, n.agent_id, n.requested_by_agent_id, n.summary, status, error
+                n.notification_id,
+                n.agent_id,
+                n.requested_by_agent_id,
+                n.summary,
+                status,
+                error,
+                n.session_id,
+                n.created_at,
             )
         )
     return found

@@ -6,7 +6,15 @@ from aiohttp import web
 
 from adapters.admin.access import LOGINS, guard
 from adapters.admin.deps import DEPS, AdminDeps
-from adapters.admin.pages import home, login, overview, settings
+from adapters.admin.pages import (
+    deliveries,
+    home,
+    login,
+    notifications,
+    overview,
+    session,
+    settings,
+)
 from adapters.admin.render import HERE
 from adapters.admin.sessions import Logins
 
@@ -15,7 +23,8 @@ def admin_app(deps: AdminDeps) -> web.Application:
     app = web.Application(middlewares=[guard])
     app[DEPS] = deps
     app[LOGINS] = Logins()
-    for page in (login, home, overview, settings):
+    overview.install(app)  # live streams end when the server stops
+    for page in (login, home, overview, session, deliveries, notifications, settings):
         app.router.add_routes(page.routes)
     app.router.add_static("/static/", HERE / "static")
     return app

@@ -36,7 +36,10 @@ class Redactor(logging.Filter):
         self._secrets.update(s for s in secrets if s)
         variants = {f for s in self._secrets for f in (s, quote(s), quote(s, safe=""))}
         ordered = sorted(variants, key=len, reverse=True)  # a longer form first
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        # In any case: python-telegram-bot capitalizes an error's first letter, which can be
+        # the first letter of a token it quotes.
+        pattern = "|".join(map(re.escape, ordered))
+        self._pattern = re.compile(pattern, re.IGNORECASE) if ordered else None
 
     def redact(self, text: str) -> str:
         return text if self._pattern is None else self._pattern.sub(REDACTED, text)

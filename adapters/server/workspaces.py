@@ -47,7 +47,12 @@ class PerWorkspace:
                 f"no {self.profile.name} bot runs for workspace {route.workspace_id}",
                 retryable=False,
             )
-        posted = await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
+        try:
+            posted = await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
+        except DeliveryError as exc:
+            if self._metrics is not None:
+                self._metrics.platform_call_failed(self.profile.name, route.workspace_id, str(exc))
+            raise
         self._ok(route.workspace_id)
         return posted
 

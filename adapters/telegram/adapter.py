@@ -15,6 +15,7 @@ from telegram.ext import Application, CallbackQueryHandler, ContextTypes, Messag
 
 from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import BotUser, message_chat, notification_button_chat, stop_chat
+from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
 from bridge import Bridge, InboundChat, Outcome, command_menu
 from config.errors import ConfigError
@@ -73,7 +74,17 @@ class TelegramAdapter:
                     secret_token=secret.get_secret_value() if secret else None,
                 )
         elif self.application.updater is not None:
-            await self.application.updater.start_polling(poll_interval=0.0, timeout=10)
+            await self.application.updater.start_polling(
+                poll_interval=0.0, timeout=10, error_callback=self._polling_failed
+            )
+
+    def _polling_failed(self, error: TelegramError) -> None:
+        """A getUpdates call failed (the updater tries again): logged, and shown as the
+        connection's last error in the admin console."""
+        log.warning(
+            "telegram polling failed", extra={"workspace": self.workspace.id, "error": str(error)}
+        )
+        self._bridge.metrics.platform_call_failed(TELEGRAM.name, self.workspace.id, str(error))
 
     async def stop(self) -> None:
         for task in list(self._background):

@@ -1,6 +1,7 @@
 """The bridge's tables: migrations, typed reads, and writes inside runtime transactions."""
 
 from bridge.store.records import (
+    AdminActionRecord,
     Backlog,
     Conversation,
     FailedRoute,
@@ -8,6 +9,7 @@ from bridge.store.records import (
     Intent,
     NotificationDelivery,
     NotificationPost,
+    NotificationRoute,
     NotificationRouting,
 )
 from bridge.store.schema import MIGRATIONS
@@ -16,6 +18,7 @@ from bridge.store.transaction import BridgeTx
 
 __all__ = [
     "MIGRATIONS",
+    "AdminActionRecord",
     "Backlog",
     "BridgeStore",
     "BridgeTx",
@@ -25,5 +28,6 @@ __all__ = [
     "Intent",
     "NotificationDelivery",
     "NotificationPost",
+    "NotificationRoute",
     "NotificationRouting",
 ]

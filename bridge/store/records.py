@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from bridge.events import AdminActionKind
 from bridge.types import DeliveryKind, DeliveryStatus, Route
 
 
@@ -89,3 +90,27 @@ class Held:
     workspace_id: str
     body: str
     attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationRoute:
+    """Where a notification went: its routing, and its delivery's route and status."""
+
+    notification_id: str
+    routing: NotificationRouting
+    delivery_id: str | None
+    route: Route | None
+    delivery_status: DeliveryStatus | None
+
+
+@dataclass(frozen=True, slots=True)
+class AdminActionRecord:
+    """One thing an admin did from the console (`AdminAction` is its ledger event)."""
+
+    workspace_id: str
+    admin: str
+    action: AdminActionKind
+    target: str
+    session_id: str | None
+    detail: str
+    at: float = 0.0

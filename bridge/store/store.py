@@ -12,7 +12,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from bridge.events import AdminActionKind
 from bridge.store.records import (
+    AdminActionRecord,
     Backlog,
     Conversation,
     FailedRoute,
@@ -20,6 +22,7 @@ from bridge.store.records import (
     Intent,
     NotificationDelivery,
     NotificationPost,
+    NotificationRoute,
     NotificationRouting,
 )
 from bridge.store.transaction import BridgeTx
@@ -35,6 +38,7 @@ def _among(statuses: Sequence[DeliveryStatus]) -> str:
 
 
 _OPEN = _among(OPEN_DELIVERY)
+_SHOWN = _among((*OPEN_DELIVERY, DeliveryStatus.FAILED))
 _FINISHED = _among((DeliveryStatus.ACCEPTED_BY_TRANSPORT, DeliveryStatus.FAILED))
 
 # The reads run per message or per delivery, each served by an index (the primary key, or
@@ -52,6 +56,22 @@ NOTIFICATION_AT = (
     " ON nr.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
     " AND nr.session_id IS NOT NULL LIMIT 1"
 )
+
+# The admin console's reads of one workspace (migration 7's indexes).
+WORKSPACE_DELIVERIES = (
+    f"SELECT * FROM deliveries WHERE workspace_id = ? AND status IN ({_SHOWN}) ORDER BY seq"
+)
+INTENT = "SELECT * FROM deliveries WHERE id = ?"
+ADMIN_ACTIONS = "SELECT * FROM admin_actions WHERE workspace_id = ? ORDER BY id DESC LIMIT ?"
+
+
+def notification_routes_sql(ids: int) -> str:
+    """Where these notifications went: a lookup by the primary key each."""
+    return (
+        "SELECT nr.notification_id, nr.status AS routing, nr.delivery_id, d.route, d.status"
+        " FROM notification_routes nr LEFT JOIN deliveries d ON d.id = nr.delivery_id"
+        f" WHERE nr.notification_id IN ({','.join('?' * ids)})"
+    )
 
 
 def seen_sql(keys: int) -> str:
@@ -220,6 +240,49 @@ class BridgeStore:
             r["requested_by_agent_id"],
             r["summary"],
         )
+
+    # -- the admin console ---------------------------------------------------------------
+
+    async def workspace_deliveries(self, workspace_id: str) -> list[Intent]:
+        """A workspace's intents not accepted yet: pending, sending, failed; oldest first."""
+        rows = await self._store.read_sql(WORKSPACE_DELIVERIES, (workspace_id,))
+        return [_intent(r) for r in rows]
+
+    async def intent(self, intent_id: str) -> Intent | None:
+        rows = await self._store.read_sql(INTENT, (intent_id,))
+        return _intent(rows[0]) if rows else None
+
+    async def notification_routes(self, ids: Sequence[str]) -> dict[str, NotificationRoute]:
+        """Where each of these notifications went, by id (absent: not routed yet)."""
+        if not ids:
+            return {}
+        rows = await self._store.read_sql(notification_routes_sql(len(ids)), ids)
+        return {
+            r["notification_id"]: NotificationRoute(
+                r["notification_id"],
+                NotificationRouting(r["routing"]),
+                r["delivery_id"],
+                Route.model_validate_json(r["route"]) if r["route"] else None,
+                DeliveryStatus(r["status"]) if r["status"] else None,
+            )
+            for r in rows
+        }
+
+    async def admin_actions(self, workspace_id: str, limit: int = 100) -> list[AdminActionRecord]:
+        """What the workspace's admins did, newest first."""
+        rows = await self._store.read_sql(ADMIN_ACTIONS, (workspace_id, limit))
+        return [
+            AdminActionRecord(
+                r["workspace_id"],
+                r["admin"],
+                AdminActionKind(r["action"]),
+                r["target"],
+                r["session_id"],
+                r["detail"],
+                float(r["at"]),
+            )
+            for r in rows
+        ]
 
     async def live_messages(self) -> list[tuple[Route, str]]:
         """The messages progress showed when the last run stopped: (route, message id)."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 
-from bridge.store.records import NotificationPost, NotificationRouting
+from bridge.events import AdminAction
+from bridge.store.records import AdminActionRecord, NotificationPost, NotificationRouting
 from bridge.types import DeliveryKind, DeliveryStatus, Route
 from runtime.events import Event, Payload
 from runtime.store import Writer
@@ -97,7 +98,8 @@ class BridgeTx:
         now = self.now()
         self._w.write_sql(
             "INSERT INTO deliveries (id, conversation_key, route, kind, text, status,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            " created_at, updated_at, workspace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (id) DO NOTHING",
             (
                 intent_id,
                 route.conversation_key,
@@ -107,6 +109,7 @@ class BridgeTx:
                 DeliveryStatus.PENDING,
                 now,
                 now,
+                route.workspace_id,
             ),
         )
         self._w.after_commit(partial(self._on_enqueue, route.conversation_key))
@@ -129,6 +132,28 @@ class BridgeTx:
                 post.agent_id if post else None,
                 post.requested_by_agent_id if post else None,
                 post.summary if post else None,
+            ),
+        )
+
+    def reroute_notification(self, intent_id: str, post: NotificationPost) -> None:
+        """The notification goes out (again) as intent `intent_id`: an admin chose its route.
+        A reply to the new post reaches the same agent."""
+        self._w.write_sql(
+            "INSERT INTO notification_routes (notification_id, delivery_id, status, session_id,"
+            " agent_id, requested_by_agent_id, summary) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (notification_id) DO UPDATE SET delivery_id = excluded.delivery_id,"
+            " status = excluded.status, session_id = excluded.session_id,"
+            " agent_id = excluded.agent_id,"
+            " requested_by_agent_id = excluded.requested_by_agent_id,"
+            " summary = excluded.summary",
+            (
+                post.notification_id,
+                intent_id,
+                NotificationRouting.QUEUED,
+                post.session_id,
+                post.agent_id,
+                post.requested_by_agent_id,
+                post.summary,
             ),
         )
 
@@ -184,6 +209,46 @@ class BridgeTx:
             " WHERE id = ?",
             (status, attempts, chunks, error, self.now(), intent_id),
         )
+
+    def retry_intent(self, intent_id: str, conversation_key: str) -> None:
+        """A failed intent is pending again; its conversation's worker takes it in its place
+        (by its sequence number) once this commits. The chunks it delivered stay delivered."""
+        self._w.write_sql(
+            "UPDATE deliveries SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+            (DeliveryStatus.PENDING, self.now(), intent_id, DeliveryStatus.FAILED),
+        )
+        self._w.after_commit(partial(self._on_enqueue, conversation_key))
+
+    def discard_intent(self, intent_id: str) -> None:
+        """A failed intent an admin gave up on (its audit event keeps what it said)."""
+        self._w.write_sql(
+            "DELETE FROM deliveries WHERE id = ? AND status = ?", (intent_id, DeliveryStatus.FAILED)
+        )
+
+    def admin_action(self, action: AdminActionRecord) -> None:
+        """What an admin did, in the workspace's list and, as its audit event, in the ledger
+        (under the session it concerns, if any)."""
+        self._w.write_sql(
+            "INSERT INTO admin_actions (workspace_id, admin, action, target, session_id, detail,"
+            " at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                action.workspace_id,
+                action.admin,
+                action.action,
+                action.target,
+                action.session_id,
+                action.detail,
+                self.now(),
+            ),
+        )
+        payload = AdminAction(
+            admin=action.admin,
+            action=action.action,
+            workspace_id=action.workspace_id,
+            target=action.target,
+            detail=action.detail,
+        )
+        self.emit(payload, action.session_id)
 
     def route_failed(self, route: Route, reason: str) -> None:
         self._w.write_sql(

@@ -326,21 +326,22 @@ class Store:
             rows.notification(r) for r in await self._rows(sql + " ORDER BY created_at", params)
         ]
 
+    async def notification(self, notification_id: str) -> NotificationRecord | None:
+        found = await self._rows(hot_reads.NOTIFICATION, (notification_id,))
+        return rows.notification(found[0]) if found else None
+
+    async def session_events(self, session_id: str, limit: int) -> list[Event]:
+        """A session's newest `limit` ledger events, newest first, without its progress
+        events: its audit trail (what is left of it after retention)."""
+        found = await self._rows(hot_reads.SESSION_EVENTS, (session_id, limit))
+        return [_event(r) for r in found]
+
     async def events_after(self, seq: int, limit: int | None = None) -> list[Event]:
         if limit:
             found = await self._rows(hot_reads.EVENTS_AFTER_LIMIT, (seq, limit))
         else:
             found = await self._rows(hot_reads.EVENTS_AFTER, (seq,))
-        return [
-            Event(
-                Payload.decode(r["type"], r["data"]),
-                r["session_id"],
-                r["run_id"],
-                r["at"],
-                r["seq"],
-            )
-            for r in found
-        ]
+        return [_event(r) for r in found]
 
     # -- retention ---------------------------------------------------------------------
 
@@ -358,6 +359,12 @@ class Store:
         always stays: the next open numbers on from it. Returns how many went."""
         bound = min(through_seq, self.last_seq - 1)
         return await in_batches(self.delete_sql, PRUNE_EVENTS, (bound, batch, before), batch)
+
+
+def _event(r: Row) -> Event:
+    return Event(
+        Payload.decode(r["type"], r["data"]), r["session_id"], r["run_id"], r["at"], r["seq"]
+    )
 
 
 def _run_callbacks(callbacks: list[Callable[[], None]]) -> None:

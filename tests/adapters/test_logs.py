@@ -118,3 +118,10 @@ def test_one_line_per_event_and_the_file_rotates(tmp_path: Path) -> None:
     assert "ValueError: token [redacted] was refused" in lines[0]
     assert "url='/bot[redacted]/x'" in lines[0] and "hunter2" not in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sb.log", "sb.log.1", "sb.log.2"]
+
+
+def test_a_secret_is_redacted_whatever_its_case() -> None:
+    """python-telegram-bot capitalizes an error's first letter: a token quoted first in it
+    comes out with its first letter changed."""
+    redactor = logs.Redactor(["abc-secret-token"])
+    assert redactor.redact("Abc-secret-token was refused") == "[redacted] was refused"

@@ -5,6 +5,7 @@ they were. Over real HTTP against the running App, as an admin's browser comes."
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -60,7 +61,12 @@ async def test_an_admin_adds_an_operator_who_is_then_heard(
     assert '"carol"' in saved and "3003" in saved
     assert app.slack["globex"] is globex_team, "the other workspace was not touched"
     [audit] = [r for r in caplog.records if r.getMessage() == "admin changed the config"]
-    assert (audit.admin, audit.workspace, audit.action) == ("acme/lead", "acme", "edit_workspace")  # type: ignore[attr-defined]
+    assert (audit.admin, audit.workspace, audit.action) == ("acme/lead", "acme", "edit_config")  # type: ignore[attr-defined]
+    async with AdminClient(app) as admin:
+        await admin.login(ACME_TOKEN)
+        _, overview = await admin.get("/admin/w/acme/")
+    [shown] = re.findall(r'<li data-action="edit_config">([^<]*)</li>', overview)
+    assert "acme/lead" in shown and "workspaces changed: acme" in shown, "in the audit"
     telegram_api.push_message("hi, I am new", user=3003)
     await until(lambda: bool(replies(telegram_api, 3003)))
     assert [m["text"] for m in replies(telegram_api, 3003)] == ["hello carol"]

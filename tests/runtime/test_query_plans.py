@@ -38,6 +38,12 @@ STATEMENTS = {
     "prune refusals": bridge_store.PRUNE_REFUSALS,
     "notification_at": bridge_store.NOTIFICATION_AT,
     "prune delivery_posts": bridge_store.PRUNE_POSTS,
+    "session_events (admin)": hot_reads.SESSION_EVENTS,
+    "notification (admin)": hot_reads.NOTIFICATION,
+    "workspace_deliveries (admin)": bridge_store.WORKSPACE_DELIVERIES,
+    "intent (admin)": bridge_store.INTENT,
+    "admin_actions (admin)": bridge_store.ADMIN_ACTIONS,
+    "notification_routes (admin, two ids)": bridge_store.notification_routes_sql(2),
 }
 
 

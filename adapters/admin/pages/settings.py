@@ -12,7 +12,9 @@ from aiohttp import web
 from adapters.admin.access import admin_of, checked_form, flash, workspace_of
 from adapters.admin.config_form import QUEUE_MODES, FormErrors, read_edit, version
 from adapters.admin.deps import DEPS
+from adapters.admin.pages.steering import steering_of
 from adapters.admin.render import render
+from bridge.events import AdminActionKind
 from config.diff import ReloadReport
 
 log = logging.getLogger(__name__)
@@ -35,19 +37,26 @@ def _page(
     )
 
 
-def _audit(request: web.Request, action: str, workspace: str | None, report: ReloadReport) -> None:
-    """The admin's change in the log, with what it did (never a value from the file)."""
+async def _audit(
+    request: web.Request, kind: AdminActionKind, workspace: str | None, report: ReloadReport
+) -> None:
+    """The admin's change in the log, with what it did (never a value from the file), and,
+    once applied, an audit event in each workspace it touched."""
+    admin = admin_of(request).label
     log.info(
         "admin changed the config",
         extra={
-            "admin": admin_of(request).label,
+            "admin": admin,
             "workspace": workspace,
-            "action": action,
+            "action": kind.value,
             "ok": report.ok,
             "applied": list(report.applied),
             "restart_needed": list(report.restart_needed),
         },
     )
+    if report.ok:
+        touched = report.applied or ((workspace,) if workspace else ())
+        await steering_of(request).config_changed(touched, admin, kind, "; ".join(report.lines()))
 
 
 @routes.get("/w/{workspace}/config")
@@ -69,7 +78,7 @@ async def apply_settings(request: web.Request) -> web.Response:
     except FormErrors as exc:
         return _page(request, errors=exc.problems, status=400)
     report = await edit(workspace.id, change)
-    _audit(request, "edit_workspace", workspace.id, report)
+    await _audit(request, AdminActionKind.EDIT_CONFIG, workspace.id, report)
     if not report.ok:
         return _page(request, errors=[report.errors], status=400)
     for line in report.lines():
@@ -87,5 +96,5 @@ async def reload(request: web.Request) -> web.Response:
         report = ReloadReport(ok=False, errors="this process was not started from a config file")
     else:
         report = await run()
-    _audit(request, "reload", None, report)
+    await _audit(request, AdminActionKind.RELOAD_CONFIG, None, report)
     return render(request, "reload.html", report=report, status=200 if report.ok else 400)

@@ -1,0 +1,31 @@
+"""The admin console's view of the bridge: typed reads of a workspace, its live feed, and the
+actions an admin steers it with. No HTTP here: `adapters/admin/` serves the pages."""
+
+from bridge.admin.errors import NotInWorkspace, NotPossible
+from bridge.admin.live import live_sessions
+from bridge.admin.records import (
+    AuditEntry,
+    ConnectionRow,
+    DeliveryRow,
+    Overview,
+    SessionDetail,
+    SessionRow,
+    TranscriptLine,
+)
+from bridge.admin.steer import Steering
+from bridge.admin.view import AdminView
+
+__all__ = [
+    "AdminView",
+    "AuditEntry",
+    "ConnectionRow",
+    "DeliveryRow",
+    "NotInWorkspace",
+    "NotPossible",
+    "Overview",
+    "SessionDetail",
+    "SessionRow",
+    "Steering",
+    "TranscriptLine",
+    "live_sessions",
+]

@@ -1,0 +1,189 @@
+"""The admin console's actions on a workspace: stop a running turn (the same control action
+as /stop), change a session's queue mode, retry or discard a failed delivery, send an
+undelivered notification to a chosen operator. Each checks that its object belongs to the
+workspace, and is recorded as an audit event naming the admin, with the change it made when
+there is one in the same transaction. Each returns the one line the console flashes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bridge import texts
+from bridge.admin.errors import NotInWorkspace, NotPossible
+from bridge.admin.view import AdminView, workspace_of_agent
+from bridge.dispatch import raised_by
+from bridge.events import AdminActionKind
+from bridge.service import Bridge
+from bridge.store import AdminActionRecord, Intent, NotificationPost
+from bridge.types import DeliveryKind, DeliveryStatus
+from config.schema import SwitchboardConfig, WorkspaceConfig
+from runtime import QueueMode, StaleRunError, StopStatus, UnknownRunError
+from runtime.ids import new_id
+from runtime.payloads import NotificationRequested
+
+TEXT_IN_AUDIT = 200  # characters of a discarded delivery's text kept in its audit event
+
+
+class Steering:
+    def __init__(self, bridge: Bridge, config: SwitchboardConfig) -> None:
+        self._bridge = bridge
+        self._runtime = bridge.runtime
+        self._view = AdminView(bridge, config)
+
+    async def stop(self, workspace: WorkspaceConfig, session_id: str, admin: str) -> str:
+        """Stop the session's running turn; its conversation is told who stopped it."""
+        self._view.check_session(workspace.id, session_id)
+        run_id = self._runtime.status(session_id).run_id
+        if run_id is None:
+            raise NotPossible(f"nothing is running in session {session_id}")
+        try:
+            result = await self._runtime.stop(session_id, run_id, f"stopped by admin {admin}")
+        except (StaleRunError, UnknownRunError):
+            raise NotPossible(f"the turn {run_id} had already ended") from None
+        stopped = result.status is StopStatus.STOPPED
+        route = await self._bridge.router.resolve(session_id, run_id) if stopped else None
+        async with self._bridge.store.write() as tx:
+            if route is not None:
+                notice = texts.STOPPED_BY_ADMIN.format(admin=admin)
+                tx.enqueue(new_id("dlv_admin"), route, DeliveryKind.COMMAND_REPLY, notice)
+            tx.admin_action(
+                AdminActionRecord(
+                    workspace.id,
+                    admin,
+                    AdminActionKind.STOP_TURN,
+                    run_id,
+                    session_id,
+                    result.status.value,
+                )
+            )
+        if not stopped:
+            return f"The turn {run_id} was already stopped."
+        return f"Stopped the turn {run_id} of session {session_id}."
+
+    async def set_queue_mode(
+        self, workspace: WorkspaceConfig, session_id: str, mode: QueueMode | None, admin: str
+    ) -> str:
+        """`mode` None: the workspace's default again."""
+        self._view.check_session(workspace.id, session_id)
+        before = self._runtime.status(session_id).mode
+        await self._runtime.set_queue_mode(session_id, mode)
+        after = self._runtime.status(session_id).mode
+        async with self._bridge.store.write() as tx:
+            tx.admin_action(
+                AdminActionRecord(
+                    workspace.id,
+                    admin,
+                    AdminActionKind.SET_QUEUE_MODE,
+                    session_id,
+                    session_id,
+                    f"{before} -> {after}",
+                )
+            )
+        return f"Session {session_id} now queues in {after} mode."
+
+    async def retry(self, workspace: WorkspaceConfig, delivery_id: str, admin: str) -> str:
+        """A failed delivery goes out again, in its place in its conversation's order; the
+        parts it already delivered are not sent twice."""
+        intent = await self._failed(workspace, delivery_id)
+        async with self._bridge.store.write() as tx:
+            tx.retry_intent(intent.id, intent.route.conversation_key)
+            tx.admin_action(
+                AdminActionRecord(
+                    workspace.id,
+                    admin,
+                    AdminActionKind.RETRY_DELIVERY,
+                    intent.id,
+                    self._bridge.sessions.session_of(intent.route),
+                    f"{intent.kind} to {intent.route.conversation_key}; last error: "
+                    f"{self._view.redact(intent.last_error)}",
+                )
+            )
+        return f"Delivery {intent.id} is queued again."
+
+    async def discard(self, workspace: WorkspaceConfig, delivery_id: str, admin: str) -> str:
+        """A failed delivery is given up; its audit event keeps what it said."""
+        intent = await self._failed(workspace, delivery_id)
+        async with self._bridge.store.write() as tx:
+            tx.discard_intent(intent.id)
+            tx.admin_action(
+                AdminActionRecord(
+                    workspace.id,
+                    admin,
+                    AdminActionKind.DISCARD_DELIVERY,
+                    intent.id,
+                    self._bridge.sessions.session_of(intent.route),
+                    f"{intent.kind} to {intent.route.conversation_key}: "
+                    f"{intent.text[:TEXT_IN_AUDIT]!r}; last error: "
+                    f"{self._view.redact(intent.last_error)}",
+                )
+            )
+        return f"Delivery {intent.id} was discarded."
+
+    async def config_changed(
+        self, workspace_ids: Sequence[str], admin: str, kind: AdminActionKind, detail: str
+    ) -> None:
+        """A config change the console applied, in the audit of each workspace it touched."""
+        async with self._bridge.store.write() as tx:
+            for workspace_id in workspace_ids:
+                tx.admin_action(
+                    AdminActionRecord(workspace_id, admin, kind, workspace_id, None, detail)
+                )
+
+    async def _failed(self, workspace: WorkspaceConfig, delivery_id: str) -> Intent:
+        intent = await self._view.intent(workspace.id, delivery_id)
+        if intent.status is not DeliveryStatus.FAILED:
+            raise NotPossible(f"delivery {delivery_id} is {intent.status}, not failed")
+        return intent
+
+    async def reroute(
+        self, workspace: WorkspaceConfig, notification_id: str, operator_id: str, admin: str
+    ) -> str:
+        """Send an undelivered notification to `operator_id`'s DM, through the outbox; a
+        reply to it reaches the agent that raised it, as a reply to the original would."""
+        n = await self._runtime.store.notification(notification_id)
+        if n is None or workspace_of_agent(n.agent_id) != workspace.id:
+            raise NotInWorkspace(f"workspace {workspace.id} has no notification {notification_id}")
+        if all(
+            u.notification_id != n.notification_id
+            for u in await self._view.undelivered(workspace.id)
+        ):
+            raise NotPossible(f"notification {notification_id} is not undelivered")
+        operator = next((o for o in workspace.operators if o.id == operator_id), None)
+        if operator is None:
+            raise NotPossible(f"workspace {workspace.id} has no operator {operator_id!r}")
+        route = self._bridge.router.operator_route(workspace, operator)
+        if route is None:
+            raise NotPossible(
+                f"operator {operator_id} has no direct conversation on a running platform"
+            )
+        payload = NotificationRequested(
+            notification_id=n.notification_id,
+            agent_id=n.agent_id,
+            requested_by_agent_id=n.requested_by_agent_id,
+            requested_by_session_id=n.requested_by_session_id,
+            target_operator_boundary=n.target_operator_boundary,
+            message=n.message,
+            summary=n.summary,
+            created_at=n.created_at,
+        )
+        text = texts.NOTIFICATION.format(
+            agent=n.requested_by_agent_id, message=n.message
+        ) + raised_by(payload)
+        post = NotificationPost(
+            n.notification_id, n.session_id, n.agent_id, n.requested_by_agent_id, n.summary
+        )
+        intent_id = new_id("dlv_reroute")
+        async with self._bridge.store.write() as tx:
+            tx.enqueue(intent_id, route, DeliveryKind.NOTIFICATION, text)
+            tx.reroute_notification(intent_id, post)
+            tx.admin_action(
+                AdminActionRecord(
+                    workspace.id,
+                    admin,
+                    AdminActionKind.REROUTE_NOTIFICATION,
+                    n.notification_id,
+                    n.session_id,
+                    f"to operator {operator_id} via {route.conversation_key} as {intent_id}",
+                )
+            )
+        return f"Notification {n.notification_id} is on its way to {operator_id}."

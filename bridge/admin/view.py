@@ -1,0 +1,191 @@
+"""The admin console's reads of one workspace: connections, sessions, one session's
+transcript and audit trail, deliveries, undelivered notifications. Typed rows out; every
+object named by the caller is checked to belong to the workspace."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+from bridge.admin.audit import entry
+from bridge.admin.errors import NotInWorkspace
+from bridge.admin.records import (
+    ConnectionRow,
+    DeliveryRow,
+    Overview,
+    SessionDetail,
+    SessionRow,
+    TranscriptLine,
+)
+from bridge.service import Bridge
+from bridge.status import Undelivered, undelivered_notifications
+from bridge.store import Intent
+from bridge.types import DeliveryStatus
+from config.schema import SwitchboardConfig, WorkspaceConfig
+from runtime.payloads import NotificationRequested
+from runtime.session import Session
+from runtime.transcript import AttachmentBlock, TextBlock, ToolResultBlock, ToolUseBlock
+
+AUDIT_LIMIT = 200  # a session's newest events shown
+TEXT_PREVIEW = 300  # characters of a delivery's text shown
+REDACTED = "[redacted]"
+
+
+def workspace_of_agent(agent_id: str) -> str:
+    """Runtime agent ids are `<workspace>/<agent>[/child-n]`."""
+    return agent_id.split("/", 1)[0]
+
+
+def receiving_mode(workspace: WorkspaceConfig, platform: str) -> str:
+    """How a platform's connection gets its events, from the config."""
+    if platform == "telegram" and workspace.telegram is not None:
+        return workspace.telegram.mode
+    if platform == "slack" and workspace.slack is not None:
+        return "socket mode" if workspace.slack.app_token is not None else "http"
+    return "stdin" if platform == "console" else "?"
+
+
+class AdminView:
+    """Reads for one request, against the config current at that moment."""
+
+    def __init__(self, bridge: Bridge, config: SwitchboardConfig) -> None:
+        self._bridge = bridge
+        self._runtime = bridge.runtime
+        self._config = config
+        secrets = sorted((s for s in config.secret_values() if s), key=len, reverse=True)
+        # Any case: a library may change it (python-telegram-bot capitalizes an error's text,
+        # which lowercases a bot token quoted in it).
+        self._secret = (
+            re.compile("|".join(map(re.escape, secrets)), re.IGNORECASE) if secrets else None
+        )
+
+    def redact(self, text: str | None) -> str | None:
+        """An error text as shown: a platform's error may quote a URL with a bot token."""
+        if text is None or self._secret is None:
+            return text
+        return self._secret.sub(REDACTED, text)
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def _sessions(self, workspace_id: str) -> list[Session]:
+        found = [
+            s
+            for s in self._runtime.sessions.values()
+            if workspace_of_agent(s.record.agent_id) == workspace_id
+        ]
+        return sorted(found, key=lambda s: (s.record.created_at, s.id))
+
+    def _session(self, workspace_id: str, session_id: str) -> Session:
+        session = self._runtime.sessions.get(session_id)
+        if session is None or workspace_of_agent(session.record.agent_id) != workspace_id:
+            raise NotInWorkspace(f"workspace {workspace_id} has no session {session_id}")
+        return session
+
+    def session_row(self, session: Session) -> SessionRow:
+        s = self._runtime.status(session.id)
+        route = self._bridge.sessions.route_of(session.id)
+        return SessionRow(
+            session_id=session.id,
+            agent_id=s.agent_id,
+            profile=s.profile,
+            parent_session_id=session.record.parent_session_id,
+            conversation=route.conversation_key if route else None,
+            state=s.state,
+            mode=s.mode,
+            queued=s.queued,
+            run_id=s.run_id,
+            step=s.step,
+            elapsed_s=s.elapsed_s,
+        )
+
+    def sessions(self, workspace_id: str) -> list[SessionRow]:
+        return [self.session_row(s) for s in self._sessions(workspace_id)]
+
+    def check_session(self, workspace_id: str, session_id: str) -> None:
+        self._session(workspace_id, session_id)
+
+    async def session(self, workspace_id: str, session_id: str) -> SessionDetail:
+        session = self._session(workspace_id, session_id)
+        store = self._runtime.store
+        rows = await store.full_transcript(session_id)
+        events = await store.session_events(session_id, AUDIT_LIMIT)
+        ids = [e.data.notification_id for e in events if isinstance(e.data, NotificationRequested)]
+        routes = await self._bridge.store.notification_routes(ids)
+        return SessionDetail(
+            row=self.session_row(session),
+            transcript=[line for row in rows for line in _lines(row.role, row.blocks)],
+            audit=[entry(e, routes) for e in events],
+            children=[c.id for c in self._runtime.children(session)],
+        )
+
+    # -- connections, deliveries, notifications -----------------------------------------
+
+    def connections(self, workspace: WorkspaceConfig) -> list[ConnectionRow]:
+        return [
+            ConnectionRow.of(c, receiving_mode(workspace, c.platform), self.redact(c.last_error))
+            for c in self._bridge.metrics.connections.of(workspace.id)
+        ]
+
+    async def deliveries(self, workspace_id: str) -> list[DeliveryRow]:
+        """Pending, sending and failed deliveries, oldest first."""
+        return [
+            self._delivery(i) for i in await self._bridge.store.workspace_deliveries(workspace_id)
+        ]
+
+    def _delivery(self, i: Intent) -> DeliveryRow:
+        text = i.text if len(i.text) <= TEXT_PREVIEW else i.text[:TEXT_PREVIEW] + "\u2026"
+        return DeliveryRow(
+            i.id,
+            i.route.conversation_key,
+            i.kind,
+            i.status,
+            i.attempts,
+            i.chunks_sent,
+            text,
+            self.redact(i.last_error),
+            i.created_at,
+        )
+
+    async def intent(self, workspace_id: str, delivery_id: str) -> Intent:
+        found = await self._bridge.store.intent(delivery_id)
+        if found is None or found.route.workspace_id != workspace_id:
+            raise NotInWorkspace(f"workspace {workspace_id} has no delivery {delivery_id}")
+        return found
+
+    async def undelivered(self, workspace_id: str) -> list[Undelivered]:
+        found = await undelivered_notifications(
+            self._runtime.store, self._bridge.store, workspace_id
+        )
+        return [replace(u, error=self.redact(u.error)) for u in found]
+
+    async def overview(self, workspace: WorkspaceConfig) -> Overview:
+        deliveries = await self._bridge.store.workspace_deliveries(workspace.id)
+        failed = sum(1 for d in deliveries if d.status is DeliveryStatus.FAILED)
+        return Overview(
+            connections=self.connections(workspace),
+            sessions=self.sessions(workspace.id),
+            failed_deliveries=failed,
+            pending_deliveries=len(deliveries) - failed,
+            undelivered_notifications=len(await self.undelivered(workspace.id)),
+            actions=await self._bridge.store.admin_actions(workspace.id),
+        )
+
+
+def _lines(
+    role: str, blocks: list[TextBlock | ToolUseBlock | ToolResultBlock | AttachmentBlock]
+) -> list[TranscriptLine]:
+    lines = []
+    for b in blocks:
+        match b:
+            case TextBlock(text=text):
+                lines.append(TranscriptLine(role, b.kind, text))
+            case ToolUseBlock(name=name, input=tool_input):
+                lines.append(TranscriptLine(role, b.kind, f"{name} {json.dumps(tool_input)}"))
+            case ToolResultBlock(content=content, is_error=is_error):
+                lines.append(
+                    TranscriptLine(role, b.kind, ("error: " if is_error else "") + content)
+                )
+            case AttachmentBlock():
+                lines.append(TranscriptLine(role, b.kind, b.describe()))
+    return lines

@@ -1,0 +1,288 @@
+"""The workspace pages an admin sees and steers with, over real HTTP against the running App:
+a running turn's step and Stop, queue mode, failed deliveries retried and discarded, an
+undelivered notification sent to an operator, the live feed; another workspace's objects
+are not found, and no secret is shown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.server.app import App
+from runtime import QueueMode, SessionState
+from tests.admin.harness import ACME_TOKEN, GLOBAL_TOKEN, AdminClient, start_console
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
+
+ALICE = 1001
+
+
+@pytest.fixture
+async def app(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, slack_api: FakeSlack
+) -> AsyncIterator[App]:
+    app = await start_console(db_path, anthropic_api, telegram_api, slack_api)
+    yield app
+    await app.stop()
+
+
+def acme_session(app: App) -> str:
+    [session] = [
+        s.id for s in app.runtime.sessions.values() if s.record.agent_id == "acme/assistant"
+    ]
+    return session
+
+
+def cell(html: str, field: str) -> str:
+    found = re.search(rf'data-field="{field}">([^<]*)<', html)
+    assert found is not None, f"no {field} cell"
+    return found.group(1)
+
+
+async def running_turn(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> tuple[str, asyncio.Event]:
+    """Alice asks; the model's answer is held back: a turn runs until the event is set."""
+    hold = asyncio.Event()
+    anthropic_api.script = [text("Deployed.", hold=hold)]
+    telegram_api.push_message("deploy the release", user=ALICE)
+    await until(lambda: any(s.running for s in app.runtime.sessions.values()))
+    return acme_session(app), hold
+
+
+async def test_a_running_turn_is_shown_and_stopped_from_its_page(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    session_id, _ = await running_turn(app, anthropic_api, telegram_api)
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        status, html = await client.get("/admin/w/acme/")
+        assert status == 200
+        assert f'href="/admin/w/acme/sessions/{session_id}"' in html
+        row = html[html.index(f'<tr data-session="{session_id}"') :]
+        assert cell(row, "state") == "running" and cell(row, "step")
+        connection = html[html.index('<tr data-connection="telegram"') :]
+        assert cell(connection, "mode") == "polling" and cell(connection, "up") == "up"
+        assert cell(connection, "last_event") != "\u2014", "alice's message arrived"
+        status, html = await client.get(f"/admin/w/acme/sessions/{session_id}")
+        assert 'id="stop-form" data-when="running">' in html, "Stop shown while it runs"
+        assert 'button type="submit" name="action" value="stop"' in html
+        status, html = await client.post(f"/admin/w/acme/sessions/{session_id}", {"action": "stop"})
+        assert status == 200 and '<p class="flash" role="status">Stopped the turn run_' in html
+        assert cell(html, "state") == "idle" and 'data-when="running" hidden' in html
+        assert "acme/lead: stop_turn (stopped)" in html
+        await until(
+            lambda: "Stopped from the admin console by acme/lead." in telegram_api.chat(ALICE)
+        )
+        status, html = await client.post(f"/admin/w/acme/sessions/{session_id}", {"action": "stop"})
+        assert "Not done: nothing is running in session" in html
+
+
+async def test_the_queue_mode_is_changed_from_the_session_page(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    telegram_api.push_message("hello", user=ALICE)
+    await until(lambda: bool(app.runtime.sessions))
+    session_id = acme_session(app)
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        await client.get(f"/admin/w/acme/sessions/{session_id}")
+        status, html = await client.post(
+            f"/admin/w/acme/sessions/{session_id}", {"action": "queue_mode", "mode": "collect"}
+        )
+        assert status == 200 and "now queues in collect mode" in html
+        assert cell(html, "mode") == "collect"
+        assert app.runtime.status(session_id).mode is QueueMode.COLLECT
+        assert "acme/lead: set_queue_mode (steer -&gt; collect)" in html
+        status, _ = await client.post(
+            f"/admin/w/acme/sessions/{session_id}", {"action": "queue_mode", "mode": "fast"}
+        )
+        assert status == 400
+
+
+async def test_the_live_feed_streams_the_steps_of_a_running_turn(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        async with client.http.get(
+            client.base + "/admin/w/acme/live", headers={"Accept": "text/event-stream"}
+        ) as stream:
+            assert stream.headers["Content-Type"] == "text/event-stream"
+
+            async def rows() -> AsyncIterator[list[dict[str, Any]]]:
+                async for line in stream.content:
+                    if line.startswith(b"data: "):
+                        yield json.loads(line[6:])
+
+            feed = rows()
+            assert await anext(feed) == []
+            session_id, hold = await running_turn(app, anthropic_api, telegram_api)
+            async for found in feed:
+                if found and found[0]["state"] == SessionState.RUNNING:
+                    break
+            assert found[0]["session"] == session_id and found[0]["step"]
+            hold.set()
+            async for found in feed:
+                if found[0]["state"] == SessionState.IDLE:
+                    break
+            assert found[0]["run"] is None
+        status, snapshot = await client.get("/admin/w/acme/live")
+        assert status == 200 and json.loads(snapshot)[0]["session"] == session_id
+
+
+async def test_a_failed_delivery_is_retried_and_another_discarded(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    telegram_api.fail(
+        "sendMessage",
+        400,
+        "Bad Request: chat not found",
+        times=2,
+        when=lambda p: "answer." in p.get("text", ""),
+    )
+    anthropic_api.script = [text("The first answer."), text("The second answer.")]
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+
+        async def failed() -> list[str]:
+            _, html = await client.get("/admin/w/acme/deliveries")
+            return re.findall(r'<tr data-delivery="([^"]+)" data-status="failed"', html)
+
+        for n, prompt in enumerate(("first", "second"), start=1):
+            telegram_api.push_message(prompt, user=ALICE)
+            for _ in range(500):
+                if len(found := await failed()) == n:
+                    break
+                await asyncio.sleep(0.02)
+        first, second = found
+        _, html = await client.get("/admin/w/acme/")
+        assert '<span id="failed-deliveries" data-count="failed_deliveries">2</span>' in html
+        _, html = await client.get("/admin/w/acme/deliveries")
+        assert "Telegram 400: Chat not found" in html
+        assert 'button type="submit" name="action" value="retry"' in html
+        status, html = await client.post(f"/admin/w/acme/deliveries/{first}", {"action": "retry"})
+        assert status == 200 and f"Delivery {first} is queued again." in html
+        await until(lambda: "The first answer." in telegram_api.chat(ALICE))
+        status, html = await client.post(
+            f"/admin/w/acme/deliveries/{second}", {"action": "discard"}
+        )
+        assert f"Delivery {second} was discarded." in html
+        assert await failed() == []
+        assert "The second answer." not in telegram_api.chat(ALICE)
+        _, html = await client.get("/admin/w/acme/")
+        assert 'data-action="retry_delivery"' in html and 'data-action="discard_delivery"' in html
+
+
+async def test_an_undelivered_notification_is_sent_to_a_chosen_operator(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    telegram_api.fail(
+        "sendMessage",
+        403,
+        "Forbidden: bot was blocked by the user",
+        when=lambda p: "Disk at 95%" in p.get("text", ""),
+    )
+    anthropic_api.script = [tools(("notify_operator", {"message": "Disk at 95%"})), text("Done.")]
+    telegram_api.push_message("check the disks", user=ALICE)
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        for _ in range(400):
+            _, html = await client.get("/admin/w/acme/notifications")
+            if 'data-status="failed"' in html:  # routed, and its delivery failed
+                break
+            await asyncio.sleep(0.02)
+        [notification] = re.findall(r'<tr data-notification="([^"]+)" data-status="failed"', html)
+        assert '<option value="alice">alice (primary)</option>' in html
+        status, html = await client.post(
+            f"/admin/w/acme/notifications/{notification}",
+            {"action": "reroute", "operator": "alice"},
+        )
+        assert status == 200 and f"Notification {notification} is on its way to alice." in html
+        await until(lambda: any("Disk at 95%" in t for t in telegram_api.chat(ALICE)))
+        await app.bridge.settle()
+        _, html = await client.get("/admin/w/acme/notifications")
+        assert 'id="no-notifications"' in html
+        _, html = await client.get("/admin/w/acme/")
+        assert 'data-count="undelivered_notifications">0<' in html
+
+
+async def failed_notification(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, error: str
+) -> tuple[str, str, str]:
+    """A notification of acme's agent whose delivery failed: (session, delivery, notification)."""
+    telegram_api.fail("sendMessage", 400, error, when=lambda p: "Disk" in p.get("text", ""))
+    anthropic_api.script = [tools(("notify_operator", {"message": "Disk at 95%"})), text("Done.")]
+    telegram_api.push_message("check the disks", user=ALICE)
+    for _ in range(500):
+        failed = await app.bridge.store.workspace_deliveries("acme")
+        if failed and failed[0].last_error:
+            break
+        await asyncio.sleep(0.02)
+    await app.bridge.settle()
+    [record] = await app.runtime.store.notifications()
+    return record.session_id, failed[0].id, record.notification_id
+
+
+async def test_another_workspaces_objects_are_not_found_under_this_workspace(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    session, delivery, notification = await failed_notification(
+        app, anthropic_api, telegram_api, "Bad Request: chat not found"
+    )
+    async with AdminClient(app) as client:
+        await client.login(GLOBAL_TOKEN)  # may see both workspaces: only the object is wrong
+        await client.get("/admin/")
+        assert (await client.get(f"/admin/w/acme/sessions/{session}"))[0] == 200
+        assert (await client.get(f"/admin/w/globex/sessions/{session}"))[0] == 404
+        for path, form in [
+            (f"/admin/w/globex/sessions/{session}", {"action": "stop"}),
+            (f"/admin/w/globex/sessions/{session}", {"action": "queue_mode", "mode": "collect"}),
+            (f"/admin/w/globex/deliveries/{delivery}", {"action": "retry"}),
+            (f"/admin/w/globex/deliveries/{delivery}", {"action": "discard"}),
+            (
+                f"/admin/w/globex/notifications/{notification}",
+                {"action": "reroute", "operator": "bob"},
+            ),
+        ]:
+            status, _ = await client.post(path, form)
+            assert status == 404, f"{form['action']} {path}"
+        assert app.runtime.status(session).mode is QueueMode.STEER
+        [still] = await app.bridge.store.workspace_deliveries("acme")
+        assert still.id == delivery, "not retried, not discarded"
+
+
+async def test_no_workspace_page_shows_a_secret_even_in_an_error(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    session, _, _ = await failed_notification(
+        app, anthropic_api, telegram_api, f"Bad Request: no bot {telegram_api.token} here"
+    )
+    secrets = app.config.secret_values()
+    assert telegram_api.token in secrets
+    async with AdminClient(app) as client:
+        await client.login(GLOBAL_TOKEN)
+        pages = [
+            f"/admin/w/{w}/{p}"
+            for w in ("acme", "globex")
+            for p in ("", "deliveries", "notifications", "live")
+        ]
+        pages.append(f"/admin/w/acme/sessions/{session}")
+        for path in pages:
+            status, html = await client.get(path)
+            assert status == 200, path
+            for secret in secrets:
+                assert secret not in html, f"{path} shows a secret"
+        _, html = await client.get("/admin/w/acme/deliveries")
+        # python-telegram-bot capitalizes the error (the token in it comes out lowercased)
+        assert "No bot [redacted] here" in html
+        for secret in secrets:
+            assert secret.lower() not in html.lower()

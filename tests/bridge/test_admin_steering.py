@@ -1,0 +1,231 @@
+"""The admin console's actions: each does what an operator would see done, is an audit event
+naming the admin, and refuses an object of another workspace."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bridge import DeliveryError
+from bridge.admin import AdminView, NotInWorkspace, NotPossible, Steering
+from bridge.events import AdminActionKind
+from bridge.types import DeliveryStatus, TransportLimits
+from runtime import QueueMode, RunStatus, SessionState
+from tests.bridge.admin_harness import ALICE, BOB, CAROL, dm_in, feed, rows_until, two_workspaces
+from tests.bridge.fakes import RecordingTransport
+from tests.bridge.harness import close_bridge, open_bridge
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+
+ADMIN = "acme/lead"
+
+
+async def test_stop_stops_the_running_turn_tells_the_chat_and_is_audited(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    transport = RecordingTransport()
+    bridge = await open_bridge(config, transport)
+    acme = config.workspaces[0]
+    never = asyncio.Event()
+    anthropic_api.script = [text("never sent", hold=never)]
+    rows = feed(bridge, config, "acme")
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "long job", 1))
+        [row] = await rows_until(rows, lambda r: bool(r) and r[0].state is SessionState.RUNNING)
+        flash = await Steering(bridge, config).stop(acme, row.session_id, ADMIN)
+        assert flash == f"Stopped the turn {row.run_id} of session {row.session_id}."
+        await bridge.settle()
+        [run] = await bridge.runtime.store.runs(session_id=row.session_id)
+        assert run.status is RunStatus.STOPPED
+        assert [s.text for s in transport.sent] == ["Stopped from the admin console by acme/lead."]
+        assert transport.sent[0].route.conversation_id == str(ALICE)
+        detail = await AdminView(bridge, config).session("acme", row.session_id)
+        assert any(a.summary == "acme/lead: stop_turn (stopped)" for a in detail.audit)
+        [action] = await bridge.store.admin_actions("acme")
+        assert (action.admin, action.action, action.target) == (
+            ADMIN,
+            AdminActionKind.STOP_TURN,
+            row.run_id,
+        )
+        with pytest.raises(NotPossible):
+            await Steering(bridge, config).stop(acme, row.session_id, ADMIN)  # nothing runs
+    finally:
+        await rows.aclose()
+        await close_bridge(bridge)
+
+
+async def test_queue_mode_changes_for_the_session_and_is_audited(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    bridge = await open_bridge(config, RecordingTransport())
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "hi", 1))
+        await bridge.receive(dm_in("beta", CAROL, "hi", 1))
+        await bridge.settle()
+        view = AdminView(bridge, config)
+        [session] = view.sessions("acme")
+        [beta_session] = view.sessions("beta")
+        steering = Steering(bridge, config)
+        flash = await steering.set_queue_mode(
+            config.workspaces[0], session.session_id, QueueMode.FOLLOWUP, ADMIN
+        )
+        assert flash == f"Session {session.session_id} now queues in followup mode."
+        assert bridge.runtime.status(session.session_id).mode is QueueMode.FOLLOWUP
+        detail = await view.session("acme", session.session_id)
+        assert detail.audit[0].summary == "acme/lead: set_queue_mode (steer -> followup)"
+        assert detail.audit[1].summary == "queue mode set to followup"
+        with pytest.raises(NotInWorkspace):
+            await steering.set_queue_mode(
+                config.workspaces[0], beta_session.session_id, QueueMode.COLLECT, ADMIN
+            )
+        assert bridge.runtime.status(beta_session.session_id).mode is QueueMode.STEER
+    finally:
+        await close_bridge(bridge)
+
+
+def fail_second_send(attempt: int) -> DeliveryError | None:
+    if attempt == 2:
+        return DeliveryError("Forbidden: bot was blocked by the user", retryable=False)
+    return None
+
+
+async def test_a_retried_delivery_sends_only_what_had_not_arrived(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    transport = RecordingTransport(limits=TransportLimits(max_chars=40), fail=fail_second_send)
+    bridge = await open_bridge(config, transport)
+    anthropic_api.script = [text("First part of the answer.\n\nSecond part of the answer.")]
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "answer in two parts", 1))
+        await bridge.settle()
+        [failed] = await AdminView(bridge, config).deliveries("acme")
+        assert failed.status is DeliveryStatus.FAILED and failed.chunks_sent == 1
+        assert failed.last_error is not None and "blocked" in failed.last_error
+        assert await AdminView(bridge, config).deliveries("beta") == []
+        steering = Steering(bridge, config)
+        with pytest.raises(NotInWorkspace):
+            await steering.retry(config.workspaces[1], failed.delivery_id, "beta/lead")
+        flash = await steering.retry(config.workspaces[0], failed.delivery_id, ADMIN)
+        assert flash == f"Delivery {failed.delivery_id} is queued again."
+        await bridge.settle()
+        assert [s.text for s in transport.sent] == [
+            "First part of the answer.",
+            "Second part of the answer.",
+        ]
+        assert await AdminView(bridge, config).deliveries("acme") == []
+        [action] = await bridge.store.admin_actions("acme")
+        assert action.action is AdminActionKind.RETRY_DELIVERY and action.session_id is not None
+        assert "last error: Forbidden: bot was blocked by the user" in action.detail
+        with pytest.raises(NotPossible):
+            await steering.retry(config.workspaces[0], failed.delivery_id, ADMIN)  # delivered
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_retried_deliveries_go_out_in_their_conversations_order(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    blocked = True
+    transport = RecordingTransport(
+        fail=lambda _: DeliveryError("chat not found", retryable=False) if blocked else None
+    )
+    bridge = await open_bridge(config, transport)
+    anthropic_api.script = [text("one"), text("two")]
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "first", 1))
+        await bridge.settle()
+        await bridge.receive(dm_in("acme", ALICE, "second", 2))
+        await bridge.settle()
+        first, second = await AdminView(bridge, config).deliveries("acme")
+        blocked = False
+        async with bridge.store.write() as tx:  # the later one retried first
+            tx.retry_intent(second.delivery_id, second.conversation)
+            tx.retry_intent(first.delivery_id, first.conversation)
+        await bridge.settle()
+        assert [s.text for s in transport.sent] == ["one", "two"]
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_a_discarded_delivery_is_gone_and_its_text_stays_in_the_audit(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    transport = RecordingTransport(
+        fail=lambda _: DeliveryError("Forbidden: bot was kicked", retryable=False)
+    )
+    bridge = await open_bridge(config, transport)
+    anthropic_api.script = [text("The report you asked for.")]
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "report", 1))
+        await bridge.settle()
+        [failed] = await AdminView(bridge, config).deliveries("acme")
+        steering = Steering(bridge, config)
+        with pytest.raises(NotInWorkspace):
+            await steering.discard(config.workspaces[1], failed.delivery_id, "beta/lead")
+        flash = await steering.discard(config.workspaces[0], failed.delivery_id, ADMIN)
+        assert flash == f"Delivery {failed.delivery_id} was discarded."
+        assert await AdminView(bridge, config).deliveries("acme") == []
+        [action] = await bridge.store.admin_actions("acme")
+        assert action.action is AdminActionKind.DISCARD_DELIVERY
+        assert "'The report you asked for.'" in action.detail and "kicked" in action.detail
+        with pytest.raises(NotInWorkspace):
+            await steering.discard(config.workspaces[0], failed.delivery_id, ADMIN)
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_an_undelivered_notification_rerouted_reaches_the_chosen_operator(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    alice_blocked = True
+
+    def fail(_: int) -> DeliveryError | None:
+        if alice_blocked:
+            return DeliveryError("Forbidden: bot was blocked by the user", retryable=False)
+        return None
+
+    transport = RecordingTransport(fail=fail)
+    bridge = await open_bridge(config, transport)
+    anthropic_api.script = [
+        tools(("notify_operator", {"message": "Backup failed on db-2"})),
+        text("I told the operator."),
+    ]
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "check backups", 1))
+        await bridge.settle()
+        view = AdminView(bridge, config)
+        [undelivered] = await view.undelivered("acme")
+        assert undelivered.status == DeliveryStatus.FAILED and "blocked" in (
+            undelivered.error or ""
+        )
+        acme, beta = config.workspaces
+        steering = Steering(bridge, config)
+        with pytest.raises(NotInWorkspace):
+            await steering.reroute(beta, undelivered.notification_id, "carol", "beta/lead")
+        with pytest.raises(NotPossible):
+            await steering.reroute(acme, undelivered.notification_id, "carol", ADMIN)
+        alice_blocked = False
+        flash = await steering.reroute(acme, undelivered.notification_id, "bob", ADMIN)
+        assert flash == f"Notification {undelivered.notification_id} is on its way to bob."
+        await bridge.settle()
+        [sent] = [s for s in transport.sent if "Backup failed on db-2" in s.text]
+        assert sent.route.conversation_id == str(BOB)
+        assert await view.undelivered("acme") == []
+        post = await bridge.store.notification_at(sent.route, f"{BOB}:{len(transport.sent)}")
+        assert post is not None and post.session_id == undelivered.session_id, "replies reach it"
+        detail = await view.session("acme", undelivered.session_id)
+        assert any(
+            a.summary.startswith("acme/lead: reroute_notification (to operator bob via")
+            for a in detail.audit
+        )
+        with pytest.raises(NotPossible):
+            await steering.reroute(acme, undelivered.notification_id, "alice", ADMIN)
+    finally:
+        await close_bridge(bridge)

@@ -1,0 +1,127 @@
+"""What the admin console reads of a workspace: its sessions live, one session's transcript
+and audit trail, its connections; never another workspace's."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bridge.admin import AdminView, NotInWorkspace
+from runtime import QueueMode, SessionState
+from tests.bridge.admin_harness import ALICE, CAROL, dm_in, feed, rows_until, two_workspaces
+from tests.bridge.fakes import RecordingTransport
+from tests.bridge.harness import close_bridge, open_bridge
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+
+
+async def test_the_live_feed_follows_a_running_turn_and_shows_only_its_workspace(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    bridge = await open_bridge(config, RecordingTransport())
+    hold = asyncio.Event()
+    anthropic_api.script = [text("beta's answer"), text("acme's answer", hold=hold)]
+    rows = feed(bridge, config, "acme")
+    try:
+        await bridge.receive(dm_in("beta", CAROL, "hello from beta", 1))
+        await bridge.settle()
+        assert await anext(rows) == [], "beta's session is not acme's"
+        await bridge.receive(dm_in("acme", ALICE, "deploy status?", 2))
+        [running] = await rows_until(rows, lambda r: bool(r) and r[0].step is not None)
+        assert running.state is SessionState.RUNNING and running.run_id is not None
+        assert running.conversation == "telegram:acme:1001"
+        assert running.mode is QueueMode.STEER and running.agent_id == "acme/assistant"
+        later = await rows_until(rows, lambda r: (r[0].elapsed_s or 0) > (running.elapsed_s or 0))
+        assert later[0].run_id == running.run_id, "ticks bring the elapsed time forward"
+        hold.set()
+        [idle] = await rows_until(rows, lambda r: r[0].state is SessionState.IDLE)
+        assert idle.step is None and idle.run_id is None
+        view = AdminView(bridge, config)
+        assert [s.agent_id for s in view.sessions("beta")] == ["beta/assistant"]
+    finally:
+        await rows.aclose()
+        await close_bridge(bridge)
+
+
+async def test_a_session_shows_its_transcript_and_audit_trail(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    transport = RecordingTransport()
+    bridge = await open_bridge(config, transport)
+    tool_round = asyncio.Event()
+    anthropic_api.script = [
+        tools(("notify_operator", {"message": "Disk at 95% on db-1"}), hold=tool_round),
+        text("Cleaned up; disk at 60%."),
+    ]
+    rows = feed(bridge, config, "acme")
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "check the disks", 1))
+        [row] = await rows_until(rows, lambda r: bool(r) and r[0].state is SessionState.RUNNING)
+        await bridge.receive(dm_in("acme", ALICE, "and clean up /tmp", 2))
+        tool_round.set()
+        await bridge.settle()
+        view = AdminView(bridge, config)
+        detail = await view.session("acme", row.session_id)
+        said = [(line.role, line.kind, line.text) for line in detail.transcript]
+        assert said[0] == ("user", "text", "check the disks")
+        assert any(
+            t.endswith("(from alice, via telegram, message 2)\nand clean up /tmp") for *_, t in said
+        )
+        assert any(k == "tool_use" and t.startswith("notify_operator") for _, k, t in said)
+        assert said[-1] == ("assistant", "text", "Cleaned up; disk at 60%.")
+        audit = [a.summary for a in detail.audit]
+        drained = [s for s in audit if "drained at" in s]
+        assert len(drained) == 1 and "from alice" in drained[0]
+        assert drained[0].endswith(("before_tool_execution", "after_tool_results"))
+        [notified] = [s for s in audit if s.startswith("notification ")]
+        assert "to the primary_operator via telegram:acme:1001" in notified
+        assert "delivery accepted_by_transport" in notified and "Disk at 95% on db-1" in notified
+        assert any(s.startswith("turn completed") for s in audit)
+        assert not any(a.type == "progress" for a in detail.audit), "steps are shown live"
+        newest, oldest = detail.audit[0].seq, detail.audit[-1].seq
+        assert newest is not None and oldest is not None and newest > oldest, "newest first"
+    finally:
+        await rows.aclose()
+        await close_bridge(bridge)
+
+
+async def test_another_workspaces_session_is_not_found(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    bridge = await open_bridge(config, RecordingTransport())
+    try:
+        await bridge.receive(dm_in("beta", CAROL, "hello", 1))
+        await bridge.settle()
+        [beta_session] = AdminView(bridge, config).sessions("beta")
+        with pytest.raises(NotInWorkspace):
+            await AdminView(bridge, config).session("acme", beta_session.session_id)
+        with pytest.raises(NotInWorkspace):
+            await AdminView(bridge, config).session("acme", "ses_nonexistent")
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_connections_show_events_and_errors_with_secrets_masked(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api)
+    bridge = await open_bridge(config, RecordingTransport())
+    try:
+        bridge.metrics.connection("telegram", "acme", up=True)
+        await bridge.receive(dm_in("acme", ALICE, "hi", 1))
+        await bridge.settle()
+        bridge.metrics.platform_call_failed(
+            "telegram", "acme", "GET https://api.example/bot123:acme-test-token/getUpdates: 502"
+        )
+        acme = config.workspaces[0]
+        [connection] = AdminView(bridge, config).connections(acme)
+        assert connection.platform == "telegram" and connection.mode == "polling"
+        assert connection.up and connection.last_event_at is not None
+        assert connection.last_error == "GET https://api.example/bot[redacted]/getUpdates: 502"
+        assert AdminView(bridge, config).connections(config.workspaces[1]) == []
+    finally:
+        await close_bridge(bridge)
