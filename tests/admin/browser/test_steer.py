@@ -68,7 +68,32 @@ async def test_stop_on_the_console_stops_the_turn_as_the_operator_sees_in_chat(
     stopped = texts.STOPPED_BY_ADMIN.format(admin="acme/lead")
     await until(lambda: stopped in telegram_api.chat(OPERATOR))
     await expect(session).to_have_attribute("data-state", "idle")
-    await expect(session.get_by_role("button", name="Stop")).to_be_hidden()
     await expect(page.locator("#audit")).to_contain_text("acme/lead")  # who stopped it
     assert DONE not in telegram_api.chat(OPERATOR), "the stopped turn never answers"
     assert len(anthropic_api.requests) == 1, "nor asks the model again"
+
+
+async def test_stop_is_offered_only_while_a_turn_runs(
+    console: Console,
+    page: Page,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    gate: Path,
+) -> None:
+    anthropic_api.script = [tools((GATED, {})), text(DONE)]
+    telegram_api.push_message("run the checks", user=OPERATOR)
+    await until(lambda: len(anthropic_api.requests) == 1)
+    await console.log_in(GLOBAL_TOKEN)
+    await console.open("/w/acme/")
+    await console.session_row().locator("a.session").click()
+    session = page.locator("#session")
+    stop = session.get_by_role("button", name="Stop")
+    await expect(session.locator('[data-field="step"]')).to_have_text(f"running {GATED}")
+    await expect(stop).to_be_visible()
+    await asyncio.to_thread(gate.touch)
+    await until(lambda: telegram_api.chat(OPERATOR) == [DONE])
+    await expect(session).to_have_attribute("data-state", "idle")
+    await expect(stop).to_be_hidden()  # the turn ended: nothing to stop, live
+    await page.reload()
+    await expect(session.locator('[data-field="state"]')).to_have_text("idle")
+    await expect(stop).to_be_hidden()  # nor on a fresh page
