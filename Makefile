@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test check bench clean
+.PHONY: run test check bench clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,9 +23,34 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 
 # Four workers on two cores: most of the suite's time is spent waiting on loopback fakes
-# and platform pacing, not computing.
-test: check
-	$(BIN)/pytest -n 4
+# and platform pacing, not computing. -rfEs: the summary names failures, errors and skipped
+# tests with why (the browser tests skip where there is no Chromium).
+test: check chromium
+	$(BIN)/pytest -n 4 -rfEs
+
+# The browser tests (tests/admin/browser/) drive Debian's Chromium through Playwright
+# (Playwright's own browser download is not used). Install it where we can: as root with
+# apt-get, as in CI. Elsewhere say loudly that those tests will be skipped, and why.
+DEBIAN_CHROMIUM := /usr/bin/chromium
+CHROMIUM := $(or $(SWITCHBOARD_CHROMIUM),$(DEBIAN_CHROMIUM))
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$(CHROMIUM)" = $(DEBIAN_CHROMIUM) ] && [ "$$(id -u)" = 0 ] \
+	    && command -v apt-get >/dev/null; then \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	    && [ -x "$(CHROMIUM)" ] && exit 0; \
+	  why="apt-get install chromium failed"; \
+	elif [ "$(CHROMIUM)" != $(DEBIAN_CHROMIUM) ]; then \
+	  why="SWITCHBOARD_CHROMIUM names $(CHROMIUM), which is not an executable"; \
+	else \
+	  why="it is not installed, and installing it needs root and apt-get"; \
+	fi; \
+	echo "******************************************************************************"; \
+	echo "WARNING: no Chromium at $(CHROMIUM): $$why."; \
+	echo "The browser tests (tests/admin/browser/) will be SKIPPED."; \
+	echo "Install it with: apt-get install chromium (as root), or set SWITCHBOARD_CHROMIUM."; \
+	echo "******************************************************************************"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
