@@ -14,6 +14,7 @@ from bridge.admin.view import AdminView, workspace_of_agent
 from bridge.dispatch import raised_by
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
+from bridge.status import NOT_ROUTED_YET
 from bridge.store import AdminActionRecord, Intent, NotificationPost
 from bridge.types import DeliveryKind, DeliveryStatus
 from config.schema import SwitchboardConfig, WorkspaceConfig
@@ -143,11 +144,18 @@ class Steering:
         n = await self._runtime.store.notification(notification_id)
         if n is None or workspace_of_agent(n.agent_id) != workspace.id:
             raise NotInWorkspace(f"workspace {workspace.id} has no notification {notification_id}")
-        if all(
-            u.notification_id != n.notification_id
+        found = [
+            u
             for u in await self._view.undelivered(workspace.id)
-        ):
+            if u.notification_id == n.notification_id
+        ]
+        if not found:
             raise NotPossible(f"notification {notification_id} is not undelivered")
+        if found[0].status == NOT_ROUTED_YET:  # the dispatcher would deliver it too
+            raise NotPossible(
+                f"notification {notification_id} is still being routed: send it elsewhere once "
+                "its delivery has failed or it found no route"
+            )
         operator = next((o for o in workspace.operators if o.id == operator_id), None)
         if operator is None:
             raise NotPossible(f"workspace {workspace.id} has no operator {operator_id!r}")

@@ -229,3 +229,32 @@ async def test_an_undelivered_notification_rerouted_reaches_the_chosen_operator(
             await steering.reroute(acme, undelivered.notification_id, "alice", ADMIN)
     finally:
         await close_bridge(bridge)
+
+
+async def test_a_notification_not_routed_yet_is_not_sent_twice(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """Sent elsewhere while the dispatcher has not reached it, the dispatcher would deliver
+    it too: the console waits until its delivery failed or it found no route."""
+    config = two_workspaces(db_path, anthropic_api)
+    transport = RecordingTransport()
+    bridge = await open_bridge(config, transport)
+    dispatching = bridge._dispatch_task
+    assert dispatching is not None
+    dispatching.cancel()  # the dispatcher is behind: it has not routed anything yet
+    anthropic_api.script = [
+        tools(("notify_operator", {"message": "Backup failed on db-2"})),
+        text("I told the operator."),
+    ]
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "check backups", 1))
+        await bridge.runtime.wait_idle()
+        [pending] = await AdminView(bridge, config).undelivered("acme")
+        assert pending.status == "not routed yet"
+        with pytest.raises(NotPossible, match="still being routed"):
+            await Steering(bridge, config).reroute(
+                config.workspaces[0], pending.notification_id, "bob", ADMIN
+            )
+        assert not any("Backup failed" in s.text for s in transport.sent)
+    finally:
+        await close_bridge(bridge)

@@ -8,6 +8,7 @@ from aiohttp import web
 from adapters.admin.access import checked_form, workspace_of
 from adapters.admin.pages.steering import act, label_of, steering_of, view_of, when
 from adapters.admin.render import render
+from bridge.status import NOT_ROUTED_YET
 
 routes = web.RouteTableDef()
 
@@ -16,7 +17,9 @@ routes = web.RouteTableDef()
 async def notifications(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
     rows = await view_of(request).undelivered(workspace.id)
-    return render(request, "notifications.html", notifications=rows, when=when)
+    return render(
+        request, "notifications.html", notifications=rows, when=when, not_routed_yet=NOT_ROUTED_YET
+    )
 
 
 @routes.post("/w/{workspace}/notifications/{notification}")
