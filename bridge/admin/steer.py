@@ -64,10 +64,10 @@ class Steering:
     async def set_queue_mode(
         self, workspace: WorkspaceConfig, session_id: str, mode: QueueMode | None, admin: str
     ) -> str:
-        """`mode` None: the workspace's default again."""
+        """`mode` None: the workspace's queue mode again (as a new conversation gets it)."""
         self._view.check_session(workspace.id, session_id)
         before = self._runtime.status(session_id).mode
-        await self._runtime.set_queue_mode(session_id, mode)
+        await self._runtime.set_queue_mode(session_id, mode or QueueMode(workspace.queue_mode))
         after = self._runtime.status(session_id).mode
         async with self._bridge.store.write() as tx:
             tx.admin_action(

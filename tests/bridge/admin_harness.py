@@ -16,12 +16,16 @@ from tests.fakes.anthropic_api import FakeAnthropic
 ALICE, BOB, CAROL = 1001, 1002, 2001
 
 
-def two_workspaces(db: Path, fake: FakeAnthropic) -> SwitchboardConfig:
+def two_workspaces(
+    db: Path, fake: FakeAnthropic, *, beta_mode: str | None = None
+) -> SwitchboardConfig:
     alice = {"id": "alice", "primary": True, "telegram_user_id": ALICE, "notify_via": "telegram"}
     bob = {"id": "bob", "telegram_user_id": BOB}
     carol = {"id": "carol", "primary": True, "telegram_user_id": CAROL}
     acme = workspace("acme", [alice, bob], telegram={"bot_token": "123:acme-test-token"})
-    beta = workspace("beta", [carol], telegram={"bot_token": "456:beta-test-token"})
+    beta = workspace(
+        "beta", [carol], telegram={"bot_token": "456:beta-test-token"}, queue_mode=beta_mode
+    )
     path = db.parent / "switchboard.toml"
     return load(
         write_config(path, db=db, provider=anthropic(fake.url), port=None, workspaces=[acme, beta])

@@ -86,6 +86,25 @@ async def test_queue_mode_changes_for_the_session_and_is_audited(
         await close_bridge(bridge)
 
 
+async def test_back_to_the_default_is_the_sessions_own_workspaces_mode(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    config = two_workspaces(db_path, anthropic_api, beta_mode="collect")
+    bridge = await open_bridge(config, RecordingTransport())
+    try:
+        await bridge.receive(dm_in("beta", CAROL, "hi", 1))
+        await bridge.settle()
+        [session] = AdminView(bridge, config).sessions("beta")
+        assert bridge.runtime.status(session.session_id).mode is QueueMode.COLLECT
+        steering = Steering(bridge, config)
+        beta = config.workspaces[1]
+        await steering.set_queue_mode(beta, session.session_id, QueueMode.STEER, ADMIN)
+        await steering.set_queue_mode(beta, session.session_id, None, ADMIN)
+        assert bridge.runtime.status(session.session_id).mode is QueueMode.COLLECT, "beta's"
+    finally:
+        await close_bridge(bridge)
+
+
 def fail_second_send(attempt: int) -> DeliveryError | None:
     if attempt == 2:
         return DeliveryError("Forbidden: bot was blocked by the user", retryable=False)
