@@ -53,7 +53,8 @@ class AdminView:
         self._bridge = bridge
         self._runtime = bridge.runtime
         self._config = config
-        secrets = sorted((s for s in config.secret_values() if s), key=len, reverse=True)
+        seen = bridge.current.secrets_seen() | set(config.secret_values())
+        secrets = sorted((s for s in seen if s), key=len, reverse=True)
         # Any case: a library may change it (python-telegram-bot capitalizes an error's text,
         # which lowercases a bot token quoted in it).
         self._secret = (
@@ -114,8 +115,15 @@ class AdminView:
         routes = await self._bridge.store.notification_routes(ids)
         return SessionDetail(
             row=self.session_row(session),
-            transcript=[line for row in rows for line in _lines(row.role, row.blocks)],
-            audit=[entry(e, routes) for e in events],
+            transcript=[
+                replace(line, text=self.redact(line.text) or "")
+                for row in rows
+                for line in _lines(row.role, row.blocks)
+            ],
+            audit=[
+                replace(a, summary=self.redact(a.summary) or "")
+                for a in (entry(e, routes) for e in events)
+            ],
             children=[c.id for c in self._runtime.children(session)],
         )
 

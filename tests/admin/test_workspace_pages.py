@@ -300,3 +300,20 @@ async def test_no_workspace_page_shows_a_secret_even_in_an_error(
         assert "No bot [redacted] here" in html
         for secret in secrets:
             assert secret.lower() not in html.lower()
+
+
+async def test_a_secret_pasted_into_the_chat_is_not_shown_in_the_transcript(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    """An operator pastes the bot's token by mistake: the console shows the transcript
+    without it (the model saw it; an admin looking over a shoulder need not)."""
+    anthropic_api.script = [text(f"Noted: {telegram_api.token}.")]
+    telegram_api.push_message(f"our token is {telegram_api.token}", user=ALICE)
+    await until(lambda: any("Noted" in m.get("text", "") for m in telegram_api.sent()))
+    await app.bridge.settle()
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        status, html = await client.get(f"/admin/w/acme/sessions/{acme_session(app)}")
+    assert status == 200
+    assert telegram_api.token not in html
+    assert "our token is [redacted]" in html and "Noted: [redacted]." in html
