@@ -1,8 +1,10 @@
 """The admin console's actions on a workspace: stop a running turn (the same control action
 as /stop), change a session's queue mode, retry or discard a failed delivery, send an
 undelivered notification to a chosen operator. Each checks that its object belongs to the
-workspace, and is recorded as an audit event naming the admin, with the change it made when
-there is one in the same transaction. Each returns the one line the console flashes."""
+workspace, and is recorded as an audit event naming the admin: in the same transaction as
+the change for the bridge's own (deliveries, notifications); right after the runtime has
+committed it for a stop or a queue mode (the runtime writes those itself). Each returns the
+one line the console flashes."""
 
 from __future__ import annotations
 

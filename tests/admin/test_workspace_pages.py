@@ -257,6 +257,7 @@ async def test_another_workspaces_objects_are_not_found_under_this_workspace(
         await client.get("/admin/")
         assert (await client.get(f"/admin/w/acme/sessions/{session}"))[0] == 200
         assert (await client.get(f"/admin/w/globex/sessions/{session}"))[0] == 404
+        [before] = await app.bridge.store.workspace_deliveries("acme")
         for path, form in [
             (f"/admin/w/globex/sessions/{session}", {"action": "stop"}),
             (f"/admin/w/globex/sessions/{session}", {"action": "queue_mode", "mode": "collect"}),
@@ -271,7 +272,8 @@ async def test_another_workspaces_objects_are_not_found_under_this_workspace(
             assert status == 404, f"{form['action']} {path}"
         assert app.runtime.status(session).mode is QueueMode.STEER
         [still] = await app.bridge.store.workspace_deliveries("acme")
-        assert still.id == delivery, "not retried, not discarded"
+        assert still.id == delivery, "not discarded"
+        assert (still.status, still.attempts) == (before.status, before.attempts), "not retried"
 
 
 async def test_no_workspace_page_shows_a_secret_even_in_an_error(
