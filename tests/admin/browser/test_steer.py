@@ -97,3 +97,17 @@ async def test_stop_is_offered_only_while_a_turn_runs(
     await page.reload()
     await expect(session.locator('[data-field="state"]')).to_have_text("idle")
     await expect(stop).to_be_hidden()  # nor on a fresh page
+
+
+async def test_a_session_that_starts_while_the_overview_is_open_is_announced(
+    console: Console, page: Page, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    await console.log_in(ACME_TOKEN)
+    await console.open("/w/acme/")
+    notice = page.locator("#new-sessions")
+    await expect(notice).to_be_hidden()
+    anthropic_api.script = [text(DONE)]
+    telegram_api.push_message("hello", user=OPERATOR)
+    await expect(notice).to_be_visible()
+    await notice.get_by_role("link", name="reload").click()
+    await expect(console.session_row()).to_be_visible()
