@@ -54,7 +54,9 @@ def _prepare(line: str, tmp_path: Path) -> tuple[list[str], dict[str, str], Path
     return argv, env, config
 
 
-@pytest.mark.parametrize("line", [c for c in readme_commands() if " run" not in c])
+@pytest.mark.parametrize(
+    "line", [c for c in readme_commands() if " run" not in c and " reload" not in c]
+)
 def test_each_readme_command_works_as_printed(line: str, tmp_path: Path) -> None:
     argv, env, _ = _prepare(line, tmp_path)
     result = switchboard(*argv, env=env, cwd=tmp_path)
@@ -63,16 +65,39 @@ def test_each_readme_command_works_as_printed(line: str, tmp_path: Path) -> None
     assert "dummy-" not in result.stdout, "a secret was printed"
 
 
+def _serve_anywhere(config: Path) -> None:
+    """Any free port: another Switchboard may be serving the default one on this machine."""
+    text = config.read_text()
+    if "[server]" in text:
+        config.write_text(re.sub(r"(?m)^port = \d+", "port = 0", text))
+    else:
+        config.write_text(text + "\n[server]\nport = 0\n")
+
+
+@pytest.mark.parametrize("line", [c for c in readme_commands() if " reload" in c])
+async def test_each_readme_reload_command_reaches_the_running_process(
+    line: str, tmp_path: Path
+) -> None:
+    argv, env, config = _prepare(line, tmp_path)
+    _serve_anywhere(config)
+    proc = await start("run", "--config", str(config), env=env, cwd=tmp_path)
+    try:
+        await read_until(proc, "Switchboard is running")
+        result = await asyncio.to_thread(switchboard, *argv, env=env, cwd=tmp_path)
+        assert result.returncode == 0, f"`{line}` failed:\n{result.stdout}{result.stderr}"
+        assert "no workspace changed" in result.stdout, result.stdout
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await read_until(proc, "Switchboard stopped")
+        await asyncio.wait_for(proc.wait(), 20)
+
+
 @pytest.mark.parametrize("line", [c for c in readme_commands() if " run" in c])
 async def test_each_readme_run_command_serves_until_sigterm(line: str, tmp_path: Path) -> None:
     argv, env, config = _prepare(line, tmp_path)
     text = config.read_text()
     assert not any(part in text for part in ONLINE), f"`{line}` would reach the internet"
-    # Any free port: another Switchboard may be serving the default one on this machine.
-    if "[server]" in text:
-        config.write_text(re.sub(r"(?m)^port = \d+", "port = 0", text))
-    else:
-        config.write_text(text + "\n[server]\nport = 0\n")
+    _serve_anywhere(config)
     proc = await start(*argv, env=env, cwd=tmp_path)
     await read_until(proc, "Switchboard is running")
     proc.send_signal(signal.SIGTERM)
