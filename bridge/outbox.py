@@ -126,7 +126,7 @@ class Outbox:
         attempts = intent.attempts
         last_post: tuple[int, str] | None = None  # the last chunk's platform id, if it has one
         failures = 0  # in a row, on this chunk
-        held = False  # its bot's hold is recorded as the last error
+        held: str | None = None  # why its bot holds it, as recorded (the last error)
         chunk = intent.chunks_sent
         while chunk < len(chunks):
             if unsure:
@@ -152,12 +152,12 @@ class Outbox:
             finally:
                 ticket.done()
             if failure is not None and failure.held:  # waits for its bot: no attempt spent
-                if not held:
-                    held = True
-                    await self._update(intent, error=str(failure))
+                if held != str(failure):
+                    held = str(failure)
+                    await self._update(intent, error=held)
                 await self._clock.sleep(HELD_RETRY_DELAY_S)
                 continue
-            held = False
+            held = None
             if failure is not None:
                 attempts += 1
                 failures += 1
