@@ -117,9 +117,10 @@ async def test_a_webhook_update_during_the_restart_is_answered_503_then_taken(
             "from": {"id": 1001, "is_bot": False, "first_name": "Alice"},
         },
     }
-    url, secret = f"http://127.0.0.1:{app.port}/telegram/acme", {
-        "X-Telegram-Bot-Api-Secret-Token": "s3cret"
-    }
+    url, secret = (
+        f"http://127.0.0.1:{app.port}/telegram/acme",
+        {"X-Telegram-Bot-Api-Secret-Token": "s3cret"},
+    )
     try:
         started = telegram_api.gate("getMe")  # the restarted bot's start hangs a while
         edit(app, AGENTS, CAROL + AGENTS)
