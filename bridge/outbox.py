@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6  # failures in a row on one chunk before the intent is failed
 MAX_RETRY_DELAY_S = 60.0
+HELD_RETRY_DELAY_S = 2.0  # how often a delivery whose bot is held tries again
 
 
 class Outbox:
@@ -125,6 +126,7 @@ class Outbox:
         attempts = intent.attempts
         last_post: tuple[int, str] | None = None  # the last chunk's platform id, if it has one
         failures = 0  # in a row, on this chunk
+        held: str | None = None  # why its bot holds it, as recorded (the last error)
         chunk = intent.chunks_sent
         while chunk < len(chunks):
             if unsure:
@@ -149,6 +151,13 @@ class Outbox:
                 failure = None
             finally:
                 ticket.done()
+            if failure is not None and failure.held:  # waits for its bot: no attempt spent
+                if held != str(failure):
+                    held = str(failure)
+                    await self._update(intent, error=held)
+                await self._clock.sleep(HELD_RETRY_DELAY_S)
+                continue
+            held = None
             if failure is not None:
                 attempts += 1
                 failures += 1

@@ -25,9 +25,13 @@ class DeliveryError(SwitchboardError):
         landed: Literal["no", "unknown"] = "no",
         retry_after: float | None = None,
         route_gone: bool = False,
+        held: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
+        # The bot cannot send for now (a reload restarts it, or waits for a config that
+        # starts it): the delivery waits, and the wait is no failed attempt.
+        self.held = held
         self.landed = landed
         self.retry_after = retry_after
         self.route_gone = route_gone  # the bot was blocked or removed: stop using this route

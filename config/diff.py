@@ -5,8 +5,12 @@ logging, retention, attachments) needs a restart, and until then the running val
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict
 
+from config.errors import ConfigError
+from config.loading import parse
 from config.schema import SwitchboardConfig
 
 # Sections read afresh wherever they are used: they change with a reload (the console's logins
@@ -83,3 +87,19 @@ def plan(
         restart_needed=restart,
     )
     return effective, report
+
+
+def unapplied(applied: SwitchboardConfig, text: str, path: Path) -> str:
+    """What the file's `text` changes in the config last applied from it (the workspaces and
+    sections, named), or "" when nothing: an edit written into it would apply those too."""
+    try:
+        on_disk = parse(text, path)
+    except ConfigError:
+        return "and they do not validate: see check-config"
+    _, report = plan(applied, on_disk)
+    sections = [
+        name
+        for name in type(applied).model_fields
+        if name != "workspaces" and getattr(applied, name) != getattr(on_disk, name)
+    ]
+    return ", ".join([*(f"workspace {i}" for i in report.applied), *sections])

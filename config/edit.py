@@ -4,6 +4,7 @@ elsewhere (and in every key left as it was) stay byte for byte."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,17 @@ class WorkspaceEdit:
     agents: tuple[AgentEdit, ...]
     telegram_chats: tuple[int, ...] | None = None  # None: the workspace has no Telegram
     slack_channels: tuple[str, ...] | None = None
+    # The `version` of the workspace the edit was made against (its operators are indexed
+    # in it): checked again where the edit is applied. None: not checked.
+    based_on: str | None = None
+
+
+STALE = "the workspace changed since this page was loaded: open it again and redo the edit"
+
+
+def version(workspace: WorkspaceConfig) -> str:
+    """A fingerprint of the workspace as configured (secrets masked, as pydantic dumps them)."""
+    return hashlib.sha256(workspace.model_dump_json().encode()).hexdigest()[:16]
 
 
 def edit_workspace(text: str, running: WorkspaceConfig, change: WorkspaceEdit) -> str:

@@ -10,21 +10,17 @@ them. Field names (stable, the browser tests use them):
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any, cast, get_args
 
-from config.edit import AgentEdit, OperatorEdit, WorkspaceEdit
+from config.edit import STALE, AgentEdit, OperatorEdit, WorkspaceEdit, version
 from config.schema import QueueModeName, WorkspaceConfig
+
+__all__ = ["QUEUE_MODES", "FormErrors", "read_edit", "version"]
 
 QUEUE_MODES: tuple[str, ...] = get_args(QueueModeName)
 _SEPARATORS = re.compile(r"[,\s]+")
-
-
-def version(workspace: WorkspaceConfig) -> str:
-    """A fingerprint of the workspace as configured (secrets masked, as pydantic dumps them)."""
-    return hashlib.sha256(workspace.model_dump_json().encode()).hexdigest()[:16]
 
 
 def _text(form: Mapping[str, Any], name: str) -> str:
@@ -46,9 +42,7 @@ def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceE
     """The edit the form asks for; FormErrors says what is wrong with it."""
     problems: list[str] = []
     if _text(form, "version") != version(workspace):
-        raise FormErrors(
-            ["the workspace changed since this page was loaded: open it again and redo the edit"]
-        )
+        raise FormErrors([STALE])
     mode = _text(form, "queue_mode")
     if mode not in QUEUE_MODES:
         problems.append(f"queue mode must be one of {', '.join(QUEUE_MODES)}")
@@ -100,4 +94,5 @@ def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceE
         agents=agents,
         telegram_chats=chats,
         slack_channels=channels,
+        based_on=version(workspace),
     )

@@ -22,8 +22,8 @@ from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramAdapter
 from bridge import Bridge
 from config.current import CurrentConfig
-from config.diff import ReloadReport, plan
-from config.edit import WorkspaceEdit, edit_workspace, write_atomically
+from config.diff import ReloadReport, plan, unapplied
+from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
 from config.errors import ConfigError
 from config.loading import load, parse, read_text
 from config.schema import SwitchboardConfig
@@ -57,6 +57,10 @@ class App:
         self._reloading = asyncio.Lock()
         self._editing = asyncio.Lock()
         self._console_on = False
+        self._closing = False  # set by `stop`: no reload starts bots after it
+        # The file's config as last applied (its restart-needed sections included): what
+        # the console's edit expects to find on disk.
+        self._applied = config
         self.runtime: Runtime
         self.bridge: Bridge
         self.live: LiveAdapters
@@ -122,6 +126,8 @@ class App:
         are not touched. Sections that cannot change live keep their running values and are
         reported as needing a restart."""
         async with self._reloading:
+            if self._closing:
+                return self._refused("Switchboard is stopping; start it again to apply the file")
             effective, report = plan(self.config, new)
             learn_secrets(new.secret_values())  # before anything may log the new tokens
             redactor = Redactor(new.secret_values())
@@ -138,38 +144,70 @@ class App:
                 await self.live.stop(workspace_id)
                 self.live.remove(workspace_id)
             self.current.replace(effective)
+            self._applied = new
             self.bridge.metrics.set_workspaces(w.id for w in effective.workspaces)
             failures: list[str] = []
             for workspace in effective.workspaces:
                 if workspace.id in report.changed or workspace.id in report.added:
-                    self.live.hold(workspace.id, True)
-                    self.live.add(workspace)
-                    try:
-                        await self.live.start_slack(workspace.id)
-                        await self.live.start_telegram(workspace.id, effective.server.public_url)
-                    except ConfigError as exc:  # its bot refused to start: none runs for it
-                        failures.append(redactor.redact(str(exc)))
-                        await self.live.stop(workspace.id)
-                        self.live.remove(workspace.id)
-                    self.live.hold(workspace.id, False)
+                    failure = await self._restart(workspace.id, effective.server.public_url)
+                    if failure is not None:
+                        failures.append(redactor.redact(failure))
             for workspace_id in report.removed:
                 self.live.hold(workspace_id, False)
+            self.live.doors()  # a removed workspace's door closes
             if failures:
                 report = report.model_copy(update={"errors": "\n".join(failures)})
             log.info("config applied", extra=report_fields(report))
             return report
 
+    async def _restart(self, workspace_id: str, public_url: str | None) -> str | None:
+        """Start the (changed or added) workspace's bots, held meanwhile; what went wrong if
+        one did not start (then none runs for it until a reload fixes it)."""
+        self.live.hold(workspace_id, True)
+        workspace = self.current.workspace(workspace_id)
+        assert workspace is not None
+        self.live.add(workspace)
+        failure: str | None = None
+        try:
+            try:
+                await self.live.start_slack(workspace_id)
+                await self.live.start_telegram(workspace_id, public_url)
+            except ConfigError as exc:  # its bot refused to start
+                failure = str(exc)
+            except Exception as exc:  # a connection that failed otherwise (Socket Mode, ...)
+                log.exception("workspace did not start", extra={"workspace": workspace_id})
+                failure = f"workspace {workspace_id}: its bot did not start ("
+                failure += f"{type(exc).__name__}: {str(exc)[:300]}); see the log"
+            if failure is not None:  # none runs for it until a reload fixes it
+                await self.live.stop(workspace_id)
+                self.live.remove(workspace_id)
+        finally:
+            self.live.hold(workspace_id, False)
+        return failure
+
     async def edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
         """The console's edit of a workspace: written into the file (only the keys it
-        changes), validated as check-config does before anything is written, then applied."""
+        changes), validated as check-config does before anything is written, then applied.
+        Refused when the file holds changes not applied yet: they are not this admin's."""
         async with self._editing:
             workspace = self.current.workspace(workspace_id)
             if self.path is None:
                 return self._refused("this process was not started from a config file")
+            if self._closing:
+                return self._refused("Switchboard is stopping; the edit was not made")
             if workspace is None:
                 return self._refused(f"workspace {workspace_id} is no longer configured")
+            if change.based_on is not None and change.based_on != version(workspace):
+                return self._refused(STALE)
             try:
-                text = edit_workspace(read_text(self.path), workspace, change)
+                original = read_text(self.path)
+                pending = unapplied(self._applied, original, self.path)
+                if pending:
+                    return self._refused(
+                        f"{self.path} has changes not yet applied ({pending}); reload it first "
+                        "(switchboard reload, or the global admin's Reload), then edit"
+                    )
+                text = edit_workspace(original, workspace, change)
                 new = parse(text, self.path)
                 write_atomically(self.path, text)
             except ConfigError as exc:
@@ -226,7 +264,13 @@ class App:
 
     async def stop(self) -> None:
         """A clean stop: replies already on their way get a moment to go out; anything still
-        queued or running is in the database and resumes on the next start."""
+        queued or running is in the database and resumes on the next start. A reload under
+        way finishes first; any asked for later is refused."""
+        self._closing = True
+        async with self._reloading:
+            await self._stop()
+
+    async def _stop(self) -> None:
         if self._console is not None:
             self._console.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -4,6 +4,7 @@ so that a reload restarts the workspaces it changes and no other."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterable
 
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
@@ -14,6 +15,8 @@ from adapters.telegram.files import TelegramFiles
 from bridge import Bridge
 from config.schema import WorkspaceConfig
 
+log = logging.getLogger(__name__)
+
 
 class LiveAdapters:
     def __init__(self, bridge: Bridge) -> None:
@@ -23,13 +26,25 @@ class LiveAdapters:
         self.slack: dict[str, SlackAdapter] = {}
         # One transport and one file source a platform, for the bridge: a workspace's bot
         # goes in and out of their maps as it is added, restarted or removed.
-        self.bots = PerWorkspace(TELEGRAM, metrics)
+        self.bots = PerWorkspace(TELEGRAM, metrics, self._has_telegram)
         self.bot_files = FilesPerWorkspace(TELEGRAM.name, TelegramFiles.max_bytes)
-        self.teams = PerWorkspace(SLACK, metrics)
+        self.teams = PerWorkspace(SLACK, metrics, self._has_slack)
         self.team_files = FilesPerWorkspace(SLACK.name, SlackFiles.max_bytes)
         self.slack_front = SlackFront(())
         self.telegram_front = TelegramFront(())
         self._attached: set[str] = set()
+        # Stopped adapters of workspaces still configured (restarting, or their bot did not
+        # start): they keep their door, which answers 503 so that the platform sends again.
+        self._stopped_slack: dict[str, SlackAdapter] = {}
+        self._stopped_telegram: dict[str, TelegramAdapter] = {}
+
+    def _has_telegram(self, workspace_id: str) -> bool:
+        workspace = self._bridge.current.workspace(workspace_id)
+        return workspace is not None and workspace.telegram is not None
+
+    def _has_slack(self, workspace_id: str) -> bool:
+        workspace = self._bridge.current.workspace(workspace_id)
+        return workspace is not None and workspace.slack is not None
 
     def add_all(self, workspaces: Iterable[WorkspaceConfig]) -> None:
         """At start: the platforms in a fixed order (Telegram, then Slack: where an operator
@@ -57,8 +72,21 @@ class LiveAdapters:
             self.team_files.by_workspace[workspace.id] = team.files
             metrics.connection(SLACK.name, workspace.id, up=False)
             self._attach(self.teams, self.team_files)
-        self.slack_front.update(self.slack.values())
-        self.telegram_front.update(self.telegram.values())
+        self._stopped_slack.pop(workspace.id, None)
+        self._stopped_telegram.pop(workspace.id, None)
+        self.doors()
+
+    def doors(self) -> None:
+        """The HTTP doors after a change: every adapter, and the stopped ones of workspaces
+        still configured for their platform (they answer 503 until a bot runs again)."""
+        for stopped, configured in (
+            (self._stopped_slack, self._has_slack),
+            (self._stopped_telegram, self._has_telegram),
+        ):
+            for workspace_id in [w for w in stopped if not configured(w)]:
+                del stopped[workspace_id]
+        self.slack_front.update({**self._stopped_slack, **self.slack}.values())
+        self.telegram_front.update({**self._stopped_telegram, **self.telegram}.values())
 
     def _attach(self, transport: PerWorkspace, files: FilesPerWorkspace) -> None:
         """A platform's transport goes to the bridge with its first workspace."""
@@ -84,7 +112,10 @@ class LiveAdapters:
                 await bot.stop()
             self._bridge.metrics.connection(TELEGRAM.name, workspace_id, up=False)
         if (team := self.slack.get(workspace_id)) is not None:
-            await team.stop()
+            try:
+                await team.stop()
+            except Exception:  # a Socket Mode connection that fails to close: it is gone
+                log.warning("slack workspace stopped uncleanly", exc_info=True)
             self._bridge.metrics.connection(SLACK.name, workspace_id, up=False)
 
     def hold(self, workspace_id: str, held: bool) -> None:
@@ -98,12 +129,14 @@ class LiveAdapters:
 
     def remove(self, workspace_id: str) -> None:
         """Take the (stopped) workspace's adapters out of every map."""
-        for platform, adapters in ((TELEGRAM.name, self.telegram), (SLACK.name, self.slack)):
-            if adapters.pop(workspace_id, None) is not None:
-                self._bridge.metrics.forget_connection(platform, workspace_id)
+        if (bot := self.telegram.pop(workspace_id, None)) is not None:
+            self._stopped_telegram[workspace_id] = bot
+            self._bridge.metrics.forget_connection(TELEGRAM.name, workspace_id)
+        if (team := self.slack.pop(workspace_id, None)) is not None:
+            self._stopped_slack[workspace_id] = team
+            self._bridge.metrics.forget_connection(SLACK.name, workspace_id)
         for place in (self.bots, self.teams):
             place.by_workspace.pop(workspace_id, None)
         for source in (self.bot_files, self.team_files):
             source.by_workspace.pop(workspace_id, None)
-        self.slack_front.update(self.slack.values())
-        self.telegram_front.update(self.telegram.values())
+        self.doors()

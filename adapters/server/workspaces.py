@@ -3,6 +3,8 @@ sees one Slack and one Telegram, while every workspace keeps its own token."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bridge import (
     DeliveryError,
     DeliveryKind,
@@ -20,12 +22,18 @@ from bridge.transport import Budget, LiveMessages, ThreadReader
 
 
 class PerWorkspace:
-    def __init__(self, profile: PlatformProfile, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        profile: PlatformProfile,
+        metrics: Metrics | None = None,
+        configured: Callable[[str], bool] = lambda workspace_id: False,
+    ) -> None:
         self.profile = profile
         self.by_workspace: dict[str, Transport] = {}
         # Workspaces whose bot a reload is restarting: sends are tried again shortly.
         self.restarting: set[str] = set()
         self._metrics = metrics
+        self._configured = configured  # whether the workspace has this platform configured
 
     def _ok(self, workspace_id: str) -> None:
         """The platform answered this workspace's bot: the last-success gauge moves on."""
@@ -35,16 +43,20 @@ class PerWorkspace:
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
     ) -> str | None:
+        where = f"the {self.profile.name} bot of workspace {route.workspace_id}"
         if route.workspace_id in self.restarting:
-            raise DeliveryError(
-                f"the {self.profile.name} bot of workspace {route.workspace_id} is restarting "
-                "(config reload)",
-                retryable=True,
-            )
+            raise DeliveryError(f"{where} is restarting (config reload)", retryable=True, held=True)
         bot = self.by_workspace.get(route.workspace_id)
+        if bot is None and self._configured(route.workspace_id):  # kept until a bot runs
+            raise DeliveryError(
+                f"{where} is not running (it did not start: fix the config and reload it)",
+                retryable=True,
+                held=True,
+            )
         if bot is None:
             raise DeliveryError(
-                f"no {self.profile.name} bot runs for workspace {route.workspace_id}",
+                f"workspace {route.workspace_id} has no {self.profile.name} bot in the config "
+                "any more",
                 retryable=False,
             )
         try:

@@ -124,6 +124,7 @@ class SlackAdapter:
         )
 
     async def stop(self) -> None:
+        self.identity = None  # its door answers 503 from now on: Slack sends again later
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
         if self._background:  # let stores and reactions under way finish, briefly

@@ -161,6 +161,9 @@ class SlackFront:
             signed = [a for a in signed if a.settings.team_id == team]
         if not signed:
             return web.json_response({"error": "invalid request"}, status=401)
+        if team is not None and signed[0].identity is None:  # restarting, or not started
+            log.info("slack request while its workspace's bot is not running; answered 503")
+            return web.json_response({"error": "not running, send it again later"}, status=503)
         return await to_aiohttp_response(await signed[0].app.async_dispatch(bolt_request))
 
 

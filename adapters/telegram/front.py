@@ -44,6 +44,8 @@ class TelegramFront:
         given = request.headers.get(SECRET_HEADER, "").encode("utf-8", "surrogateescape")
         if expected is None or not hmac.compare_digest(given, expected.get_secret_value().encode()):
             raise web.HTTPForbidden(text="wrong secret token")
+        if not adapter.application.running:  # restarting, or not started: Telegram resends
+            raise web.HTTPServiceUnavailable(text="the bot is not running; send it again later")
         raw = await request.read()
         try:
             data = json.loads(raw.decode("utf-8"))

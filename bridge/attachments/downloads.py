@@ -177,10 +177,20 @@ class Downloads:
         name = name_of(file)
         if source is None:
             return [], [Skipped(name, texts.FILE_NO_DOWNLOADS.format(platform=platform))]
-        try:
-            found = await source.describe(held.route.workspace_id, file)
-        except FetchError as exc:
-            return [], [Skipped(name, texts.FILE_DOWNLOAD_FAILED.format(error=str(exc)))]
+        delay = FIRST_BACKOFF_S
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                found = await source.describe(held.route.workspace_id, file)
+                break
+            except FetchError as exc:
+                log.warning(
+                    "file description failed",
+                    extra={"pending_id": held.id, "attempt": attempt, "error": str(exc)},
+                )
+                if not exc.retryable or attempt == ATTEMPTS:
+                    return [], [Skipped(name, texts.FILE_DOWNLOAD_FAILED.format(error=str(exc)))]
+                await self._runtime.clock.sleep(delay)
+                delay *= 2
         if not described(found):
             found = replace(found, name="a file")
         planned = plan((found,), self._config().attachments, source.max_bytes)

@@ -118,35 +118,32 @@ async def test_a_changed_workspace_restarts_while_a_turn_in_another_runs_on(
 async def test_a_reply_pending_across_the_restart_is_delivered_after_it(
     app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
-    telegram_api.fail(
-        "sendMessage", 502, "Bad Gateway", times=3
-    )  # the reply waits to be tried again
+    reply_only = {"when": lambda params: "reply_markup" not in params}  # not the Stop button's
+    telegram_api.fail("sendMessage", 502, "Bad Gateway", **reply_only)  # tried again later
     telegram_api.push_message("hi", user=1001)
 
-    async def pending() -> bool:
-        intents = await app.bridge.store.intents()
-        return (
-            bool(intents)
-            and intents[0].attempts >= 1
-            and intents[0].status
-            in (
-                DeliveryStatus.PENDING,
-                DeliveryStatus.SENDING,
-            )
-        )
+    async def intent_holds(condition: Callable[[Any], bool]) -> bool:
+        for _ in range(2000):
+            intents = await app.bridge.store.intents()
+            if intents and condition(intents[0]):
+                return True
+            await asyncio.sleep(0.005)
+        return False
 
-    for _ in range(1000):
-        if await pending():
-            break
-        await asyncio.sleep(0.01)
-    assert await pending()
+    open_statuses = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
+    assert await intent_holds(lambda i: i.attempts == 1 and i.status in open_statuses)
+    started = telegram_api.gate("getMe")  # the restarted bot's start takes a while
     edit(app, "[[workspaces.agents]]", CAROL + "[[workspaces.agents]]")
-    report = await app.reload()
+    reloading = asyncio.create_task(app.reload())
+    assert await intent_holds(lambda i: "restarting" in (i.last_error or "")), "tried meanwhile"
+    started.set()
+    report = await reloading
     assert report.changed == ("acme",)
     await until(lambda: bool(replies(telegram_api, 1001)))
     await app.bridge.settle()
     [intent] = await app.bridge.store.intents()
     assert intent.status is DeliveryStatus.ACCEPTED_BY_TRANSPORT
+    assert intent.attempts == 1, "waiting out the restart spent no attempt (only the 502 did)"
 
 
 async def test_a_config_that_does_not_validate_is_refused_and_the_running_one_stays(

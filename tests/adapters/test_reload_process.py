@@ -7,6 +7,7 @@ import asyncio
 import signal
 from pathlib import Path
 
+from adapters.server.reloading import read_verdict
 from tests.adapters.cli_process import read_until, start, switchboard
 from tests.config_file import workspace, write_config
 
@@ -42,7 +43,16 @@ async def test_reload_checks_the_file_then_the_running_process_applies_it(
         assert "workspaces changed: local" in applied.stdout
 
         config.write_text(good + "\n[queue]\ncap = 7\n")  # not live: said, and kept as running
+        before = read_verdict(tmp_path / "sb.db")
+        assert before is not None
         proc.send_signal(signal.SIGHUP)  # SIGHUP alone reloads too
+        for _ in range(1000):
+            verdict = read_verdict(tmp_path / "sb.db")
+            if verdict is not None and verdict.seq > before.seq:
+                break
+            await asyncio.sleep(0.02)
+        assert verdict is not None and verdict.seq == before.seq + 1, "the SIGHUP reloaded"
+        assert verdict.report.ok and verdict.report.restart_needed == ("queue",)
         again = switchboard("reload", "--config", config)
         assert again.returncode == 0, again.stdout + again.stderr
         assert "needs a restart to take effect (running values kept): queue" in again.stdout

@@ -76,6 +76,7 @@ class FakeSlack:
     injected_429: int = 0  # 429s a test asked for (`fail`)
     self_caused: list[tuple[str, str]] = field(default_factory=list)  # (method, channel)
     _faults: list[_Fault] = field(default_factory=list)
+    gates: dict[str, asyncio.Event] = field(default_factory=dict)  # see `gate`
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _sent_at: dict[tuple[str, str], deque[float]] = field(default_factory=dict)
     _sockets: dict[str, web.WebSocketResponse] = field(default_factory=dict)
@@ -142,6 +143,12 @@ class FakeSlack:
         200 with `error`, or (`stall_s`) succeed but answer too late."""
         self._faults.append(_Fault(method, status, times, retry_after, stall_s, when, error))
 
+    def gate(self, method: str) -> asyncio.Event:
+        """Calls of `method` are recorded, then answered only once the returned event is set
+        (a Web API slow to answer)."""
+        gate = self.gates[method] = asyncio.Event()
+        return gate
+
     def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
         """Messages the bot posted (not the progress messages with a Stop button, nor
         streamed ones)."""
@@ -203,6 +210,8 @@ class FakeSlack:
             )
         self.calls.append((method, args, team.team_id))
         self.call_times.append(time.monotonic())
+        if (gate := self.gates.get(method)) is not None:
+            await gate.wait()
         try:
             result = self._result(method, args, team)
         except SlackError as exc:

@@ -81,6 +81,10 @@ class FakeTelegram:
     calls: list[Call] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
+    # (method, which calls, event): such calls are recorded, then answered once it is set
+    gates: list[tuple[str, Callable[[dict[str, Any]], bool], asyncio.Event]] = field(
+        default_factory=list
+    )
     bot_id: int = 123456
     enforce_limits: bool = True  # answer 429 when the client breaks a flood limit
     per_chat_interval_s: float = 1.0
@@ -206,6 +210,15 @@ class FakeTelegram:
         failure = Failure(status, description, retry_after, when, stall_s)
         self.failures.setdefault(method, []).extend([failure] * times)
 
+    def gate(
+        self, method: str, when: Callable[[dict[str, Any]], bool] = lambda params: True
+    ) -> asyncio.Event:
+        """Calls of `method` whose params satisfy `when` are answered only once the returned
+        event is set (a Bot API slow to answer)."""
+        gate = asyncio.Event()
+        self.gates.append((method, when, gate))
+        return gate
+
     @property
     def too_many(self) -> int:
         """Every 429 answered: asked for by a test, or earned by the client."""
@@ -261,6 +274,9 @@ class FakeTelegram:
             wait = max(1, math.ceil(broken.wait_s))
             return _error(429, f"Too Many Requests: retry after {wait}", wait)
         self.calls.append(Call(method, decoded, time.monotonic()))
+        for gated, when, gate in self.gates:
+            if gated == method and when(decoded):
+                await gate.wait()
         try:
             result = await self._result(method, decoded)
         except (FileRefused, InvalidRequest) as exc:
