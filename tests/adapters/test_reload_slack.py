@@ -1,7 +1,7 @@
 """A reload restarting a Slack workspace: an event that comes while its bot does not run is
 answered 503 (Slack sends it again) instead of being acknowledged and lost; a Socket Mode
-connection that fails is that workspace's reported failure, and does not hold the reload; a file being
-described when the restart comes reaches the model once the bot runs again."""
+connection that fails is that workspace's reported failure, and does not hold the reload; a
+file being described when the restart comes reaches the model once the bot runs again."""
 
 from __future__ import annotations
 
