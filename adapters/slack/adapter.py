@@ -117,7 +117,17 @@ class SlackAdapter:
             self._socket = AsyncSocketModeHandler(
                 self.app, self.settings.app_token.get_secret_value(), web_client=self._client(None)
             )
-            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+            # slack_sdk tries again forever (every 10 s) when the connection fails: a token
+            # Slack refuses would hold a start, and a reload, for good.
+            wait_s = 2 * self.settings.request_timeout_s
+            try:
+                async with asyncio.timeout(wait_s):
+                    await self._socket.connect_async()  # type: ignore[no-untyped-call]
+            except TimeoutError:
+                raise ConfigError(
+                    f"{where}: Socket Mode did not connect within {wait_s:g} s (the log says "
+                    "why). Check slack.app_token."
+                ) from None
         log.info(
             "slack workspace ready",
             extra={"workspace": self.workspace.id, "socket_mode": self._socket is not None},
