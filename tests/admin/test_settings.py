@@ -4,6 +4,7 @@ they were. Over real HTTP against the running App, as an admin's browser comes."
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -153,3 +154,40 @@ async def test_a_slack_workspace_allowed_a_new_channel_answers_there(
     slack = SlackSide(app, slack_api)
     await slack.say("in the new channel", team="T2", secret=GLOBEX_SECRET, user=BOB, channel="CNEW")
     await until(lambda: "hello bob" in slack_api.shown("CNEW"))
+
+
+async def test_an_edit_over_changes_not_yet_applied_is_refused(app: App) -> None:
+    """Someone edited globex in the file without reloading: acme's admin applying acme's
+    settings must not put globex's change live under their name."""
+    assert app.path is not None
+    edited = app.path.read_text().replace('id = "globex"', 'id = "globex"\nqueue_mode = "collect"')
+    assert edited != app.path.read_text()
+    app.path.write_text(edited)
+    async with AdminClient(app) as admin:
+        await admin.login(ACME_TOKEN)
+        _, page = await admin.get(PAGE)
+        fields = form_fields(page, PAGE)
+        fields["queue_mode"] = "followup"
+        status, page = await admin.post(PAGE, fields, csrf=False)
+    assert status == 400, page
+    assert "changes not yet applied" in page and "globex" in page
+    assert app.path.read_text() == edited, "the file as it was"
+    acme, globex = app.config.workspaces
+    assert (acme.queue_mode, globex.queue_mode) == ("steer", "steer"), "nothing applied"
+
+
+async def test_a_form_submitted_twice_at_once_applies_once(app: App) -> None:
+    """Two submits of one form (two tabs), the second while the first applies: it was loaded
+    before that change, so it is refused rather than applied over it."""
+    async with AdminClient(app) as admin:
+        await admin.login(ACME_TOKEN)
+        _, page = await admin.get(PAGE)
+        fields = form_fields(page, PAGE)
+        carol = {**fields, "op-new-id": "carol", "op-new-telegram_user_id": "3003"}
+        dave = {**fields, "op-new-id": "dave", "op-new-telegram_user_id": "4004"}
+        first, second = await asyncio.gather(
+            admin.post(PAGE, carol, csrf=False), admin.post(PAGE, dave, csrf=False)
+        )
+    assert sorted(s for s, _ in (first, second)) == [200, 400]
+    [acme] = [w for w in app.config.workspaces if w.id == "acme"]
+    assert len([o for o in acme.operators if o.id in ("carol", "dave")]) == 1, "one of them"
