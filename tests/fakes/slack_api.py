@@ -31,7 +31,8 @@ from urllib.parse import parse_qsl
 from aiohttp import WSMsgType, web
 
 from tests.fakes.slack_files import SlackFiles
-from tests.fakes.slack_spec import STREAMING, SlackError, check, check_response, truthy
+from tests.fakes.slack_history import history
+from tests.fakes.slack_spec import STREAMING, SlackError, check, check_response
 from tests.fakes.slack_streams import stream
 
 
@@ -269,7 +270,7 @@ class FakeSlack:
                 self.reactions.append((verb, args["channel"], args["timestamp"], args["name"]))
                 return {}
             case "conversations.replies" | "conversations.history":
-                return self._read(method, args)
+                return history(self.messages, method, args)
             case "assistant.threads.setStatus":
                 if not team.assistant:
                     raise SlackError("missing_scope")
@@ -334,36 +335,6 @@ class FakeSlack:
             if message["ts"] == ts:
                 return message
         raise SlackError("message_not_found")
-
-    def _read(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
-        if "channel" not in args:
-            raise SlackError("channel_not_found")
-        found = self.messages.get(args["channel"], [])
-        if method == "conversations.replies":
-            if "ts" not in args:
-                raise SlackError("invalid_arguments: missing ts")
-            found = [m for m in found if args["ts"] in (m["ts"], m["thread_ts"])]
-        else:
-            found = [m for m in reversed(found) if m["thread_ts"] in (None, m["ts"])]
-        start = int(args.get("cursor") or 0)
-        limit = int(args.get("limit") or 100)
-        page = found[start : start + limit]
-        with_metadata = truthy(args.get("include_all_metadata"))
-        # As Slack shows them: no empty fields (a message outside a thread has no thread_ts).
-        shown = [
-            {
-                k: v
-                for k, v in m.items()
-                if k != "bot" and v is not None and (with_metadata or k != "metadata")
-            }
-            for m in page
-        ]
-        more = start + limit < len(found)
-        return {
-            "messages": shown,
-            "has_more": more,
-            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
-        }
 
     # -- Socket Mode ---------------------------------------------------------------------
 
