@@ -6,56 +6,22 @@ a reload under way and refuses any after it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
-from pytest_aiohttp import AiohttpServer
 
 from adapters.server.app import App
 from bridge.store import Intent
 from bridge.types import DeliveryStatus
+from tests.adapters.reload.harness import CAROL, edit
 from tests.adapters.telegram_harness import replies, start_app
-from tests.config_file import workspace
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 
-CAROL = '[[workspaces.operators]]\nid = "carol"\ntelegram_user_id = 3003\n\n'
 AGENTS = "[[workspaces.agents]]"  # acme's first: an operator added before it changes acme
-
-
-@pytest.fixture
-async def beta_api(
-    aiohttp_server: Callable[..., Awaitable[AiohttpServer]],
-) -> FakeTelegram:
-    other = FakeTelegram(token="654321:OTHER", bot_id=654321)
-    server = await aiohttp_server(other.app(), host="127.0.0.1")
-    other.url = str(server.make_url("")).rstrip("/")
-    return other
-
-
-@pytest.fixture
-async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, beta_api: FakeTelegram
-) -> AsyncIterator[App]:
-    """acme (alice, 1001) on one bot, beta (bob, 2002) on another."""
-    bob = {"id": "bob", "primary": True, "telegram_user_id": 2002}
-    beta = workspace(
-        "beta", [bob], telegram={"bot_token": beta_api.token, "api_base_url": beta_api.base_url}
-    )
-    app = await start_app(db_path, anthropic_api, telegram_api, more_workspaces=[beta])
-    yield app
-    await app.stop()
-
-
-def edit(app: App, old: str, new: str) -> None:
-    assert app.path is not None
-    source = app.path.read_text()
-    assert old in source
-    app.path.write_text(source.replace(old, new, 1))
 
 
 async def reply_of(app: App, workspace_id: str) -> Intent | None:
