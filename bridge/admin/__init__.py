@@ -14,6 +14,7 @@ from bridge.admin.records import (
 )
 from bridge.admin.steer import Steering
 from bridge.admin.view import AdminView
+from runtime import QueueMode  # what `Steering.set_queue_mode` takes
 
 __all__ = [
     "AdminView",
@@ -23,6 +24,7 @@ __all__ = [
     "NotInWorkspace",
     "NotPossible",
     "Overview",
+    "QueueMode",
     "SessionDetail",
     "SessionRow",
     "Steering",

@@ -8,8 +8,7 @@ from aiohttp import web
 from adapters.admin.access import checked_form, workspace_of
 from adapters.admin.pages.steering import act, label_of, seconds, steering_of, view_of, when
 from adapters.admin.render import render
-from bridge.admin import NotInWorkspace
-from runtime import QueueMode
+from bridge.admin import NotInWorkspace, QueueMode
 
 routes = web.RouteTableDef()
 
