@@ -4,6 +4,7 @@ never be silently ignored."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -25,7 +26,50 @@ class ServerConfig(Strict):
 
 
 class StorageConfig(Strict):
+    """Where Switchboard keeps its state: a SQLite file (`path`, the default: one process),
+    or a PostgreSQL database (`url`: several replicas may share it). One or the other."""
+
     path: str = "var/switchboard.db"
+    url: SecretStr | None = None  # postgresql://user:${PGPASSWORD}@host:5432/database
+
+    @field_validator("url")
+    @classmethod
+    def _postgresql(cls, url: SecretStr | None) -> SecretStr | None:
+        if url is not None and not url.get_secret_value().startswith(
+            ("postgresql://", "postgres://")
+        ):
+            raise ValueError(
+                "must be a PostgreSQL URL: postgresql://user:${PGPASSWORD}@host:5432/database"
+            )
+        return url
+
+    @model_validator(mode="after")
+    def _one_place(self) -> StorageConfig:
+        if self.url is not None and "path" in self.model_fields_set:
+            raise ValueError("set either path (a SQLite file) or url (PostgreSQL), not both")
+        return self
+
+    @property
+    def location(self) -> str:
+        """What the store opens: the URL, or the file's path."""
+        return self.url.get_secret_value() if self.url is not None else self.path
+
+    @property
+    def shared(self) -> bool:
+        """Several processes may run on it (PostgreSQL)."""
+        return self.url is not None
+
+    @property
+    def described(self) -> str:
+        """For people: the file, or the server and database (never the password)."""
+        if self.url is None:
+            return f"SQLite file {self.path}"
+        parts = urlsplit(self.url.get_secret_value())
+        host = parts.hostname or parse_qs(parts.query).get("host", ["localhost"])[0]
+        port = parts.port or 5432
+        database = parts.path.lstrip("/") or parts.username or "postgres"
+        where = host if host.startswith("/") else f"{host}:{port}"
+        return f"PostgreSQL {where}/{database}"
 
 
 class ProviderConfig(Strict):
@@ -299,6 +343,9 @@ class SwitchboardConfig(Strict):
                     walk(item)
 
         walk(self)
+        if self.storage.url is not None:  # its password, wherever the URL is quoted in part
+            password = urlsplit(self.storage.url.get_secret_value()).password
+            found += [password] if password else []
         return found
 
     @model_validator(mode="after")

@@ -51,6 +51,7 @@ from runtime.roster import reconfigured
 from runtime.scheduler import DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
 from runtime.store import Store, Writer
+from runtime.store.database import Migration
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
@@ -104,7 +105,7 @@ class Runtime:
         command_tools: Iterable[CommandToolSpec] = (),
         settings: RuntimeSettings | None = None,
         clock: Clock | None = None,
-        extra_migrations: Mapping[str, Sequence[str]] | None = None,
+        extra_migrations: Mapping[str, Sequence[str | Migration]] | None = None,
     ) -> Runtime:
         """Open the store, recover what a crash left behind, and resume queued work.
 

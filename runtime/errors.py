@@ -54,3 +54,12 @@ class StoreBusyError(RuntimeFault):
 class StoreConflictError(RuntimeFault):
     """A write broke a uniqueness rule: the record it would add is already there (a platform
     retry racing the original, for one)."""
+
+
+class StoreUnavailableError(RuntimeFault):
+    """The database cannot be reached (PostgreSQL: the server, or its credentials)."""
+
+
+class LeaseLostError(RuntimeFault):
+    """This process no longer holds the lease a write was fenced by: another replica took
+    the work over, and the write was not kept."""

@@ -88,3 +88,15 @@ class SessionOverview:
     queue_mode: QueueMode | None
     queued: int  # messages waiting for a turn or taken into the running one
     running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Who runs a piece of shared work (a session's turns, `session:<id>`; a bot's polling),
+    until when, and the fencing number of that holding: it grows each time the lease changes
+    hands, and a write fenced by an older one is refused."""
+
+    name: str
+    holder: str
+    fence: int
+    expires_at: float

@@ -83,7 +83,7 @@ def write_config(
     server = {"port": port, "public_url": public_url} if port is not None else None
     document = {
         "server": server,
-        "storage": {"path": db},
+        "storage": {"url": db} if isinstance(db, str) and "://" in db else {"path": db},
         "provider": provider,
         "logging": logging,
         "admin": admin,

@@ -32,6 +32,12 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def sqlite_path(tmp_path: Path) -> Path:
+    """A SQLite file, for a test of SQLite's own mechanics (where `db_path` may be a URL)."""
+    return tmp_path / "switchboard.db"
+
+
+@pytest.fixture
 async def cleanup() -> AsyncIterator[list[Any]]:
     """Things with an async close() to close at the end of the test."""
     items: list[Any] = []

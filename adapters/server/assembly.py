@@ -56,7 +56,7 @@ async def open_runtime(
         keep_recent=config.provider.keep_recent,
     )
     return await Runtime.open(
-        config.storage.path,
+        config.storage.location,
         provider=provider or build_provider(config.provider, clock),
         agents=agents,
         command_tools=tools,

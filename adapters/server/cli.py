@@ -43,7 +43,7 @@ def _main(argv: list[str] | None) -> int:
 
             return reload_command(path, config)
         if args.command == "status":
-            if not Path(config.storage.path).exists():
+            if not config.storage.shared and not Path(config.storage.path).exists():
                 print(f"no database yet at {config.storage.path}: nothing has run here yet.")
                 return 0
             print(asyncio.run(status(config)))
@@ -114,7 +114,7 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         f"provider: {config.provider.kind} ({config.provider.model})"
         if config.provider.kind == "anthropic"
         else "provider: offline (no key needed)",
-        f"storage: {config.storage.path}",
+        f"storage: {config.storage.described}",
         f"http: {config.server.host}:{config.server.port}",
         f"logs: {_log_destination(config)}",
         f"admin console: {_console_line(config)}",
@@ -182,7 +182,7 @@ async def status(config: SwitchboardConfig) -> str:
     from runtime.store import Store
 
     store = await Store.open(
-        config.storage.path, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
+        config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
     )
     bridge_store = BridgeStore(store)
     try:

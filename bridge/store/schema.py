@@ -1,6 +1,26 @@
 """The bridge's tables, kept in the runtime's database and versioned on their own."""
 
-MIGRATIONS: list[str] = [
+from runtime.store.database import Migration
+
+_ADMIN = """
+    ALTER TABLE deliveries ADD COLUMN workspace_id TEXT;
+    UPDATE deliveries SET workspace_id = {workspace};
+    CREATE INDEX deliveries_workspace ON deliveries(workspace_id, seq)
+        WHERE status IN ('pending', 'sending', 'failed');
+    CREATE TABLE admin_actions (
+        id INTEGER PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        admin TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        session_id TEXT,
+        detail TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE INDEX admin_actions_workspace ON admin_actions(workspace_id, id);
+"""
+
+MIGRATIONS: list[str | Migration] = [
     """
     CREATE TABLE inbound_seen (
         dedupe_key TEXT PRIMARY KEY,
@@ -118,21 +138,8 @@ MIGRATIONS: list[str] = [
     # 7: the admin console (issue 13). A delivery names its workspace, so a workspace's open
     # and failed deliveries are found by an index; what admins did, per workspace (each
     # action is also a ledger event, written in the same transaction).
-    """
-    ALTER TABLE deliveries ADD COLUMN workspace_id TEXT;
-    UPDATE deliveries SET workspace_id = json_extract(route, '$.workspace_id');
-    CREATE INDEX deliveries_workspace ON deliveries(workspace_id, seq)
-        WHERE status IN ('pending', 'sending', 'failed');
-    CREATE TABLE admin_actions (
-        id INTEGER PRIMARY KEY,
-        workspace_id TEXT NOT NULL,
-        admin TEXT NOT NULL,
-        action TEXT NOT NULL,
-        target TEXT NOT NULL,
-        session_id TEXT,
-        detail TEXT NOT NULL,
-        at REAL NOT NULL
-    );
-    CREATE INDEX admin_actions_workspace ON admin_actions(workspace_id, id);
-    """,
+    Migration(
+        sqlite=_ADMIN.format(workspace="json_extract(route, '$.workspace_id')"),
+        postgresql=_ADMIN.format(workspace="route::json ->> 'workspace_id'"),
+    ),
 ]

@@ -80,18 +80,20 @@ def seen_sql(keys: int) -> str:
 
 
 # Pruning: each statement deletes at most its last parameter's number of rows, found by age
-# through an index, in a short transaction of its own (`Store.delete_sql`).
+# through an index and removed by the primary key, in a short transaction of its own
+# (`Store.delete_sql`).
 PRUNE_SEEN = (
-    "DELETE FROM inbound_seen WHERE rowid IN (SELECT rowid FROM inbound_seen"
+    "DELETE FROM inbound_seen WHERE dedupe_key IN (SELECT dedupe_key FROM inbound_seen"
     " WHERE seen_at < ? LIMIT ?)"
 )
 PRUNE_REFUSALS = (
-    "DELETE FROM refusals WHERE rowid IN (SELECT rowid FROM refusals WHERE replied_at < ? LIMIT ?)"
+    "DELETE FROM refusals WHERE sender_key IN (SELECT sender_key FROM refusals"
+    " WHERE replied_at < ? LIMIT ?)"
 )
 # A notification's posts stay as long as the notification: a reply to it can come late.
 PRUNE_POSTS = (
-    "DELETE FROM delivery_posts WHERE rowid IN (SELECT rowid FROM delivery_posts"
-    " WHERE posted_at < ? AND kind != 'notification' LIMIT ?)"
+    "DELETE FROM delivery_posts WHERE (delivery_id, chunk) IN (SELECT delivery_id, chunk"
+    " FROM delivery_posts WHERE posted_at < ? AND kind != 'notification' LIMIT ?)"
 )
 PRUNE_DELIVERIES = (
     "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries"

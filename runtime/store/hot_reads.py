@@ -21,4 +21,11 @@ SESSION_EVENTS = (
     f"SELECT * FROM events WHERE session_id = ? AND type != '{EventType.PROGRESS.value}'"
     " ORDER BY seq DESC LIMIT ?"
 )
+# Where the numbering of messages, ledger events and transcript rows stands (each an index's
+# last entry).
+SEQUENCES = (
+    "SELECT (SELECT COALESCE(MAX(seq), 0) FROM messages) + 1 AS message,"
+    " (SELECT COALESCE(MAX(seq), 0) FROM events) + 1 AS event,"
+    " (SELECT COALESCE(MAX(id), 0) FROM transcript) + 1 AS transcript"
+)
 NOTIFICATION = "SELECT * FROM notifications WHERE notification_id = ?"

@@ -13,8 +13,8 @@ Delete = Callable[[str, Sequence[Any]], Awaitable[int]]
 # The oldest `batch` events up to the bound, of which those older than the cutoff go: a batch
 # touches at most `batch` rows (by the primary key), and pruning stops at a young one.
 PRUNE_EVENTS = (
-    "DELETE FROM events WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM events"
-    " WHERE seq <= ? ORDER BY seq LIMIT ?) WHERE at < ?)"
+    "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq <= ? ORDER BY seq"
+    " LIMIT ?) AND at < ?"
 )
 
 

@@ -126,4 +126,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX attachments_message ON attachments(message_id);
     """,
+    # 5: leases (issue 14): which replica runs a session's turns, or a bot's polling, until
+    # when, with a fencing number that grows each time a lease changes hands.
+    """
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        fence INTEGER NOT NULL,
+        expires_at REAL NOT NULL,
+        acquired_at REAL NOT NULL
+    );
+    CREATE INDEX leases_holder ON leases(holder, expires_at);
+    """,
 ]

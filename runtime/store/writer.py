@@ -1,8 +1,9 @@
 """The write side of the store: one transaction, buffered, committed in one step.
 
 Writer methods only record statements; `Store.write()` runs them all, with the events they
-produce, in a single trip to the database thread. Sequence numbers (message order, ledger
-order) are assigned here, in process, because this process is the only writer.
+produce, in a single trip to the database. Sequence numbers (message order, ledger order) are
+assigned here, in process: this process is the only writer (SQLite), or holds the fleet's
+write lock for the transaction and has read where the numbers stand (PostgreSQL).
 
 A layer above keeps its tables in the same database and writes them in the same transaction
 through its own store module (`bridge/store/`), which alone calls `write_sql`.
@@ -12,29 +13,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from runtime.clock import Clock
 from runtime.events import Event
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
-from runtime.records import NotificationRecord, RunRecord, RunStatus, SessionRecord
-from runtime.store.connection import Statement
+from runtime.records import Lease, NotificationRecord, RunRecord, RunStatus, SessionRecord
+from runtime.store import leases
+from runtime.store.database import Sequences, Statement
 from runtime.tools.envelope import ToolResult
 from runtime.transcript import BLOCKS, TranscriptMessage
 
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(slots=True)
-class Sequences:
-    """Next message and event sequence numbers; restored when a transaction fails."""
-
-    message: int = 1
-    event: int = 1
-    transcript: int = 1
 
 
 class Writer:
@@ -64,10 +56,15 @@ class Writer:
         self, sql: str, params: Sequence[Any] | list[Sequence[Any]] = (), *, many: bool = False
     ) -> None:
         """A statement of a layer's own store module (bridge/store/), in this transaction."""
-        self.statements.append((sql, params, many))
+        self.statements.append(Statement(sql, params, many))
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self.statements.append((sql, params, False))
+        self.statements.append(Statement(sql, params))
+
+    def fenced(self, lease: Lease) -> None:
+        """This transaction commits only while `lease` is still this holder's (its fence
+        unchanged); else it fails with `LeaseLostError` and nothing of it is kept."""
+        self.statements.append(leases.fenced(lease))
 
     def insert_session(self, s: SessionRecord) -> None:
         self._execute(
@@ -138,11 +135,11 @@ class Writer:
         now = self._clock.wall()
         rows: list[Sequence[Any]] = [(status, now, run_id, boundary, i) for i in ids]
         self.statements.append(
-            (
+            Statement(
                 "UPDATE messages SET status = ?, updated_at = ?, run_id = COALESCE(?, run_id),"
                 " boundary = COALESCE(?, boundary) WHERE id = ?",
                 rows,
-                True,
+                many=True,
             )
         )
 

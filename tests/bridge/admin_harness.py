@@ -10,6 +10,7 @@ from adapters.telegram import TELEGRAM
 from bridge import Bridge, InboundChat, Route
 from bridge.admin import SessionRow, live_sessions
 from config import SwitchboardConfig, load
+from tests.backends import folder_of
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 
@@ -17,7 +18,7 @@ ALICE, BOB, CAROL = 1001, 1002, 2001
 
 
 def two_workspaces(
-    db: Path, fake: FakeAnthropic, *, beta_mode: str | None = None
+    db: Path | str, fake: FakeAnthropic, *, beta_mode: str | None = None
 ) -> SwitchboardConfig:
     alice = {"id": "alice", "primary": True, "telegram_user_id": ALICE, "notify_via": "telegram"}
     bob = {"id": "bob", "telegram_user_id": BOB}
@@ -26,7 +27,7 @@ def two_workspaces(
     beta = workspace(
         "beta", [carol], telegram={"bot_token": "456:beta-test-token"}, queue_mode=beta_mode
     )
-    path = db.parent / "switchboard.toml"
+    path = folder_of(db) / "switchboard.toml"
     return load(
         write_config(path, db=db, provider=anthropic(fake.url), port=None, workspaces=[acme, beta])
     )

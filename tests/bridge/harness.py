@@ -8,15 +8,16 @@ from adapters.server.assembly import open_runtime
 from adapters.telegram import TELEGRAM
 from bridge import Bridge, InboundChat, Route
 from config import SwitchboardConfig, load
+from tests.backends import folder_of
 from tests.bridge.fakes import RecordingTransport
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 
 
-def config_for(db: Path, fake: FakeAnthropic) -> SwitchboardConfig:
+def config_for(db: Path | str, fake: FakeAnthropic) -> SwitchboardConfig:
     alice = {"id": "alice", "primary": True, "telegram_user_id": 1001, "notify_via": "telegram"}
     acme = workspace("acme", [alice], telegram={"bot_token": "123:test", "chats": [-100]})
-    path = db.parent / "switchboard.toml"
+    path = folder_of(db) / "switchboard.toml"
     return load(
         write_config(path, db=db, provider=anthropic(fake.url), port=None, workspaces=[acme])
     )

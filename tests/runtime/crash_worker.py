@@ -14,7 +14,8 @@ from tests.runtime.helpers import counting_tool, open_runtime, operator
 async def main(db: str, url: str, counter: str) -> None:
     fake = FakeAnthropic()
     fake.url = url
-    rt = await open_runtime(Path(db), fake, command_tools=[counting_tool("count", Path(counter))])
+    where = db if "://" in db else Path(db)  # a PostgreSQL URL, or a SQLite file
+    rt = await open_runtime(where, fake, command_tools=[counting_tool("count", Path(counter))])
     sid = await rt.create_session("assistant", session_id="ses_crash")
     await rt.submit(sid, operator("A: count once"))
     await rt.submit(sid, operator("B: later", priority=Priority.NORMAL))

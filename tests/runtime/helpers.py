@@ -49,7 +49,7 @@ def counting_tool(name: str, counter: Path) -> CommandToolSpec:
 
 
 async def open_runtime(
-    db_path: Path,
+    db_path: Path | str,
     fake: FakeAnthropic,
     *,
     tools: Iterable[str] = (),

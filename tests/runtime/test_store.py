@@ -15,7 +15,8 @@ from runtime.store.schema import MIGRATIONS
 from tests.runtime.helpers import operator
 
 
-async def test_wal_and_schema_version(db_path: Path) -> None:
+async def test_wal_and_schema_version(sqlite_path: Path) -> None:
+    db_path = sqlite_path
     store = await Store.open(db_path)
     await store.close()
     with sqlite3.connect(db_path) as conn:

@@ -1,10 +1,13 @@
-"""The one durable store: SQLite in WAL mode, one writer at a time.
+"""The one durable store: SQLite (one process) or PostgreSQL (replicas), behind one API.
 
-Writes go through `Store.write()`: a buffered transaction run in one step on the writer
-thread's own connection, with the events it produced, published only after it commits.
-Reads are named, typed operations on a second, read-only connection (WAL lets them run beside
-the writer). Every SQL statement of the runtime is in this package; a layer above reads its
+Writes go through `Store.write()`: a buffered transaction run in one step by the database,
+with the events it produced, published only after it commits. Reads are named, typed
+operations. Every SQL statement of the runtime is in this package; a layer above reads its
 own tables through its own store module, which alone calls `read_sql`.
+
+Where replicas share the database, the ledger events they commit reach this process's feed
+too (the database's notifications), in ledger order, before any of this process's own that
+come after them.
 """
 
 from __future__ import annotations
@@ -13,19 +16,16 @@ import asyncio
 import dataclasses
 import json
 import logging
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import IO, Any
-
-import aiosqlite
+from typing import Any
 
 from runtime.clock import Clock, SystemClock
 from runtime.events import Event, EventFeed, Payload
 from runtime.messages import PENDING_STATUSES, QueueEntry, QueueMode, QueueStatus
 from runtime.records import (
+    Lease,
     NotificationRecord,
     RunRecord,
     RunStatus,
@@ -33,11 +33,19 @@ from runtime.records import (
     SessionRecord,
     ToolCallRecord,
 )
-from runtime.store import hot_reads, rows
-from runtime.store.connection import PRAGMAS, Statement, commit, delete, lock, open_writer
+from runtime.store import hot_reads, leases, rows
+from runtime.store.database import (
+    Database,
+    Engine,
+    Migration,
+    Row,
+    Sequences,
+    Statement,
+)
+from runtime.store.engines import open_database
 from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
 from runtime.store.schema import MIGRATIONS
-from runtime.store.writer import Sequences, Writer
+from runtime.store.writer import Writer
 from runtime.transcript import BLOCKS, Transcript, TranscriptMessage
 
 log = logging.getLogger(__name__)
@@ -45,7 +53,6 @@ log = logging.getLogger(__name__)
 INSERT_EVENT = (
     "INSERT INTO events (seq, type, session_id, run_id, data, at) VALUES (?, ?, ?, ?, ?, ?)"
 )
-Row = aiosqlite.Row
 
 
 async def _finished_ok(commit: asyncio.Future[None]) -> bool:
@@ -57,71 +64,62 @@ async def _finished_ok(commit: asyncio.Future[None]) -> bool:
 
 
 class Store:
-    """The runtime's persistence: the interface a PostgreSQL twin implements next."""
+    """The runtime's persistence, on whichever `Database` the config names."""
 
-    def __init__(
-        self,
-        reader: aiosqlite.Connection,
-        writer: sqlite3.Connection,
-        executor: ThreadPoolExecutor,
-        path: Path,
-        clock: Clock,
-    ) -> None:
-        self._conn = reader
-        self._writer = writer
-        self._executor = executor
-        self.path = path
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
         self.clock = clock
         self._write_lock = asyncio.Lock()
         self._seq = Sequences()
-        self._lock: IO[bytes] | None = None
+        self._published = 0  # the newest ledger event the feed has carried
+        self._publishing = asyncio.Lock()
+        self._follower: asyncio.Task[None] | None = None
         self.feed = EventFeed(self.events_after)
+
+    @property
+    def engine(self) -> Engine:
+        return self.db.engine
+
+    @property
+    def described(self) -> str:
+        return self.db.described
 
     @classmethod
     async def open(
         cls,
-        path: str | Path,
+        location: str | Path,
         *,
         clock: Clock | None = None,
-        extra_migrations: Mapping[str, Sequence[str]] | None = None,
+        extra_migrations: Mapping[str, Sequence[str | Migration]] | None = None,
         exclusive: bool = True,
     ) -> Store:
-        """Open (creating and migrating) the database. Layers above the runtime bring their
-        own tables as `extra_migrations`, each versioned on its own.
+        """Open (creating and migrating) the database: a file path (SQLite) or a
+        `postgresql://` URL. Layers above the runtime bring their own tables as
+        `extra_migrations`, each versioned on its own.
 
-        `exclusive` (the default) makes this process the database's only runner: a second
-        one would take the first one's running turns for crashed ones. Readers that only
-        report (`switchboard status`) pass False."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        held = lock(path) if exclusive else None
+        `exclusive` (the default; SQLite only) makes this process the file's only runner: a
+        second one would take the first one's running turns for crashed ones. Readers that
+        only report (`switchboard status`) pass False. PostgreSQL is shared by design."""
         migrations = {"runtime": MIGRATIONS, **(extra_migrations or {})}
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="switchboard-store")
-        writer = await asyncio.get_running_loop().run_in_executor(
-            executor, open_writer, path, migrations
-        )
-        reader = await aiosqlite.connect(path, isolation_level=None)
-        reader.row_factory = aiosqlite.Row
-        for pragma in (*PRAGMAS, "PRAGMA query_only=ON"):
-            await reader.execute(pragma)
-        store = cls(reader, writer, executor, path, clock or SystemClock())
-        store._lock = held
-        for table, column, field in (
-            ("events", "seq", "event"),
-            ("messages", "seq", "message"),
-            ("transcript", "id", "transcript"),
-        ):
-            [row] = await store._rows(f"SELECT COALESCE(MAX({column}), 0) FROM {table}")
-            setattr(store._seq, field, int(row[0]) + 1)
+        db = await open_database(location, migrations, exclusive=exclusive)
+        store = cls(db, clock or SystemClock())
+        [row] = await store._rows(hot_reads.SEQUENCES)
+        store._seq = Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
+        store._published = store._seq.event - 1
+        notices = db.notifications()
+        if notices is not None:
+            store._follower = asyncio.get_running_loop().create_task(
+                store._follow(notices), name="store-ledger-follower"
+            )
         return store
 
     async def close(self) -> None:
+        if self._follower is not None:
+            self._follower.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._follower
         self.feed.close()
-        await self._conn.close()
-        await asyncio.get_running_loop().run_in_executor(self._executor, self._writer.close)
-        self._executor.shutdown(wait=True)
-        if self._lock is not None:
-            self._lock.close()
+        await self.db.close()
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Writer]:
@@ -134,31 +132,35 @@ class Store:
         """
         async with self._write_lock:
             before = dataclasses.replace(self._seq)
+            fresh = await self.db.begin()
+            if fresh is not None:
+                self._seq = fresh
             writer = Writer(self.clock, self._seq)
             committed = False
+            commit: asyncio.Future[None] | None = None
             try:
                 yield writer
-                done = asyncio.get_running_loop().run_in_executor(
-                    self._executor, commit, self._writer, self._seal(writer)
-                )
+                commit = asyncio.ensure_future(self.db.commit(*self._seal(writer)))
                 try:
-                    await asyncio.shield(done)
+                    await asyncio.shield(commit)
                 except asyncio.CancelledError:
-                    committed = await _finished_ok(done)
+                    committed = await _finished_ok(commit)
                     raise
                 committed = True
             finally:
+                if commit is None:
+                    await asyncio.shield(self.db.rollback())
                 if committed:
-                    self.feed.publish(writer.events)
+                    await asyncio.shield(self._publish(writer.events))
                     _run_callbacks(writer.on_commit)
                 else:
-                    self._seq.message, self._seq.event = before.message, before.event
-                    self._seq.transcript = before.transcript
+                    self._seq = before
                     for event in writer.events:
                         event.seq = None
 
-    def _seal(self, writer: Writer) -> list[Statement]:
-        """The transaction's statements, its durable events numbered and appended."""
+    def _seal(self, writer: Writer) -> tuple[list[Statement], int | None]:
+        """The transaction's statements, its durable events numbered and appended; and the
+        newest event's number (None: it wrote none)."""
         durable = [e for e in writer.events if not e.data.EPHEMERAL]
         for event in durable:
             event.seq = self._seq.event
@@ -166,12 +168,42 @@ class Store:
         params: list[Sequence[Any]] = [
             (e.seq, e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable
         ]
-        return [*writer.statements, (INSERT_EVENT, params, True)]
+        statements = [*writer.statements, Statement(INSERT_EVENT, params, many=True)]
+        return statements, (durable[-1].seq if durable else None)
+
+    async def _publish(self, events: list[Event]) -> None:
+        """This process's committed events to the feed, after any other replica's before
+        them that the feed has not carried yet."""
+        async with self._publishing:
+            numbered = [e.seq for e in events if e.seq is not None]
+            if numbered and numbered[0] > self._published + 1:
+                await self._carry(until=numbered[0] - 1)
+            # The database's notice of this commit may have carried them already.
+            self.feed.publish([e for e in events if e.seq is None or e.seq > self._published])
+            if numbered:
+                self._published = max(self._published, numbered[-1])
+
+    async def _follow(self, notices: AsyncIterator[str]) -> None:
+        """Other replicas' commits, from the database's notifications, onto the feed."""
+        async for _ in notices:
+            try:
+                async with self._publishing:
+                    await self._carry()
+            except Exception:  # a failed read is retried by the next notice
+                log.exception("could not read the ledger after a notification")
+
+    async def _carry(self, until: int | None = None) -> None:
+        for event in await self.events_after(self._published):
+            if until is not None and event.seq is not None and event.seq > until:
+                break
+            self.feed.publish([event])
+            self._published = event.seq or self._published
 
     @property
     def last_seq(self) -> int:
-        """The sequence number of the newest committed ledger event (0 when empty)."""
-        return self._seq.event - 1
+        """The sequence number of the newest committed ledger event this process knows of
+        (0 when empty)."""
+        return max(self._seq.event - 1, self._published)
 
     async def emit(self, *events: Event) -> None:
         async with self.write() as w:
@@ -190,11 +222,7 @@ class Store:
         return await self._rows(sql, params)
 
     async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        # Executed and read to the end in one call on the connection's thread. A statement
-        # left open between two awaits would hold the connection's read snapshot, and a read
-        # by another task in that gap would not see writes committed since (an outbox worker
-        # once found no intent that had just been written, and left it pending).
-        return list(await self._conn.execute_fetchall(sql, params))
+        return await self.db.rows(sql, params)
 
     async def sessions(self) -> list[SessionRecord]:
         found = await self._rows("SELECT * FROM sessions ORDER BY created_at, id")
@@ -343,15 +371,40 @@ class Store:
             found = await self._rows(hot_reads.EVENTS_AFTER, (seq,))
         return [_event(r) for r in found]
 
+    # -- leases (runtime/store/leases.py) -------------------------------------------------
+
+    async def claim_lease(self, name: str, holder: str, ttl_s: float) -> Lease | None:
+        """Take (or keep) the lease `name` for `ttl_s` seconds if it is free, expired or
+        already `holder`'s; None: another holder has it."""
+        async with self.write() as w:
+            w.statements.append(leases.claim(name, holder, self.clock.wall(), ttl_s))
+        found = await self._rows(leases.LEASE, (name,))
+        taken = leases.lease(found[0]) if found else None
+        return taken if taken is not None and taken.holder == holder else None
+
+    async def renew_leases(self, holder: str, ttl_s: float) -> list[Lease]:
+        """Extend every lease `holder` still holds; returns them (one it lost is absent)."""
+        now = self.clock.wall()
+        async with self.write() as w:
+            w.statements.append(leases.renew(holder, now, ttl_s))
+        return [leases.lease(r) for r in await self._rows(leases.HELD_BY, (holder, now))]
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Give the lease up now (if it is still this holding), for another to take at once."""
+        async with self.write() as w:
+            w.statements.append(leases.release(lease))
+
+    async def leases(self) -> list[Lease]:
+        """Every lease, held or expired: `switchboard status` and /metrics."""
+        return [leases.lease(r) for r in await self._rows(leases.ALL)]
+
     # -- retention ---------------------------------------------------------------------
 
     async def delete_sql(self, sql: str, params: Sequence[Any] = ()) -> int:
         """A bounded delete of a layer's own store module (bridge/store/), in a short write
         transaction of its own; returns how many rows it removed."""
         async with self._write_lock:
-            return await asyncio.get_running_loop().run_in_executor(
-                self._executor, delete, self._writer, sql, params
-            )
+            return await self.db.delete(sql, params)
 
     async def prune_events(self, before: float, through_seq: int, batch: int = BATCH) -> int:
         """Drop ledger events older than `before` (wall time) in batches, none after

@@ -1,0 +1,91 @@
+"""What the store needs of a database engine, whichever it is: SQLite (the embedded default,
+one process) or PostgreSQL (several replicas sharing one database).
+
+The store speaks one SQL: SQLite's spelling with `?` parameters, which `dialect.py` rewrites
+for PostgreSQL. A write transaction is buffered by the `Writer` and handed over whole
+(`commit`), so a backend runs it in one trip; `begin` comes first and, where several
+processes write, takes the fleet's write lock and says where the sequences stand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+Row = Any  # a row whose columns are read by name (`row["seq"]`)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One statement of a write transaction. `expect`: the number of rows it must touch, or
+    the whole transaction fails with `LeaseLostError` (a fencing check)."""
+
+    sql: str
+    params: Sequence[Any] | list[Sequence[Any]] = ()
+    many: bool = False
+    expect: int | None = None
+
+
+@dataclass(slots=True)
+class Sequences:
+    """Next message, event and transcript numbers; restored when a transaction fails."""
+
+    message: int = 1
+    event: int = 1
+    transcript: int = 1
+
+
+class Engine(StrEnum):
+    SQLITE = "sqlite"
+    POSTGRESQL = "postgresql"
+
+
+Migrations = Mapping[str, Sequence["str | Migration"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """A migration whose SQL differs by engine (most are one text for both)."""
+
+    sqlite: str
+    postgresql: str
+
+    def for_engine(self, engine: Engine) -> str:
+        return self.sqlite if engine is Engine.SQLITE else self.postgresql
+
+
+class Database(Protocol):
+    engine: Engine
+    described: str  # for people: the file, or host:port/database (never a password)
+    shared: bool  # other processes may write it at the same time (replicas)
+
+    async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """A read, run to its end in one call (no snapshot held between awaits)."""
+        ...
+
+    async def begin(self) -> Sequences | None:
+        """Open a write transaction. A shared database takes the fleet-wide write lock here
+        and returns where the sequences stand now; None: this process's own count holds."""
+        ...
+
+    async def commit(self, statements: list[Statement], last_event: int | None) -> None:
+        """Run the transaction's statements and commit: all of them or none. `last_event`:
+        the newest ledger event it writes, which a shared database tells the others of."""
+        ...
+
+    async def rollback(self) -> None:
+        """Give up the transaction `begin` opened (nothing of it is kept)."""
+        ...
+
+    async def delete(self, sql: str, params: Sequence[Any]) -> int:
+        """One bounded delete in a short transaction of its own; how many rows went."""
+        ...
+
+    def notifications(self) -> AsyncIterator[str] | None:
+        """What other processes committed (a ledger sequence number each time), or None
+        where no other process writes."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,24 @@
+"""Which engine a location names: a `postgresql://` URL, or else a SQLite file path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime.store.database import Database, Migrations
+from runtime.store.postgres import PostgresDatabase
+from runtime.store.sqlite_db import SqliteDatabase
+
+
+def is_url(location: str | Path) -> bool:
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+
+
+async def open_database(
+    location: str | Path, migrations: Migrations, *, exclusive: bool
+) -> Database:
+    """The database at `location` (a file path, or a `postgresql://` URL), migrated.
+
+    `exclusive` (SQLite only) makes this process the file's only runner."""
+    if is_url(location):
+        return await PostgresDatabase.open(str(location), migrations)
+    return await SqliteDatabase.open(Path(location), migrations, exclusive=exclusive)

@@ -1,0 +1,215 @@
+"""PostgreSQL behind the store, for several replicas sharing one database (psycopg 3).
+
+Reads go through a small pool of autocommit connections. Writes go through one connection of
+this process's own: `begin` takes the fleet-wide write lock (a transaction-scoped advisory
+lock) and reads where the sequences stand, so every replica numbers messages, ledger events
+and transcript rows in one order, and ledger events commit in the order of their numbers (a
+reader following the ledger by a cursor never skips one committed late). A commit that wrote
+ledger events notifies the other replicas (LISTEN/NOTIFY) with the newest number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from runtime.errors import LeaseLostError, StoreConflictError, StoreUnavailableError
+from runtime.store import dialect, hot_reads
+from runtime.store.database import Engine, Migrations, Row, Sequences, Statement
+
+log = logging.getLogger(__name__)
+
+LEDGER_CHANNEL = "switchboard_ledger"
+WRITE_LOCK = 0x5357_4244  # pg_advisory_xact_lock key of the fleet's one write lock
+MIGRATION_LOCK = 0x5357_4D47  # held while one replica migrates; the others wait
+CONNECT_TIMEOUT_S = 10
+
+
+def described(url: str) -> str:
+    """host:port/database of a URL, for people and logs: never its password."""
+    try:
+        info = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "PostgreSQL (unreadable URL)"
+    host = info.get("host") or "localhost"
+    port = info.get("port") or "5432"
+    where = host if str(host).startswith("/") else f"{host}:{port}"
+    return f"PostgreSQL {where}/{info.get('dbname') or info.get('user') or 'postgres'}"
+
+
+def _adapted(params: Sequence[Any]) -> Sequence[Any]:
+    """SQLite stores a bool as 0/1 in an INTEGER column; PostgreSQL wants the number too."""
+    return [int(p) if isinstance(p, bool) else p for p in params]
+
+
+async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
+    try:
+        return await psycopg.AsyncConnection.connect(
+            url, connect_timeout=CONNECT_TIMEOUT_S, application_name="switchboard", **kwargs
+        )
+    except psycopg.OperationalError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreUnavailableError(
+            f"cannot connect to {described(url)}: {reason}. Check [storage] url (host, port,"
+            " database, user, password) and that the server is running."
+        ) from exc
+
+
+class PostgresDatabase:
+    engine = Engine.POSTGRESQL
+    shared = True
+
+    def __init__(
+        self, url: str, writer: psycopg.AsyncConnection[Any], pool: AsyncConnectionPool
+    ) -> None:
+        self._url = url
+        self._writer = writer
+        self._pool = pool
+        self._in_transaction = False
+        self.described = described(url)
+
+    @classmethod
+    async def open(cls, url: str, migrations: Migrations) -> PostgresDatabase:
+        migrator = await _connect(url, autocommit=True)
+        try:
+            await migrate(migrator, migrations, described(url))
+        finally:
+            await migrator.close()
+        writer = await _connect(url, row_factory=dict_row)
+        pool: AsyncConnectionPool = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=8,
+            kwargs={
+                "autocommit": True,
+                "row_factory": dict_row,
+                "application_name": "switchboard",
+                "connect_timeout": CONNECT_TIMEOUT_S,
+            },
+            open=False,
+            name="switchboard-reads",
+        )
+        await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        return cls(url, writer, pool)
+
+    async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(dialect.statement(sql), _adapted(params))
+            return await cursor.fetchall() if cursor.description else []
+
+    async def begin(self) -> Sequences:
+        self._in_transaction = True
+        await self._writer.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        cursor = await self._writer.execute(hot_reads.SEQUENCES)
+        row = await cursor.fetchone()
+        assert row is not None
+        return Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
+
+    async def commit(self, statements: list[Statement], last_event: int | None) -> None:
+        if last_event is not None:
+            statements = [*statements, notify_statement(last_event)]
+        try:
+            async with self._writer.cursor() as cursor:
+                for s in statements:
+                    sql = dialect.statement(s.sql)
+                    if s.many:
+                        await cursor.executemany(sql, [_adapted(p) for p in s.params])
+                    else:
+                        await cursor.execute(sql, _adapted(s.params))
+                    if s.expect is not None and cursor.rowcount != s.expect:
+                        raise LeaseLostError(f"fencing check failed: {s.sql}")
+            await self._writer.commit()
+        except pg_errors.UniqueViolation as exc:
+            await self.rollback()
+            raise StoreConflictError(str(exc)) from exc
+        except BaseException:
+            await self.rollback()
+            raise
+        finally:
+            self._in_transaction = False
+
+    async def rollback(self) -> None:
+        if self._writer.closed:
+            return
+        await self._writer.rollback()
+        self._in_transaction = False
+
+    async def delete(self, sql: str, params: Sequence[Any]) -> int:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(dialect.statement(sql), _adapted(params))
+            return cursor.rowcount
+
+    def notifications(self) -> AsyncIterator[str]:
+        return self._listen()
+
+    async def _listen(self) -> AsyncIterator[str]:
+        """The ledger numbers other replicas commit, as they commit them. A lost connection
+        is opened again; "" is yielded then, since notices may have been missed meanwhile."""
+        delay = 0.2
+        while True:
+            try:
+                conn = await _connect(self._url, autocommit=True)
+            except StoreUnavailableError as exc:
+                log.warning("ledger listener cannot connect", extra={"error": str(exc)})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            delay = 0.2
+            try:
+                await conn.execute(f"LISTEN {LEDGER_CHANNEL}")
+                yield ""
+                async for notice in conn.notifies():
+                    yield notice.payload
+            except psycopg.OperationalError as exc:
+                log.warning("ledger listener lost its connection", extra={"error": str(exc)})
+            finally:
+                await conn.close()
+
+    async def close(self) -> None:
+        await self._pool.close()
+        await self._writer.close()
+
+
+def notify_statement(last_seq: int) -> Statement:
+    return Statement("SELECT pg_notify(?, ?)", (LEDGER_CHANNEL, str(last_seq)))
+
+
+async def migrate(conn: psycopg.AsyncConnection[Any], migrations: Migrations, where: str) -> None:
+    """Every component's schema brought up to date, by one replica at a time."""
+    await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
+            " version BIGINT NOT NULL)"
+        )
+        for component, scripts in migrations.items():
+            cursor = await conn.execute(
+                "SELECT version FROM schema_versions WHERE component = %s", (component,)
+            )
+            row = await cursor.fetchone()
+            version = int(row[0]) if row else 0
+            if version > len(scripts):
+                raise RuntimeError(
+                    f"{where}: the {component} schema is version {version}, newer than this "
+                    f"Switchboard knows ({len(scripts)}); upgrade Switchboard"
+                )
+            for number, script in enumerate(scripts[version:], start=version + 1):
+                text = script if isinstance(script, str) else script.for_engine(Engine.POSTGRESQL)
+                async with conn.transaction():
+                    await conn.execute(dialect.schema(text))
+                    await conn.execute(
+                        "INSERT INTO schema_versions VALUES (%s, %s) ON CONFLICT (component)"
+                        " DO UPDATE SET version = excluded.version",
+                        (component, number),
+                    )
+                log.info("store migrated", extra={"component": component, "version": number})
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
