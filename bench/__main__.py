@@ -2,6 +2,7 @@ import asyncio
 
 from bench import (
     delivery_bench,
+    engines_bench,
     files_bench,
     markdown_bench,
     runtime_bench,
@@ -19,3 +20,4 @@ asyncio.run(stream_bench.main())
 asyncio.run(files_bench.main())
 markdown_bench.main()
 asyncio.run(store_bench.main())
+asyncio.run(engines_bench.main())

@@ -78,11 +78,13 @@ async def _turn_seconds(rt: Runtime, provider: ZeroLatencyProvider, rounds: int)
     return time.perf_counter() - start
 
 
-async def round_overhead(tmp: Path, rounds: int = 50, trials: int = 20) -> dict[str, float]:
+async def round_overhead(
+    location: str | Path, rounds: int = 50, trials: int = 20
+) -> dict[str, float]:
     """Marginal cost of one more provider round: (T(50 rounds) - T(1 round)) / 49, each turn
     on a fresh session, so the cost of loading a long history is not counted per round."""
     provider = ZeroLatencyProvider(rounds)
-    rt = await Runtime.open(tmp / "rounds.db", provider=provider, agents=[AgentSpec("a")])
+    rt = await Runtime.open(location, provider=provider, agents=[AgentSpec("a")])
     long_turns = [await _turn_seconds(rt, provider, rounds) for _ in range(trials)]
     short_turns = [await _turn_seconds(rt, provider, 1) for _ in range(trials)]
     await rt.close()
@@ -90,10 +92,12 @@ async def round_overhead(tmp: Path, rounds: int = 50, trials: int = 20) -> dict[
     return {"per_round_ms": (long - short) / (rounds - 1) * 1000, "turn_ms": short * 1000}
 
 
-async def submit_throughput(tmp: Path, sessions: int = 100, messages: int = 10_000) -> float:
+async def submit_throughput(
+    location: str | Path, sessions: int = 100, messages: int = 10_000
+) -> float:
     settings = RuntimeSettings(default_queue_mode=QueueMode.FOLLOWUP, queue_cap=messages)
     rt = await Runtime.open(
-        tmp / "submit.db", provider=HeldProvider(), agents=[AgentSpec("a")], settings=settings
+        location, provider=HeldProvider(), agents=[AgentSpec("a")], settings=settings
     )
     ids = [await rt.create_session("a") for _ in range(sessions)]
     for sid in ids:  # one running turn each, so every later submit only queues
@@ -126,8 +130,8 @@ async def idle_session_memory(tmp: Path, sessions: int = 10_000) -> dict[str, fl
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
-        rounds = await round_overhead(path)
-        throughput = await submit_throughput(path)
+        rounds = await round_overhead(path / "rounds.db")
+        throughput = await submit_throughput(path / "submit.db")
         memory = await idle_session_memory(path)
     rows = [
         (
