@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -73,8 +74,8 @@ class PostgresDatabase:
         self._url = url
         self._writer = writer
         self._pool = pool
-        self._in_transaction = False
         self.described = described(url)
+        self.origin = secrets.token_hex(8)  # this process's name in its ledger notices
 
     @classmethod
     async def open(cls, url: str, migrations: Migrations) -> PostgresDatabase:
@@ -106,26 +107,32 @@ class PostgresDatabase:
             return await cursor.fetchall() if cursor.description else []
 
     async def begin(self) -> Sequences:
-        self._in_transaction = True
-        await self._writer.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-        cursor = await self._writer.execute(hot_reads.SEQUENCES)
+        async with self._writer.pipeline():  # the lock, then the numbers: one round trip
+            await self._writer.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            cursor = await self._writer.execute(hot_reads.SEQUENCES)
         row = await cursor.fetchone()
         assert row is not None
         return Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
 
     async def commit(self, statements: list[Statement], last_event: int | None) -> None:
         if last_event is not None:
-            statements = [*statements, notify_statement(last_event)]
+            statements = [*statements, notify_statement(self.origin, last_event)]
         try:
             async with self._writer.cursor() as cursor:
-                for s in statements:
-                    sql = dialect.statement(s.sql)
-                    if s.many:
-                        await cursor.executemany(sql, [_adapted(p) for p in s.params])
-                    else:
-                        await cursor.execute(sql, _adapted(s.params))
-                    if s.expect is not None and cursor.rowcount != s.expect:
+                # Fencing checks first, each answered before anything else is sent (they
+                # only touch lease rows, so going first changes nothing); then the rest in
+                # one pipeline: one round trip for the whole transaction.
+                for s in (s for s in statements if s.expect is not None):
+                    await cursor.execute(dialect.statement(s.sql), _adapted(s.params))
+                    if cursor.rowcount != s.expect:
                         raise LeaseLostError(f"fencing check failed: {s.sql}")
+                async with self._writer.pipeline():
+                    for s in (s for s in statements if s.expect is None):
+                        sql = dialect.statement(s.sql)
+                        if s.many:
+                            await cursor.executemany(sql, [_adapted(p) for p in s.params])
+                        else:
+                            await cursor.execute(sql, _adapted(s.params))
             await self._writer.commit()
         except pg_errors.UniqueViolation as exc:
             await self.rollback()
@@ -133,14 +140,11 @@ class PostgresDatabase:
         except BaseException:
             await self.rollback()
             raise
-        finally:
-            self._in_transaction = False
 
     async def rollback(self) -> None:
         if self._writer.closed:
             return
         await self._writer.rollback()
-        self._in_transaction = False
 
     async def delete(self, sql: str, params: Sequence[Any]) -> int:
         async with self._pool.connection() as conn:
@@ -167,7 +171,9 @@ class PostgresDatabase:
                 await conn.execute(f"LISTEN {LEDGER_CHANNEL}")
                 yield ""
                 async for notice in conn.notifies():
-                    yield notice.payload
+                    origin, _, _ = notice.payload.partition(" ")
+                    if origin != self.origin:  # this process published its own already
+                        yield notice.payload
             except psycopg.OperationalError as exc:
                 log.warning("ledger listener lost its connection", extra={"error": str(exc)})
             finally:
@@ -178,8 +184,10 @@ class PostgresDatabase:
         await self._writer.close()
 
 
-def notify_statement(last_seq: int) -> Statement:
-    return Statement("SELECT pg_notify(?, ?)", (LEDGER_CHANNEL, str(last_seq)))
+def notify_statement(origin: str, last_seq: int) -> Statement:
+    """Tells every listening replica the ledger has grown to `last_seq`; `origin` lets the
+    writer skip its own notice."""
+    return Statement("SELECT pg_notify(?, ?)", (LEDGER_CHANNEL, f"{origin} {last_seq}"))
 
 
 async def migrate(conn: psycopg.AsyncConnection[Any], migrations: Migrations, where: str) -> None:
