@@ -22,6 +22,7 @@ class BridgeEventType(StrEnum):
     DELIVERY_ACCEPTED = "delivery_accepted"
     DELIVERY_FAILED = "delivery_failed"
     ADMIN_ACTION = "admin_action"
+    REQUEST_FORWARDED = "request_forwarded"
 
 
 class AdminActionKind(StrEnum):
@@ -144,3 +145,12 @@ class AdminAction(Payload):
     workspace_id: str
     target: str
     detail: str
+
+
+class RequestForwarded(Payload):
+    """A standby replica took a platform's request (verified, not yet handled) and stored it
+    for the active replica, which handles it as if it had come in there."""
+
+    TYPE: ClassVar[str] = BridgeEventType.REQUEST_FORWARDED
+    platform: str
+    workspace_id: str

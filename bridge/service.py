@@ -12,6 +12,7 @@ from bridge.attachments.source import FileSource
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ephemeral import EphemeralCommands
+from bridge.forwarding import Forwarding
 from bridge.ingress import Ingress, Outcome
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
@@ -67,6 +68,7 @@ class Bridge:
         self.ephemeral = EphemeralCommands(self.current, self.store, commands, self.metrics)
         self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
         self.retention = Retention(config.retention, runtime.store, self.store)
+        self.forwarding = Forwarding(runtime, self.store)
         self._dispatch_task: asyncio.Task[None] | None = None
 
     @property
@@ -122,6 +124,7 @@ class Bridge:
     async def close(self) -> None:
         """Stop following the ledger, sending and pruning; pending intents resume on the next
         start."""
+        await self.forwarding.close()
         await self.retention.close()
         await self.downloads.close()
         if self._dispatch_task is not None:

@@ -31,6 +31,9 @@ class StorageConfig(Strict):
 
     path: str = "var/switchboard.db"
     url: SecretStr | None = None  # postgresql://user:${PGPASSWORD}@host:5432/database
+    # PostgreSQL: how long the active replica's lease lasts without a renewal; a standby takes
+    # over within this (plus a second) of the active replica's death.
+    lease_ttl_s: float = Field(default=10.0, ge=2.0, le=300.0)
 
     @field_validator("url")
     @classmethod

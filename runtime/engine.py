@@ -106,10 +106,13 @@ class Runtime:
         settings: RuntimeSettings | None = None,
         clock: Clock | None = None,
         extra_migrations: Mapping[str, Sequence[str | Migration]] | None = None,
+        resume: bool = True,
     ) -> Runtime:
         """Open the store, recover what a crash left behind, and resume queued work.
 
-        `extra_migrations` lets the layer above keep its tables in the same database."""
+        `extra_migrations` lets the layer above keep its tables in the same database.
+        `resume=False` opens the store only: a standby replica resumes (`resume()`) once it
+        is the active one, since recovery takes over every running turn."""
         clock = clock or SystemClock()
         store = await Store.open(path, clock=clock, extra_migrations=extra_migrations)
         runtime = cls(
@@ -120,25 +123,37 @@ class Runtime:
             settings or RuntimeSettings(),
             clock,
         )
-        await recover(store)
-        for record in await store.sessions():
-            runtime._adopt(record)
-        for entry in await store.messages(statuses=[QueueStatus.QUEUED]):
-            session = runtime.sessions[entry.session_id]
-            session.queue.push(entry)
-        for session in runtime.sessions.values():
-            if len(session.queue):
-                runtime._ensure_worker(session)
+        if resume:
+            await runtime.resume()
         return runtime
 
-    async def close(self) -> None:
-        """Stop workers (running turns resume after the next open); close the store and the
-        provider."""
+    async def resume(self) -> None:
+        """Recover what a crash (of this process, or of the replica that was active) left
+        behind, load every session, and start the work queued for them."""
+        await recover(self.store)
+        for record in await self.store.sessions():
+            if record.id not in self.sessions:
+                self._adopt(record)
+        for entry in await self.store.messages(statuses=[QueueStatus.QUEUED]):
+            session = self.sessions[entry.session_id]
+            session.queue.push(entry)
+        for session in self.sessions.values():
+            if len(session.queue):
+                self._ensure_worker(session)
+
+    async def stop_workers(self) -> None:
+        """Stop every worker (running turns resume after the next open, here or on another
+        replica); no turn starts after this."""
         self._closing = True
         workers = [t for s in self.sessions.values() for t in (s.worker, s.compaction) if t]
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop workers (running turns resume after the next open); close the store and the
+        provider."""
+        await self.stop_workers()
         await self.store.close()
         await self.provider.close()
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,6 +17,7 @@ from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import open_runtime, runtime_roster
 from adapters.server.http import build_app
+from adapters.server.leadership import Leadership, replica_name
 from adapters.server.live import LiveAdapters
 from adapters.server.logs import Redactor, learn_secrets
 from adapters.server.reloading import report_fields
@@ -29,10 +32,19 @@ from config.loading import load, parse, read_text
 from config.schema import SwitchboardConfig
 from runtime import Clock, Runtime
 from runtime.providers import Provider
+from runtime.records import Lease
 
 log = logging.getLogger(__name__)
 
 DRAIN_S = 3.0
+EXIT_LEASE_LOST = 75  # the process stops at once; a supervisor starts it again as a standby
+
+
+def exit_at_once(why: str) -> None:
+    """A replica that lost its lease must neither write nor send another thing: no clean
+    stop (that would drain the outbox), the process ends here."""
+    logging.shutdown()
+    os._exit(EXIT_LEASE_LOST)
 
 
 class App:
@@ -45,8 +57,14 @@ class App:
         provider: Provider | None = None,
         clock: Clock | None = None,
         path: Path | None = None,
+        replica: str | None = None,
+        on_lease_lost: Callable[[str], None] = exit_at_once,
     ) -> None:
         self.current = CurrentConfig(config)
+        self.replica = replica or replica_name()
+        self._on_lease_lost = on_lease_lost
+        self.leadership: Leadership | None = None  # PostgreSQL: which replica is active
+        self._leading: asyncio.Task[None] | None = None
         self.path = path  # the file it was started from: what `reload` reads again
         self._stdin = stdin
         self._stdout = stdout
@@ -79,27 +97,81 @@ class App:
     def slack(self) -> dict[str, SlackAdapter]:
         return self.live.slack
 
+    @property
+    def active(self) -> bool:
+        """This process runs the turns (on SQLite, always; on PostgreSQL, while it holds the
+        `active` lease)."""
+        return self.leadership is None or self.leadership.active
+
     async def start(self) -> None:
-        """Start everything; if any part fails to start, stop what did and re-raise."""
-        self.runtime = await open_runtime(self.config, provider=self._provider, clock=self._clock)
+        """Start everything; if any part fails to start, stop what did and re-raise.
+
+        On PostgreSQL the process is a standby first: its HTTP doors store what comes in for
+        the active replica, and it becomes the active one when the lease is free (this
+        returns once the first try is over, and, if it won, once everything has started)."""
+        shared = self.config.storage.shared
+        self.runtime = await open_runtime(
+            self.config, provider=self._provider, clock=self._clock, resume=not shared
+        )
         self.bridge = Bridge(self.current, self.runtime)
         self.live = LiveAdapters(self.bridge)
         try:
-            await self._start_parts()
+            self._prepare()
+            if not shared:
+                await self._go_live()
+                return
+            self._forward(True)
+            await self._serve_http()
+            self.leadership = Leadership(
+                self.runtime.store,
+                self.replica,
+                self.config.storage.lease_ttl_s,
+                on_gained=self._activate,
+                on_lost=self._on_lease_lost,
+            )
+            self._leading = asyncio.get_running_loop().create_task(
+                self.leadership.run(), name="leadership"
+            )
+            settled = asyncio.ensure_future(self.leadership.settled.wait())
+            await asyncio.wait({settled, self._leading}, return_when=asyncio.FIRST_COMPLETED)
+            settled.cancel()
+            if self._leading.done():
+                self._leading.result()  # an activation that failed: raised here
         except BaseException:
             await self.stop()
             raise
 
-    async def _start_parts(self) -> None:
+    def _forward(self, on: bool) -> None:
+        """Whether the doors store requests for the active replica (a standby) or hand them
+        to this process's bots."""
+        forwarding = self.bridge.forwarding if on else None
+        self.live.slack_front.forwarding = forwarding
+        self.live.telegram_front.forwarding = forwarding
+
+    async def _activate(self, lease: Lease) -> None:
+        """This standby holds the lease now: take over what the last active replica left
+        (its crash recovery), start the bots, and handle what standbys stored meanwhile."""
+        await self.runtime.resume()
+        await self._go_live()
+        self._forward(False)
+        self.bridge.forwarding.start(
+            {"slack": self.live.slack_front.replay, "telegram": self.live.telegram_front.replay}
+        )
+
+    def _prepare(self) -> None:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
         if consoles:
             self.bridge.attach(ConsoleTransport(self._stdout))
-        metrics = self.bridge.metrics
         self.live.add_all(self.config.workspaces)
+
+    async def _go_live(self) -> None:
+        consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
+        metrics = self.bridge.metrics
         await self.bridge.start()
         for workspace_id in list(self.slack):  # bot identities first: events need them
             await self.live.start_slack(workspace_id)
-        await self._serve_http()
+        if self._runner is None:
+            await self._serve_http()
         for workspace_id in list(self.telegram):
             await self.live.start_telegram(workspace_id, self.config.server.public_url)
         if consoles:
@@ -251,7 +323,12 @@ class App:
         stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
         try:
             if self._console is None:
-                await stopper
+                waiting: set[asyncio.Future[Any]] = {stopper}
+                if self._leading is not None:
+                    waiting.add(self._leading)
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if self._leading is not None and self._leading.done():
+                    self._leading.result()  # an activation that failed: raised to the caller
                 return
             await asyncio.wait({stopper, self._console}, return_when=asyncio.FIRST_COMPLETED)
             if stop.is_set():
@@ -271,6 +348,10 @@ class App:
             await self._stop()
 
     async def _stop(self) -> None:
+        if self._leading is not None:
+            self._leading.cancel()
+            with contextlib.suppress(BaseException):
+                await self._leading
         if self._console is not None:
             self._console.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -283,4 +364,7 @@ class App:
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.leadership is not None:
+            await self.runtime.stop_workers()  # nothing writes once the lease is given up
+            await self.leadership.release()
         await self.runtime.close()

@@ -42,7 +42,11 @@ def runtime_roster(
 
 
 async def open_runtime(
-    config: SwitchboardConfig, *, provider: Provider | None = None, clock: Clock | None = None
+    config: SwitchboardConfig,
+    *,
+    provider: Provider | None = None,
+    clock: Clock | None = None,
+    resume: bool = True,
 ) -> Runtime:
     agents, tools = runtime_roster(config)
     settings = RuntimeSettings(
@@ -63,4 +67,5 @@ async def open_runtime(
         settings=settings,
         clock=clock,
         extra_migrations={"bridge": MIGRATIONS},
+        resume=resume,
     )

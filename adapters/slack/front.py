@@ -11,6 +11,7 @@ after that (the store is down) stays a 5xx, so that Slack retries."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import extract_content_type, parse_body
 
 from adapters.slack.adapter import SlackAdapter
+from bridge.forwarding import Forwarding
+from bridge.store import Forwarded
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +130,8 @@ def malformed(body: object) -> str | None:
 class SlackFront:
     def __init__(self, adapters: Iterable[SlackAdapter]) -> None:
         self._adapters = [a for a in adapters if a.verifier is not None]
+        # Set while this replica is a standby: checked requests are stored for the active one.
+        self.forwarding: Forwarding | None = None
 
     def update(self, adapters: Iterable[SlackAdapter]) -> None:
         """The workspaces' adapters after a reload."""
@@ -161,10 +166,49 @@ class SlackFront:
             signed = [a for a in signed if a.settings.team_id == team]
         if not signed:
             return web.json_response({"error": "invalid request"}, status=401)
+        if team is not None and self.forwarding is not None:
+            event_id = body.get("event_id")
+            await self.forwarding.forward(
+                "slack",
+                signed[0].workspace.id,
+                event_id if isinstance(event_id, str) else None,
+                text,
+                headers,
+                request.query_string,
+            )  # a store that fails raises: a 500, and Slack sends it again
+            return web.Response(status=200)
         if team is not None and signed[0].identity is None:  # restarting, or not started
             log.info("slack request while its workspace's bot is not running; answered 503")
             return web.json_response({"error": "not running, send it again later"}, status=503)
         return await to_aiohttp_response(await signed[0].app.async_dispatch(bolt_request))
+
+    async def replay(self, request: Forwarded) -> None:
+        """A request a standby replica checked and stored, handled here as if it had just
+        come in. It is signed again with its workspace's own secret and a fresh timestamp:
+        bolt refuses a signature older than five minutes, and a request may have waited
+        longer than that for an active replica."""
+        adapter = next((a for a in self._adapters if a.workspace.id == request.workspace_id), None)
+        if adapter is None or adapter.verifier is None:
+            log.warning(
+                "forwarded slack request for a workspace no longer served; dropped",
+                extra={"workspace": request.workspace_id},
+            )
+            return
+        if adapter.identity is None:
+            raise RuntimeError(f"workspace {request.workspace_id}'s Slack app is not running")
+        timestamp = str(int(time.time()))
+        headers: dict[str, str | Sequence[str]] = {
+            **request.headers,
+            "x-slack-request-timestamp": timestamp,
+            "x-slack-signature": adapter.verifier.generate_signature(
+                timestamp=timestamp, body=request.body
+            )
+            or "",
+        }
+        bolt_request = AsyncBoltRequest(body=request.body, query=request.query, headers=headers)
+        response = await adapter.app.async_dispatch(bolt_request)
+        if response.status >= 500:
+            raise RuntimeError(f"slack request not handled ({response.status})")
 
 
 def _signed(adapter: SlackAdapter, body: str, headers: dict[str, str]) -> bool:

@@ -19,6 +19,8 @@ from aiohttp import web
 from telegram import Bot, Update
 
 from adapters.telegram.adapter import TelegramAdapter
+from bridge.forwarding import Forwarding
+from bridge.store import Forwarded
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,8 @@ _JSON_NAMES = {list: "a list", str: "a string", bool: "a boolean", type(None): "
 class TelegramFront:
     def __init__(self, adapters: Iterable[TelegramAdapter]) -> None:
         self._bots = {a.workspace.id: a for a in adapters}
+        # Set while this replica is a standby: checked updates are stored for the active one.
+        self.forwarding: Forwarding | None = None
 
     def update(self, adapters: Iterable[TelegramAdapter]) -> None:
         """The workspaces' adapters after a reload."""
@@ -44,7 +48,8 @@ class TelegramFront:
         given = request.headers.get(SECRET_HEADER, "").encode("utf-8", "surrogateescape")
         if expected is None or not hmac.compare_digest(given, expected.get_secret_value().encode()):
             raise web.HTTPForbidden(text="wrong secret token")
-        if not adapter.application.running:  # restarting, or not started: Telegram resends
+        if not adapter.application.running and self.forwarding is None:
+            # restarting, or not started: Telegram sends it again
             raise web.HTTPServiceUnavailable(text="the bot is not running; send it again later")
         raw = await request.read()
         try:
@@ -54,12 +59,35 @@ class TelegramFront:
         update = parse_update(data, adapter.application.bot)
         if isinstance(update, str):
             return _refused(workspace, raw, update)
+        if self.forwarding is not None:  # a store that fails raises: a 500, Telegram resends
+            await self.forwarding.forward(
+                "telegram", workspace, str(update.update_id), raw.decode("utf-8"), {}
+            )
+            return web.Response(text="ok")
         try:
             await adapter.feed(update)  # stored before Telegram gets its 200
         except Exception:  # the update is good, but was not stored: let Telegram resend it
             log.exception("telegram update not stored", extra={"workspace": workspace})
             raise web.HTTPInternalServerError(text="update not stored") from None
         return web.Response(text="ok")
+
+    async def replay(self, request: Forwarded) -> None:
+        """An update a standby replica checked and stored, handled here as if it had just
+        come in."""
+        adapter = self._bots.get(request.workspace_id)
+        if adapter is None or adapter.settings.mode != "webhook":
+            log.warning(
+                "forwarded telegram update for a webhook no longer served; dropped",
+                extra={"workspace": request.workspace_id},
+            )
+            return
+        if not adapter.application.running:
+            raise RuntimeError(f"workspace {request.workspace_id}'s bot is not running")
+        update = parse_update(json.loads(request.body), adapter.application.bot)
+        if isinstance(update, str):  # checked before it was stored: cannot happen
+            log.error("forwarded telegram update malformed; dropped", extra={"reason": update})
+            return
+        await adapter.feed(update)
 
 
 def parse_update(data: object, bot: Bot) -> Update | str:

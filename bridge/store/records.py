@@ -114,3 +114,18 @@ class AdminActionRecord:
     session_id: str | None
     detail: str
     at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    """A platform request a standby replica stored for the active one: the body and headers
+    as the platform sent them (already verified there), for the platform's front to handle."""
+
+    id: int
+    platform: str
+    workspace_id: str
+    body: str
+    headers: dict[str, str]
+    query: str
+    received_at: float
+    attempts: int

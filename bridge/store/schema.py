@@ -142,4 +142,21 @@ MIGRATIONS: list[str | Migration] = [
         sqlite=_ADMIN.format(workspace="json_extract(route, '$.workspace_id')"),
         postgresql=_ADMIN.format(workspace="route::json ->> 'workspace_id'"),
     ),
+    # 8: platform requests a standby replica took (issue 14): verified and acknowledged there,
+    # handled by the active replica in the order they came. A platform id names a request once,
+    # so a retry that lands on another standby is acknowledged and not stored twice.
+    """
+    CREATE TABLE forwarded_requests (
+        id INTEGER PRIMARY KEY,
+        platform TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        dedupe_key TEXT UNIQUE,
+        body TEXT NOT NULL,
+        headers TEXT NOT NULL,
+        query TEXT NOT NULL,
+        received_at REAL NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT
+    );
+    """,
 ]

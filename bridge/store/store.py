@@ -18,6 +18,7 @@ from bridge.store.records import (
     Backlog,
     Conversation,
     FailedRoute,
+    Forwarded,
     Held,
     Intent,
     NotificationDelivery,
@@ -150,6 +151,25 @@ class BridgeStore:
         return [
             Conversation(
                 r["conversation_key"], r["session_id"], Route.model_validate_json(r["route"])
+            )
+            for r in rows
+        ]
+
+    async def forwarded(self, after_id: int = 0, limit: int = 100) -> list[Forwarded]:
+        """Requests standby replicas took, oldest first: what the active replica handles."""
+        rows = await self._store.read_sql(
+            "SELECT * FROM forwarded_requests WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
+        )
+        return [
+            Forwarded(
+                id=int(r["id"]),
+                platform=r["platform"],
+                workspace_id=r["workspace_id"],
+                body=r["body"],
+                headers=json.loads(r["headers"]),
+                query=r["query"],
+                received_at=float(r["received_at"]),
+                attempts=int(r["attempts"]),
             )
             for r in rows
         ]

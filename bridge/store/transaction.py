@@ -7,10 +7,11 @@ cursor that produced it). An enqueued intent wakes the outbox once the transacti
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from functools import partial
 
-from bridge.events import AdminAction
+from bridge.events import AdminAction, RequestForwarded
 from bridge.store.records import AdminActionRecord, NotificationPost, NotificationRouting
 from bridge.types import DeliveryKind, DeliveryStatus, Route
 from runtime.events import Event, Payload
@@ -79,6 +80,34 @@ class BridgeTx:
             " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
             " SET session_id = excluded.session_id, updated_at = excluded.updated_at",
             (key, session_id, workspace_id, route.model_dump_json(), self.now()),
+        )
+
+    def forward(
+        self,
+        platform: str,
+        workspace_id: str,
+        dedupe_key: str | None,
+        body: str,
+        headers: dict[str, str],
+        query: str,
+    ) -> None:
+        """A platform request taken by a standby replica, for the active one to handle; a
+        second copy of the same platform id fails this commit (`StoreConflictError`)."""
+        self._w.write_sql(
+            "INSERT INTO forwarded_requests (platform, workspace_id, dedupe_key, body, headers,"
+            " query, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (platform, workspace_id, dedupe_key, body, json.dumps(headers), query, self.now()),
+        )
+        self.emit(RequestForwarded(platform=platform, workspace_id=workspace_id))
+
+    def forwarded_done(self, forwarded_id: int) -> None:
+        """The active replica handled it (or gave up on it, saying so in the log)."""
+        self._w.write_sql("DELETE FROM forwarded_requests WHERE id = ?", (forwarded_id,))
+
+    def forwarded_failed(self, forwarded_id: int, error: str) -> None:
+        self._w.write_sql(
+            "UPDATE forwarded_requests SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+            (error, forwarded_id),
         )
 
     # -- outbound ----------------------------------------------------------------------

@@ -46,6 +46,11 @@ def described(url: str) -> str:
     return f"PostgreSQL {where}/{info.get('dbname') or info.get('user') or 'postgres'}"
 
 
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _adapted(params: Sequence[Any]) -> Sequence[Any]:
     """SQLite stores a bool as 0/1 in an INTEGER column; PostgreSQL wants the number too."""
     return [int(p) if isinstance(p, bool) else p for p in params]
@@ -162,6 +167,8 @@ class PostgresDatabase:
             try:
                 conn = await _connect(self._url, autocommit=True)
             except StoreUnavailableError as exc:
+                if _cancelling():
+                    raise asyncio.CancelledError from exc
                 log.warning("ledger listener cannot connect", extra={"error": str(exc)})
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
@@ -175,6 +182,8 @@ class PostgresDatabase:
                     if origin != self.origin:  # this process published its own already
                         yield notice.payload
             except psycopg.OperationalError as exc:
+                if _cancelling():  # psycopg turns a cancelled wait into QueryCanceled
+                    raise asyncio.CancelledError from exc
                 log.warning("ledger listener lost its connection", extra={"error": str(exc)})
             finally:
                 await conn.close()

@@ -74,6 +74,7 @@ class Store:
         self._published = 0  # the newest ledger event the feed has carried
         self._publishing = asyncio.Lock()
         self._follower: asyncio.Task[None] | None = None
+        self._fence: Lease | None = None
         self.feed = EventFeed(self.events_after)
 
     @property
@@ -136,6 +137,8 @@ class Store:
             if fresh is not None:
                 self._seq = fresh
             writer = Writer(self.clock, self._seq)
+            if self._fence is not None:
+                writer.fenced(self._fence)
             committed = False
             commit: asyncio.Future[None] | None = None
             try:
@@ -393,6 +396,12 @@ class Store:
         """Give the lease up now (if it is still this holding), for another to take at once."""
         async with self.write() as w:
             w.statements.append(leases.release(lease))
+
+    def fence_with(self, lease: Lease | None) -> None:
+        """Every write transaction from now on commits only while `lease` is still this
+        holder's (`LeaseLostError` otherwise): the active replica's writes, so one that was
+        paused past its lease's expiry cannot write over its successor's."""
+        self._fence = lease
 
     async def leases(self) -> list[Lease]:
         """Every lease, held or expired: `switchboard status` and /metrics."""

@@ -1,0 +1,109 @@
+"""Which replica is the active one, when several share a PostgreSQL database (issue 14).
+
+One lease, `active`, held with a heartbeat: its holder runs every turn, sends every reply,
+follows the ledger and polls Telegram, so each is done by one replica, and the platforms'
+rate limits hold for the whole fleet. The others are standbys: they serve the HTTP doors and
+store what comes in for the active replica (`bridge/forwarding.py`), and each tries to take
+the lease every second. The active replica renews it every quarter of its time to live; if
+it dies, its lease runs out and a standby takes it within `ttl_s` plus a second, recovers
+what the dead one was doing (the runtime's crash recovery) and carries on.
+
+Every write of the active replica is fenced by its lease (`Store.fence_with`): a replica
+that was paused (a long GC, a network partition) past its lease's expiry and wakes up finds
+its writes refused, and stops at once rather than send or write over its successor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+
+from runtime.errors import LeaseLostError
+from runtime.records import Lease
+from runtime.store import Store
+
+log = logging.getLogger(__name__)
+
+ACTIVE = "active"  # the lease's name
+REPLICA_ENV = "SWITCHBOARD_REPLICA"
+STANDBY_TRY_S = 1.0
+
+
+def replica_name() -> str:
+    """This process's name among the replicas: `SWITCHBOARD_REPLICA`, else host and pid."""
+    return os.environ.get(REPLICA_ENV) or f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Leadership:
+    def __init__(
+        self,
+        store: Store,
+        holder: str,
+        ttl_s: float,
+        *,
+        on_gained: Callable[[Lease], Awaitable[None]],
+        on_lost: Callable[[str], None],
+    ) -> None:
+        self._store = store
+        self.holder = holder
+        self.ttl_s = ttl_s
+        self._on_gained = on_gained
+        self._on_lost = on_lost
+        self.lease: Lease | None = None
+        self.settled = asyncio.Event()  # the first try is over (and its activation, if won)
+        self._renewed = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.lease is not None
+
+    async def run(self) -> None:
+        """Try for the lease until this replica has it, then keep it; returns only when it
+        was lost (after `on_lost`). An activation that fails raises."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                lease = await self._store.claim_lease(ACTIVE, self.holder, self.ttl_s)
+            except LeaseLostError:
+                return self._lost("another replica holds the lease now")
+            except Exception as exc:
+                if self.lease is not None and loop.time() - self._renewed > self.ttl_s * 0.75:
+                    return self._lost(f"the lease could not be renewed in time ({exc})")
+                log.warning("lease not claimed; trying again", extra={"error": str(exc)})
+                self.settled.set()
+                await asyncio.sleep(STANDBY_TRY_S)
+                continue
+            if lease is None:
+                if self.lease is not None:
+                    return self._lost("another replica holds the lease now")
+                if not self.settled.is_set():
+                    log.info("standby: another replica is active", extra={"replica": self.holder})
+                self.settled.set()
+                await asyncio.sleep(STANDBY_TRY_S)
+                continue
+            self._renewed = loop.time()
+            if self.lease is None:
+                self.lease = lease
+                self._store.fence_with(lease)
+                log.info("active", extra={"replica": self.holder, "fence": lease.fence})
+                try:
+                    await self._on_gained(lease)
+                finally:
+                    self.settled.set()
+            await asyncio.sleep(self.ttl_s / 4)
+
+    def _lost(self, why: str) -> None:
+        log.critical("no longer the active replica; stopping at once", extra={"why": why})
+        self._on_lost(why)
+
+    async def release(self) -> None:
+        """Give the lease up (a clean stop), for a standby to take at once."""
+        if self.lease is not None:
+            try:
+                await self._store.release_lease(self.lease)
+            except Exception as exc:  # it runs out by itself
+                log.warning("lease not released", extra={"error": str(exc)})
+            self.lease = None
