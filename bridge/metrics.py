@@ -114,6 +114,19 @@ class Metrics:
             ("platform", "workspace"),
             registry=r,
         )
+        self.replica_active = Gauge(
+            "switchboard_replica_active",
+            "1 on the replica that runs the turns (always, on SQLite), 0 on a standby.",
+            ("replica",),
+            registry=r,
+        )
+        self.lease_expires_in = Gauge(
+            "switchboard_lease_expires_in_seconds",
+            "Each lease in the database (PostgreSQL replicas): its holder and fencing number, "
+            "and the seconds until it runs out (negative: expired, free to take).",
+            ("lease", "holder", "fence"),
+            registry=r,
+        )
         self.platform_up = Gauge(
             "switchboard_platform_up",
             "1 while the adapter's connection (polling, webhook, socket, console input) runs; "
@@ -161,6 +174,7 @@ class Metrics:
     async def scrape(self, runtime: Runtime, store: BridgeStore) -> bytes:
         """Refresh the gauges read from the runtime and the database; the exposition text."""
         backlog = await store.outbox_backlog()
+        leases = await runtime.store.leases()
         now = runtime.clock.wall()  # the clock the outbox stamps its rows with
         work = work_by_workspace(runtime)
         # No await from here on: a concurrent scrape never sees a half-refreshed gauge.
@@ -174,6 +188,11 @@ class Metrics:
                 (QueueStatus.DEQUEUED, counts.dequeued),
             ):
                 self.queue_messages.labels(workspace=workspace, status=queue).set(n)
+        self.lease_expires_in.clear()
+        for lease in leases:
+            self.lease_expires_in.labels(lease.name, lease.holder, str(lease.fence)).set(
+                round(lease.expires_at - now, 3)
+            )
         self.outbox_backlog.clear()
         self.outbox_oldest_age.clear()
         places = self._platforms | {(b.platform, b.workspace) for b in backlog}

@@ -77,13 +77,18 @@ def write_config(
     public_url: str | None = None,
     logging: Table | None = None,
     admin: Table | None = None,
+    storage: Table | None = None,
 ) -> Path:
     """Write the config file at `path` and return it. `port` None: no `[server]` table (for a
-    bridge that never serves HTTP); `admin`: the `[admin]` table."""
+    bridge that never serves HTTP); `admin`: the `[admin]` table; `storage`: more keys of
+    `[storage]` (the lease's time to live)."""
     server = {"port": port, "public_url": public_url} if port is not None else None
     document = {
         "server": server,
-        "storage": {"url": db} if isinstance(db, str) and "://" in db else {"path": db},
+        "storage": {
+            **({"url": db} if isinstance(db, str) and "://" in db else {"path": db}),
+            **(storage or {}),
+        },
         "provider": provider,
         "logging": logging,
         "admin": admin,

@@ -300,6 +300,8 @@ class App:
             self.live.slack_front,
             self.live.telegram_front,
             console if self._console_on else None,
+            replica=self.replica,
+            active=lambda: self.active,
         )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()

@@ -12,12 +12,16 @@ import signal
 import sys
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.server import logs
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import variables
 from config.schema import WorkspaceConfig
+
+if TYPE_CHECKING:  # the runtime pulls in every SDK: imported only where it is used
+    from runtime.records import Lease
 
 log = logging.getLogger(__name__)
 
@@ -188,9 +192,13 @@ async def status(config: SwitchboardConfig) -> str:
     try:
         sessions = await store.session_overview()
         deliveries = await bridge_store.delivery_counts()
-        lines = [f"sessions: {len(sessions)}"]
+        leases = await store.leases()
+        lines = lease_lines(leases, store.clock.wall())
+        active = next((x.holder for x in leases if x.name == "active"), None)
+        on = f" on {active}" if active and config.storage.shared else ""
+        lines.append(f"sessions: {len(sessions)}")
         lines += [
-            f"  {s.id} {s.agent_id}: {'running' if s.running else 'idle'}, {s.queued} queued"
+            f"  {s.id} {s.agent_id}: {'running' if s.running else 'idle'}{on}, {s.queued} queued"
             for s in sessions
             if s.queued or s.running
         ]
@@ -206,6 +214,16 @@ async def status(config: SwitchboardConfig) -> str:
         return "\n".join(lines)
     finally:
         await store.close()
+
+
+def lease_lines(leases: list[Lease], now: float) -> list[str]:
+    """Which replica holds which lease (PostgreSQL): the `active` one runs every session."""
+    lines = []
+    for lease in leases:
+        left = lease.expires_at - now
+        state = f"expires in {left:.1f} s" if left >= 0 else f"expired {-left:.1f} s ago (free)"
+        lines.append(f"lease {lease.name}: {lease.holder}, fence {lease.fence}, {state}")
+    return lines
 
 
 async def run(config: SwitchboardConfig, path: Path | None = None) -> int:

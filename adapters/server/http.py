@@ -1,8 +1,14 @@
 """The one aiohttp server for every HTTP surface: health, metrics, and the platforms' doors
 (Slack events, Telegram webhooks), each handled by its adapter's front, and the admin
-console at /admin when the config names an admin."""
+console at /admin when the config names an admin.
+
+Replicas (PostgreSQL): every replica serves the doors; the console needs the active one's
+live state, so a standby answers /admin with 503, and `/healthz/active` (200 on the active
+replica only) lets a load balancer send /admin there."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -14,18 +20,45 @@ from bridge import Bridge
 
 
 def build_app(
-    bridge: Bridge, slack: SlackFront, telegram: TelegramFront, admin: AdminDeps | None = None
+    bridge: Bridge,
+    slack: SlackFront,
+    telegram: TelegramFront,
+    admin: AdminDeps | None = None,
+    *,
+    replica: str = "",
+    active: Callable[[], bool] = lambda: True,
 ) -> web.Application:
-    app = web.Application()
+    def role() -> str:
+        return "active" if active() else "standby"
+
+    @web.middleware
+    async def console_on_the_active_replica(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if request.path.startswith("/admin") and not active():
+            raise web.HTTPServiceUnavailable(
+                text=f"Replica {replica} is a standby; the admin console is served by the active"
+                " replica. Route /admin to the replica whose /healthz/active answers 200.",
+                headers={"Retry-After": "5"},
+            )
+        return await handler(request)
+
+    app = web.Application(middlewares=[console_on_the_active_replica])
 
     async def healthz(request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok"})
+        return web.json_response({"status": "ok", "replica": replica, "role": role()})
+
+    async def healthz_active(request: web.Request) -> web.Response:
+        status = 200 if active() else 503
+        return web.json_response({"replica": replica, "role": role()}, status=status)
 
     async def metrics(request: web.Request) -> web.Response:
+        bridge.metrics.replica_active.labels(replica).set(1 if active() else 0)
         body = await bridge.metrics.scrape(bridge.runtime, bridge.store)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/healthz/active", healthz_active)
     app.router.add_get("/metrics", metrics)
     app.router.add_post("/slack/events", slack.handle)
     app.router.add_post("/telegram/{workspace_id}", telegram.handle)

@@ -1,0 +1,102 @@
+"""Replicas in one test process: two real Apps on one PostgreSQL database (the suite's own
+server), each with its own HTTP port, against the fake Slack, Telegram and Anthropic APIs."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from adapters.server.app import App
+from config import load
+from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS
+from tests.config_file import anthropic, workspace, write_config
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+from tests.postgres import pg_url
+
+__all__ = ["pg_url"]
+
+TELEGRAM_SECRET = "tg-webhook-secret"
+LEASE_TTL_S = 2.0
+
+
+@dataclass
+class Fleet:
+    """Replicas started from one config file; each records why it lost its lease (a real
+    process would end there)."""
+
+    config: Path
+    apps: list[App] = field(default_factory=list)
+    lost: dict[str, str] = field(default_factory=dict)
+
+    async def start(self, name: str) -> App:
+        def lost(why: str) -> None:
+            self.lost[name] = why
+
+        app = App(
+            load(self.config),
+            stdin=io.StringIO(),
+            stdout=io.StringIO(),
+            path=self.config,
+            replica=name,
+            on_lease_lost=lost,
+        )
+        await app.start()
+        self.apps.append(app)
+        return app
+
+
+@pytest.fixture
+async def fleet(
+    pg_url: str,
+    tmp_path: Path,
+    anthropic_api: FakeAnthropic,
+    slack_api: FakeSlack,
+    telegram_api: FakeTelegram,
+) -> AsyncIterator[Fleet]:
+    """Workspace acme on Slack team T1 (HTTP events) and on Telegram (webhook), operator alice
+    (Slack UALICE, Telegram 1001)."""
+    team = next(t for t in slack_api.teams.values() if t.team_id == "T1")
+    alice = {
+        "id": "alice",
+        "primary": True,
+        "slack_user_id": ALICE,
+        "telegram_user_id": 1001,
+        "notify_via": "slack",
+    }
+    acme = workspace(
+        "acme",
+        [alice],
+        slack={
+            "team_id": "T1",
+            "bot_token": team.token,
+            "signing_secret": ACME_SECRET,
+            "api_base_url": slack_api.base_url,
+            "channels": [OPS],
+        },
+        telegram={
+            "bot_token": telegram_api.token,
+            "api_base_url": telegram_api.base_url,
+            "mode": "webhook",
+            "webhook_secret": TELEGRAM_SECRET,
+        },
+        agent_tools=["notify_operator"],
+    )
+    path = write_config(
+        tmp_path / "switchboard.toml",
+        db=pg_url,
+        provider=anthropic(anthropic_api.url),
+        public_url="https://bot.example.com",
+        workspaces=[acme],
+        storage={"lease_ttl_s": LEASE_TTL_S},
+    )
+    fleet = Fleet(path)
+    yield fleet
+    for app in reversed(fleet.apps):
+        await app.stop()
+

@@ -1,0 +1,159 @@
+"""Two replicas on one PostgreSQL database: one is active (runs the turns, sends, follows the
+ledger), the other a standby whose doors store what they take for it; the standby takes over
+when the active one stops renewing its lease, and the old one's writes are then refused."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import aiohttp
+
+from adapters.server.app import App
+from runtime.errors import LeaseLostError
+from tests.adapters.cli_process import switchboard
+from tests.adapters.replicas.conftest import LEASE_TTL_S, TELEGRAM_SECRET, Fleet
+from tests.adapters.slack_harness import SlackSide
+from tests.fakes.anthropic_api import FakeAnthropic, text
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
+
+
+async def get(app: App, path: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"http://127.0.0.1:{app.port}{path}") as response:
+            return response.status, await response.text()
+
+
+async def telegram_post(app: App, update: dict[str, object]) -> int:
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            f"http://127.0.0.1:{app.port}/telegram/acme",
+            json=update,
+            headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
+        ) as response:
+            return response.status
+
+
+def dm(update_id: int, words: str) -> dict[str, object]:
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id,
+            "date": int(time.time()),
+            "text": words,
+            "chat": {"id": 1001, "type": "private"},
+            "from": {"id": 1001, "is_bot": False, "first_name": "Alice"},
+        },
+    }
+
+
+def slack_texts(slack: FakeSlack, channel: str = "DALICE") -> list[str]:
+    return [m["text"] for m in slack.posts(channel)]
+
+
+async def test_the_standby_stores_what_it_takes_and_the_active_replica_answers_it(
+    fleet: Fleet, slack_api: FakeSlack, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    assert a.active and not b.active
+    assert (await get(a, "/healthz/active"))[0] == 200
+    status, body = await get(b, "/healthz/active")
+    assert status == 503 and json.loads(body) == {"replica": "replica-b", "role": "standby"}
+    status, body = await get(b, "/admin/")
+    assert status == 503 and "standby" in body
+    assert b.live.slack["acme"].identity is None, "a standby starts no bot"
+    assert not b.live.telegram["acme"].application.running
+
+    anthropic_api.script = [text("answered from Slack"), text("answered from Telegram")]
+    await SlackSide(b, slack_api).say("hello via the standby")
+    await until(lambda: "answered from Slack" in slack_texts(slack_api))
+    assert await telegram_post(b, dm(501, "and via its webhook")) == 200
+    await until(lambda: "answered from Telegram" in telegram_api.chat(1001))
+    prompts = [m.message.text for m in await a.runtime.store.messages()]
+    assert prompts == ["hello via the standby", "and via its webhook"]
+    assert await b.bridge.store.forwarded() == [], "handled requests are removed"
+
+
+async def test_a_platform_retry_on_either_replica_is_acknowledged_and_handled_once(
+    fleet: Fleet, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    side_a, side_b = SlackSide(a, slack_api), SlackSide(b, slack_api)
+    envelope = side_b.envelope("T1", side_b.message("only once"))
+    anthropic_api.script = [text("one answer")]
+    assert (await side_b.post(envelope)).status == 200
+    assert (await side_b.post(envelope, retry=1)).status == 200
+    assert (await side_a.post(envelope, retry=2)).status == 200
+    await until(lambda: "one answer" in slack_texts(slack_api))
+    await a.bridge.settle()
+    await until(lambda: not b.bridge.forwarding.handled and a.bridge.forwarding.handled >= 1)
+    assert [m.message.text for m in await a.runtime.store.messages()] == ["only once"]
+    assert slack_texts(slack_api).count("one answer") == 1
+    assert len(anthropic_api.requests) == 1
+
+
+async def test_a_standby_takes_over_and_the_paused_replica_can_no_longer_write(
+    fleet: Fleet, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    held = asyncio.Event()
+    anthropic_api.script = [text("from the paused replica", hold=held), text("from the new one")]
+    await SlackSide(b, slack_api).say("work on this")
+    await until(lambda: len(anthropic_api.requests) == 1)  # replica a's turn waits on the model
+    assert a._leading is not None
+    a._leading.cancel()  # replica a stops renewing, as a paused process would
+    started = time.monotonic()
+    await until(lambda: b.active, wait_s=LEASE_TTL_S + 5)
+    assert time.monotonic() - started < LEASE_TTL_S + 2
+    # b recovered a's turn: interrupted, its message queued again and answered
+    await until(lambda: "from the new one" in slack_texts(slack_api), wait_s=10)
+    held.set()  # a wakes up: its turn's next write is refused
+    await asyncio.sleep(0.5)
+    with_lease_lost = [e for e in a.runtime.sessions.values() if e.running]
+    assert not with_lease_lost, "a's turn ended on the refused write"
+    try:
+        async with a.runtime.store.write() as w:
+            w.set_queue_mode("nothing", None)
+        raise AssertionError("a write of the replica that lost its lease went through")
+    except LeaseLostError:
+        pass
+    assert a.leadership is not None
+    a._leading = asyncio.get_running_loop().create_task(a.leadership.run())
+    await until(lambda: "replica-a" in fleet.lost)
+    await b.bridge.settle()
+    assert "from the paused replica" not in slack_texts(slack_api)
+    assert slack_texts(slack_api).count("from the new one") == 1
+
+
+async def test_status_and_metrics_say_which_replica_is_active(fleet: Fleet) -> None:
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    _, metrics_a = await get(a, "/metrics")
+    _, metrics_b = await get(b, "/metrics")
+    assert 'switchboard_replica_active{replica="replica-a"} 1.0' in metrics_a
+    assert 'switchboard_replica_active{replica="replica-b"} 0.0' in metrics_b
+    held = 'switchboard_lease_expires_in_seconds{fence="1",holder="replica-a",lease="active"}'
+    assert held in metrics_a and held in metrics_b
+    done = await asyncio.to_thread(switchboard, "status", "--config", fleet.config)
+    assert done.returncode == 0, done.stderr
+    assert "lease active: replica-a, fence 1, expires in" in done.stdout
+
+
+async def test_a_clean_stop_gives_the_lease_up_for_a_standby_to_take_at_once(
+    fleet: Fleet,
+) -> None:
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    await a.stop()
+    fleet.apps.remove(a)
+    [lease] = await b.runtime.store.leases()
+    assert lease.expires_at == 0, "released, not left to run out"
+    await until(lambda: b.active, wait_s=LEASE_TTL_S)
+    [lease] = await b.runtime.store.leases()
+    assert (lease.holder, lease.fence) == ("replica-b", 2)
