@@ -243,12 +243,24 @@ async def run(config: SwitchboardConfig, path: Path | None = None) -> int:
     # under load, enough to push Slack acks past their p99 budget (docs/benchmarks.md).
     gc.freeze()
     print(banner(config, app.port), flush=True)
+    if config.storage.shared:
+        print(replica_line(config, app.replica, app.active), flush=True)
     try:
         await app.wait(stop)
     finally:
         await app.stop()
     print("Switchboard stopped; queued work resumes on the next start.", flush=True)
     return 0
+
+
+def replica_line(config: SwitchboardConfig, replica: str, active: bool) -> str:
+    where = config.storage.described
+    if active:
+        return f"Replica {replica} on {where}: active (it runs the turns and sends the replies)."
+    return (
+        f"Replica {replica} on {where}: standby (its doors store what comes in for the active"
+        " replica; it takes over when that one's lease runs out)."
+    )
 
 
 def banner(config: SwitchboardConfig, port: int) -> str:

@@ -88,7 +88,10 @@ class Leadership:
             if self.lease is None:
                 self.lease = lease
                 self._store.fence_with(lease)
-                log.info("active", extra={"replica": self.holder, "fence": lease.fence})
+                log.info(
+                    "this replica is now the active one",
+                    extra={"replica": self.holder, "fence": lease.fence},
+                )
                 try:
                     await self._on_gained(lease)
                 finally:

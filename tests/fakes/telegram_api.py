@@ -101,6 +101,10 @@ class FakeTelegram:
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     files: TelegramFiles = field(init=False)
+    # getUpdates calls waiting now, each with the event that ends it with 409 when another
+    # poller comes (Telegram answers the older one "Conflict: terminated by other getUpdates")
+    _polls: list[tuple[web.Request, asyncio.Event]] = field(default_factory=list)
+    conflicts: int = 0  # 409s given because two pollers overlapped: two bot instances polling
 
     def __post_init__(self) -> None:
         self.files = TelegramFiles(self.token)
@@ -277,6 +281,8 @@ class FakeTelegram:
         for gated, when, gate in self.gates:
             if gated == method and when(decoded):
                 await gate.wait()
+        if method == "getUpdates":
+            return await self._poll(request, decoded)
         try:
             result = await self._result(method, decoded)
         except (FileRefused, InvalidRequest) as exc:
@@ -284,6 +290,32 @@ class FakeTelegram:
         if stall:
             await asyncio.sleep(stall)  # stored, but the answer comes too late
         return web.json_response({"ok": True, "result": result})
+
+    async def _poll(self, request: web.Request, p: dict[str, Any]) -> web.Response:
+        """getUpdates as Telegram serves it to two bot instances: a second poll while one is
+        waiting ends the first with 409 (a poll whose client has gone, a killed process,
+        is not counted)."""
+        for other, conflict in self._polls:
+            if other.transport is not None and not other.transport.is_closing():
+                self.conflicts += 1
+                conflict.set()
+        conflict = asyncio.Event()
+        self._polls.append((request, conflict))
+        answer = asyncio.ensure_future(self._result("getUpdates", p))
+        ended = asyncio.ensure_future(conflict.wait())
+        try:
+            await asyncio.wait({answer, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._polls.remove((request, conflict))
+            ended.cancel()
+        if not answer.done():
+            answer.cancel()
+            return _error(
+                409,
+                "Conflict: terminated by other getUpdates request; make sure that only one bot"
+                " instance is running",
+            )
+        return web.json_response({"ok": True, "result": answer.result()})
 
     def _flood(self, method: str, p: dict[str, Any]) -> TooMany | None:
         """The flood limit this call breaks, if any; else it is counted in its windows."""

@@ -99,4 +99,3 @@ async def fleet(
     yield fleet
     for app in reversed(fleet.apps):
         await app.stop()
-

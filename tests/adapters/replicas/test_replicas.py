@@ -22,19 +22,21 @@ from tests.runtime.helpers import until
 
 
 async def get(app: App, path: str) -> tuple[int, str]:
-    async with aiohttp.ClientSession() as http:
-        async with http.get(f"http://127.0.0.1:{app.port}{path}") as response:
-            return response.status, await response.text()
+    url = f"http://127.0.0.1:{app.port}{path}"
+    async with aiohttp.ClientSession() as http, http.get(url) as response:
+        return response.status, await response.text()
 
 
 async def telegram_post(app: App, update: dict[str, object]) -> int:
-    async with aiohttp.ClientSession() as http:
-        async with http.post(
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
             f"http://127.0.0.1:{app.port}/telegram/acme",
             json=update,
             headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
-        ) as response:
-            return response.status
+        ) as response,
+    ):
+        return response.status
 
 
 def dm(update_id: int, words: str) -> dict[str, object]:
