@@ -118,7 +118,13 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         f"provider: {config.provider.kind} ({config.provider.model})"
         if config.provider.kind == "anthropic"
         else "provider: offline (no key needed)",
-        f"storage: {config.storage.described}",
+        f"storage: {config.storage.described}"
+        + (
+            f" (replicas may share it: one active, the others standby; lease"
+            f" {config.storage.lease_ttl_s:g} s)"
+            if config.storage.shared
+            else " (one process)"
+        ),
         f"http: {config.server.host}:{config.server.port}",
         f"logs: {_log_destination(config)}",
         f"admin console: {_console_line(config)}",

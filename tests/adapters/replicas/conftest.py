@@ -85,7 +85,7 @@ async def fleet(
             "mode": "webhook",
             "webhook_secret": TELEGRAM_SECRET,
         },
-        agent_tools=["notify_operator"],
+        agent_tools=["notify_operator", "sleep"],
     )
     path = write_config(
         tmp_path / "switchboard.toml",

@@ -11,14 +11,16 @@ import time
 import aiohttp
 
 from adapters.server.app import App
+from runtime import EventType
 from runtime.errors import LeaseLostError
+from runtime.payloads import InterjectionAdmitted
 from tests.adapters.cli_process import switchboard
 from tests.adapters.replicas.conftest import LEASE_TTL_S, TELEGRAM_SECRET, Fleet
 from tests.adapters.slack_harness import SlackSide
-from tests.fakes.anthropic_api import FakeAnthropic, text
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
-from tests.runtime.helpers import until
+from tests.runtime.helpers import until, wait_for
 
 
 async def get(app: App, path: str) -> tuple[int, str]:
@@ -159,3 +161,28 @@ async def test_a_clean_stop_gives_the_lease_up_for_a_standby_to_take_at_once(
     await until(lambda: b.active, wait_s=LEASE_TTL_S)
     [lease] = await b.runtime.store.leases()
     assert (lease.holder, lease.fence) == ("replica-b", 2)
+
+
+async def test_a_message_taken_by_the_standby_reaches_the_turn_running_on_the_active_one(
+    fleet: Fleet, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    """An interjection sent to replica b reaches the turn running on replica a at its next
+    safe point: here it wakes the agent's half-minute sleep."""
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    anthropic_api.script = [tools(("sleep", {"seconds": 30})), text("done: saw your note")]
+    side_b = SlackSide(b, slack_api)
+    await side_b.say("wait for my note")
+    await until(lambda: any(s.running for s in a.runtime.sessions.values()))
+    await until(lambda: len(anthropic_api.requests) == 1)
+    started = time.monotonic()
+    await side_b.say("here is the note")
+    admitted = await wait_for(a.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED, wait_s=10)
+    assert time.monotonic() - started < 5, "the sleep was not woken by the interjection"
+    [message] = [
+        m for m in await a.runtime.store.messages() if m.message.text == "here is the note"
+    ]
+    assert isinstance(admitted.data, InterjectionAdmitted)
+    assert admitted.data.message_id == message.id
+    await until(lambda: "done: saw your note" in slack_texts(slack_api))
+    assert "here is the note" in str(anthropic_api.requests[-1]["messages"])
