@@ -151,6 +151,10 @@ class App:
     async def _activate(self, lease: Lease) -> None:
         """This standby holds the lease now: take over what the last active replica left
         (its crash recovery), start the bots, and handle what standbys stored meanwhile."""
+        async with self._reloading:  # a reload under way finishes first
+            await self._go_active()
+
+    async def _go_active(self) -> None:
         await self.runtime.resume()
         await self._go_live()
         self._forward(False)
@@ -240,6 +244,9 @@ class App:
         assert workspace is not None
         self.live.add(workspace)
         failure: str | None = None
+        if not self.active:  # a standby starts no bot: its doors store for the active one
+            self.live.hold(workspace_id, False)
+            return None
         try:
             try:
                 await self.live.start_slack(workspace_id)

@@ -186,3 +186,18 @@ async def test_a_message_taken_by_the_standby_reaches_the_turn_running_on_the_ac
     assert admitted.data.message_id == message.id
     await until(lambda: "done: saw your note" in slack_texts(slack_api))
     assert "here is the note" in str(anthropic_api.requests[-1]["messages"])
+
+
+async def test_a_reload_on_a_standby_starts_no_bot(fleet: Fleet) -> None:
+    """A changed workspace is restarted on the active replica only: a standby that started
+    its Telegram bot would poll beside the active one."""
+    await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    fleet.config.write_text(
+        fleet.config.read_text().replace('mode = "webhook"', 'mode = "webhook"\nchats = [-5]')
+    )
+    report = await b.reload()
+    assert report.ok and report.changed == ("acme",), report
+    assert not b.live.telegram["acme"].application.running
+    assert b.live.slack["acme"].identity is None
+    assert b.live.telegram_front.forwarding is not None, "its doors still store for a"
