@@ -14,6 +14,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -106,8 +107,21 @@ class PostgresDatabase:
         await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
         return cls(url, writer, pool)
 
-    async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+    @asynccontextmanager
+    async def _reader(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection. psycopg_pool waits for one with `asyncio.wait_for`, which on
+        Python 3.11 loses a cancellation that comes as the connection is handed over (the
+        cancelled task went on running: a dispatcher stopped at start-up still dispatched);
+        such a cancellation is raised here."""
+        task = asyncio.current_task()
+        before = task.cancelling() if task is not None else 0
         async with self._pool.connection() as conn:
+            if task is not None and task.cancelling() > before:
+                raise asyncio.CancelledError
+            yield conn
+
+    async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        async with self._reader() as conn:
             cursor = await conn.execute(dialect.statement(sql), _adapted(params))
             return await cursor.fetchall() if cursor.description else []
 
@@ -152,7 +166,7 @@ class PostgresDatabase:
         await self._writer.rollback()
 
     async def delete(self, sql: str, params: Sequence[Any]) -> int:
-        async with self._pool.connection() as conn:
+        async with self._reader() as conn:
             cursor = await conn.execute(dialect.statement(sql), _adapted(params))
             return cursor.rowcount
 
