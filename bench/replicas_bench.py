@@ -37,7 +37,9 @@ import logging
 import os
 import re
 import signal
+import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -50,7 +52,7 @@ import aiohttp
 import psycopg
 from aiohttp import web
 
-from bench import slack_bench, telegram_bench
+from bench import slack_bench
 from bench.engines_bench import fresh
 from bench.loopback import serve
 from runtime import CommandToolSpec
@@ -65,6 +67,9 @@ ALICE = "UALICE"
 OPERATOR = {"id": "alice", "primary": True, "slack_user_id": ALICE}
 TICK = os.sysconf("SC_CLK_TCK")
 STARTUP_LIMIT_S = 90.0
+# `switchboard run` prints this once `App.start` is over (it is the active replica or a standby)
+BANNER = r"http on [^\s:]+:(\d+)\."
+BARE_BANNER = r"bare server on 127\.0\.0\.1:(\d+)\."
 
 
 # -- processes ---------------------------------------------------------------------------
@@ -106,13 +111,16 @@ class Replica:
 
     @classmethod
     async def start(cls, config: Path, name: str) -> Replica:
-        out = config.parent / f"{name}.out"
+        argv = [str(SCRIPT), "run", "--config", str(config)]
+        return await cls.spawn(name, argv, config.parent / f"{name}.out", BANNER)
+
+    @classmethod
+    async def spawn(cls, name: str, argv: list[str], out: Path, ready: str) -> Replica:
+        """Start `argv`; returned once its output has a line matching `ready`, whose group
+        is the port it serves HTTP on."""
         with out.open("wb") as sink:
             proc = await asyncio.create_subprocess_exec(
-                str(SCRIPT),
-                "run",
-                "--config",
-                str(config),
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=sink,
                 stderr=asyncio.subprocess.STDOUT,
@@ -120,14 +128,13 @@ class Replica:
                 env={**os.environ, "SWITCHBOARD_REPLICA": name},
             )
         replica = cls(name, proc, out)
-        await replica._ready()
+        await replica._ready(ready)
         return replica
 
-    async def _ready(self) -> None:
-        """Until it prints its banner (then `App.start` is over: it is active or a standby)."""
+    async def _ready(self, pattern: str) -> None:
         deadline = time.monotonic() + STARTUP_LIMIT_S
         while time.monotonic() < deadline:
-            found = re.search(r"http on [^\s:]+:(\d+)\.", self.out.read_text(errors="replace"))
+            found = re.search(pattern, self.out.read_text(errors="replace"))
             if found:
                 self.port = int(found.group(1))
                 return
@@ -135,7 +142,7 @@ class Replica:
                 break
             await asyncio.sleep(0.05)
         tail = self.out.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"replica {self.name} did not start:\n{tail}")
+        raise RuntimeError(f"{self.name} did not start:\n{tail}")
 
     @property
     def url(self) -> str:
@@ -686,6 +693,8 @@ async def ledger_times(db: str) -> tuple[dict[str, float], dict[str, float]]:
 
 # -- 4. the bare libraries ---------------------------------------------------------------
 
+TELEGRAM_SECRET = "s3cret"
+
 
 async def durable_table(path: Path) -> Any:
     """An aiosqlite connection set up as Switchboard sets up its own (WAL, synchronous
@@ -696,159 +705,267 @@ async def durable_table(path: Path) -> Any:
     await db.execute("PRAGMA journal_mode=WAL")
     await db.execute("PRAGMA synchronous=NORMAL")
     await db.execute(
-        "CREATE TABLE messages (id INTEGER PRIMARY KEY, source TEXT, who TEXT, words TEXT)"
+        "CREATE TABLE IF NOT EXISTS messages"
+        " (id INTEGER PRIMARY KEY, source TEXT, who TEXT, words TEXT)"
     )
     await db.commit()
     return db
 
 
-async def count_rows(db: Any) -> int:
-    cursor = await db.execute("SELECT count(*) FROM messages")
-    row = await cursor.fetchone()
-    return int(row[0])
-
-
-async def bolt_closed_loop(events: int, concurrency: int) -> float:
-    """slack-bolt's own aiohttp server (`AsyncApp.web_app`), its message listener doing one
-    durable insert; the same signed requests and clients as slack_bench.closed_loop."""
+def bolt_server(db: Any) -> web.Application:
+    """slack-bolt's own aiohttp server (`AsyncApp.web_app`): the request verified and
+    dispatched by bolt, its message listener doing one durable insert before the 200."""
     from slack_bolt.async_app import AsyncApp
     from slack_bolt.authorization import AuthorizeResult
 
-    fake = FakeSlack()
-    fake.add_team("T1")
-    with tempfile.TemporaryDirectory() as tmp:
-        db = await durable_table(Path(tmp) / "bolt.db")
-
-        async def authorize(enterprise_id: str | None, team_id: str | None) -> AuthorizeResult:
-            return AuthorizeResult(
-                enterprise_id=enterprise_id,
-                team_id=team_id,
-                bot_token="xoxb-test-t1",
-                bot_id="BBOTT1",
-                bot_user_id="UBOTT1",
-            )
-
-        app = AsyncApp(
-            signing_secret=slack_bench.SECRET,
-            authorize=authorize,
-            process_before_response=True,
+    async def authorize(enterprise_id: str | None, team_id: str | None) -> AuthorizeResult:
+        return AuthorizeResult(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            bot_token="xoxb-test-t1",
+            bot_id="BBOTT1",
+            bot_user_id="UBOTT1",
         )
 
-        @app.event("message")
-        async def store(event: dict[str, Any]) -> None:
-            await db.execute(
-                "INSERT INTO messages (source, who, words) VALUES (?, ?, ?)",
-                (event["channel"], event["user"], event["text"]),
-            )
-            await db.commit()
+    app = AsyncApp(
+        signing_secret=slack_bench.SECRET, authorize=authorize, process_before_response=True
+    )
 
-        runner, base = await serve(app.web_app(path="/slack/events"))
-        gc.freeze()
-        url = f"{base}/slack/events"
-        queue = list(reversed(slack_bench._requests(fake, events, 100_000)))
+    @app.event("message")
+    async def store(event: dict[str, Any]) -> None:
+        await db.execute(
+            "INSERT INTO messages (source, who, words) VALUES (?, ?, ?)",
+            (event["channel"], event["user"], event["text"]),
+        )
+        await db.commit()
 
-        async def client(http: aiohttp.ClientSession) -> None:
-            while queue:
-                body, headers = queue.pop()
-                async with http.post(url, data=body, headers=headers) as response:
-                    assert response.status == 200, await response.text()
-
-        start = time.perf_counter()
-        async with aiohttp.ClientSession() as http:
-            await asyncio.gather(*(client(http) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - start
-        stored = await count_rows(db)
-        await runner.cleanup()
-        await db.close()
-    assert stored == events, stored
-    return events / elapsed
+    return app.web_app(path="/slack/events")
 
 
-async def ptb_webhook_intake(updates: int, concurrency: int) -> float:
-    """python-telegram-bot's `Application.process_update` behind an aiohttp route (the secret
-    token checked, the update parsed, its handler doing one durable insert); the same updates
-    and clients as telegram_bench.webhook_intake."""
+async def ptb_server(db: Any, api: str) -> tuple[web.Application, Any]:
+    """python-telegram-bot's webhook handling: the secret token checked, the update parsed
+    and handed to `Application.process_update`, whose handler does one durable insert before
+    the 200."""
     from telegram import Update
     from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-    fake = FakeTelegram()
-    fake_runner, fake.url = await serve(fake.app())
-    with tempfile.TemporaryDirectory() as tmp:
-        db = await durable_table(Path(tmp) / "ptb.db")
-        application = (
-            Application.builder().token(fake.token).base_url(fake.base_url).updater(None).build()
+    token = FakeTelegram.token
+    application = Application.builder().token(token).base_url(api).updater(None).build()
+
+    async def store(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.message
+        assert message is not None and message.from_user is not None
+        await db.execute(
+            "INSERT INTO messages (source, who, words) VALUES (?, ?, ?)",
+            (str(message.chat_id), str(message.from_user.id), message.text),
         )
+        await db.commit()
 
-        async def store(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-            message = update.message
-            assert message is not None and message.from_user is not None
-            await db.execute(
-                "INSERT INTO messages (source, who, words) VALUES (?, ?, ?)",
-                (str(message.chat_id), str(message.from_user.id), message.text),
-            )
-            await db.commit()
+    application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, store))
+    await application.initialize()  # getMe, from the fake
+    await application.start()
 
-        application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, store))
-        await application.initialize()  # getMe, from the fake
-        await application.start()
+    async def webhook(request: web.Request) -> web.Response:
+        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "").encode()
+        if not hmac.compare_digest(given, TELEGRAM_SECRET.encode()):
+            raise web.HTTPForbidden(text="wrong secret token")
+        await application.process_update(Update.de_json(await request.json(), application.bot))
+        return web.Response(text="ok")
 
-        async def webhook(request: web.Request) -> web.Response:
-            given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "").encode()
-            if not hmac.compare_digest(given, b"s3cret"):
-                raise web.HTTPForbidden()
-            update = Update.de_json(await request.json(), application.bot)
-            await application.process_update(update)
-            return web.Response(text="ok")
+    routes = web.Application()
+    routes.router.add_post("/telegram/{workspace}", webhook)
+    return routes, application
 
-        routes = web.Application()
-        routes.router.add_post("/telegram/{workspace}", webhook)
-        runner, base = await serve(routes)
-        gc.freeze()
-        url = f"{base}/telegram/acme"
-        headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
-        queue = list(range(updates))
 
-        async def client(http: aiohttp.ClientSession) -> None:
-            while queue:
-                i = queue.pop()
-                update = {
-                    "update_id": 10_000 + i,
-                    "message": {
-                        "message_id": i + 1,
-                        "date": 0,
-                        "text": f"message {i}",
-                        "message_thread_id": i % 50 + 1,
-                        "is_topic_message": True,
-                        "chat": {"id": -100, "type": "supergroup", "is_forum": True},
-                        "from": {"id": 1001, "is_bot": False, "first_name": "Alice"},
-                    },
-                }
-                async with http.post(url, json=update, headers=headers) as response:
-                    assert response.status == 200, await response.text()
-
-        start = time.perf_counter()
-        async with aiohttp.ClientSession() as http:
-            await asyncio.gather(*(client(http) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - start
-        stored = await count_rows(db)
-        await runner.cleanup()
+async def serve_bare(kind: str, db_path: Path, api: str) -> None:
+    """A bare library's server in this process, until SIGTERM (`--serve-bare`)."""
+    db = await durable_table(db_path)
+    application = None
+    if kind == "slack":
+        routes = bolt_server(db)
+    else:
+        routes, application = await ptb_server(db, api)
+    runner = web.AppRunner(routes, access_log=None)  # as Switchboard's server
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    gc.freeze()  # as `switchboard run` does once started
+    print(f"bare server on 127.0.0.1:{runner.addresses[0][1]}.", flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+    if application is not None:
         await application.stop()
         await application.shutdown()
-        await db.close()
-    await fake_runner.cleanup()
-    assert stored == updates, stored
-    return updates / elapsed
+    await db.close()
 
 
-async def side_by_side(
-    runs: int, bare: Callable[[], Awaitable[float]], ours: Callable[[], Awaitable[float]]
-) -> tuple[float, float]:
-    """Medians of `runs` runs of each, alternating."""
-    a, b = [], []
-    for _ in range(runs):
-        a.append(await bare())
-        b.append(await ours())
-    return statistics.median(a), statistics.median(b)
+def telegram_updates(count: int, first: int) -> list[tuple[bytes, dict[str, str]]]:
+    """Updates as telegram_bench sends them (a forum group, 50 topics), new topics for each
+    run so that no session's queue fills up across runs."""
+    headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+    updates = []
+    for i in range(first, first + count):
+        update = {
+            "update_id": 10_000 + i,
+            "message": {
+                "message_id": i + 1,
+                "date": 0,
+                "text": f"message {i}",
+                "message_thread_id": (i // count) * 50 + i % 50 + 1,
+                "is_topic_message": True,
+                "chat": {"id": -100, "type": "supergroup", "is_forum": True},
+                "from": {"id": 1001, "is_bot": False, "first_name": "Alice"},
+            },
+        }
+        updates.append((json.dumps(update).encode(), headers))
+    return updates
+
+
+async def closed_loop(
+    http: aiohttp.ClientSession,
+    url: str,
+    requests: list[tuple[bytes, dict[str, str]]],
+    clients: int,
+) -> float:
+    """Seconds to have every request answered 200, `clients` at a time."""
+    queue = iter(requests)
+
+    async def client() -> None:
+        for body, headers in queue:
+            async with http.post(url, data=body, headers=headers) as response:
+                assert response.status == 200, (response.status, await response.text())
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return time.perf_counter() - start
+
+
+async def never_answers() -> tuple[asyncio.Server, str]:
+    """A model API that takes requests and never answers (Switchboard's turns wait on it, as
+    slack_bench's HeldProvider does): only intake is measured."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        while await reader.read(65536):
+            pass
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+@dataclass
+class Intake:
+    rates: list[float] = field(default_factory=list)  # requests/s, one a run
+    cpu_ms: list[float] = field(default_factory=list)  # the server's CPU per request
+
+    @property
+    def rate(self) -> float:
+        return statistics.median(self.rates)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpu_ms)
+
+
+async def overhead(
+    where: Path, count: int, runs: int, clients: int
+) -> dict[str, tuple[Intake, Intake]]:
+    """Each server in its own process, the clients and fakes in this one; runs alternate
+    between the bare library and Switchboard. By platform: (bare, Switchboard)."""
+    made(where)
+    slack, telegram = FakeSlack(), FakeTelegram()
+    team = slack.add_team("T1")
+    runners = [await serve(slack.app()), await serve(telegram.app())]
+    slack.url, telegram.url = runners[0][1], runners[1][1]
+    model, model_url = await never_answers()
+    alice = {"id": "alice", "primary": True, "slack_user_id": ALICE, "telegram_user_id": 1001}
+    slack_config = write_config(
+        made(where / "sb-slack") / "switchboard.toml",
+        db=where / "sb-slack" / "sb.db",
+        provider=anthropic(model_url),
+        workspaces=[
+            workspace(
+                "acme",
+                [alice],
+                slack={
+                    "team_id": "T1",
+                    "bot_token": team.token,
+                    "signing_secret": slack_bench.SECRET,
+                    "api_base_url": slack.base_url,
+                    "channels": ["COPS"],
+                },
+            )
+        ],
+    )
+    telegram_config = write_config(
+        made(where / "sb-telegram") / "switchboard.toml",
+        db=where / "sb-telegram" / "sb.db",
+        provider=anthropic(model_url),
+        workspaces=[
+            workspace(
+                "acme",
+                [alice],
+                telegram={
+                    "bot_token": telegram.token,
+                    "api_base_url": telegram.base_url,
+                    "mode": "webhook",
+                    "webhook_secret": TELEGRAM_SECRET,
+                    "chats": [-100],
+                },
+            )
+        ],
+    )
+
+    def bare(kind: str) -> Awaitable[Replica]:
+        argv = [
+            sys.executable, "-m", "bench.replicas_bench", "--serve-bare", kind,
+            "--bare-db", str(where / f"bare-{kind}.db"), "--telegram-api", telegram.base_url,
+        ]  # fmt: skip
+        return Replica.spawn(f"bare-{kind}", argv, where / f"bare-{kind}.out", BARE_BANNER)
+
+    servers = await asyncio.gather(
+        bare("slack"),
+        Replica.start(slack_config, "sb-slack"),
+        bare("telegram"),
+        Replica.start(telegram_config, "sb-telegram"),
+    )
+    results = {"slack": (Intake(), Intake()), "telegram": (Intake(), Intake())}
+    try:
+        async with aiohttp.ClientSession() as http:
+            for run in range(runs):
+                for platform, pair in results.items():
+                    pick = servers[:2] if platform == "slack" else servers[2:]
+                    for server, intake in zip(pick, pair, strict=True):
+                        first = (run + 1) * 100_000 + (0 if server is pick[0] else 50_000)
+                        if platform == "slack":
+                            requests = slack_bench._requests(slack, count, first)
+                            url = f"{server.url}/slack/events"
+                        else:
+                            requests = telegram_updates(count, first)
+                            url = f"{server.url}/telegram/acme"
+                        cpu0 = server.cpu()
+                        seconds = await closed_loop(http, url, requests, clients)
+                        intake.rates.append(count / seconds)
+                        intake.cpu_ms.append(1000 * (server.cpu() - cpu0) / count)
+    finally:
+        await asyncio.gather(*(s.stop() for s in servers))
+        model.close()
+        for runner, _ in runners:
+            await runner.cleanup()
+    for kind in ("slack", "telegram"):
+        stored = rows(where / f"bare-{kind}.db")
+        assert stored == count * runs, (kind, stored)
+        stored = rows(where / f"sb-{kind}" / "sb.db")
+        assert stored == count * runs, (f"Switchboard {kind}", stored)
+    return results
+
+
+def rows(path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return int(db.execute("SELECT count(*) FROM messages").fetchone()[0])
 
 
 # -- the report --------------------------------------------------------------------------
@@ -930,27 +1047,26 @@ def print_interjections(sleeping: Latencies, commanding: Latencies) -> None:
                 )
 
 
-def print_overhead(
-    slack: tuple[float, float], telegram: tuple[float, float], n: int, c: int
-) -> None:
+def print_overhead(results: dict[str, tuple[Intake, Intake]], count: int, clients: int) -> None:
     print(
-        f"\n| intake, {n:,} requests, {c} clients, median of runs | bare library "
-        "| Switchboard | ratio |"
+        f"\n| intake, {count:,} requests a run, {clients} clients, each server its own process "
+        "(medians) | bare library | Switchboard | Switchboard / bare |"
     )
     print("|---|--:|--:|--:|")
-    for name, (bare, ours) in (
-        ("Slack: slack-bolt aiohttp server + 1 insert vs /slack/events", slack),
-        (
-            "Telegram: python-telegram-bot process_update + 1 insert vs /telegram/{workspace}",
-            telegram,
-        ),
-    ):
-        print(f"| {name} | {bare:,.0f}/s | {ours:,.0f}/s | {ours / bare:.2f}x |")
+    names = {
+        "slack": "Slack: slack-bolt's aiohttp server vs `/slack/events`",
+        "telegram": "Telegram: python-telegram-bot `process_update` vs `/telegram/{workspace}`",
+    }
+    for platform, (bare, ours) in results.items():
+        print(
+            f"| {names[platform]} | {bare.rate:,.0f}/s ({bare.cpu:.2f} ms CPU each) "
+            f"| {ours.rate:,.0f}/s ({ours.cpu:.2f} ms CPU each) | {ours.rate / bare.rate:.2f}x |"
+        )
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.replicas_bench")
-    parser.add_argument("--events", type=int, default=1200, help="part 1: events per setup")
+    parser.add_argument("--events", type=int, default=500, help="part 1: events per setup")
     parser.add_argument("--concurrency", type=int, default=32, help="part 1: requests in flight")
     parser.add_argument("--workspaces", type=int, default=6, help="part 1: Slack workspaces")
     parser.add_argument("--channels", type=int, default=48, help="part 1: channels of each")
@@ -960,14 +1076,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--command-interjections", type=int, default=10, help="part 3: during a command tool"
     )
-    parser.add_argument("--intake", type=int, default=2000, help="part 4: requests per run")
+    parser.add_argument("--intake", type=int, default=1000, help="part 4: requests per run")
     parser.add_argument("--runs", type=int, default=3, help="part 4: runs of each, alternating")
     parser.add_argument("--parts", default="1234", help="which parts to run, e.g. 24")
+    parser.add_argument("--serve-bare", choices=["slack", "telegram"], help=argparse.SUPPRESS)
+    parser.add_argument("--bare-db", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--telegram-api", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 async def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
+    if args.serve_bare:
+        await serve_bare(args.serve_bare, args.bare_db, args.telegram_api)
+        return
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sb-replicas-") as tmp:
         root = Path(tmp)
@@ -1024,18 +1146,8 @@ async def main(argv: list[str] | None = None) -> None:
                     )
                 )
             if "4" in args.parts:
-                n, c = args.intake, 16
-                slack = await side_by_side(
-                    args.runs,
-                    lambda: bolt_closed_loop(n, c),
-                    lambda: slack_bench.closed_loop(n, c),
-                )
-                telegram = await side_by_side(
-                    args.runs,
-                    lambda: ptb_webhook_intake(n, c),
-                    lambda: telegram_bench.webhook_intake(n, c),
-                )
-                print_overhead(slack, telegram, n, c)
+                result = await overhead(root / "intake", args.intake, args.runs, 16)
+                print_overhead(result, args.intake, 16)
         finally:
             if pg is not None:
                 pg.stop()

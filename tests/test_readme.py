@@ -42,9 +42,9 @@ def test_the_readme_shows_the_commands_a_newcomer_needs() -> None:
 
 
 def _prepare(line: str, tmp_path: Path) -> tuple[list[str], dict[str, str], Path]:
-    """The command's argv, its environment (a dummy value for each `${VAR}` its config uses;
-    for a database URL, a fresh schema on the suite's own PostgreSQL) and the config file it
-    names, inside a copy of config/ in `tmp_path`."""
+    """The command's argv, its environment (a dummy value for each `${VAR}` its config uses)
+    and the config file it names, inside a copy of config/ in `tmp_path`. A PostgreSQL
+    database the config names is replaced by a fresh one on the suite's own server."""
     shutil.copytree(ROOT / "config", tmp_path / "config", ignore=shutil.ignore_patterns("*.py"))
     words = shlex.split(line)
     env = dict(w.split("=", 1) for w in words if ASSIGNMENT.match(w) and "=" in w)
@@ -53,7 +53,10 @@ def _prepare(line: str, tmp_path: Path) -> tuple[list[str], dict[str, str], Path
     config = tmp_path / named
     assert config.is_file(), f"the README's `{line}` names {named}, which the repository lacks"
     env |= {name: f"dummy-{name.lower()}" for name in variables(config)}
-    env |= {name: fresh_database() for name in variables(config) if name.endswith("DATABASE_URL")}
+    text = config.read_text()
+    if re.search(r'(?m)^url = "postgres', text):
+        url = fresh_database()
+        config.write_text(re.sub(r'(?m)^url = "postgres[^"]*"', lambda _: f'url = "{url}"', text))
     return argv, env, config
 
 
