@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from config.admin import AdminConfig, WorkspaceAdminConfig
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
+from config.mcp import McpServerConfig, mcp_reference
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
@@ -251,6 +252,7 @@ class WorkspaceConfig(Strict):
     operators: list[OperatorConfig] = Field(min_length=1)
     agents: list[AgentConfig] = Field(min_length=1)
     tools: list[ToolConfig] = []
+    mcp_servers: list[McpServerConfig] = []
     bindings: list[BindingConfig] = []
     admins: list[WorkspaceAdminConfig] = []
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
@@ -268,11 +270,13 @@ class WorkspaceConfig(Strict):
         operator_ids = [o.id for o in self.operators]
         tool_names = [t.name for t in self.tools]
         admin_ids = [a.id for a in self.admins]
+        servers = {m.name: m for m in self.mcp_servers}
         for kind, ids in (
             ("agent", agent_ids),
             ("operator", operator_ids),
             ("tool", tool_names),
             ("admin", admin_ids),
+            ("MCP server", [m.name for m in self.mcp_servers]),
         ):
             twice = sorted({i for i in ids if ids.count(i) > 1})
             if twice:
@@ -291,7 +295,11 @@ class WorkspaceConfig(Strict):
             raise ValueError(f"tool {clash[0]!r} has the name of a built-in tool")
         known = set(tool_names) | set(BUILTIN_TOOLS)
         for agent in self.agents:
-            missing = [t for t in agent.tools if t not in known]
+            for name in agent.tools:
+                problem = mcp_reference(name, servers)
+                if problem is not None:
+                    raise ValueError(f"agent {agent.id!r}: tool {name!r} {problem}")
+            missing = [t for t in agent.tools if t not in known and "." not in t]
             if missing:
                 raise ValueError(
                     f"agent {agent.id!r} lists unknown tool {missing[0]!r}; define it under "
@@ -344,6 +352,9 @@ class SwitchboardConfig(Strict):
             elif isinstance(value, list | tuple):
                 for item in value:
                     walk(item)
+            elif isinstance(value, dict):  # an MCP server's env and headers
+                for item in value.values():
+                    walk(item)
 
         walk(self)
         if self.storage.url is not None:  # its password, wherever the URL is quoted in part
@@ -361,6 +372,10 @@ class SwitchboardConfig(Strict):
         shared = sorted({t for t in tools if tools.count(t) > 1})
         if shared:
             raise ValueError(f"tool {shared[0]!r} is defined in two workspaces; rename one")
+        servers = [m.name for w in self.workspaces for m in w.mcp_servers]
+        shared = sorted({m for m in servers if servers.count(m) > 1})
+        if shared:
+            raise ValueError(f"MCP server {shared[0]!r} is named in two workspaces; rename one")
         teams = [w.slack.team_id for w in self.workspaces if w.slack]
         if len(teams) != len(set(teams)):
             raise ValueError("two workspaces use the same Slack team_id")

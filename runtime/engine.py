@@ -54,6 +54,7 @@ from runtime.store import Store, Writer
 from runtime.store.database import Migration
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.envelope import ToolResult
+from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
 from runtime.worker import compact_idle, work
@@ -103,6 +104,7 @@ class Runtime:
         provider: Provider,
         agents: Iterable[AgentSpec],
         command_tools: Iterable[CommandToolSpec] = (),
+        mcp_tools: McpTools | None = None,
         settings: RuntimeSettings | None = None,
         clock: Clock | None = None,
         extra_migrations: Mapping[str, Sequence[str | Migration]] | None = None,
@@ -119,7 +121,7 @@ class Runtime:
             store,
             provider,
             agents,
-            ToolRegistry(command_tools),
+            ToolRegistry(command_tools, mcp_tools),
             settings or RuntimeSettings(),
             clock,
         )
@@ -129,7 +131,10 @@ class Runtime:
 
     async def resume(self) -> None:
         """Recover what a crash (of this process, or of the replica that was active) left
-        behind, load every session, and start the work queued for them."""
+        behind, load every session, and start the work queued for them. The MCP servers are
+        connected first (each gets one try before work resumes; one that fails is retried in
+        the background while its tools answer an error)."""
+        await self.tools.mcp.start()
         await recover(self.store)
         for record in await self.store.sessions():
             if record.id not in self.sessions:
@@ -154,6 +159,7 @@ class Runtime:
         """Stop workers (running turns resume after the next open); close the store and the
         provider."""
         await self.stop_workers()
+        await self.tools.mcp.stop()
         await self.store.close()
         await self.provider.close()
 
@@ -175,7 +181,8 @@ class Runtime:
         """Replace the configured agents and command tools (a config reload). A running turn
         keeps the agent and tools it started with; queued work of an agent no longer
         configured waits for it (`worker.work`), and starts here when it is back."""
-        tools = ToolRegistry(command_tools)  # a bad tool raises before anything changes
+        # a bad tool raises before anything changes; the MCP servers stay connected
+        tools = ToolRegistry(command_tools, self.tools.mcp)
         self.agents = reconfigured(self.agents, agents)
         self.tools = tools
         self.turn_deps = replace(self.turn_deps, tools=tools)

@@ -15,6 +15,7 @@ from runtime import (
     RuntimeSettings,
 )
 from runtime.providers import AnthropicProvider, OfflineProvider, Provider
+from runtime.tools.mcp import McpServerSpec, McpTools
 
 
 def build_provider(config: ProviderConfig, clock: Clock | None = None) -> Provider:
@@ -41,6 +42,23 @@ def runtime_roster(
     return agents, tools
 
 
+def mcp_servers(config: SwitchboardConfig) -> list[McpServerSpec]:
+    """Every workspace's MCP servers (their names are unique in the file)."""
+    return [
+        McpServerSpec(
+            name=m.name,
+            command=m.command,
+            args=tuple(m.args),
+            env={k: v.get_secret_value() for k, v in m.env.items()},
+            url=m.url,
+            headers={k: v.get_secret_value() for k, v in m.headers.items()},
+            timeout_s=m.timeout_s,
+        )
+        for w in config.workspaces
+        for m in w.mcp_servers
+    ]
+
+
 async def open_runtime(
     config: SwitchboardConfig,
     *,
@@ -64,6 +82,7 @@ async def open_runtime(
         provider=provider or build_provider(config.provider, clock),
         agents=agents,
         command_tools=tools,
+        mcp_tools=McpTools(mcp_servers(config)),
         settings=settings,
         clock=clock,
         extra_migrations={"bridge": MIGRATIONS},

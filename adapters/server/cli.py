@@ -41,7 +41,13 @@ def _main(argv: list[str] | None) -> int:
         config = load(path)
         if args.command == "check-config":
             print(summary(path, config))
-            return 0
+            if not getattr(args, "probe", False):
+                return 0
+            from adapters.server.probe import probe
+
+            lines, ok = asyncio.run(probe(config))
+            print("\n".join(["probes:", *lines]))
+            return 0 if ok else 1
         if args.command == "reload":
             from adapters.server.reload_cli import reload_command
 
@@ -102,7 +108,13 @@ def _parser() -> argparse.ArgumentParser:
         ("status", "sessions, queues, deliveries and undelivered notifications"),
         ("reload", "check the config file, then have the running process apply it (SIGHUP)"),
     ):
-        sub.add_parser(name, parents=[config], help=text, description=text)
+        command = sub.add_parser(name, parents=[config], help=text, description=text)
+        if name == "check-config":
+            command.add_argument(
+                "--probe",
+                action="store_true",
+                help="also try what the file names (each MCP server); exit 1 if one fails",
+            )
     return parser
 
 
@@ -147,6 +159,9 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         lines += _binding_lines(w)
         for t in w.tools:
             lines.append(f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s)")
+        for m in w.mcp_servers:
+            how = f"HTTP {m.url}" if m.url else f"stdio {shlex.join([m.command or '', *m.args])}"
+            lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s)")
     return "\n".join(lines)
 
 

@@ -11,10 +11,14 @@ from runtime.tools.base import Tool, ToolContext, ToolSpec
 from runtime.tools.builtins import BUILTIN_TOOLS
 from runtime.tools.command import CommandTool, CommandToolSpec
 from runtime.tools.envelope import ToolResult
+from runtime.tools.mcp import McpTools
 
 
 class ToolRegistry:
-    def __init__(self, command_tools: Iterable[CommandToolSpec] = ()) -> None:
+    def __init__(
+        self, command_tools: Iterable[CommandToolSpec] = (), mcp: McpTools | None = None
+    ) -> None:
+        self.mcp = mcp or McpTools()  # listed as each server connects: looked up per call
         self._tools: dict[str, Tool] = dict(BUILTIN_TOOLS)
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         for definition in command_tools:
@@ -30,11 +34,18 @@ class ToolRegistry:
         return [n for n, t in self._tools.items() if isinstance(t, CommandTool)]
 
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
-        return [self._tools[n].spec for n in names if n in self._tools]
+        """The tools `names` offer now (an MCP server's as it listed them last)."""
+        mcp = self.mcp.tools()
+        found = [self._tools.get(n) or mcp.get(n) for n in self.mcp.expand(names)]
+        return [t.spec for t in found if t is not None]
 
     async def run(
         self, name: str, tool_input: dict[str, Any], ctx: ToolContext, allowed: Iterable[str]
     ) -> ToolResult:
+        if name not in self._tools and name in set(self.mcp.expand(allowed)):
+            mcp_tool = self.mcp.tools().get(name)
+            if mcp_tool is not None:  # the server checks its own input schema
+                return await mcp_tool.run(tool_input, ctx)
         tool = self._tools.get(name)
         if tool is None or name not in set(allowed):
             return ToolResult.failure("unknown_tool", f"no tool named {name!r} is offered here")

@@ -1,0 +1,49 @@
+"""`[[workspaces.mcp_servers]]`: Model Context Protocol servers whose tools a workspace's agents
+may use, reached over stdio (`command`, `args`, `env`) or streamable HTTP (`url`, `headers`).
+An agent names them in its `tools` as `<server>.<tool>`, or `<server>.*` for all of a
+server's tools."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+ServerName = Annotated[str, Field(pattern=r"^[a-zA-Z0-9_-]{1,32}$")]
+
+
+class McpServerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: ServerName
+    command: str | None = None  # stdio: the program that is the server
+    args: list[str] = []
+    env: dict[str, SecretStr] = {}  # added to the server's environment; values may be ${VAR}
+    url: str | None = None  # streamable HTTP: the server's endpoint
+    headers: dict[str, SecretStr] = {}  # sent with every HTTP request (an Authorization token)
+    timeout_s: float = Field(60.0, gt=0, le=3600)  # one tool call's time limit
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set either command (a stdio server) or url (streamable HTTP)")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must be an http:// or https:// address")
+        if self.url is not None and (self.args or self.env):
+            raise ValueError("args and env are for a stdio server (command), not a url")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for an HTTP server (url), not a command")
+        return self
+
+
+def mcp_reference(name: str, servers: dict[str, McpServerConfig]) -> str | None:
+    """What is wrong with an agent's `tools` entry that names an MCP tool (`server.tool` or
+    `server.*`), or None; entries without a dot are not MCP references."""
+    server, dot, tool = name.partition(".")
+    if not dot:
+        return None
+    if server not in servers:
+        return f"names MCP server {server!r}, which is not under [[workspaces.mcp_servers]]"
+    if not tool:
+        return f"names no tool of MCP server {server!r} (write {server}.<tool> or {server}.*)"
+    return None

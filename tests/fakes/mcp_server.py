@@ -1,0 +1,74 @@
+"""A real MCP server for the tests, written with the SDK's own server API (`MCPServer`):
+a fast tool, a slow one that notes its cancellation, a failing one, and one returning
+structured content. Run over stdio (the default) or streamable HTTP (`--http PORT`).
+
+`--notes DIR` is where it writes what a test checks: `pid` (so a test can kill it),
+`cancelled` (a call of `slow` that was cancelled), `calls` (one line per call)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("switchboard-test")
+NOTES = {"dir": Path(".")}
+
+
+def note(name: str, line: str) -> None:
+    with (NOTES["dir"] / name).open("a") as f:
+        f.write(line + "\n")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    note("calls", f"add {a} {b}")
+    return a + b
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Work for a number of seconds."""
+    note("calls", f"slow {seconds}")
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        note("cancelled", "slow")
+        raise
+    return f"worked {seconds}s"
+
+
+@server.tool()
+def broken() -> str:
+    """Always fails."""
+    note("calls", "broken")
+    raise ValueError("the disk is on fire")
+
+
+@server.tool()
+def weather(city: str) -> dict[str, object]:
+    """The weather in a city, as structured data."""
+    note("calls", f"weather {city}")
+    return {"city": city, "celsius": 21, "sky": "clear"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--notes", type=Path, default=Path("."))
+    args = parser.parse_args()
+    NOTES["dir"] = args.notes
+    args.notes.mkdir(parents=True, exist_ok=True)
+    note("pid", str(os.getpid()))
+    if args.http is None:
+        server.run()
+    else:
+        server.run(transport="streamable-http", host="127.0.0.1", port=args.http)
+
+
+if __name__ == "__main__":
+    main()
