@@ -289,7 +289,8 @@ class Turn:
                 w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
                 started = ToolStarted(tool_use_id=call.id, name=call.name, input=call.input)
                 w.emit(Event(started, self.session.id, self.run_id))
-            w.emit(self._progress_event(f"running {', '.join(c.name for c in calls)}"))
+            labels = ", ".join(self.deps.tools.label(c.name) for c in calls)
+            w.emit(self._progress_event(f"running {labels}"))
         solo = len(calls) == 1
         results = await self.handle.inflight_op(
             asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))

@@ -33,6 +33,13 @@ class ToolRegistry:
     def command_tool_names(self) -> list[str]:
         return [n for n, t in self._tools.items() if isinstance(t, CommandTool)]
 
+    def label(self, name: str) -> str:
+        """How progress names a tool to people: an MCP tool as `server.tool`."""
+        mcp_tool = None if name in self._tools else self.mcp.tools().get(name)
+        if mcp_tool is None:
+            return name
+        return f"{mcp_tool.server.spec.name}.{mcp_tool.tool_name}"
+
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
         """The tools `names` offer now (an MCP server's as it listed them last)."""
         mcp = self.mcp.tools()

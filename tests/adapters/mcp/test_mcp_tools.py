@@ -95,6 +95,11 @@ async def test_stop_during_a_slow_tool_cancels_it_at_the_server(
     telegram_api.push_message("work a minute", user=1001)
     calls = notes / "calls"
     await until(lambda: calls.exists() and "slow 60" in calls.read_text(), wait_s=20)
+
+    def shown() -> str:
+        return str([c.params for c in telegram_api.calls])
+
+    await until(lambda: "running demo.slow" in shown(), wait_s=10)  # the progress names it
     telegram_api.push_message("/stop", user=1001)
     await until(lambda: (notes / "cancelled").exists(), wait_s=10)
     await app.bridge.settle()
