@@ -15,7 +15,7 @@ from aiohttp import web
 
 from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
-from adapters.server.assembly import open_runtime, runtime_roster
+from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
 from adapters.server.http import build_app
 from adapters.server.leadership import Leadership, replica_name
 from adapters.server.live import LiveAdapters
@@ -214,6 +214,7 @@ class App:
                 self.runtime.reconfigure(*runtime_roster(effective))
             except ValueError as exc:  # a command tool's input schema is not JSON Schema
                 return self._refused(f"{self.path or 'the new config'}: {exc}")
+            await self.runtime.tools.mcp.apply(mcp_servers(effective))
             touched = (*report.changed, *report.removed)
             for workspace_id in touched:
                 self.live.hold(workspace_id, True)

@@ -200,9 +200,7 @@ class McpServer:
                 retryable=True,
             )
         try:
-            result = await asyncio.wait_for(
-                session.call_tool(tool, arguments), self.spec.timeout_s
-            )
+            result = await asyncio.wait_for(session.call_tool(tool, arguments), self.spec.timeout_s)
         except TimeoutError:
             return ToolResult.failure(
                 "timeout", f"{name}.{tool} did not answer within {self.spec.timeout_s:g}s"
@@ -214,8 +212,7 @@ class McpServer:
             self._broken.set()
             return ToolResult.failure(
                 "mcp_unavailable",
-                f"MCP server {name!r} closed the connection during the call; it is being"
-                " restarted",
+                f"MCP server {name!r} closed the connection during the call; it is being restarted",
                 retryable=True,
             )
         except Exception as exc:  # the transport broke under the call
@@ -223,8 +220,7 @@ class McpServer:
             self._broken.set()
             return ToolResult.failure(
                 "mcp_unavailable",
-                f"MCP server {name!r} failed during the call ({self.error}); it is being"
-                " restarted",
+                f"MCP server {name!r} failed during the call ({self.error}); it is being restarted",
                 retryable=True,
             )
         if not isinstance(result, types.CallToolResult):
@@ -261,12 +257,33 @@ class McpTools:
 
     def __init__(self, specs: Iterable[McpServerSpec] = ()) -> None:
         self.servers = {s.name: McpServer(s) for s in specs}
+        self._started = False
 
     async def start(self) -> None:
+        self._started = True
         await asyncio.gather(*(s.start() for s in self.servers.values()))
 
     async def stop(self) -> None:
+        self._started = False
         await asyncio.gather(*(s.stop() for s in self.servers.values()))
+
+    async def apply(self, specs: Iterable[McpServerSpec]) -> None:
+        """A reload: servers removed or changed are stopped, new or changed ones started (if
+        these servers run here); the unchanged keep their connection. A call under way on a
+        server that stops is answered as the server's failure."""
+        wanted = {s.name: s for s in specs}
+        going = [s for n, s in self.servers.items() if wanted.get(n) != s.spec]
+        coming = [
+            McpServer(spec)
+            for n, spec in wanted.items()
+            if n not in self.servers or self.servers[n].spec != spec
+        ]
+        await asyncio.gather(*(s.stop() for s in going))
+        for server in going:
+            del self.servers[server.spec.name]
+        self.servers.update({s.spec.name: s for s in coming})
+        if self._started:
+            await asyncio.gather(*(s.start() for s in coming))
 
     def tools(self) -> dict[str, McpTool]:
         """By offered name."""

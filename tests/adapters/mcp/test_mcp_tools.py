@@ -179,3 +179,24 @@ async def test_a_streamable_http_server_on_loopback(
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_a_reload_starts_a_new_server_and_leaves_the_unchanged_one_connected(
+    app: App, tmp_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    assert app.path is not None
+    demo_pid = (tmp_path / "notes" / "pid").read_text()
+    changed = app.path.read_text().replace('"demo.*"', '"demo.*", "more.add"')
+    more = stdio_server(tmp_path / "more-notes", name="more")
+    app.path.write_text(
+        changed + '\n[[workspaces.mcp_servers]]\nname = "more"\n'
+        f'command = "{more["command"]}"\nargs = {json.dumps(more["args"])}\n'
+    )
+    report = await app.reload()
+    assert report.ok, report
+    assert app.runtime.tools.mcp.servers["more"].connected
+    assert (tmp_path / "notes" / "pid").read_text() == demo_pid, "demo was not restarted"
+    anthropic_api.script = [tools(("more__add", {"a": 4, "b": 4})), text("8 it is")]
+    telegram_api.push_message("4 + 4 on the new server", user=1001)
+    await until(lambda: "8 it is" in telegram_api.chat(1001), wait_s=20)
+    assert tool_results(anthropic_api)[-1]["content"]["summary_text"] == "8"
