@@ -29,7 +29,13 @@ log = logging.getLogger(__name__)
 
 Replay = Callable[[Forwarded], Awaitable[None]]
 ATTEMPTS = 5  # a request that fails this often is dropped, with an error in the log
+NOT_READY_S = 300.0  # how long a bot that is not running (restarting) is waited for
 BATCH = 100
+
+
+class NotReady(Exception):
+    """The workspace's bot is not running here yet (starting, or restarting in a reload): the
+    request waits for it, in order, without spending an attempt."""
 
 
 class Forwarding:
@@ -102,6 +108,7 @@ class Forwarding:
         back, in order) until it is handled, or dropped after `ATTEMPTS` failures."""
         fields = {"forwarded": request.id, "platform": request.platform}
         attempts = request.attempts
+        waited = 0.0
         while True:
             replay = self._replayers.get(request.platform)
             if replay is None:
@@ -109,6 +116,13 @@ class Forwarding:
                 break
             try:
                 await replay(request)
+                break
+            except NotReady:
+                if waited < NOT_READY_S:
+                    waited += 1.0
+                    await asyncio.sleep(1.0)
+                    continue
+                log.error("forwarded request dropped: its bot never came up", extra=fields)
                 break
             except Exception as exc:
                 attempts += 1

@@ -9,7 +9,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-ServerName = Annotated[str, Field(pattern=r"^[a-zA-Z0-9_-]{1,32}$")]
+# No "__": the model calls a tool `<server>__<tool>`, so a server name holding it could
+# collide with another server's tool.
+ServerName = Annotated[str, Field(pattern=r"^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$", max_length=32)]
 
 
 class McpServerConfig(BaseModel):

@@ -290,6 +290,11 @@ class WorkspaceConfig(Strict):
             raise ValueError(
                 f"exactly one operator must have primary = true (found {len(primaries)})"
             )
+        for name in tool_names:
+            if any(name.startswith(f"{server}__") for server in servers):
+                raise ValueError(
+                    f"tool {name!r} has the name an MCP server's tool is offered as; rename it"
+                )
         clash = sorted(set(tool_names) & set(BUILTIN_TOOLS))
         if clash:
             raise ValueError(f"tool {clash[0]!r} has the name of a built-in tool")

@@ -76,6 +76,7 @@ class App:
         self._editing = asyncio.Lock()
         self._console_on = False
         self._closing = False  # set by `stop`: no reload starts bots after it
+        self._live = False  # the bots run here (a standby's do not, until it takes over)
         # The file's config as last applied (its restart-needed sections included): what
         # the console's edit expects to find on disk.
         self._applied = config
@@ -119,6 +120,7 @@ class App:
             self._prepare()
             if not shared:
                 await self._go_live()
+                self._live = True
                 return
             self._forward(True)
             await self._serve_http()
@@ -137,6 +139,8 @@ class App:
             settled.cancel()
             if self._leading.done():
                 self._leading.result()  # an activation that failed: raised here
+            if self.leadership.failed is not None:
+                raise self.leadership.failed
         except BaseException:
             await self.stop()
             raise
@@ -152,7 +156,10 @@ class App:
         """This standby holds the lease now: take over what the last active replica left
         (its crash recovery), start the bots, and handle what standbys stored meanwhile."""
         async with self._reloading:  # a reload under way finishes first
+            if self._closing:
+                return
             await self._go_active()
+            self._live = True
 
     async def _go_active(self) -> None:
         await self.runtime.resume()
@@ -245,7 +252,7 @@ class App:
         assert workspace is not None
         self.live.add(workspace)
         failure: str | None = None
-        if not self.active:  # a standby starts no bot: its doors store for the active one
+        if not self._live:  # a standby starts no bot: its doors store for the active one
             self.live.hold(workspace_id, False)
             return None
         try:
@@ -357,11 +364,16 @@ class App:
         async with self._reloading:
             await self._stop()
 
-    async def _stop(self) -> None:
+    async def _end_leadership(self) -> None:
         if self._leading is not None:
             self._leading.cancel()
             with contextlib.suppress(BaseException):
                 await self._leading
+            self._leading = None
+
+    async def _stop(self) -> None:
+        if not self.active:  # a standby stops trying for the lease at once
+            await self._end_leadership()
         if self._console is not None:
             self._console.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -374,7 +386,8 @@ class App:
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()
-        if self.leadership is not None:
-            await self.runtime.stop_workers()  # nothing writes once the lease is given up
+        if self.leadership is not None:  # the lease is renewed until the work has stopped
+            await self.runtime.stop_workers()
+            await self._end_leadership()
             await self.leadership.release()
         await self.runtime.close()

@@ -54,6 +54,7 @@ class Leadership:
         self._on_lost = on_lost
         self.lease: Lease | None = None
         self.settled = asyncio.Event()  # the first try is over (and its activation, if won)
+        self.failed: BaseException | None = None  # the activation's error, if it failed
         self._renewed = 0.0
 
     @property
@@ -62,41 +63,60 @@ class Leadership:
 
     async def run(self) -> None:
         """Try for the lease until this replica has it, then keep it; returns only when it
-        was lost (after `on_lost`). An activation that fails raises."""
+        was lost (after `on_lost`). Taking over runs beside the renewals (it may take longer
+        than the lease lasts); an activation that fails raises here."""
         loop = asyncio.get_running_loop()
-        while True:
-            try:
-                lease = await self._store.claim_lease(ACTIVE, self.holder, self.ttl_s)
-            except LeaseLostError:
-                return self._lost("another replica holds the lease now")
-            except Exception as exc:
-                if self.lease is not None and loop.time() - self._renewed > self.ttl_s * 0.75:
-                    return self._lost(f"the lease could not be renewed in time ({exc})")
-                log.warning("lease not claimed; trying again", extra={"error": str(exc)})
-                self.settled.set()
-                await asyncio.sleep(STANDBY_TRY_S)
-                continue
-            if lease is None:
-                if self.lease is not None:
+        activation: asyncio.Task[None] | None = None
+        try:
+            while True:
+                if activation is not None and activation.done():
+                    activation.result()  # a failed activation raises
+                try:  # bounded: a database that does not answer must not hold the lease
+                    lease = await asyncio.wait_for(
+                        self._store.claim_lease(ACTIVE, self.holder, self.ttl_s),
+                        max(self.ttl_s / 4, 1.0),
+                    )
+                except LeaseLostError:
                     return self._lost("another replica holds the lease now")
-                if not self.settled.is_set():
-                    log.info("standby: another replica is active", extra={"replica": self.holder})
-                self.settled.set()
-                await asyncio.sleep(STANDBY_TRY_S)
-                continue
-            self._renewed = loop.time()
-            if self.lease is None:
-                self.lease = lease
-                self._store.fence_with(lease)
-                log.info(
-                    "this replica is now the active one",
-                    extra={"replica": self.holder, "fence": lease.fence},
-                )
-                try:
-                    await self._on_gained(lease)
-                finally:
+                except Exception as exc:
+                    if self.lease is not None and loop.time() - self._renewed > self.ttl_s * 0.75:
+                        return self._lost(f"the lease could not be renewed in time ({exc!r})")
+                    log.warning("lease not claimed; trying again", extra={"error": repr(exc)})
                     self.settled.set()
-            await asyncio.sleep(self.ttl_s / 4)
+                    await asyncio.sleep(STANDBY_TRY_S if self.lease is None else 0.2)
+                    continue
+                if lease is None:
+                    if self.lease is not None:
+                        return self._lost("another replica holds the lease now")
+                    if not self.settled.is_set():
+                        log.info(
+                            "standby: another replica is active", extra={"replica": self.holder}
+                        )
+                    self.settled.set()
+                    await asyncio.sleep(STANDBY_TRY_S)
+                    continue
+                self._renewed = loop.time()
+                if self.lease is None:
+                    self.lease = lease
+                    self._store.fence_with(lease)
+                    log.info(
+                        "this replica is now the active one",
+                        extra={"replica": self.holder, "fence": lease.fence},
+                    )
+                    activation = loop.create_task(self._activate(lease), name="activation")
+                await asyncio.sleep(self.ttl_s / 4)
+        finally:
+            if activation is not None and not activation.done():
+                activation.cancel()
+
+    async def _activate(self, lease: Lease) -> None:
+        try:
+            await self._on_gained(lease)
+        except BaseException as exc:
+            self.failed = exc
+            raise
+        finally:
+            self.settled.set()
 
     def _lost(self, why: str) -> None:
         log.critical("no longer the active replica; stopping at once", extra={"why": why})

@@ -21,7 +21,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import extract_content_type, parse_body
 
 from adapters.slack.adapter import SlackAdapter
-from bridge.forwarding import Forwarding
+from bridge.forwarding import Forwarding, NotReady
 from bridge.store import Forwarded
 
 log = logging.getLogger(__name__)
@@ -167,11 +167,13 @@ class SlackFront:
         if not signed:
             return web.json_response({"error": "invalid request"}, status=401)
         if team is not None and self.forwarding is not None:
-            event_id = body.get("event_id")
+            # A platform id, so that a copy is stored once: an event's, or the trigger of a
+            # command or a button press.
+            key = body.get("event_id") or body.get("trigger_id")
             await self.forwarding.forward(
                 "slack",
                 signed[0].workspace.id,
-                event_id if isinstance(event_id, str) else None,
+                key if isinstance(key, str) else None,
                 text,
                 headers,
                 request.query_string,
@@ -195,7 +197,7 @@ class SlackFront:
             )
             return
         if adapter.identity is None:
-            raise RuntimeError(f"workspace {request.workspace_id}'s Slack app is not running")
+            raise NotReady(f"workspace {request.workspace_id}'s Slack app is not running")
         timestamp = str(int(time.time()))
         headers: dict[str, str | Sequence[str]] = {
             **request.headers,

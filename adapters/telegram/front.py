@@ -19,7 +19,7 @@ from aiohttp import web
 from telegram import Bot, Update
 
 from adapters.telegram.adapter import TelegramAdapter
-from bridge.forwarding import Forwarding
+from bridge.forwarding import Forwarding, NotReady
 from bridge.store import Forwarded
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class TelegramFront:
             )
             return
         if not adapter.application.running:
-            raise RuntimeError(f"workspace {request.workspace_id}'s bot is not running")
+            raise NotReady(f"workspace {request.workspace_id}'s bot is not running")
         update = parse_update(json.loads(request.body), adapter.application.bot)
         if isinstance(update, str):  # checked before it was stored: cannot happen
             log.error("forwarded telegram update malformed; dropped", extra={"reason": update})

@@ -148,8 +148,7 @@ class McpServer:
                     read, write = await self._connect(stack)
                     session = await stack.enter_async_context(ClientSession(read, write))
                     await asyncio.wait_for(session.initialize(), CONNECT_S)
-                    listing = await asyncio.wait_for(session.list_tools(), CONNECT_S)
-                    self.tools = {t.name: t for t in listing.tools}
+                    self.tools = await asyncio.wait_for(_all_tools(session), CONNECT_S)
                     self._session, self.error = session, None
                     self._broken.clear()
                     self._attempted.set()
@@ -228,6 +227,22 @@ class McpServer:
         return envelope(result)
 
 
+async def _all_tools(session: ClientSession) -> dict[str, types.Tool]:
+    """Every tool the server lists, page after page."""
+    import mcp_types as types
+
+    tools: dict[str, types.Tool] = {}
+    cursor: str | None = None
+    for _ in range(100):  # a server whose pages never end is cut off, not waited on forever
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        listing = await session.list_tools(params=params)
+        tools.update({t.name: t for t in listing.tools})
+        cursor = listing.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
 def _reason(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
@@ -297,13 +312,13 @@ class McpTools:
     def expand(self, names: Iterable[str]) -> list[str]:
         """An agent's tools list with `server.tool` and `server.*` as offered names (a server
         not connected yet offers the tools it listed last, or none)."""
-        out: list[str] = []
+        out: dict[str, None] = {}  # in order, each once: the API refuses a tool offered twice
         for name in names:
             server_name, dot, tool = name.partition(".")
             server = self.servers.get(server_name) if dot else None
             if server is None:
-                out.append(name)
+                out[name] = None
                 continue
             listed = list(server.tools) if tool == "*" else [tool]
-            out += [offered_name(server_name, t) for t in listed if t in server.tools]
-        return out
+            out.update((offered_name(server_name, t), None) for t in listed if t in server.tools)
+        return list(out)

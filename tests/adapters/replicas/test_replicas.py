@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from urllib.parse import urlencode
 
 import aiohttp
 
@@ -16,7 +17,7 @@ from runtime.errors import LeaseLostError
 from runtime.payloads import InterjectionAdmitted
 from tests.adapters.cli_process import switchboard
 from tests.adapters.replicas.conftest import LEASE_TTL_S, TELEGRAM_SECRET, Fleet
-from tests.adapters.slack_harness import SlackSide
+from tests.adapters.slack_harness import ALICE, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
@@ -201,3 +202,29 @@ async def test_a_reload_on_a_standby_starts_no_bot(fleet: Fleet) -> None:
     assert not b.live.telegram["acme"].application.running
     assert b.live.slack["acme"].identity is None
     assert b.live.telegram_front.forwarding is not None, "its doors still store for a"
+
+
+async def test_a_slash_command_sent_twice_to_a_standby_is_stored_once(
+    fleet: Fleet, slack_api: FakeSlack
+) -> None:
+    """A command or a button press has no event id; its trigger id names it."""
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    await a.bridge.forwarding.close()  # a does not take them yet: what b stored stays visible
+    form = urlencode(
+        {
+            "team_id": "T1",
+            "channel_id": "DALICE",
+            "user_id": ALICE,
+            "command": "/switchboard",
+            "text": "status",
+            "response_url": slack_api.response_url("T1"),
+            "trigger_id": "1337.42.abcdef",
+        }
+    )
+    side = SlackSide(b, slack_api)
+    for _ in range(2):
+        answer = await side.post(form, content_type="application/x-www-form-urlencoded")
+        assert answer.status == 200
+    [stored] = await b.bridge.store.forwarded()
+    assert "trigger_id=1337.42.abcdef" in stored.body
