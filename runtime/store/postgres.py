@@ -126,6 +126,9 @@ class PostgresDatabase:
             return await cursor.fetchall() if cursor.description else []
 
     async def begin(self) -> Sequences:
+        if self._writer.closed or self._writer.broken:  # the server restarted, or cut it off
+            log.warning("store write connection lost; connecting again")
+            self._writer = await _connect(self._url, row_factory=dict_row)
         async with self._writer.pipeline():  # the lock, then the numbers: one round trip
             await self._writer.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             cursor = await self._writer.execute(hot_reads.SEQUENCES)
