@@ -8,9 +8,10 @@ retry of the same platform id is acknowledged and not stored twice.
 
 The active replica follows the ledger: each stored request publishes `RequestForwarded`,
 which reaches it through the database's notifications at once, and it hands the stored
-requests, oldest first, to the platform's front (`Replay`), which handles them as if they
-had come in there. A request is removed once handled; one handled twice after a crash is
-dropped by the bridge's own dedupe (its platform id was marked seen).
+requests to the platform's front (`Replay`), which handles them as if they had come in
+there: oldest first within a workspace, the workspaces side by side. A request is removed
+once handled; one handled twice after a crash is dropped by the bridge's own dedupe (its
+platform id was marked seen).
 """
 
 from __future__ import annotations
@@ -96,12 +97,15 @@ class Forwarding:
             self._wake.clear()
             try:
                 while batch := await self._store.forwarded(limit=BATCH):
-                    for request in batch:
-                        await self._replay(request)
+                    await asyncio.gather(*(self._in_order(q) for q in _by_place(batch)))
             except Exception:  # the store failed: the next notice, or a second, tries again
                 log.exception("forwarded requests not read; trying again")
                 await asyncio.sleep(1.0)
                 self._wake.set()
+
+    async def _in_order(self, requests: list[Forwarded]) -> None:
+        for request in requests:
+            await self._replay(request)
 
     async def _replay(self, request: Forwarded) -> None:
         """Hand one request to its platform's front; tried again (holding the later ones
@@ -139,3 +143,12 @@ class Forwarding:
         async with self._store.write() as tx:
             tx.forwarded_done(request.id)
         self.handled += 1
+
+
+def _by_place(batch: list[Forwarded]) -> list[list[Forwarded]]:
+    """One queue per workspace and platform, each in the order its requests came: a chat's
+    messages stay in order, and one workspace's requests do not wait behind another's."""
+    queues: dict[tuple[str, str], list[Forwarded]] = {}
+    for request in batch:
+        queues.setdefault((request.platform, request.workspace_id), []).append(request)
+    return list(queues.values())
