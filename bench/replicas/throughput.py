@@ -1,0 +1,178 @@
+"""Part 1: Slack events acknowledged and turns completed per second, by setup."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import psycopg
+
+from bench.replicas.processes import (
+    Postgres,
+    Replica,
+    made,
+    until,
+)
+from bench.replicas.slack_side import Replies, SlackSide, fakes
+from tests.config_file import anthropic, write_config
+from tests.fakes.anthropic_api import text
+
+# -- 1. throughput -----------------------------------------------------------------------
+
+
+@dataclass
+class Throughput:
+    label: str
+    events: int
+    acks_per_s: float
+    turns_per_s: float
+    cpu: dict[str, float]  # CPU seconds during the load, by process
+    wall_s: float
+    too_many: int
+    lock: LockSamples | None
+
+
+@dataclass
+class LockSamples:
+    """The fleet's one write lock (PostgreSQL), sampled from pg_locks and pg_stat_activity:
+    how often it was held, and what its holder was doing then."""
+
+    samples: int = 0
+    held: int = 0
+    waiters: int = 0  # summed over samples: connections waiting for it
+    holder: Counter[str] = field(default_factory=Counter)
+    backlog: int = 0  # the most requests standbys stored that the active replica had not handled
+
+    async def watch(self, uri: str, stop: asyncio.Event, every_s: float = 0.01) -> None:
+        async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+            while not stop.is_set():
+                cursor = await conn.execute(
+                    "SELECT l.granted, a.state, a.query FROM pg_locks l"
+                    " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
+                )
+                rows = await cursor.fetchall()
+                cursor = await conn.execute("SELECT count(*) FROM forwarded_requests")
+                forwarded = await cursor.fetchone()
+                self.backlog = max(self.backlog, int(forwarded[0]) if forwarded else 0)
+                self.samples += 1
+                self.waiters += sum(1 for granted, _, _ in rows if not granted)
+                holders = [(state, query) for granted, state, query in rows if granted]
+                if holders:
+                    self.held += 1
+                    state, query = holders[0]
+                    if query.startswith("COMMIT"):
+                        self.holder["committing (WAL flush)"] += 1
+                    elif state == "idle in transaction":
+                        self.holder["waiting for its own replica's next statement"] += 1
+                    else:
+                        self.holder["running a statement"] += 1
+                await asyncio.sleep(every_s)
+
+    def describe(self) -> str:
+        if not self.samples:
+            return ""
+        parts = ", ".join(f"{what} {100 * n / self.held:.0f}%" for what, n in self.holder.items())
+        return (
+            f"held in {100 * self.held / self.samples:.0f}% of {self.samples} samples (its "
+            f"holder: {parts}); {self.waiters / self.samples:.2f} connections waiting for it "
+            f"on average; requests stored by standbys and not yet handled: at most {self.backlog}"
+        )
+
+
+async def throughput(
+    label: str,
+    where: Path,
+    db: str | Path,
+    replicas: int,
+    *,
+    events: int,
+    concurrency: int,
+    workspaces: int,
+    channels: int,
+    postgres: Postgres | None,
+) -> Throughput:
+    slack, model, runners = await fakes()
+    model.responder = lambda body: text("done")
+    side = SlackSide.make(slack, workspaces, [f"C{c:03d}" for c in range(channels)])
+    made(where)
+    config = write_config(
+        where / "switchboard.toml",
+        db=db,
+        provider=anthropic(model.url),
+        workspaces=side.workspaces(),
+    )
+    fleet = [await Replica.start(config, "r0")]  # the first one is the active replica
+    fleet += await asyncio.gather(*(Replica.start(config, f"r{n}") for n in range(1, replicas)))
+    replies = Replies(slack)
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as http:
+            roles = [await r.role(http) for r in fleet]
+            assert roles[0] == "active" and all(x == "standby" for x in roles[1:]), roles
+
+            async def load(count: int) -> tuple[float, float]:
+                """`count` new threads, round robin over workspaces, channels and replicas;
+                (acks done, replies done), as monotonic times."""
+                requests = []
+                for i in range(count):
+                    n = i // len(fleet)  # each workspace's events go to every replica
+                    team = side.teams[n % workspaces]
+                    channel = side.channels[team.team_id][(n // workspaces) % channels]
+                    body, headers, _ = side.request(team, channel, f"event {i}")
+                    requests.append((fleet[i % len(fleet)].url, body, headers))
+                queue = iter(requests)
+                before = replies.count("done")
+
+                async def client() -> None:
+                    for url, body, headers in queue:
+                        async with http.post(
+                            f"{url}/slack/events", data=body, headers=headers
+                        ) as r:
+                            assert r.status == 200, (r.status, await r.text())
+
+                await asyncio.gather(*(client() for _ in range(concurrency)))
+                acked = time.monotonic()
+                done = await until(
+                    lambda: replies.count("done") >= before + count,
+                    limit_s=300,
+                    what=f"{label}: replies",
+                    step=0.02,
+                )
+                return acked, done
+
+            await load(4 * workspaces)  # warm: connections, pools, first-use imports
+            cpu0 = {r.name: r.cpu() for r in fleet}
+            pg0 = postgres.cpu() if postgres else 0.0
+            own0 = time.process_time()
+            lock, stop = (LockSamples(), asyncio.Event()) if postgres else (None, None)
+            watching = asyncio.ensure_future(lock.watch(str(db), stop)) if lock and stop else None
+            start = time.monotonic()
+            acked, done = await load(events)
+            if watching and stop:
+                stop.set()
+                await watching
+            cpu = {
+                ("active" if r is fleet[0] else f"standby {r.name}"): r.cpu() - cpu0[r.name]
+                for r in fleet
+            }
+            if postgres:
+                cpu["PostgreSQL"] = postgres.cpu() - pg0
+            cpu["bench (fakes, clients)"] = time.process_time() - own0
+    finally:
+        await asyncio.gather(*(r.stop() for r in fleet))
+        for runner in runners:
+            await runner.cleanup()
+    assert replies.count("done") == events + 4 * workspaces, "a turn answered twice"
+    return Throughput(
+        label,
+        events,
+        events / (acked - start),
+        events / (done - start),
+        cpu,
+        done - start,
+        slack.too_many,
+        lock,
+    )
