@@ -174,7 +174,7 @@ class Metrics:
     async def scrape(self, runtime: Runtime, store: BridgeStore) -> bytes:
         """Refresh the gauges read from the runtime and the database; the exposition text."""
         backlog = await store.outbox_backlog()
-        leases = await runtime.store.leases()
+        leases = await runtime.store.leases.all()
         now = runtime.clock.wall()  # the clock the outbox stamps its rows with
         work = work_by_workspace(runtime)
         # No await from here on: a concurrent scrape never sees a half-refreshed gauge.

@@ -57,7 +57,7 @@ from runtime.tools.envelope import ToolResult
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
-from runtime.worker import compact_idle, work
+from runtime.worker import request_compaction, work
 
 log = logging.getLogger(__name__)
 
@@ -383,22 +383,7 @@ class Runtime:
     def compact(self, session_id: str) -> CompactStatus:
         """Summarize the session's earlier conversation now (/compact): before the running
         turn's next model request, or, when idle, at once in the background."""
-        session = self._get(session_id)
-        session.compact_requested = True
-        if session.running is not None or session.worker is not None:
-            return CompactStatus.AT_NEXT_STEP
-        if session.compaction is not None:
-            return CompactStatus.STARTED
-        task = asyncio.get_running_loop().create_task(
-            compact_idle(self, session), name=f"compact-{session_id}"
-        )
-        session.compaction = task
-
-        def done(_: asyncio.Task[None]) -> None:
-            session.compaction = None
-
-        task.add_done_callback(done)
-        return CompactStatus.STARTED
+        return request_compaction(self, self._get(session_id))
 
     # -- the worker --------------------------------------------------------------------
 

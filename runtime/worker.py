@@ -14,6 +14,7 @@ from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import ProgressState, TurnFinished, TurnStarted
 from runtime.prompts import turn_input_row
 from runtime.records import RunRecord, RunStatus
+from runtime.results import CompactStatus
 from runtime.scheduler import collect_wait
 from runtime.session import RunHandle, Session
 from runtime.turn import Turn, TurnOutcome
@@ -141,6 +142,26 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
     parent_id = session.record.parent_session_id
     if parent_id and not handle.silent_stop and parent_id in rt.sessions:
         await report_to_parent(rt, session, handle.run_id, outcome)
+
+
+def request_compaction(rt: Host, session: Session) -> CompactStatus:
+    """/compact: before the running turn's next model request, or, when the session is idle,
+    at once in a task of its own."""
+    session.compact_requested = True
+    if session.running is not None or session.worker is not None:
+        return CompactStatus.AT_NEXT_STEP
+    if session.compaction is not None:
+        return CompactStatus.STARTED
+    task = asyncio.get_running_loop().create_task(
+        compact_idle(rt, session), name=f"compact-{session.id}"
+    )
+    session.compaction = task
+
+    def done(_: asyncio.Task[None]) -> None:
+        session.compaction = None
+
+    task.add_done_callback(done)
+    return CompactStatus.STARTED
 
 
 async def compact_idle(rt: Host, session: Session) -> None:

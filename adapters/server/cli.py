@@ -213,7 +213,7 @@ async def status(config: SwitchboardConfig) -> str:
     try:
         sessions = await store.session_overview()
         deliveries = await bridge_store.delivery_counts()
-        leases = await store.leases()
+        leases = await store.leases.all()
         lines = lease_lines(leases, store.clock.wall())
         active = next((x.holder for x in leases if x.name == "active"), None)
         on = f" on {active}" if active and config.storage.shared else ""

@@ -73,7 +73,7 @@ class Leadership:
                     activation.result()  # a failed activation raises
                 try:  # bounded: a database that does not answer must not hold the lease
                     lease = await asyncio.wait_for(
-                        self._store.claim_lease(ACTIVE, self.holder, self.ttl_s),
+                        self._store.leases.claim(ACTIVE, self.holder, self.ttl_s),
                         max(self.ttl_s / 4, 1.0),
                     )
                 except LeaseLostError:
@@ -126,7 +126,7 @@ class Leadership:
         """Give the lease up (a clean stop), for a standby to take at once."""
         if self.lease is not None:
             try:
-                await self._store.release_lease(self.lease)
+                await self._store.leases.release(self.lease)
             except Exception as exc:  # it runs out by itself
                 log.warning("lease not released", extra={"error": str(exc)})
             self.lease = None

@@ -10,6 +10,11 @@ seconds, the skew milliseconds).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from runtime.clock import Clock
 from runtime.records import Lease
 from runtime.store.database import Row, Statement
 
@@ -51,3 +56,46 @@ def fenced(lease: Lease) -> Statement:
 
 def lease(r: Row) -> Lease:
     return Lease(r["name"], r["holder"], int(r["fence"]), float(r["expires_at"]))
+
+
+class _Transaction(Protocol):  # the store's `Writer` (which itself needs this module)
+    statements: list[Statement]
+
+
+class Leases:
+    """The lease table's operations, on the store's transactions and reads (`store.leases`)."""
+
+    def __init__(
+        self,
+        write: Callable[[], AbstractAsyncContextManager[_Transaction]],
+        rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]],
+        clock: Clock,
+    ) -> None:
+        self._write = write
+        self._rows = rows
+        self._clock = clock
+
+    async def claim(self, name: str, holder: str, ttl_s: float) -> Lease | None:
+        """Take (or keep) the lease `name` for `ttl_s` seconds if it is free, expired or
+        already `holder`'s; None: another holder has it."""
+        async with self._write() as w:
+            w.statements.append(claim(name, holder, self._clock.wall(), ttl_s))
+        found = await self._rows(LEASE, (name,))
+        taken = lease(found[0]) if found else None
+        return taken if taken is not None and taken.holder == holder else None
+
+    async def renew(self, holder: str, ttl_s: float) -> list[Lease]:
+        """Extend every lease `holder` still holds; returns them (one it lost is absent)."""
+        now = self._clock.wall()
+        async with self._write() as w:
+            w.statements.append(renew(holder, now, ttl_s))
+        return [lease(r) for r in await self._rows(HELD_BY, (holder, now))]
+
+    async def release(self, held: Lease) -> None:
+        """Give the lease up now (if it is still this holding), for another to take at once."""
+        async with self._write() as w:
+            w.statements.append(release(held))
+
+    async def all(self) -> list[Lease]:
+        """Every lease, held or expired: `switchboard status` and /metrics."""
+        return [lease(r) for r in await self._rows(ALL, ())]

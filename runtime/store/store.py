@@ -6,8 +6,7 @@ operations. Every SQL statement of the runtime is in this package; a layer above
 own tables through its own store module, which alone calls `read_sql`.
 
 Where replicas share the database, the ledger events they commit reach this process's feed
-too (the database's notifications), in ledger order, before any of this process's own that
-come after them.
+too, in ledger order (`publishing.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from runtime.records import (
     SessionRecord,
     ToolCallRecord,
 )
-from runtime.store import hot_reads, leases, rows
+from runtime.store import hot_reads, rows
 from runtime.store.database import (
     Database,
     Engine,
@@ -43,6 +42,8 @@ from runtime.store.database import (
     Statement,
 )
 from runtime.store.engines import open_database
+from runtime.store.leases import Leases
+from runtime.store.publishing import Publisher
 from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
 from runtime.store.schema import MIGRATIONS
 from runtime.store.writer import Writer
@@ -71,11 +72,10 @@ class Store:
         self.clock = clock
         self._write_lock = asyncio.Lock()
         self._seq = Sequences()
-        self._published = 0  # the newest ledger event the feed has carried
-        self._publishing = asyncio.Lock()
-        self._follower: asyncio.Task[None] | None = None
         self._fence: Lease | None = None
+        self.leases = Leases(self.write, self._rows, clock)  # runtime/store/leases.py
         self.feed = EventFeed(self.events_after)
+        self._publisher = Publisher(self.feed, self.events_after)
 
     @property
     def engine(self) -> Engine:
@@ -106,19 +106,14 @@ class Store:
         store = cls(db, clock or SystemClock())
         [row] = await store._rows(hot_reads.SEQUENCES)
         store._seq = Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
-        store._published = store._seq.event - 1
+        store._publisher.published = store._seq.event - 1
         notices = db.notifications()
         if notices is not None:
-            store._follower = asyncio.get_running_loop().create_task(
-                store._follow(notices), name="store-ledger-follower"
-            )
+            store._publisher.follow(notices)
         return store
 
     async def close(self) -> None:
-        if self._follower is not None:
-            self._follower.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._follower
+        await self._publisher.close()
         self.feed.close()
         await self.db.close()
 
@@ -154,7 +149,7 @@ class Store:
                 if commit is None:
                     await asyncio.shield(self.db.rollback())
                 if committed:
-                    await asyncio.shield(self._publish(writer.events))
+                    await asyncio.shield(self._publisher.publish(writer.events))
                     _run_callbacks(writer.on_commit)
                 else:
                     self._seq = before
@@ -174,39 +169,11 @@ class Store:
         statements = [*writer.statements, Statement(INSERT_EVENT, params, many=True)]
         return statements, (durable[-1].seq if durable else None)
 
-    async def _publish(self, events: list[Event]) -> None:
-        """This process's committed events to the feed, after any other replica's before
-        them that the feed has not carried yet."""
-        async with self._publishing:
-            numbered = [e.seq for e in events if e.seq is not None]
-            if numbered and numbered[0] > self._published + 1:
-                await self._carry(until=numbered[0] - 1)
-            # The database's notice of this commit may have carried them already.
-            self.feed.publish([e for e in events if e.seq is None or e.seq > self._published])
-            if numbered:
-                self._published = max(self._published, numbered[-1])
-
-    async def _follow(self, notices: AsyncIterator[str]) -> None:
-        """Other replicas' commits, from the database's notifications, onto the feed."""
-        async for _ in notices:
-            try:
-                async with self._publishing:
-                    await self._carry()
-            except Exception:  # a failed read is retried by the next notice
-                log.exception("could not read the ledger after a notification")
-
-    async def _carry(self, until: int | None = None) -> None:
-        for event in await self.events_after(self._published):
-            if until is not None and event.seq is not None and event.seq > until:
-                break
-            self.feed.publish([event])
-            self._published = event.seq or self._published
-
     @property
     def last_seq(self) -> int:
         """The sequence number of the newest committed ledger event this process knows of
         (0 when empty)."""
-        return max(self._seq.event - 1, self._published)
+        return max(self._seq.event - 1, self._publisher.published)
 
     async def emit(self, *events: Event) -> None:
         async with self.write() as w:
@@ -374,38 +341,11 @@ class Store:
             found = await self._rows(hot_reads.EVENTS_AFTER, (seq,))
         return [_event(r) for r in found]
 
-    # -- leases (runtime/store/leases.py) -------------------------------------------------
-
-    async def claim_lease(self, name: str, holder: str, ttl_s: float) -> Lease | None:
-        """Take (or keep) the lease `name` for `ttl_s` seconds if it is free, expired or
-        already `holder`'s; None: another holder has it."""
-        async with self.write() as w:
-            w.statements.append(leases.claim(name, holder, self.clock.wall(), ttl_s))
-        found = await self._rows(leases.LEASE, (name,))
-        taken = leases.lease(found[0]) if found else None
-        return taken if taken is not None and taken.holder == holder else None
-
-    async def renew_leases(self, holder: str, ttl_s: float) -> list[Lease]:
-        """Extend every lease `holder` still holds; returns them (one it lost is absent)."""
-        now = self.clock.wall()
-        async with self.write() as w:
-            w.statements.append(leases.renew(holder, now, ttl_s))
-        return [leases.lease(r) for r in await self._rows(leases.HELD_BY, (holder, now))]
-
-    async def release_lease(self, lease: Lease) -> None:
-        """Give the lease up now (if it is still this holding), for another to take at once."""
-        async with self.write() as w:
-            w.statements.append(leases.release(lease))
-
     def fence_with(self, lease: Lease | None) -> None:
         """Every write transaction from now on commits only while `lease` is still this
         holder's (`LeaseLostError` otherwise): the active replica's writes, so one that was
         paused past its lease's expiry cannot write over its successor's."""
         self._fence = lease
-
-    async def leases(self) -> list[Lease]:
-        """Every lease, held or expired: `switchboard status` and /metrics."""
-        return [leases.lease(r) for r in await self._rows(leases.ALL)]
 
     # -- retention ---------------------------------------------------------------------
 

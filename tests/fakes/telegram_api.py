@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.telegram_files import FileRefused, TelegramFiles
+from tests.fakes.telegram_polling import Pollers
 from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
@@ -101,10 +102,7 @@ class FakeTelegram:
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     files: TelegramFiles = field(init=False)
-    # getUpdates calls waiting now, each with the event that ends it with 409 when another
-    # poller comes (Telegram answers the older one "Conflict: terminated by other getUpdates")
-    _polls: list[tuple[web.Request, asyncio.Event]] = field(default_factory=list)
-    conflicts: int = 0  # 409s given because two pollers overlapped: two bot instances polling
+    pollers: Pollers = field(default_factory=Pollers)  # two bot instances polling: 409s
 
     def __post_init__(self) -> None:
         self.files = TelegramFiles(self.token)
@@ -228,6 +226,10 @@ class FakeTelegram:
         """Every 429 answered: asked for by a test, or earned by the client."""
         return self.injected_429 + len(self.self_caused)
 
+    @property
+    def conflicts(self) -> int:
+        return self.pollers.conflicts
+
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [c.params for c in self.calls if c.method == method]
 
@@ -282,7 +284,10 @@ class FakeTelegram:
             if gated == method and when(decoded):
                 await gate.wait()
         if method == "getUpdates":
-            return await self._poll(request, decoded)
+            status, polled = await self.pollers.serve(request, self._result(method, decoded))
+            if status != 200:
+                return _error(status, polled)
+            return web.json_response({"ok": True, "result": polled})
         try:
             result = await self._result(method, decoded)
         except (FileRefused, InvalidRequest) as exc:
@@ -290,32 +295,6 @@ class FakeTelegram:
         if stall:
             await asyncio.sleep(stall)  # stored, but the answer comes too late
         return web.json_response({"ok": True, "result": result})
-
-    async def _poll(self, request: web.Request, p: dict[str, Any]) -> web.Response:
-        """getUpdates as Telegram serves it to two bot instances: a second poll while one is
-        waiting ends the first with 409 (a poll whose client has gone, a killed process,
-        is not counted)."""
-        for other, conflict in self._polls:
-            if other.transport is not None and not other.transport.is_closing():
-                self.conflicts += 1
-                conflict.set()
-        conflict = asyncio.Event()
-        self._polls.append((request, conflict))
-        answer = asyncio.ensure_future(self._result("getUpdates", p))
-        ended = asyncio.ensure_future(conflict.wait())
-        try:
-            await asyncio.wait({answer, ended}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            self._polls.remove((request, conflict))
-            ended.cancel()
-        if not answer.done():
-            answer.cancel()
-            return _error(
-                409,
-                "Conflict: terminated by other getUpdates request; make sure that only one bot"
-                " instance is running",
-            )
-        return web.json_response({"ok": True, "result": answer.result()})
 
     def _flood(self, method: str, p: dict[str, Any]) -> TooMany | None:
         """The flood limit this call breaks, if any; else it is counted in its windows."""

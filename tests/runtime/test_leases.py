@@ -24,15 +24,15 @@ async def test_a_lease_has_one_holder_until_it_expires_then_changes_hands_with_a
     clock = ManualClock()
     a, b = await two_stores(db_path, clock)
     try:
-        held = await a.claim_lease("session:s1", "replica-a", ttl_s=10)
+        held = await a.leases.claim("session:s1", "replica-a", ttl_s=10)
         assert held is not None and held.fence == 1
-        assert await b.claim_lease("session:s1", "replica-b", ttl_s=10) is None
-        again = await a.claim_lease("session:s1", "replica-a", ttl_s=10)
+        assert await b.leases.claim("session:s1", "replica-b", ttl_s=10) is None
+        again = await a.leases.claim("session:s1", "replica-a", ttl_s=10)
         assert again is not None and again.fence == 1, "keeping a lease keeps its fence"
         await clock.advance(11)
-        taken = await b.claim_lease("session:s1", "replica-b", ttl_s=10)
+        taken = await b.leases.claim("session:s1", "replica-b", ttl_s=10)
         assert taken is not None and taken.holder == "replica-b" and taken.fence == 2
-        assert [lease.holder for lease in await a.leases()] == ["replica-b"]
+        assert [lease.holder for lease in await a.leases.all()] == ["replica-b"]
     finally:
         await a.close()
         await b.close()
@@ -44,17 +44,17 @@ async def test_a_write_fenced_by_a_lost_lease_is_refused_and_leaves_nothing(
     clock = ManualClock()
     a, b = await two_stores(db_path, clock)
     try:
-        old = await a.claim_lease("session:s1", "replica-a", ttl_s=10)
+        old = await a.leases.claim("session:s1", "replica-a", ttl_s=10)
         assert old is not None
         await clock.advance(11)  # replica A paused past its lease; B takes over
-        assert await b.claim_lease("session:s1", "replica-b", ttl_s=10) is not None
+        assert await b.leases.claim("session:s1", "replica-b", ttl_s=10) is not None
         record = SessionRecord("s1", "assistant", AgentProfile.DEFAULT, clock.wall())
         with pytest.raises(LeaseLostError):
             async with a.write() as w:
                 w.fenced(old)
                 w.insert_session(record)
         assert await b.sessions() == [], "the stale holder's write did not land"
-        current = await b.claim_lease("session:s1", "replica-b", ttl_s=10)
+        current = await b.leases.claim("session:s1", "replica-b", ttl_s=10)
         assert current is not None
         async with b.write() as w:
             w.fenced(current)
@@ -71,20 +71,20 @@ async def test_renewing_keeps_what_is_held_and_a_released_lease_is_free_at_once(
     clock = ManualClock()
     a, b = await two_stores(db_path, clock)
     try:
-        one = await a.claim_lease("session:s1", "replica-a", ttl_s=10)
-        await a.claim_lease("telegram-poll:acme", "replica-a", ttl_s=10)
+        one = await a.leases.claim("session:s1", "replica-a", ttl_s=10)
+        await a.leases.claim("telegram-poll:acme", "replica-a", ttl_s=10)
         await clock.advance(8)
-        assert [x.name for x in await a.renew_leases("replica-a", ttl_s=10)] == [
+        assert [x.name for x in await a.leases.renew("replica-a", ttl_s=10)] == [
             "session:s1",
             "telegram-poll:acme",
         ]
         await clock.advance(8)  # 16 s after the claim, 8 after the renewal: still held
-        assert await b.claim_lease("session:s1", "replica-b", ttl_s=10) is None
+        assert await b.leases.claim("session:s1", "replica-b", ttl_s=10) is None
         assert one is not None
-        await a.release_lease(one)
-        taken = await b.claim_lease("session:s1", "replica-b", ttl_s=10)
+        await a.leases.release(one)
+        taken = await b.leases.claim("session:s1", "replica-b", ttl_s=10)
         assert taken is not None and taken.fence == 2
-        assert [x.name for x in await a.renew_leases("replica-a", ttl_s=10)] == [
+        assert [x.name for x in await a.leases.renew("replica-a", ttl_s=10)] == [
             "telegram-poll:acme"
         ]
     finally:

@@ -157,10 +157,10 @@ async def test_a_clean_stop_gives_the_lease_up_for_a_standby_to_take_at_once(
     b = await fleet.start("replica-b")
     await a.stop()
     fleet.apps.remove(a)
-    [lease] = await b.runtime.store.leases()
+    [lease] = await b.runtime.store.leases.all()
     assert lease.expires_at == 0, "released, not left to run out"
     await until(lambda: b.active, wait_s=LEASE_TTL_S)
-    [lease] = await b.runtime.store.leases()
+    [lease] = await b.runtime.store.leases.all()
     assert (lease.holder, lease.fence) == ("replica-b", 2)
 
 

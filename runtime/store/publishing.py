@@ -1,0 +1,64 @@
+"""The store's feed in ledger order: this process's commits and, where replicas share the
+database, every other replica's (read after the database's notification), each event once
+and in number order, another replica's earlier events before this process's later ones."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import suppress
+
+from runtime.events import Event, EventFeed
+
+log = logging.getLogger(__name__)
+
+
+class Publisher:
+    def __init__(
+        self, feed: EventFeed, events_after: Callable[[int], Awaitable[list[Event]]]
+    ) -> None:
+        self.feed = feed
+        self._events_after = events_after
+        self.published = 0  # the newest ledger event the feed has carried
+        self._lock = asyncio.Lock()
+        self._follower: asyncio.Task[None] | None = None
+
+    def follow(self, notices: AsyncIterator[str]) -> None:
+        """Carry other replicas' commits onto the feed as their notices come."""
+        self._follower = asyncio.get_running_loop().create_task(
+            self._follow(notices), name="store-ledger-follower"
+        )
+
+    async def close(self) -> None:
+        if self._follower is not None:
+            self._follower.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._follower
+
+    async def publish(self, events: list[Event]) -> None:
+        """This process's committed events to the feed, after any other replica's before
+        them that the feed has not carried yet."""
+        async with self._lock:
+            numbered = [e.seq for e in events if e.seq is not None]
+            if numbered and numbered[0] > self.published + 1:
+                await self._carry(until=numbered[0] - 1)
+            # The database's notice of this commit may have carried them already.
+            self.feed.publish([e for e in events if e.seq is None or e.seq > self.published])
+            if numbered:
+                self.published = max(self.published, numbered[-1])
+
+    async def _follow(self, notices: AsyncIterator[str]) -> None:
+        async for _ in notices:
+            try:
+                async with self._lock:
+                    await self._carry()
+            except Exception:  # a failed read is retried by the next notice
+                log.exception("could not read the ledger after a notification")
+
+    async def _carry(self, until: int | None = None) -> None:
+        for event in await self._events_after(self.published):
+            if until is not None and event.seq is not None and event.seq > until:
+                break
+            self.feed.publish([event])
+            self.published = event.seq or self.published
