@@ -17,6 +17,7 @@ from bridge import (
     ProgressView,
     Route,
     TransportLimits,
+    texts,
 )
 from bridge.transport import Budget
 from config.schema import OperatorConfig, WorkspaceConfig
@@ -27,6 +28,7 @@ CONVERSATION = "console"  # the one conversation: this terminal
 PREFIX = {
     DeliveryKind.TURN_RESULT: "agent> ",
     DeliveryKind.NOTIFICATION: "notice> ",
+    DeliveryKind.APPROVAL: "approve?> ",
     DeliveryKind.COMMAND_REPLY: "switchboard> ",
     DeliveryKind.PROGRESS: "... ",
 }
@@ -76,6 +78,8 @@ class ConsoleTransport:
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
     ) -> str | None:
         prefix = PREFIX[kind]
+        if kind is DeliveryKind.APPROVAL:
+            text += texts.APPROVAL_HINT  # a terminal has no buttons: the commands answer
         indent = " " * len(prefix)
         self._print(prefix + text.replace("\n", "\n" + indent))
         return None  # a printed line cannot be replied to

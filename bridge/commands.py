@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bridge import texts
+from bridge.approvals import Approving
 from bridge.bindings import agent_for
 from bridge.sessions import Sessions, agent_key
 from bridge.status import Status
@@ -28,6 +29,8 @@ class CommandName(StrEnum):
     QUEUE = "queue"
     NEW = "new"
     COMPACT = "compact"
+    APPROVE = "approve"
+    DENY = "deny"
     HELP = "help"
 
 
@@ -65,6 +68,10 @@ def parse(text: str) -> Command | UnknownCommand | None:
         return UnknownCommand(f"/{name}")
 
 
+def answers_approval(command: Command | UnknownCommand) -> bool:
+    return isinstance(command, Command) and command.name in (CommandName.APPROVE, CommandName.DENY)
+
+
 class Commands:
     """Runs an operator's command in the conversation it was sent from."""
 
@@ -72,6 +79,7 @@ class Commands:
         self._runtime = runtime
         self._sessions = sessions
         self._status = status
+        self._approving = Approving(runtime, sessions)
 
     async def run(
         self,
@@ -79,9 +87,12 @@ class Commands:
         route: Route,
         workspace: WorkspaceConfig,
         *,
+        operator_id: str,
         direct: bool = False,
+        approval: str | None = None,
     ) -> str:
-        """`direct`: the conversation is a DM (a binding may name DMs)."""
+        """`direct`: the conversation is a DM (a binding may name DMs); `approval`: the
+        approval request the message points at (a button on it, a reply to it)."""
         if isinstance(command, UnknownCommand):
             return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
         match command.name:
@@ -101,6 +112,15 @@ class Commands:
                 return await self._stop(route)
             case CommandName.COMPACT:
                 return self._compact(route)
+            case CommandName.APPROVE | CommandName.DENY:
+                return await self._approving.answer(
+                    command.name is CommandName.APPROVE,
+                    argument=command.argument,
+                    pointed=approval,
+                    route=route,
+                    workspace=workspace,
+                    operator_id=operator_id,
+                )
         raise AssertionError(f"unhandled command {command!r}")
 
     async def run_on(

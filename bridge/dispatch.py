@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Iterable
 
 from bridge import texts
+from bridge.approvals import duration, request_text
 from bridge.events import NotificationUnroutable, OutputUnroutable
 from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
@@ -16,6 +18,8 @@ from bridge.types import DeliveryKind, Route
 from runtime import Runtime
 from runtime.events import Event
 from runtime.payloads import (
+    ApprovalDecided,
+    ApprovalRequested,
     AssistantText,
     AssistantTextDelta,
     ContextCompacted,
@@ -26,7 +30,7 @@ from runtime.payloads import (
     TurnFinished,
     TurnStarted,
 )
-from runtime.records import AgentProfile, OperatorBoundary, RunStatus
+from runtime.records import AgentProfile, ApprovalStatus, OperatorBoundary, RunStatus
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +54,10 @@ class Dispatcher:
         router: Router,
         presenter: ProgressPresenter,
         metrics: Metrics,
+        secrets: Callable[[], Iterable[str]] = frozenset,
     ) -> None:
         self._runtime = runtime
+        self._secrets = secrets  # masked in what a tool call asks approval for
         self._store = store
         self._router = router
         self._presenter = presenter
@@ -90,6 +96,10 @@ class Dispatcher:
                 await self._turn_finished(event, finished)
             case NotificationRequested() as notification:
                 await self._notification(event, notification)
+            case ApprovalRequested() as asked:
+                await self._approval(event, asked)
+            case ApprovalDecided(status=ApprovalStatus.TIMED_OUT) as decided:
+                await self._approval_timed_out(event, decided)
             case MessageDropped() as dropped:
                 await self._dropped(event, dropped)
             case InterjectionAdmitted(boundary=boundary):
@@ -171,6 +181,30 @@ class Dispatcher:
                 tx.enqueue(intent_id, route, DeliveryKind.NOTIFICATION, text)
                 tx.route_notification(notification.notification_id, intent_id, post)
             self._advance(tx, event)
+
+    async def _approval(self, event: Event, asked: ApprovalRequested) -> None:
+        """The buttons go where the turn's output goes (a private child's: its parent's)."""
+        route = await self._router.resolve(event.session_id or "", event.run_id)
+        secrets = sorted(self._secrets(), key=len, reverse=True)
+        text = request_text(asked, secrets, self._runtime.clock.wall())
+        async with self._store.write() as tx:
+            if route is None:
+                unroutable = OutputUnroutable(
+                    kind=DeliveryKind.APPROVAL, event_seq=event.seq, text=text[:200]
+                )
+                tx.emit(unroutable, event.session_id, event.run_id)
+            else:
+                intent_id = self._intent_id(event)
+                tx.enqueue(intent_id, route, DeliveryKind.APPROVAL, text)
+                tx.route_approval(asked.approval_id, intent_id)
+            self._advance(tx, event)
+
+    async def _approval_timed_out(self, event: Event, decided: ApprovalDecided) -> None:
+        record = await self._runtime.approvals.get(decided.approval_id)
+        waited = duration(record.deadline - record.created_at) if record else "the time allowed"
+        route = await self._router.resolve(event.session_id or "", event.run_id)
+        text = texts.APPROVAL_TIMED_OUT.format(within=waited, tool=decided.tool)
+        await self._deliver(event, route, DeliveryKind.COMMAND_REPLY, text)
 
     async def _compacted(self, event: Event, compacted: ContextCompacted) -> None:
         """Said in the turn's progress when it happened in a turn; answered, as the reply to

@@ -69,4 +69,10 @@ class EphemeralCommands:
                 command=f"{invoked_as} {command.text.lstrip('/')}",
                 help_hint=texts.SLASH_HINT.format(command=invoked_as),
             )
-        return await self._commands.run(command, route, verdict.workspace, direct=chat.is_direct)
+        return await self._commands.run(
+            command,
+            route,
+            verdict.workspace,
+            operator_id=verdict.operator.id,
+            direct=chat.is_direct,
+        )

@@ -11,7 +11,7 @@ from bridge import texts
 from bridge.attachments.held import Addressee
 from bridge.attachments.intake import FileIntake
 from bridge.bindings import addressed, names_the_bot, respond_to
-from bridge.commands import Command, Commands, parse
+from bridge.commands import Command, Commands, answers_approval, parse
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
@@ -117,8 +117,14 @@ class Ingress:
                     command, notification.session_id, verdict.workspace
                 )
             if answer is None:
+                pointed = await self._pointing.approval(chat) if answers_approval(command) else None
                 answer = await self._commands.run(
-                    command, chat.route, verdict.workspace, direct=chat.is_direct
+                    command,
+                    chat.route,
+                    verdict.workspace,
+                    operator_id=verdict.operator.id,
+                    direct=chat.is_direct,
+                    approval=pointed,
                 )
             await self._reply(chat, keys, answer, None)
             return Outcome.COMMAND

@@ -56,6 +56,12 @@ class Pointing:
             return None
         return await self._store.notification_at(chat.route, chat.replied_to)
 
+    async def approval(self, chat: InboundChat) -> str | None:
+        """The approval request this message answers (one of its buttons, a reply to it)."""
+        if chat.replied_to is None:
+            return None
+        return await self._store.approval_at(chat.route, chat.replied_to)
+
     async def context(self, chat: InboundChat) -> tuple[Quoted, ...]:
         """What the message quotes, after the thread it was written in when the platform asks
         for that and the thread is new to the bot (its messages never reached the agent)."""

@@ -66,7 +66,14 @@ class Bridge:
             files,
         )
         self.ephemeral = EphemeralCommands(self.current, self.store, commands, self.metrics)
-        self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
+        self.dispatcher = Dispatcher(
+            runtime,
+            self.store,
+            self.router,
+            self.presenter,
+            self.metrics,
+            secrets=self.current.secrets_seen,
+        )
         self.retention = Retention(config.retention, runtime.store, self.store)
         self.forwarding = Forwarding(runtime, self.store)
         self._dispatch_task: asyncio.Task[None] | None = None

@@ -12,6 +12,8 @@ COMMANDS = {
     "queue": (" steer|followup|collect|interrupt", "how messages sent during a turn are handled"),
     "new": ("", "start a fresh session (the agent forgets this conversation)"),
     "compact": ("", "have the agent summarize the conversation so far, to free its memory"),
+    "approve": (" [id]", "let the tool call waiting for your approval run"),
+    "deny": (" [id]", "refuse the tool call waiting for your approval"),
     "help": ("", "the list of commands"),
 }
 HELP = (
@@ -113,3 +115,29 @@ FILE_UNREADABLE_TEXT = "it is not UTF-8 text"
 FILE_DOWNLOAD_FAILED = "it could not be downloaded: {error}"
 FILE_NO_DOWNLOADS = "this bridge cannot download files from {platform}"
 STREAM_STOPPED = "\u23f9 Stopped before the answer was finished."
+# Approval of a tool call (the input is a fenced JSON block: markdown to each platform).
+APPROVAL_REQUEST = (
+    "\U0001f510 Agent {agent} wants to run {tool}:\n\n```json\n{input}\n```\n\n"
+    "It runs only if you approve; with no answer within {within} it is refused. ({id})"
+)
+APPROVAL_RESHOWN = "(Switchboard restarted; this call still waits for your answer.)\n\n"
+APPROVAL_HINT = "\n\nAnswer /approve or /deny."
+APPROVAL_APPROVED = "Approved: {tool} runs now."
+APPROVAL_DENIED = "Denied: {tool} will not run; the agent is told."
+APPROVAL_ALREADY = "That call was already answered: {status}{by}."
+APPROVAL_STATUS_WORDS = {
+    "approved": "approved",
+    "denied": "denied",
+    "timed_out": "no one answered in time, so it was refused",
+    "cancelled": "the turn was stopped",
+}
+APPROVAL_TIMED_OUT = (
+    "No operator answered within {within}, so {tool} was not run; the agent is told."
+)
+NO_APPROVAL_PENDING = "No tool call here is waiting for your approval."
+NO_SUCH_APPROVAL = "I know no tool call waiting for approval as {id} in this workspace."
+APPROVALS_PENDING = (
+    "{count} tool calls wait for your approval here; answer one with its id, or press its "
+    "button:\n{lines}"
+)
+APPROVAL_LINE = "/approve {id} \u2014 {tool} for agent {agent}"

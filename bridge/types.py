@@ -119,8 +119,12 @@ OPEN_DELIVERY = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
 class DeliveryKind(StrEnum):
     TURN_RESULT = "turn_result"
     NOTIFICATION = "notification"
+    APPROVAL = "approval"  # a tool call waits for an operator: Approve and Deny buttons
     PROGRESS = "progress"
     COMMAND_REPLY = "command_reply"
+
+
+BUTTONED = (DeliveryKind.NOTIFICATION, DeliveryKind.APPROVAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +134,11 @@ class TransportLimits:
     max_chars: int
     per_conversation_interval_s: float = 0.0
     global_per_second: float = 0.0
-    # A notification carries buttons, and a platform may hold less text beside them (a Slack
-    # section block: 3,000 characters); None: `max_chars`.
+    # A notification or an approval request carries buttons, and a platform may hold less
+    # text beside them (a Slack section block: 3,000 characters); None: `max_chars`.
     max_chars_with_buttons: int | None = None
 
     def max_chars_for(self, kind: DeliveryKind) -> int:
-        if kind is DeliveryKind.NOTIFICATION and self.max_chars_with_buttons is not None:
+        if kind in BUTTONED and self.max_chars_with_buttons is not None:
             return self.max_chars_with_buttons
         return self.max_chars

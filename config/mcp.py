@@ -9,6 +9,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+APPROVAL_TIMEOUT_S = 600.0  # how long a tool call waits for an operator's answer by default
+MAX_APPROVAL_TIMEOUT_S = 86_400.0
+
 # No "__": the model calls a tool `<server>__<tool>`, so a server name holding it could
 # collide with another server's tool.
 ServerName = Annotated[str, Field(pattern=r"^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$", max_length=32)]
@@ -24,6 +27,10 @@ class McpServerConfig(BaseModel):
     url: str | None = None  # streamable HTTP: the server's endpoint
     headers: dict[str, SecretStr] = {}  # sent with every HTTP request (an Authorization token)
     timeout_s: float = Field(60.0, gt=0, le=3600)  # one tool call's time limit
+    # true: each call of any of its tools waits for an operator's approval; a list: of these
+    # tools (the server's own names). No answer within approval_timeout_s is a no.
+    requires_approval: bool | list[Annotated[str, Field(min_length=1)]] = False
+    approval_timeout_s: float = Field(APPROVAL_TIMEOUT_S, gt=0, le=MAX_APPROVAL_TIMEOUT_S)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:

@@ -10,7 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from config.admin import AdminConfig, WorkspaceAdminConfig
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
-from config.mcp import McpServerConfig, mcp_reference
+from config.mcp import (
+    APPROVAL_TIMEOUT_S,
+    MAX_APPROVAL_TIMEOUT_S,
+    McpServerConfig,
+    mcp_reference,
+)
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
@@ -237,6 +242,10 @@ class ToolConfig(Strict):
     command: list[str] = Field(min_length=1)
     timeout_s: float = Field(600, gt=0)
     input_schema: dict[str, Any] = {"type": "object", "properties": {}}
+    # Each call waits for an operator's Approve (or /approve) before it runs; no answer
+    # within approval_timeout_s is a no.
+    requires_approval: bool = False
+    approval_timeout_s: float = Field(APPROVAL_TIMEOUT_S, gt=0, le=MAX_APPROVAL_TIMEOUT_S)
 
 
 BUILTIN_TOOLS = ("notify_operator", "sleep", "spawn_agent")

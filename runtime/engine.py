@@ -16,6 +16,7 @@ from typing import Any
 
 from runtime.admission import record_admission
 from runtime.agents import AgentSpec
+from runtime.approvals import Approvals
 from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
 from runtime.context import Budget, window_of
@@ -80,6 +81,7 @@ class Runtime:
         self.agents = {a.id: a for a in agents}
         self.sessions: dict[str, Session] = {}
         self._closing = False
+        self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.turn_deps = TurnDeps(
             store,
             provider,
@@ -94,6 +96,7 @@ class Runtime:
             ),
             self._notify,
             partial(spawn_child, self),
+            self.approvals,
         )
 
     @classmethod

@@ -41,6 +41,8 @@ class EventType(StrEnum):
     RUN_RECOVERED = "run_recovered"
     TURN_FINISHED = "turn_finished"
     CONTEXT_COMPACTED = "context_compacted"
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL_DECIDED = "approval_decided"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from runtime.boundaries import Boundary
 from runtime.events import EventType, Payload
 from runtime.messages import MessageKind, Origin, Priority, QueueMode, Trust
-from runtime.records import AgentProfile, OperatorBoundary, RunStatus
+from runtime.records import AgentProfile, ApprovalStatus, OperatorBoundary, RunStatus
 from runtime.scheduler import DecisionKind, SubmitStatus
 from runtime.tools.envelope import ToolStatus
 
@@ -129,6 +129,29 @@ class NotificationRequested(Payload):
     message: str
     summary: str
     created_at: float
+
+
+class ApprovalRequested(Payload):
+    """A tool call waits for an operator's approval: the buttons go (again, with `reshown`,
+    after a restart) to the turn's operator route."""
+
+    TYPE: ClassVar[str] = EventType.APPROVAL_REQUESTED
+    approval_id: str
+    tool_use_id: str
+    tool: str
+    input: dict[str, Any]
+    agent_id: str
+    deadline: float
+    timeout_s: float
+    reshown: bool = False
+
+
+class ApprovalDecided(Payload):
+    TYPE: ClassVar[str] = EventType.APPROVAL_DECIDED
+    approval_id: str
+    tool: str
+    status: ApprovalStatus
+    decided_by: str | None  # the operator; None when the time ran out or the turn stopped
 
 
 class ChildSpawned(Payload):

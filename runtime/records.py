@@ -1,4 +1,5 @@
-"""Durable records other than queue entries: sessions, runs, tool calls, notifications."""
+"""Durable records other than queue entries: sessions, runs, tool calls, notifications,
+approvals."""
 
 from __future__ import annotations
 
@@ -64,6 +65,34 @@ class NotificationRecord:
     message: str
     summary: str
     created_at: float
+
+
+class ApprovalStatus(StrEnum):
+    """Where an operator's approval of one tool call stands."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"  # the turn was stopped while it waited
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRecord:
+    """A tool call that waits for (or got) an operator's yes or no before it runs."""
+
+    id: str
+    tool_use_id: str
+    session_id: str  # the session whose turn made the call (a child's own)
+    run_id: str
+    agent_id: str
+    tool: str  # as people read it: `server.tool` for an MCP tool
+    input: dict[str, Any]
+    status: ApprovalStatus
+    created_at: float
+    deadline: float  # wall time: no answer by then is a no
+    decided_by: str | None = None
+    decided_at: float | None = None
 
 
 @dataclass(slots=True)

@@ -1,7 +1,8 @@
 """Closing tool calls that a stop or a crash left open, and replaying after a restart.
 
 A tool call is never run twice: an open call is answered from its stored result when it
-finished, or with a `cancelled`/`interrupted` result when it did not.
+finished, or with a `cancelled`/`interrupted` result when it did not. A round with a call
+that waits for an operator's approval stays open across a restart (the next turn asks again).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from runtime.events import Event
 from runtime.messages import QueueStatus
 from runtime.payloads import RunRecovered, ToolFinished
-from runtime.records import RunStatus
+from runtime.records import ApprovalStatus, RunStatus
 from runtime.store import Store, Writer
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.transcript import (
@@ -41,7 +42,7 @@ async def answer_open_tool_calls(
     open_calls = unanswered_tool_uses(transcript.rows)
     if not open_calls:
         return None
-    stored = {c.id: c for c in await store.tool_calls(run_id=run_id)}
+    stored = {c.id: c for c in await store.tool_calls(ids=[c.id for c in open_calls])}
     blocks: list[Block] = []
     for call in open_calls:
         record = stored.get(call.id)
@@ -75,8 +76,16 @@ async def recover(store: Store) -> int:
     runs = await store.runs(status=RunStatus.RUNNING)
     for run in runs:
         transcript = await store.transcript(run.session_id)
+        open_ids = [c.id for c in unanswered_tool_uses(transcript.rows)]
+        asked = await store.approvals.for_tool_uses(open_ids)
+        # A round with a call still waiting for an operator's approval stays open: the next
+        # turn of the session asks again and closes it (`ToolRunner.resume`).
+        waiting = any(a.status is ApprovalStatus.PENDING for a in asked.values())
         async with store.write() as w:
-            await answer_open_tool_calls(store, w, run.session_id, run.id, transcript, INTERRUPTED)
+            if not waiting:
+                await answer_open_tool_calls(
+                    store, w, run.session_id, run.id, transcript, INTERRUPTED
+                )
             w.finish_run(
                 run.id, RunStatus.INTERRUPTED, None, "the process stopped while this turn ran"
             )

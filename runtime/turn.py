@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from runtime.agents import AgentSpec
+from runtime.approvals import Approvals
 from runtime.boundaries import Boundary
 from runtime.clock import Clock
 from runtime.compaction import compact
@@ -27,8 +28,6 @@ from runtime.payloads import (
     ProgressState,
     ProviderRequestRefused,
     ProviderRetry,
-    ToolFinished,
-    ToolStarted,
 )
 from runtime.prompts import interjection_row
 from runtime.providers.base import (
@@ -39,18 +38,15 @@ from runtime.providers.base import (
     request_chars,
 )
 from runtime.records import RunStatus
-from runtime.recovery import answer_open_tool_calls
 from runtime.session import RunHandle, Session, TurnStopped
 from runtime.steps import ContinueRound, FinalAnswer, RunTools, resolve_round
-from runtime.store import Store, Writer
-from runtime.tools.base import ToolContext
-from runtime.tools.envelope import ToolResult, ToolStatus
+from runtime.store import Store
+from runtime.tool_round import ToolDeps, ToolRunner
+from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
     Block,
     TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
     Transcript,
     TranscriptMessage,
 )
@@ -68,6 +64,10 @@ class TurnDeps:
     budget: Budget
     notify: Callable[[Session, str, str], Awaitable[ToolResult]]
     spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
+    approvals: Approvals
+
+    def tool_deps(self) -> ToolDeps:
+        return ToolDeps(self.store, self.tools, self.approvals, self.clock, self.notify, self.spawn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +96,16 @@ class Turn:
         self.transcript = transcript
         self.started_at = handle.started_at
         self.model = deps.provider.model
-        self._admitted_before_tools = False
         self._announced_round = 1  # the worker announces round 1 with turn_started
+        self.tool_runner = ToolRunner(
+            deps.tool_deps(),
+            session,
+            agent,
+            handle,
+            transcript,
+            lambda step, state: self.progress(step, state=state),
+            self._progress_event,
+        )
         self.usage = Usage()
 
     # -- the loop ----------------------------------------------------------------------
@@ -120,6 +128,7 @@ class Turn:
             return TurnOutcome(RunStatus.FAILED, "", str(exc))
 
     async def _loop(self) -> TurnOutcome:
+        await self.tool_runner.resume()  # a round a restart left open, waiting for approval
         round_no = 0
         while True:
             round_no += 1
@@ -161,11 +170,12 @@ class Turn:
                         continue
                     return TurnOutcome(RunStatus.COMPLETED, text)
                 case RunTools(calls=calls):
-                    self._admitted_before_tools = bool(
+                    self.tool_runner.admitted_before_tools = bool(
                         await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
                     )
                     self.handle.raise_if_stopped()
-                    await self._run_tools(calls, round_no)
+                    await self.tool_runner.run(calls, round_no)
+                    self._announced_round = round_no + 1
                     await self.checkpoint(Boundary.AFTER_TOOL_RESULTS)
                 case ContinueRound():
                     continue
@@ -281,94 +291,11 @@ class Turn:
         self.transcript.files.update(await self.deps.store.files([a.id for a in row.attachments()]))
         return entries
 
-    # -- tools -------------------------------------------------------------------------
-
-    async def _run_tools(self, calls: list[ToolUseBlock], round_no: int) -> None:
-        async with self.deps.store.write() as w:
-            for call in calls:
-                w.tool_started(call.id, self.session.id, self.run_id, call.name, call.input)
-                started = ToolStarted(tool_use_id=call.id, name=call.name, input=call.input)
-                w.emit(Event(started, self.session.id, self.run_id))
-            labels = ", ".join(self.deps.tools.label(c.name) for c in calls)
-            w.emit(self._progress_event(f"running {labels}"))
-        solo = len(calls) == 1
-        results = await self.handle.inflight_op(
-            asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
-        )
-        row = TranscriptMessage(
-            role="user",
-            blocks=[
-                ToolResultBlock(
-                    tool_use_id=call.id,
-                    content=result.for_model(),
-                    is_error=result.status is not ToolStatus.SUCCESS,
-                )
-                for call, result in zip(calls, results, strict=True)
-            ],
-        )
-        async with self.deps.store.write() as w:
-            if solo:
-                self._record_finish(w, calls[0], results[0])
-            row_id = w.append_transcript(self.session.id, self.run_id, row)
-            # The next round starts right after these results: announce it in this write.
-            w.emit(self._progress_event(f"model round {round_no + 1}"))
-        self.transcript.append(row, row_id)
-        self._announced_round = round_no + 1
-
-    async def _run_one(self, call: ToolUseBlock, *, record: bool) -> ToolResult:
-        """Run one call; with `record`, store its result the moment it finishes (in a batch,
-        so that a stop or a crash keeps the results of the calls that did finish)."""
-        ctx = ToolContext(
-            session_id=self.session.id,
-            run_id=self.run_id,
-            tool_use_id=call.id,
-            notify=lambda message: self.deps.notify(self.session, self.run_id, message),
-            spawn=lambda task: self.deps.spawn(self.session, self.run_id, task),
-            wait_for_interjection=self._wait_for_interjection,
-        )
-        try:
-            result = await self.deps.tools.run(call.name, call.input, ctx, self.agent.tools)
-        except Exception as exc:
-            log.exception("tool crashed", extra={"tool": call.name, "session_id": self.session.id})
-            result = ToolResult.failure("tool_crashed", f"{call.name} raised {exc!r}")
-        if record:
-            async with self.deps.store.write() as w:
-                self._record_finish(w, call, result)
-        return result
-
-    def _record_finish(self, w: Writer, call: ToolUseBlock, result: ToolResult) -> None:
-        w.tool_finished(call.id, result)
-        finished = ToolFinished(
-            tool_use_id=call.id, name=call.name, status=result.status, summary=result.summary_text
-        )
-        w.emit(Event(finished, self.session.id, self.run_id))
-
-    async def _wait_for_interjection(self, seconds: float) -> bool:
-        """True at once if an operator message is waiting; else wait up to `seconds` for one."""
-        if self._admitted_before_tools or self.session.queue.has_interjection():
-            return True
-        if seconds <= 0:
-            return False
-        signal = self.session.interjection_signal()
-        await self.progress("waiting", state=ProgressState.WAITING)
-        waiter = asyncio.ensure_future(signal.wait())
-        sleeper = asyncio.ensure_future(self.deps.clock.sleep(seconds))
-        try:
-            await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            sleeper.cancel()
-        return signal.is_set() and self.session.mode is QueueMode.STEER
-
     # -- after a stop ------------------------------------------------------------------
 
     async def close_after_stop(self) -> None:
         """Make the transcript provider-valid again: every open tool call gets a result."""
-        cancelled = ToolResult.cancelled(self.handle.stop_reason or "stopped")
-        async with self.deps.store.write() as w:
-            await answer_open_tool_calls(
-                self.deps.store, w, self.session.id, self.run_id, self.transcript, cancelled
-            )
+        await self.tool_runner.close_after_stop()
 
     # -- helpers -----------------------------------------------------------------------
 

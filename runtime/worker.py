@@ -17,6 +17,7 @@ from runtime.records import RunRecord, RunStatus
 from runtime.results import CompactStatus
 from runtime.scheduler import collect_wait
 from runtime.session import RunHandle, Session
+from runtime.tool_round import waiting_round
 from runtime.turn import Turn, TurnOutcome
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,13 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         # A message taken into a run before (that run was cut off by a crash) has its prompt
         # in the transcript already: taking it and appending its prompt were one transaction.
         fresh = [e for e in entries if e.run_id is None]
+        if await waiting_round(rt.store, transcript):
+            # A restart left a round open (a call waits for approval): its results must come
+            # right after it, so new prompts wait in the queue for the next turn.
+            session.queue.push_front(fresh)
+            entries = [e for e in entries if e.run_id is not None]
+            handle.message_ids = [e.id for e in entries]
+            fresh = []
         row = turn_input_row(fresh)
         async with rt.store.write() as w:
             w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)

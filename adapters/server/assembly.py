@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bridge.sessions import agent_key
 from bridge.store.schema import MIGRATIONS
+from config.mcp import McpServerConfig
 from config.schema import ProviderConfig, SwitchboardConfig
 from runtime import (
     AgentSpec,
@@ -15,6 +16,7 @@ from runtime import (
     RuntimeSettings,
 )
 from runtime.providers import AnthropicProvider, OfflineProvider, Provider
+from runtime.tools.base import Approval
 from runtime.tools.mcp import McpServerSpec, McpTools
 
 
@@ -35,7 +37,14 @@ def runtime_roster(
         for a in w.agents
     ]
     tools = [
-        CommandToolSpec(t.name, t.description, tuple(t.command), t.timeout_s, t.input_schema)
+        CommandToolSpec(
+            t.name,
+            t.description,
+            tuple(t.command),
+            t.timeout_s,
+            t.input_schema,
+            Approval(t.approval_timeout_s) if t.requires_approval else None,
+        )
         for w in config.workspaces
         for t in w.tools
     ]
@@ -53,10 +62,19 @@ def mcp_servers(config: SwitchboardConfig) -> list[McpServerSpec]:
             url=m.url,
             headers={k: v.get_secret_value() for k, v in m.headers.items()},
             timeout_s=m.timeout_s,
+            approval=_mcp_approval(m),
         )
         for w in config.workspaces
         for m in w.mcp_servers
     ]
+
+
+def _mcp_approval(server: McpServerConfig) -> Approval | None:
+    """`requires_approval = true`: every tool of the server; a list: those tools."""
+    if server.requires_approval is False or server.requires_approval == []:
+        return None
+    tools = None if server.requires_approval is True else frozenset(server.requires_approval)
+    return Approval(server.approval_timeout_s, tools)
 
 
 async def open_runtime(

@@ -20,7 +20,11 @@ NOTIFICATION_ACTIONS = {
     "switchboard_notification_stop": "/stop",
     "switchboard_notification_status": "/status",
 }
-BUTTONS = {STOP_ACTION: "/stop", **NOTIFICATION_ACTIONS}  # every button the bot posts
+# An approval request's buttons.
+APPROVAL_ACTIONS = {"switchboard_approve": "/approve", "switchboard_deny": "/deny"}
+# Buttons about the message they sit on (the bridge finds what it is from the message).
+MESSAGE_ACTIONS = {**NOTIFICATION_ACTIONS, **APPROVAL_ACTIONS}
+BUTTONS = {STOP_ACTION: "/stop", **MESSAGE_ACTIONS}  # every button the bot posts
 # Plain messages, messages with files, and thread replies also sent to the channel. Everything
 # else (edits, deletions, joins, bot messages, ...) is not an operator talking to the agent.
 TALKING_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -138,8 +142,9 @@ def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat |
 
 def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
     """A press of one of the bot's buttons (a `block_actions` payload) as the command it is:
-    the progress message's Stop (about the conversation's turn), or a notification's Stop or
-    Status (about the agent that raised it: the bridge finds it from the message pressed)."""
+    the progress message's Stop (about the conversation's turn), a notification's Stop or
+    Status (about the agent that raised it: the bridge finds it from the message pressed), or
+    an approval request's Approve or Deny (about that request, found the same way)."""
     channel = _text((body.get("channel") or {}).get("id"))
     message = body.get("message") or {}
     actions = body.get("actions") or []
@@ -164,5 +169,5 @@ def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | Non
         is_direct=channel.startswith("D"),
         message_ref=f"button on {ts}",
         mentions_bot=True,  # a press on the bot's own button is addressed to it
-        replied_to=f"{channel}:{ts}" if action in NOTIFICATION_ACTIONS else None,
+        replied_to=f"{channel}:{ts}" if action in MESSAGE_ACTIONS else None,
     )

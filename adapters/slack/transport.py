@@ -14,7 +14,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.inbound import NOTIFICATION_ACTIONS, STOP_ACTION
+from adapters.slack.inbound import APPROVAL_ACTIONS, NOTIFICATION_ACTIONS, STOP_ACTION
 from adapters.slack.markup import escape
 from adapters.slack.platform import SLACK
 from adapters.slack.stream import SlackStreams, within
@@ -49,13 +49,13 @@ class SlackTransport:
     async def send(
         self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
     ) -> str | None:
-        buttons = kind is DeliveryKind.NOTIFICATION and chunk == 0
+        buttons = BUTTONS.get(kind) if chunk == 0 else None
         try:
             posted = await self._client.chat_postMessage(
                 channel=route.conversation_id,
                 thread_ts=route.thread_id,
                 text=text,
-                blocks=_notification_blocks(text) if buttons else None,
+                blocks=_blocks_with_buttons(text, buttons) if buttons else None,
                 unfurl_links=False,
                 unfurl_media=False,
                 metadata={
@@ -358,18 +358,36 @@ def _progress_blocks(text: str, *, stop: bool = True) -> list[dict[str, Any]]:
     ]
 
 
-def _notification_blocks(text: str) -> list[dict[str, Any]]:
-    """The notification's text, then its buttons. The bridge splits a notification at the
-    section block's 3,000 characters (`max_chars_with_buttons`), so the text is one section."""
+# The buttons a message carries on its first part: (action_id, label, style) each.
+BUTTONS: dict[DeliveryKind, list[tuple[str, str, str | None]]] = {
+    DeliveryKind.NOTIFICATION: [
+        (action, label, None)
+        for action, label in zip(NOTIFICATION_ACTIONS, ("Stop", "Status"), strict=True)
+    ],
+    DeliveryKind.APPROVAL: [
+        (action, label, style)
+        for action, label, style in zip(
+            APPROVAL_ACTIONS, ("Approve", "Deny"), ("primary", "danger"), strict=True
+        )
+    ],
+}
+
+
+def _blocks_with_buttons(
+    text: str, buttons: list[tuple[str, str, str | None]]
+) -> list[dict[str, Any]]:
+    """The text, then its buttons. The bridge splits such a message at the section block's
+    3,000 characters (`max_chars_with_buttons`), so the text is one section."""
     sections = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    labels = ("Stop", "Status")
-    buttons = [
-        {
+    elements = []
+    for action, label, style in buttons:
+        button: dict[str, Any] = {
             "type": "button",
             "action_id": action,
             "text": {"type": "plain_text", "text": label},
             "value": action,
         }
-        for action, label in zip(NOTIFICATION_ACTIONS, labels, strict=True)
-    ]
-    return [*sections, {"type": "actions", "elements": buttons}]
+        if style:
+            button["style"] = style
+        elements.append(button)
+    return [*sections, {"type": "actions", "elements": elements}]

@@ -14,7 +14,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
 from adapters.telegram.files import TelegramFiles, file_base_url
-from adapters.telegram.inbound import BotUser, message_chat, notification_button_chat, stop_chat
+from adapters.telegram.inbound import BotUser, message_button_chat, message_chat, stop_chat
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
 from bridge import Bridge, InboundChat, Outcome, command_menu
@@ -123,7 +123,7 @@ class TelegramAdapter:
             await query.answer("Stopping\u2026")
             await self._store(chat)
             return
-        chat = notification_button_chat(update, workspace_id=self.workspace.id)
+        chat = message_button_chat(update, workspace_id=self.workspace.id)
         if query is not None and chat is not None:
             await query.answer()  # the answer comes as a message, once the bridge decides
             await self._store(chat)

@@ -27,6 +27,9 @@ from bridge import FileKind, InboundChat, InboundFile, Quoted, Route
 STOP = "stop"  # the callback data of a progress message's Stop button
 # The callback data of a notification's buttons, and the command each one is.
 NOTIFICATION_BUTTONS = {"notification_stop": "/stop", "notification_status": "/status"}
+# The callback data of an approval request's buttons, and the command each one is.
+APPROVAL_BUTTONS = {"approval_approve": "/approve", "approval_deny": "/deny"}
+MESSAGE_BUTTONS = {**NOTIFICATION_BUTTONS, **APPROVAL_BUTTONS}
 ATTACHMENTS = (
     "sticker",
     "photo",
@@ -231,14 +234,15 @@ def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
     )
 
 
-def notification_button_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
-    """A press of a notification's Stop or Status button, as that command about the agent that
-    raised it (the bridge finds it from the message the button is on); None for any other
-    button, or one on a message the bot can no longer see."""
+def message_button_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
+    """A press of a notification's Stop or Status button, or of an approval request's Approve
+    or Deny, as that command about what the message is (the bridge finds the agent or the
+    request from the message the button is on); None for any other button, or one on a
+    message the bot can no longer see."""
     query = update.callback_query
     if query is None or not isinstance(query.message, Message):
         return None
-    command = NOTIFICATION_BUTTONS.get(query.data or "")
+    command = MESSAGE_BUTTONS.get(query.data or "")
     if command is None:
         return None
     message = query.message

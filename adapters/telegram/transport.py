@@ -19,7 +19,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
 
-from adapters.telegram.inbound import NOTIFICATION_BUTTONS
+from adapters.telegram.inbound import APPROVAL_BUTTONS, NOTIFICATION_BUTTONS
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.progress import TelegramProgress, retry_after_s, within
 from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
@@ -39,15 +39,21 @@ RECEIVED = "\U0001f440"  # eyes: one of the reactions Telegram lets a bot set
 # no connection could be made, or no pooled connection came free.
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
-# A notification's buttons: stop the agent that raised it, or show its status.
-NOTIFICATION_KEYBOARD = InlineKeyboardMarkup(
-    [
-        [
-            InlineKeyboardButton(label, callback_data=data)
-            for data, label in zip(NOTIFICATION_BUTTONS, ("Stop", "Status"), strict=True)
-        ]
+
+def _keyboard(buttons: dict[str, str], labels: tuple[str, ...]) -> InlineKeyboardMarkup:
+    row = [
+        InlineKeyboardButton(label, callback_data=data)
+        for data, label in zip(buttons, labels, strict=True)
     ]
-)
+    return InlineKeyboardMarkup([row])
+
+
+# The buttons a message carries on its first part: a notification's stop the agent that
+# raised it or show its status; an approval request's answer it.
+KEYBOARDS = {
+    DeliveryKind.NOTIFICATION: _keyboard(NOTIFICATION_BUTTONS, ("Stop", "Status")),
+    DeliveryKind.APPROVAL: _keyboard(APPROVAL_BUTTONS, ("\u2705 Approve", "\u274c Deny")),
+}
 
 
 class TelegramTransport:
@@ -84,8 +90,8 @@ class TelegramTransport:
             "message_thread_id": int(route.thread_id) if route.thread_id else None,
             "reply_parameters": reply,
         }
-        if kind is DeliveryKind.NOTIFICATION and chunk == 0:
-            kwargs["reply_markup"] = NOTIFICATION_KEYBOARD
+        if kind in KEYBOARDS and chunk == 0:
+            kwargs["reply_markup"] = KEYBOARDS[kind]
         try:
             try:
                 sent = await self._app.bot.send_message(

@@ -159,4 +159,12 @@ MIGRATIONS: list[str | Migration] = [
         last_error TEXT
     );
     """,
+    # 9: which delivery carries which approval request (issue 15), so a press of its buttons
+    # (or a reply to it) answers that request.
+    """
+    CREATE TABLE approval_posts (
+        delivery_id TEXT PRIMARY KEY,
+        approval_id TEXT NOT NULL
+    );
+    """,
 ]

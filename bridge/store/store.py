@@ -57,6 +57,11 @@ NOTIFICATION_AT = (
     " ON nr.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
     " AND nr.session_id IS NOT NULL LIMIT 1"
 )
+APPROVAL_AT = (
+    "SELECT ap.approval_id FROM delivery_posts dp JOIN approval_posts ap"
+    " ON ap.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
+    " LIMIT 1"
+)
 
 # The admin console's reads of one workspace (migration 7's indexes).
 WORKSPACE_DELIVERIES = (
@@ -262,6 +267,12 @@ class BridgeStore:
             r["requested_by_agent_id"],
             r["summary"],
         )
+
+    async def approval_at(self, route: Route, message_id: str) -> str | None:
+        """The approval request posted as message `message_id` in `route`'s workspace."""
+        workspace_key = f"{route.platform}:{route.workspace_id}"
+        rows = await self._store.read_sql(APPROVAL_AT, (workspace_key, message_id))
+        return str(rows[0]["approval_id"]) if rows else None
 
     # -- the admin console ---------------------------------------------------------------
 

@@ -164,6 +164,14 @@ class BridgeTx:
             ),
         )
 
+    def route_approval(self, approval_id: str, intent_id: str) -> None:
+        """Approval request `approval_id` goes out as intent `intent_id`."""
+        self._w.write_sql(
+            "INSERT INTO approval_posts (delivery_id, approval_id) VALUES (?, ?)"
+            " ON CONFLICT (delivery_id) DO NOTHING",
+            (intent_id, approval_id),
+        )
+
     def reroute_notification(self, intent_id: str, post: NotificationPost) -> None:
         """The notification goes out (again) as intent `intent_id`: an admin chose its route.
         A reply to the new post reaches the same agent."""

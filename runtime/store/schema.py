@@ -138,4 +138,23 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX leases_holder ON leases(holder, expires_at);
     """,
+    # 6: operator approvals of tool calls (issue 15): asked, answered, and by whom; a pending
+    # one outlives a restart, so its buttons can be shown again and the tool run once.
+    """
+    CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        tool_use_id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        input TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        deadline REAL NOT NULL,
+        decided_by TEXT,
+        decided_at REAL
+    );
+    CREATE INDEX approvals_pending ON approvals(status, session_id);
+    """,
 ]

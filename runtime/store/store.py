@@ -33,6 +33,7 @@ from runtime.records import (
     ToolCallRecord,
 )
 from runtime.store import hot_reads, rows
+from runtime.store.approvals import Approvals
 from runtime.store.database import (
     Database,
     Engine,
@@ -74,6 +75,7 @@ class Store:
         self._seq = Sequences()
         self._fence: Lease | None = None
         self.leases = Leases(self.write, self._rows, clock)  # runtime/store/leases.py
+        self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
 
@@ -302,9 +304,18 @@ class Store:
         found = await self._rows(hot_reads.LATEST_RUN, (session_id,))
         return rows.run(found[0]) if found else None
 
-    async def tool_calls(self, *, run_id: str | None = None) -> list[ToolCallRecord]:
-        sql = "SELECT * FROM tool_calls" + (" WHERE run_id = ?" if run_id else "")
-        found = await self._rows(sql + " ORDER BY started_at", (run_id,) if run_id else ())
+    async def tool_calls(
+        self, *, run_id: str | None = None, ids: Sequence[str] | None = None
+    ) -> list[ToolCallRecord]:
+        """Tool calls of one run, or these calls (by tool_use id), or all."""
+        if ids is not None:
+            marks = ",".join("?" * len(ids)) or "NULL"
+            sql, params = f"SELECT * FROM tool_calls WHERE id IN ({marks})", tuple(ids)
+        elif run_id is not None:
+            sql, params = "SELECT * FROM tool_calls WHERE run_id = ?", (run_id,)
+        else:
+            sql, params = "SELECT * FROM tool_calls", ()
+        found = await self._rows(sql + " ORDER BY started_at", params)
         return [rows.tool_call(r) for r in found]
 
     async def notifications(

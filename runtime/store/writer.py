@@ -18,7 +18,15 @@ from typing import Any
 from runtime.clock import Clock
 from runtime.events import Event
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
-from runtime.records import Lease, NotificationRecord, RunRecord, RunStatus, SessionRecord
+from runtime.records import (
+    ApprovalRecord,
+    ApprovalStatus,
+    Lease,
+    NotificationRecord,
+    RunRecord,
+    RunStatus,
+    SessionRecord,
+)
 from runtime.store import leases
 from runtime.store.database import Sequences, Statement
 from runtime.tools.envelope import ToolResult
@@ -210,6 +218,32 @@ class Writer:
         self._execute(
             "UPDATE tool_calls SET status = ?, result = ?, finished_at = ? WHERE id = ?",
             (result.status, result.model_dump_json(), self._clock.wall(), call_id),
+        )
+
+    def insert_approval(self, a: ApprovalRecord) -> None:
+        self._execute(
+            "INSERT INTO approvals (id, tool_use_id, session_id, run_id, agent_id, tool, input,"
+            " status, created_at, deadline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                a.id,
+                a.tool_use_id,
+                a.session_id,
+                a.run_id,
+                a.agent_id,
+                a.tool,
+                dumps(a.input),
+                a.status,
+                a.created_at,
+                a.deadline,
+            ),
+        )
+
+    def decide_approval(self, approval_id: str, status: ApprovalStatus, by: str | None) -> None:
+        """Answer a pending approval; one already answered keeps its answer."""
+        self._execute(
+            "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?"
+            " WHERE id = ? AND status = 'pending'",
+            (status, by, self._clock.wall(), approval_id),
         )
 
     def insert_notification(self, n: NotificationRecord) -> None:

@@ -17,6 +17,18 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Approval:
+    """An operator must approve each call before it runs; no answer in `timeout_s` is a no.
+    For an MCP server, `tools` names the tools it covers (None: all of them)."""
+
+    timeout_s: float = 600.0
+    tools: frozenset[str] | None = None
+
+    def covers(self, tool: str) -> bool:
+        return self.tools is None or tool in self.tools
+
+
+@dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may do besides compute: each callable is bound to the calling turn."""
 

@@ -15,7 +15,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.tools.base import ToolContext, ToolSpec
+from runtime.tools.base import Approval, ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ class CommandToolSpec:
     command: tuple[str, ...]
     timeout_s: float = 600.0
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    approval: Approval | None = None  # None: runs without asking
 
 
 class CommandTool:

@@ -25,7 +25,7 @@ from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from runtime.tools.base import ToolContext, ToolSpec
+from runtime.tools.base import Approval, ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ class McpServerSpec:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 60.0
+    approval: Approval | None = None  # which of its tools wait for an operator's yes
 
 
 def offered_name(server: str, tool: str) -> str:

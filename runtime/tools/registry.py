@@ -7,7 +7,7 @@ from typing import Any
 
 import jsonschema
 
-from runtime.tools.base import Tool, ToolContext, ToolSpec
+from runtime.tools.base import Approval, Tool, ToolContext, ToolSpec
 from runtime.tools.builtins import BUILTIN_TOOLS
 from runtime.tools.command import CommandTool, CommandToolSpec
 from runtime.tools.envelope import ToolResult
@@ -39,6 +39,18 @@ class ToolRegistry:
         if mcp_tool is None:
             return name
         return f"{mcp_tool.server.spec.name}.{mcp_tool.tool_name}"
+
+    def approval(self, name: str, allowed: Iterable[str]) -> Approval | None:
+        """Whether a call of `name` (offered to an agent with `allowed`) must wait for an
+        operator's approval; None for a tool that runs at once, or that is not offered."""
+        tool = self._tools.get(name)
+        if isinstance(tool, CommandTool):
+            return tool.definition.approval if name in set(allowed) else None
+        mcp_tool = None if tool else self.mcp.tools().get(name)
+        if mcp_tool is None or name not in set(self.mcp.expand(allowed)):
+            return None
+        approval = mcp_tool.server.spec.approval
+        return approval if approval is not None and approval.covers(mcp_tool.tool_name) else None
 
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
         """The tools `names` offer now (an MCP server's as it listed them last)."""

@@ -13,7 +13,7 @@ import pytest
 
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import store as bridge_store
-from runtime.store import Store, hot_reads, retention
+from runtime.store import Store, approvals, hot_reads, retention
 
 # A table read row by row: `SCAN events`, unlike `SCAN events USING INDEX ...` or a scan of
 # a subquery's few rows (`SCAN (subquery-1)`).
@@ -37,6 +37,10 @@ STATEMENTS = {
     "prune deliveries": bridge_store.PRUNE_DELIVERIES,
     "prune refusals": bridge_store.PRUNE_REFUSALS,
     "notification_at": bridge_store.NOTIFICATION_AT,
+    "approval_at": bridge_store.APPROVAL_AT,
+    "approval": approvals.APPROVAL,
+    "approvals of tool calls (two)": approvals.for_tool_uses_sql(2),
+    "pending approvals (two sessions)": approvals.pending_sql(2),
     "prune delivery_posts": bridge_store.PRUNE_POSTS,
     "session_events (admin)": hot_reads.SESSION_EVENTS,
     "notification (admin)": hot_reads.NOTIFICATION,

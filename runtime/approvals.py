@@ -1,0 +1,168 @@
+"""Operator approval of tool calls (issue 15).
+
+A call of a tool marked `requires_approval` waits in `ask` until an operator answers
+(`decide`), its time runs out, or its turn is stopped. The request and its answer are rows
+(`approvals`) written with their ledger events: the bridge shows the buttons when it reads
+`ApprovalRequested`, and after a restart recovery leaves the call open, so the session's
+next turn asks again, finds the row, and shows the buttons again (`reshown`). An answer is
+recorded once (the first one wins); the tool runs only in the turn that holds the call and
+only after the row says approved, so a restart never runs it twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, replace
+
+from runtime.clock import Clock
+from runtime.events import Event
+from runtime.ids import new_id
+from runtime.payloads import ApprovalDecided, ApprovalRequested
+from runtime.records import ApprovalRecord, ApprovalStatus
+from runtime.store import Store
+from runtime.tools.base import Approval
+from runtime.tools.envelope import ToolResult
+from runtime.transcript import ToolUseBlock
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """An approval after someone answered it; `changed`: this answer decided it (False: it
+    had been answered before, and `record` says how)."""
+
+    record: ApprovalRecord
+    changed: bool
+
+
+def refusal(record: ApprovalRecord) -> ToolResult:
+    """What the model is told of a call that was not approved."""
+    if record.status is ApprovalStatus.TIMED_OUT:
+        waited = round(record.deadline - record.created_at)
+        return ToolResult.failure(
+            "approval_timed_out",
+            f"approval timed out: no operator answered within {waited} s; {record.tool} "
+            "was not run",
+        )
+    if record.status is ApprovalStatus.CANCELLED:
+        return ToolResult.cancelled("the turn was stopped while this call waited for approval")
+    return ToolResult.failure(
+        "denied", f"denied by operator {record.decided_by}; {record.tool} was not run"
+    )
+
+
+class Approvals:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+        self._answered: dict[str, asyncio.Event] = {}  # by tool_use id, while a turn waits
+        self._lock = asyncio.Lock()  # one answer at a time: the first one wins
+
+    async def ask(
+        self,
+        call: ToolUseBlock,
+        *,
+        tool: str,
+        approval: Approval,
+        session_id: str,
+        run_id: str,
+        agent_id: str,
+    ) -> ApprovalRecord:
+        """Ask for an operator's approval of `call` (again, after a restart) and wait for
+        the answer; returns the approval as answered."""
+        # Listening before reading: an answer landing in between is not missed.
+        answered = self._answered.setdefault(call.id, asyncio.Event())
+        try:
+            record = (await self._store.approvals.for_tool_uses([call.id])).get(call.id)
+            if record is not None and record.status is not ApprovalStatus.PENDING:
+                return record
+            if record is None:
+                now = self._clock.wall()
+                record = ApprovalRecord(
+                    id=new_id("apr"),
+                    tool_use_id=call.id,
+                    session_id=session_id,
+                    run_id=run_id,
+                    agent_id=agent_id,
+                    tool=tool,
+                    input=call.input,
+                    status=ApprovalStatus.PENDING,
+                    created_at=now,
+                    deadline=now + approval.timeout_s,
+                )
+            reshown = record.run_id != run_id
+            asked = ApprovalRequested(
+                approval_id=record.id,
+                tool_use_id=call.id,
+                tool=record.tool,
+                input=record.input,
+                agent_id=record.agent_id,
+                deadline=record.deadline,
+                timeout_s=round(record.deadline - record.created_at, 3),
+                reshown=reshown,
+            )
+            async with self._store.write() as w:
+                if not reshown:
+                    w.insert_approval(record)
+                w.emit(Event(asked, session_id, run_id))
+            return await self._answer(record, answered)
+        finally:
+            self._answered.pop(call.id, None)
+
+    async def _answer(self, record: ApprovalRecord, answered: asyncio.Event) -> ApprovalRecord:
+        remaining = record.deadline - self._clock.wall()
+        if remaining > 0 and not answered.is_set():
+            waiter = asyncio.ensure_future(answered.wait())
+            timer = asyncio.ensure_future(self._clock.sleep(remaining))
+            try:
+                await asyncio.wait({waiter, timer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+                timer.cancel()
+        if not answered.is_set():
+            decision = await self.decide(record.id, ApprovalStatus.TIMED_OUT, None)
+            if decision is not None:
+                return decision.record
+        current = await self._store.approvals.get(record.id)
+        assert current is not None
+        return current
+
+    async def decide(
+        self, approval_id: str, status: ApprovalStatus, by: str | None
+    ) -> Decision | None:
+        """Answer a pending approval (approved, denied, timed out, cancelled); None when there
+        is no such approval. The waiting turn, if any, goes on at once."""
+        async with self._lock:
+            record = await self._store.approvals.get(approval_id)
+            if record is None:
+                return None
+            if record.status is not ApprovalStatus.PENDING:
+                return Decision(record, changed=False)
+            decided = ApprovalDecided(
+                approval_id=approval_id, tool=record.tool, status=status, decided_by=by
+            )
+            async with self._store.write() as w:
+                w.decide_approval(approval_id, status, by)
+                w.emit(Event(decided, record.session_id, record.run_id))
+                now = w.now()
+            record = replace(record, status=status, decided_by=by, decided_at=now)
+        answered = self._answered.get(record.tool_use_id)
+        if answered is not None:
+            answered.set()
+        return Decision(record, changed=True)
+
+    async def cancel(self, tool_use_ids: list[str]) -> None:
+        """The turn was stopped: its calls still waiting for an answer wait no more."""
+        waiting = await self._store.approvals.for_tool_uses(tool_use_ids)
+        for record in waiting.values():
+            if record.status is ApprovalStatus.PENDING:
+                await self.decide(record.id, ApprovalStatus.CANCELLED, None)
+
+    async def get(self, approval_id: str) -> ApprovalRecord | None:
+        return await self._store.approvals.get(approval_id)
+
+    async def pending(self, session_ids: list[str]) -> list[ApprovalRecord]:
+        """The approvals waiting for an answer in these sessions, oldest first."""
+        return await self._store.approvals.pending(session_ids)
