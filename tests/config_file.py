@@ -60,6 +60,11 @@ def workspace(
                 "description": t.description,
                 "command": list(t.command),
                 "timeout_s": t.timeout_s,
+                **(
+                    {"requires_approval": True, "approval_timeout_s": t.approval.timeout_s}
+                    if t.approval
+                    else {}
+                ),
             }
             for t in tools
         ]

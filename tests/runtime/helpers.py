@@ -89,15 +89,16 @@ def operator(text: str, *, sender: str = "alice", **overrides: Any) -> InboundMe
 
 async def wait_for(
     runtime: Runtime,
-    etype: EventType,
+    etype: str,
     where: Callable[[Event], bool] = lambda e: True,
     wait_s: float = 10,
 ) -> Event:
-    """The first ledger event of this type (from the start of the ledger) matching `where`."""
+    """The first ledger event of this type (the runtime's `EventType`, or a layer's own, such
+    as the bridge's) from the start of the ledger matching `where`."""
 
     async def scan() -> Event:
         async for event in runtime.events(after_seq=0):
-            if event.type is etype and where(event):
+            if event.type == etype and where(event):
                 return event
         raise AssertionError("event feed closed")
 
