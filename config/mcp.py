@@ -6,6 +6,7 @@ server's tools."""
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
@@ -43,6 +44,21 @@ class McpServerConfig(BaseModel):
         if self.command is not None and self.headers:
             raise ValueError("headers are for an HTTP server (url), not a command")
         return self
+
+
+def url_secrets(url: str) -> list[str]:
+    """The parts of a server's URL that may be credentials (a password, a query's values of
+    8 characters or more, as `?key=...` tokens are): redacted from logs, masked when shown."""
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    return found + [v for _, v in parse_qsl(parts.query) if len(v) >= 8]
+
+
+def shown_url(url: str) -> str:
+    """`url` as check-config and the logs may print it."""
+    for secret in url_secrets(url):
+        url = url.replace(secret, "***")
+    return url
 
 
 def mcp_reference(name: str, servers: dict[str, McpServerConfig]) -> str | None:

@@ -15,6 +15,7 @@ from config.mcp import (
     MAX_APPROVAL_TIMEOUT_S,
     McpServerConfig,
     mcp_reference,
+    url_secrets,
 )
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
@@ -371,6 +372,8 @@ class SwitchboardConfig(Strict):
                     walk(item)
 
         walk(self)
+        servers = [m for w in self.workspaces for m in w.mcp_servers]
+        found += [secret for m in servers for secret in url_secrets(m.url or "")]
         if self.storage.url is not None:  # its password, wherever the URL is quoted in part
             password = urlsplit(self.storage.url.get_secret_value()).password
             found += [password] if password else []

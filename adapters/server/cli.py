@@ -18,6 +18,7 @@ from adapters.server import logs
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import variables
+from config.mcp import shown_url
 from config.schema import WorkspaceConfig
 
 if TYPE_CHECKING:  # the runtime pulls in every SDK: imported only where it is used
@@ -158,10 +159,22 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
             lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
         lines += _binding_lines(w)
         for t in w.tools:
-            lines.append(f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s)")
+            asks = f", approval within {t.approval_timeout_s:g}s" if t.requires_approval else ""
+            lines.append(
+                f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s{asks})"
+            )
         for m in w.mcp_servers:
-            how = f"HTTP {m.url}" if m.url else f"stdio {shlex.join([m.command or '', *m.args])}"
-            lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s)")
+            how = (
+                f"HTTP {shown_url(m.url)}"
+                if m.url
+                else f"stdio {shlex.join([m.command or '', *m.args])}"
+            )
+            asks = ""
+            if m.requires_approval:
+                named = m.requires_approval
+                which = "all tools" if named is True else ", ".join(named)
+                asks = f", approval of {which} within {m.approval_timeout_s:g}s"
+            lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s{asks})")
     return "\n".join(lines)
 
 

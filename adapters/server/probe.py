@@ -16,6 +16,7 @@ async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
     servers = [McpServer(spec) for spec in mcp_servers(config)]
     await asyncio.gather(*(s.start() for s in servers))
     lines, ok = [], True
+    secrets = sorted(config.secret_values(), key=len, reverse=True)
     for server in servers:
         workspace, index = where[server.spec.name]
         key = f"workspace {workspace}: mcp_servers[{index}] ({server.spec.name})"
@@ -24,7 +25,10 @@ async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
             lines.append(f"ok    {key}: {len(server.tools)} tool(s): {names}")
         else:
             ok = False
-            lines.append(f"FAIL  {key}: {server.error}")
+            error = str(server.error)
+            for secret in secrets:  # an HTTP error quotes the URL, a token in it included
+                error = error.replace(secret, "[redacted]")
+            lines.append(f"FAIL  {key}: {error}")
     await asyncio.gather(*(s.stop() for s in servers))
     if not servers:
         lines.append("nothing to probe (no MCP servers configured)")

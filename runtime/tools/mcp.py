@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import re
 from collections.abc import Iterable, Mapping
 from contextlib import AsyncExitStack, suppress
@@ -137,7 +138,13 @@ class McpServer:
             )
         assert s.command is not None
         params = StdioServerParameters(command=s.command, args=list(s.args), env=dict(s.env))
-        return await stack.enter_async_context(stdio_client(params))
+        # The server's stderr comes through our logging (and so its redaction of secrets: a
+        # server may print the token it was given), not straight onto our own stderr.
+        read_fd, write_fd = os.pipe()
+        relay = asyncio.get_running_loop().create_task(_relay_stderr(read_fd, s.name))
+        stack.push_async_callback(_finish_relay, relay)
+        with os.fdopen(write_fd, "w") as errlog:  # closed once the server holds its own copy
+            return await stack.enter_async_context(stdio_client(params, errlog=errlog))
 
     async def _run(self) -> None:
         from mcp.client.session import ClientSession
@@ -242,6 +249,41 @@ async def _all_tools(session: ClientSession) -> dict[str, types.Tool]:
         if not cursor:
             break
     return tools
+
+
+async def _relay_stderr(fd: int, server: str) -> None:
+    """Log each line a stdio server writes to its stderr until it closes it, always reading
+    on (a server whose stderr pipe filled up would block); a line is logged at most 2,000
+    characters long."""
+    reader = asyncio.StreamReader()
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb")
+    )
+    pending = b""
+    try:
+        while chunk := await reader.read(65_536):
+            *lines, pending = (pending + chunk).split(b"\n")
+            pending = pending[-8_192:]
+            for raw in lines:
+                _log_stderr(server, raw)
+        _log_stderr(server, pending)
+    finally:
+        transport.close()
+
+
+def _log_stderr(server: str, raw: bytes) -> None:
+    line = raw.decode(errors="replace").rstrip()
+    if line:
+        log.info("mcp server stderr", extra={"server": server, "line": line[:2000]})
+
+
+async def _finish_relay(relay: asyncio.Task[None]) -> None:
+    """After the server is gone: its last lines, then the relay ends (at most a second)."""
+    try:
+        async with asyncio.timeout(1.0):
+            await asyncio.shield(relay)
+    except TimeoutError:
+        relay.cancel()
 
 
 def _reason(exc: BaseException) -> str:

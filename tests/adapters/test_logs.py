@@ -8,6 +8,7 @@ import asyncio
 import logging
 import re
 import signal
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,6 +18,7 @@ from urllib.parse import quote
 from adapters.server import logs
 from config.schema import LoggingConfig
 from tests.adapters.cli_process import read_until, start
+from tests.adapters.mcp.test_mcp_tools import SERVER as MCP_SERVER
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, SlackSide
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -44,8 +46,17 @@ async def test_no_secret_in_any_line_of_a_full_run(
         "SB_TELEGRAM_TOKEN": telegram_api.token,
         "SB_SLACK_TOKEN": slack_token,
         "SB_SLACK_SECRET": ACME_SECRET,
+        "SB_MCP_TOKEN": "mcp-server-token-for-the-log-test",
     }
     log_file = tmp_path / "logs" / "switchboard.log"
+    # An MCP server that prints the token it was given to its stderr.
+    notes = tmp_path / "notes"
+    server = {
+        "name": "demo",
+        "command": sys.executable,
+        "args": [str(MCP_SERVER), "--notes", str(notes), "--say-env", "DEMO_TOKEN"],
+        "env": {"DEMO_TOKEN": "${SB_MCP_TOKEN}"},
+    }
     acme = workspace(
         "acme",
         [{"id": "alice", "primary": True, "telegram_user_id": 1001, "slack_user_id": ALICE}],
@@ -62,7 +73,7 @@ async def test_no_secret_in_any_line_of_a_full_run(
         db=tmp_path / "sb.db",
         provider=anthropic(anthropic_api.url, api_key="${SB_MODEL_KEY}"),
         logging={"level": "debug", "file": log_file},
-        workspaces=[acme],
+        workspaces=[{**acme, "mcp_servers": [server]}],
     )
     # An error path logs too: the reply (not the progress message) meets a 502 once.
     telegram_api.fail("sendMessage", 502, "Bad Gateway", when=lambda p: "reply_markup" not in p)
@@ -82,6 +93,9 @@ async def test_no_secret_in_any_line_of_a_full_run(
     everything = banner + output + log_file.read_text()
 
     assert "/bot[redacted]/getUpdates" in everything, "the HTTP client's URL log was redacted"
+    assert (
+        "mcp server stderr line='starting with DEMO_TOKEN=[redacted]' server='demo'" in everything
+    )
     for name, secret in secrets.items():
         for form in {secret, quote(secret), quote(secret, safe="")}:
             assert form not in everything, f"{name} appears in the output"

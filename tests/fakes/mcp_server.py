@@ -3,13 +3,15 @@ a fast tool, a slow one that notes its cancellation, a failing one, and one retu
 structured content. Run over stdio (the default) or streamable HTTP (`--http PORT`).
 
 `--notes DIR` is where it writes what a test checks: `pid` (so a test can kill it),
-`cancelled` (a call of `slow` that was cancelled), `calls` (one line per call)."""
+`cancelled` (a call of `slow` that was cancelled), `calls` (one line per call). `--say-env NAME`
+prints that variable's value to stderr at start, as a careless server might print its token."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -60,7 +62,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--notes", type=Path, default=Path("."))
+    parser.add_argument("--say-env", default=None, help="print this variable to stderr first")
     args = parser.parse_args()
+    if args.say_env:
+        print(f"starting with {args.say_env}={os.environ.get(args.say_env)}", file=sys.stderr)
     NOTES["dir"] = args.notes
     args.notes.mkdir(parents=True, exist_ok=True)
     note("pid", str(os.getpid()))

@@ -62,6 +62,23 @@ def test_probe_says_which_server_failed_and_why(tmp_path: Path) -> None:
     assert "no-such-server" in probed.stdout
 
 
+def test_a_token_in_a_servers_url_is_never_printed(tmp_path: Path) -> None:
+    token = "sekrit-token-123"
+    server = (
+        '\n  [[workspaces.mcp_servers]]\n  name = "remote"\n'
+        f'  url = "http://127.0.0.1:9/mcp?key={token}"\n  requires_approval = ["scale"]\n'
+    )
+    path = config_with(tmp_path, server, tools='"remote.*"')
+    checked = switchboard("check-config", "--config", path)
+    assert checked.returncode == 0, checked.stderr
+    assert "mcp server remote: HTTP http://127.0.0.1:9/mcp?key=*** (timeout 60s, " in checked.stdout
+    assert "approval of scale within 600s" in checked.stdout
+    probed = switchboard("check-config", "--probe", "--config", path)
+    assert probed.returncode == 1
+    assert "FAIL  workspace local: mcp_servers[0] (remote): " in probed.stdout
+    assert token not in probed.stdout + probed.stderr + checked.stdout + checked.stderr
+
+
 def test_a_wrong_server_shape_or_reference_is_refused_with_its_key(tmp_path: Path) -> None:
     both = stdio(tmp_path) + '  url = "http://127.0.0.1:9/mcp"\n'
     refused = switchboard("check-config", "--config", config_with(tmp_path, both))
