@@ -17,6 +17,7 @@ from runtime.agents import AgentSpec
 from runtime.approvals import Approvals, refusal
 from runtime.clock import Clock
 from runtime.events import Event
+from runtime.ids import new_id
 from runtime.messages import QueueMode
 from runtime.payloads import ProgressState, ToolFinished, ToolStarted
 from runtime.records import ApprovalStatus
@@ -24,9 +25,11 @@ from runtime.recovery import INTERRUPTED, answer_open_tool_calls
 from runtime.session import RunHandle, Session
 from runtime.store import Store, Writer
 from runtime.tools.base import Approval, ToolContext
-from runtime.tools.envelope import ToolResult, ToolStatus
+from runtime.tools.envelope import ToolImage, ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
+    AttachmentBlock,
+    AttachmentForm,
     ToolResultBlock,
     ToolUseBlock,
     Transcript,
@@ -55,6 +58,18 @@ async def waiting_round(store: Store, transcript: Transcript) -> bool:
     open round is a broken transcript, which the provider's check refuses.)"""
     ids = [c.id for c in unanswered_tool_uses(transcript.rows)]
     return bool(ids) and bool(await store.approvals.for_tool_uses(ids))
+
+
+def picture(tool: str, n: int, image: ToolImage) -> tuple[AttachmentBlock, bytes]:
+    """A picture a tool returned, as the file the transcript row refers to."""
+    block = AttachmentBlock(
+        id=new_id("att"),
+        name=f"{tool} image {n}",
+        media_type=image.media_type,
+        form=AttachmentForm.IMAGE,
+        size=len(image.data),
+    )
+    return block, image.data
 
 
 class ToolRunner:
@@ -129,6 +144,13 @@ class ToolRunner:
         record_solo: bool,
         next_round: int,
     ) -> None:
+        pictures = {
+            call.id: [
+                picture(self.deps.tools.label(call.name), i, image)
+                for i, image in enumerate(result.images, 1)
+            ]
+            for call, result in zip(calls, results, strict=True)
+        }
         row = TranscriptMessage(
             role="user",
             blocks=[
@@ -136,6 +158,7 @@ class ToolRunner:
                     tool_use_id=call.id,
                     content=result.for_model(),
                     is_error=result.status is not ToolStatus.SUCCESS,
+                    attachments=[block for block, _ in pictures[call.id]],
                 )
                 for call, result in zip(calls, results, strict=True)
             ],
@@ -143,10 +166,14 @@ class ToolRunner:
         async with self.deps.store.write() as w:
             if record_solo:
                 self._record_finish(w, calls[0], results[0])
+            for call_id, stored in pictures.items():
+                for block, data in stored:
+                    w.store_file(block.id, call_id, data)
             row_id = w.append_transcript(self.session.id, self.run_id, row)
             # The next round starts right after these results: announce it in this write.
             w.emit(self._progress_event(f"model round {next_round}"))
         self.transcript.append(row, row_id)
+        self.transcript.files.update({b.id: d for stored in pictures.values() for b, d in stored})
 
     async def _run_one(
         self, call: ToolUseBlock, *, record: bool, waiting: bool = False

@@ -26,13 +26,6 @@ class ToolUseBlock(BaseModel):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
-class ToolResultBlock(BaseModel):
-    kind: Literal["tool_result"] = "tool_result"
-    tool_use_id: str
-    content: str
-    is_error: bool = False
-
-
 class AttachmentForm(StrEnum):
     """How a file reaches the model: an image block, a (PDF) document block, or as text."""
 
@@ -55,6 +48,14 @@ class AttachmentBlock(BaseModel):
     def describe(self) -> str:
         """One line a person (or a plain-text record) can read: name, type, size."""
         return f"{self.name} ({self.media_type}, {human_size(self.size)})"
+
+
+class ToolResultBlock(BaseModel):
+    kind: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    attachments: list[AttachmentBlock] = []  # pictures the tool returned, by reference
 
 
 def human_size(size: int) -> str:
@@ -80,7 +81,14 @@ class TranscriptMessage(BaseModel):
         return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
 
     def attachments(self) -> list[AttachmentBlock]:
-        return [b for b in self.blocks if isinstance(b, AttachmentBlock)]
+        """Every file the row refers to, a tool result's pictures included."""
+        found = []
+        for b in self.blocks:
+            if isinstance(b, AttachmentBlock):
+                found.append(b)
+            elif isinstance(b, ToolResultBlock):
+                found.extend(b.attachments)
+        return found
 
 
 BLOCKS = TypeAdapter(list[Block])

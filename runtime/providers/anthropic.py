@@ -125,11 +125,23 @@ def _map_block(block: Block) -> dict[str, Any]:
     raise TypeError(f"unknown block {block!r}")
 
 
+def _map_tool_result(block: ToolResultBlock, files: Mapping[str, bytes]) -> dict[str, Any]:
+    """A tool result with pictures: the envelope's text, then each picture as an image."""
+    lowered = _map_block(block)
+    content: list[dict[str, Any]] = [{"type": "text", "text": block.content}]
+    for picture in block.attachments:
+        content.extend(_map_file(picture, files))
+    lowered["content"] = content
+    return lowered
+
+
 def _map_message(message: TranscriptMessage, files: Mapping[str, bytes]) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for block in message.blocks:
         if isinstance(block, AttachmentBlock):
             content.extend(_map_file(block, files))
+        elif isinstance(block, ToolResultBlock) and block.attachments:
+            content.append(_map_tool_result(block, files))
         else:
             content.append(_map_block(block))
     return {"role": message.role, "content": content}

@@ -126,7 +126,8 @@ class Writer:
         return seq
 
     def store_file(self, attachment_id: str, message_id: str, data: bytes) -> None:
-        """The bytes of a file that came with a message (described on the message)."""
+        """The bytes of a file that came with a message (described on the message), or of a
+        picture a tool returned (`message_id`: the tool call's id)."""
         self._execute(
             "INSERT INTO attachments (id, message_id, data, created_at) VALUES (?, ?, ?, ?)",
             (attachment_id, message_id, data, self._clock.wall()),

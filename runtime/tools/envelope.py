@@ -6,7 +6,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class ToolStatus(StrEnum):
@@ -21,11 +21,21 @@ class ToolErrorInfo(BaseModel):
     retryable: bool = False
 
 
+class ToolImage(BaseModel):
+    """A picture a tool returned, for the model to see (not part of the JSON envelope)."""
+
+    media_type: str
+    data: bytes
+
+
 class ToolResult(BaseModel):
     status: ToolStatus
     summary_text: str
     result: Any = None
     error: ToolErrorInfo | None = None
+    # Shown to the model as image blocks beside the envelope; stored as files with the
+    # transcript row, never in the envelope's JSON.
+    images: list[ToolImage] = Field(default_factory=list, exclude=True)
 
     @classmethod
     def success(cls, summary: str, result: Any = None) -> ToolResult:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.tools.base import Approval, ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
+from runtime.tools.mcp_results import envelope
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -39,7 +40,6 @@ CONNECT_S = 15.0  # to start a server, initialize and list its tools
 PING_EVERY_S = 5.0
 MAX_BACKOFF_S = 30.0
 MAX_NAME = 64
-SUMMARY_CHARS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,33 +63,6 @@ def offered_name(server: str, tool: str) -> str:
         return clean
     digest = hashlib.sha256(raw.encode()).hexdigest()[:8]
     return f"{clean[: MAX_NAME - 9]}_{digest}"
-
-
-def _text(content: Iterable[Any]) -> str:
-    import mcp_types as types
-
-    parts = []
-    for block in content:
-        match block:
-            case types.TextContent(text=text):
-                parts.append(text)
-            case types.ImageContent(mime_type=mime):
-                parts.append(f"[an image, {mime}, not shown]")
-            case _:
-                parts.append(f"[{getattr(block, 'type', 'content')}]")
-    return "\n".join(parts)
-
-
-def envelope(result: types.CallToolResult) -> ToolResult:
-    """An MCP tool result in our tool envelope: its text (and structured content) on
-    success; an `isError` result as an error the model can read."""
-    text = _text(result.content)
-    if result.is_error:
-        return ToolResult.failure("tool_error", text[:SUMMARY_CHARS] or "the tool failed")
-    data = result.structured_content
-    if data is None:
-        data = [block.model_dump(mode="json", exclude_none=True) for block in result.content]
-    return ToolResult.success(text[:SUMMARY_CHARS] or "done", data)
 
 
 class McpServer:

@@ -140,6 +140,15 @@ def _check_block(role: str, block: dict[str, Any], where: str, seen: set[str]) -
     elif kind == "tool_result":
         if role != "user":
             raise InvalidRequest(f"{where}: tool_result is only allowed in user messages")
+        content = block.get("content")
+        if isinstance(content, list):  # text and image blocks, as the API takes them there
+            for k, inner in enumerate(content):
+                if inner.get("type") not in ("text", "image", "document"):
+                    raise InvalidRequest(
+                        f"{where}.content.{k}.type: a tool_result holds text, image and "
+                        f"document blocks, not {inner.get('type')!r}"
+                    )
+                _check_block(role, inner, f"{where}.content.{k}", seen)
     elif kind in ("image", "document"):
         try:
             check_media_block(role, block, where)

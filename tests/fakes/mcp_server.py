@@ -1,6 +1,7 @@
 """A real MCP server for the tests, written with the SDK's own server API (`MCPServer`):
-a fast tool, a slow one that notes its cancellation, a failing one, and one returning
-structured content. Run over stdio (the default) or streamable HTTP (`--http PORT`).
+a fast tool, a slow one that notes its cancellation, a failing one, one returning
+structured content, and one returning a picture. Run over stdio (the default) or streamable
+HTTP (`--http PORT`).
 
 `--notes DIR` is where it writes what a test checks: `pid` (so a test can kill it),
 `cancelled` (a call of `slow` that was cancelled), `calls` (one line per call). `--say-env NAME`
@@ -11,10 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import struct
 import sys
+import zlib
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Image, MCPServer
 
 server = MCPServer("switchboard-test")
 NOTES = {"dir": Path(".")}
@@ -56,6 +59,30 @@ def weather(city: str) -> dict[str, object]:
     """The weather in a city, as structured data."""
     note("calls", f"weather {city}")
     return {"city": city, "celsius": 21, "sky": "clear"}
+
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG of one colour (the fake Anthropic API reads its size from the header)."""
+    raw = b"".join(b"\x00" + b"\xff\x80\x00" * width for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+@server.tool()
+def snapshot(width: int = 4, height: int = 3) -> list[str | Image]:
+    """A picture of the dashboard, and a line about it."""
+    note("calls", f"snapshot {width}x{height}")
+    return ["the dashboard, all green", Image(data=png(width, height), format="png")]
 
 
 def main() -> None:

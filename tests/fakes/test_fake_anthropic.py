@@ -52,6 +52,18 @@ BROKEN = {
         "without `tool_result`",
     ),
     "no alternation": ([HI, HI], "alternate"),
+    "a tool_use inside a tool_result": (
+        [HI, USE, {"role": "user", "content": [{**result(), "content": USE["content"]}]}],
+        "holds text, image and document blocks",
+    ),
+    "empty text inside a tool_result": (
+        [
+            HI,
+            USE,
+            {"role": "user", "content": [{**result(), "content": [{"type": "text", "text": ""}]}]},
+        ],
+        "must be non-empty",
+    ),
 }
 
 

@@ -5,6 +5,7 @@ for the tool, the server running it, the answer in the chat."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -85,6 +86,35 @@ async def test_a_failing_tool_and_structured_content_reach_the_model_in_the_enve
     assert broken["content"]["error"]["kind"] == "tool_error"
     assert weather["content"]["result"] == {"city": "Oslo", "celsius": 21, "sky": "clear"}
     assert anthropic_api.refused == [], "the transcript stayed valid"
+
+
+async def test_a_picture_the_tool_returns_is_shown_to_the_model_as_an_image(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.script = [tools(("demo__snapshot", {"width": 4, "height": 3})), text("green")]
+    telegram_api.push_message("how does the dashboard look?", user=1001)
+    await until(lambda: "green" in telegram_api.chat(1001), wait_s=20)
+    [result] = [
+        block
+        for message in anthropic_api.requests[-1]["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    words, label, image = result["content"]
+    envelope = json.loads(words["text"])
+    assert envelope["summary_text"].startswith("the dashboard, all green")
+    assert "[image 1, image/png: shown after this result]" in envelope["summary_text"]
+    assert "iVBOR" not in words["text"], "the bytes are not in the text"
+    assert label == {"type": "text", "text": "[File: demo.snapshot image 1 (image/png, 73 bytes)]"}
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert base64.b64decode(image["source"]["data"]).startswith(b"\x89PNG")
+    assert anthropic_api.refused == []
+    # The next turn carries the picture again, from the store.
+    anthropic_api.script = [text("still green")]
+    telegram_api.push_message("and now?", user=1001)
+    await until(lambda: "still green" in telegram_api.chat(1001), wait_s=20)
+    assert "iVBOR" in json.dumps(anthropic_api.requests[-1]["messages"])
 
 
 async def test_stop_during_a_slow_tool_cancels_it_at_the_server(
