@@ -22,8 +22,9 @@ class AgentSpec:
     profile: AgentProfile = AgentProfile.DEFAULT
 
     def child(self, child_id: str, command_tools: list[str]) -> AgentSpec:
-        """A private child: notify and sleep, plus this agent's command tools; no spawn."""
-        own_commands = tuple(t for t in self.tools if t in command_tools)
+        """A private child: notify and sleep, plus this agent's command tools and MCP tools
+        (`server.tool`, `server.*`); no spawn."""
+        own_commands = tuple(t for t in self.tools if t in command_tools or "." in t)
         prompt = f"{self.system_prompt}\n\n{CHILD_INSTRUCTIONS}".strip()
         return AgentSpec(
             child_id, prompt, CHILD_BUILTINS + own_commands, AgentProfile.PRIVATE_CHILD

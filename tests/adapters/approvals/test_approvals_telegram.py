@@ -28,7 +28,7 @@ from tests.adapters.approvals.telegram_approvals import (
     runs,
     start,
 )
-from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
 
@@ -232,3 +232,30 @@ async def events(app: App, kind: str) -> AsyncIterator[Any]:
 
 def sid(app: App) -> str:
     return next(iter(app.runtime.sessions))
+
+
+async def test_a_childs_call_asks_in_its_parents_conversation(
+    db_path: Path, tmp_path: Path, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    child_steps = [tools(("deploy", {"host": "db2"})), text("child deployed db2")]
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if "private child agent" in str(body.get("system", "")):
+            return child_steps.pop(0)
+        return text("parent heard back")
+
+    anthropic_api.script = [tools(("spawn_agent", {"task": "deploy db2"})), text("spawned")]
+    anthropic_api.responder = respond
+    app = await start(db_path, tmp_path, anthropic_api, telegram_api)
+    try:
+        telegram_api.push_message("have a helper deploy db2", user=ALICE)
+        await until(lambda: bool(approval_messages(telegram_api)), wait_s=20)
+        [request] = approval_messages(telegram_api)
+        assert "Agent assistant/child-1 wants to run deploy" in request["text"]
+        assert runs(tmp_path) == []
+        telegram_api.push_message("/approve", user=ALICE)  # typed in the parent's chat
+        await until(lambda: runs(tmp_path) == [{"host": "db2"}], wait_s=20)
+        await until(lambda: "parent heard back" in telegram_api.chat(ALICE), wait_s=20)
+        assert anthropic_api.refused == []
+    finally:
+        await app.stop()
