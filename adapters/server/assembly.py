@@ -15,13 +15,15 @@ from runtime import (
     Runtime,
     RuntimeSettings,
 )
-from runtime.providers import AnthropicProvider, OfflineProvider, Provider
+from runtime.providers import OfflineProvider, Provider
 from runtime.tools.base import Approval
 from runtime.tools.mcp import McpServerSpec, McpTools
 
 
 def build_provider(config: ProviderConfig, clock: Clock | None = None) -> Provider:
     if config.kind == "anthropic":
+        from runtime.providers.anthropic import AnthropicProvider  # its SDK: only when used
+
         key = config.api_key.get_secret_value() if config.api_key else None
         return AnthropicProvider(config.model, api_key=key, base_url=config.base_url, clock=clock)
     return OfflineProvider(latency_s=0.3, clock=clock)

@@ -22,7 +22,7 @@ from runtime import (
     RuntimeSettings,
     Trust,
 )
-from runtime.providers import AnthropicProvider
+from runtime.providers.anthropic import AnthropicProvider
 from tests.fakes.anthropic_api import FakeAnthropic
 
 MODEL = "claude-test-model"

@@ -9,7 +9,8 @@ import pytest
 
 from runtime import EventType, RunStatus, Runtime
 from runtime.errors import TranscriptInvariantError
-from runtime.providers import ProviderRequest, lower_request
+from runtime.providers import ProviderRequest
+from runtime.providers.anthropic import lower_request
 from runtime.steps import REFUSAL_TEXT, TRUNCATED_NOTE
 from runtime.transcript import TextBlock, ToolUseBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools

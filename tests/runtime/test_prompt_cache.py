@@ -11,7 +11,8 @@ import pytest
 from runtime import RunStatus
 from runtime.errors import ContextWindowExceededError
 from runtime.prompts import SUMMARY_HEADER
-from runtime.providers import AnthropicProvider, ProviderRequest, lower_request
+from runtime.providers import ProviderRequest
+from runtime.providers.anthropic import AnthropicProvider, lower_request
 from runtime.providers.base import ProviderResponse, Usage
 from runtime.tools.base import ToolSpec
 from runtime.transcript import TextBlock, ToolResultBlock, TranscriptMessage
