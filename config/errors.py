@@ -11,3 +11,8 @@ class SwitchboardError(Exception):
 
 class ConfigError(SwitchboardError, ValueError):
     """The admin's configuration is invalid; the message says where and how to fix it."""
+
+
+class CredentialRefused(SwitchboardError):
+    """A platform or the model refused a credential (or could not be reached to check it);
+    the message is the platform's own reason."""

@@ -114,7 +114,10 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--probe",
                 action="store_true",
-                help="also try what the file names (each MCP server); exit 1 if one fails",
+                help=(
+                    "also try the credentials and servers the file names (bot tokens, the "
+                    "model key, MCP servers); exit 1 if one fails"
+                ),
             )
     return parser
 

@@ -1,22 +1,86 @@
 """`switchboard check-config --probe`: after the file is valid, what it names is tried for
-real; one line per check, and whether all passed. Today: each MCP server is started (or
-reached), initialized and asked for its tools."""
+real, one line per check, and whether all passed: each workspace's Telegram bot token
+(`getMe`), Slack bot token (`auth.test`, and its team against `team_id`) and app token, the
+model key (the configured model, asked of the Models API), and each MCP server (started or
+reached, initialized, asked for its tools). Every check runs side by side; none waits for
+another. Nothing is printed that a secret could be read from."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 from adapters.server.assembly import mcp_servers
+from adapters.slack.probe import check_app_token, whose_bot_token
+from adapters.telegram.probe import whose_bot
+from config.errors import CredentialRefused
 from config.schema import SwitchboardConfig
 from runtime.tools.mcp import McpServer
 
+Check = tuple[str, Callable[[], Awaitable[str]]]  # where, and what finds what it belongs to
+
 
 async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
-    where = {m.name: (w.id, i) for w in config.workspaces for i, m in enumerate(w.mcp_servers)}
+    checks = _credentials(config)
     servers = [McpServer(spec) for spec in mcp_servers(config)]
+    mcp = asyncio.ensure_future(_mcp(config, servers))
+    found = await asyncio.gather(*(_run(check) for _, check in checks))
+    mcp_lines, ok = await mcp
+    secrets = sorted(config.secret_values(), key=len, reverse=True)
+    lines: list[str] = []
+    for (where, _), (passed, said) in zip(checks, found, strict=True):
+        ok = ok and passed
+        lines.append(f"{'ok  ' if passed else 'FAIL'}  {where}: {_redacted(said, secrets)}")
+    lines += [_redacted(line, secrets) for line in mcp_lines]
+    return lines or ["nothing to probe (no tokens, model key or MCP servers)"], ok
+
+
+def _credentials(config: SwitchboardConfig) -> list[Check]:
+    checks: list[Check] = []
+    provider = config.provider
+    if provider.kind == "anthropic":
+        key = provider.api_key.get_secret_value() if provider.api_key else None
+
+        async def model() -> str:
+            from runtime.providers.anthropic import check_model  # its SDK: only when asked
+
+            return await check_model(provider.model, key, provider.base_url)
+
+        checks.append(("provider.api_key", model))
+    for w in config.workspaces:
+        if w.telegram is not None:
+            token = w.telegram.bot_token.get_secret_value()
+            bot = partial(whose_bot, token, w.telegram.api_base_url)
+            checks.append((f"workspace {w.id}: telegram.bot_token", bot))
+        if w.slack is not None:
+            slack = w.slack
+            team = partial(
+                whose_bot_token,
+                slack.bot_token.get_secret_value(),
+                slack.team_id,
+                slack.api_base_url,
+            )
+            checks.append((f"workspace {w.id}: slack.bot_token", team))
+            if slack.app_token is not None:
+                app = partial(
+                    check_app_token, slack.app_token.get_secret_value(), slack.api_base_url
+                )
+                checks.append((f"workspace {w.id}: slack.app_token", app))
+    return checks
+
+
+async def _run(check: Callable[[], Awaitable[str]]) -> tuple[bool, str]:
+    try:
+        return True, await check()
+    except CredentialRefused as exc:
+        return False, str(exc)
+
+
+async def _mcp(config: SwitchboardConfig, servers: list[McpServer]) -> tuple[list[str], bool]:
+    where = {m.name: (w.id, i) for w in config.workspaces for i, m in enumerate(w.mcp_servers)}
     await asyncio.gather(*(s.start() for s in servers))
     lines, ok = [], True
-    secrets = sorted(config.secret_values(), key=len, reverse=True)
     for server in servers:
         workspace, index = where[server.spec.name]
         key = f"workspace {workspace}: mcp_servers[{index}] ({server.spec.name})"
@@ -25,11 +89,13 @@ async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
             lines.append(f"ok    {key}: {len(server.tools)} tool(s): {names}")
         else:
             ok = False
-            error = str(server.error)
-            for secret in secrets:  # an HTTP error quotes the URL, a token in it included
-                error = error.replace(secret, "[redacted]")
-            lines.append(f"FAIL  {key}: {error}")
+            lines.append(f"FAIL  {key}: {server.error}")
     await asyncio.gather(*(s.stop() for s in servers))
-    if not servers:
-        lines.append("nothing to probe (no MCP servers configured)")
     return lines, ok
+
+
+def _redacted(text: str, secrets: list[str]) -> str:
+    """An error may quote what it was given (an HTTP error its URL, a token in it included)."""
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return text

@@ -20,6 +20,7 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
+from config.errors import CredentialRefused
 from runtime.clock import Clock, SystemClock
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.prompts import render_summary
@@ -255,3 +256,20 @@ def _retry_delay(exc: Exception, attempt: int) -> float:
             return value
     backoff: float = min(8.0, 0.5 * 2 ** (attempt - 1))
     return backoff * (0.75 + random.random() / 2)
+
+
+async def check_model(model: str, api_key: str | None, base_url: str | None = None) -> str:
+    """Does this key reach this model? Asks the Models API for it (no tokens spent); what
+    the API calls it, or CredentialRefused with the API's own reason."""
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+    try:
+        found = await client.models.retrieve(model)
+    except anthropic.NotFoundError:
+        raise CredentialRefused(f"Anthropic has no model {model!r} for this key") from None
+    except anthropic.APIStatusError as exc:
+        raise CredentialRefused(str(_map_api_error(exc))) from None
+    except anthropic.APIConnectionError as exc:
+        raise CredentialRefused(f"the Anthropic API could not be reached: {exc}") from None
+    finally:
+        await client.close()
+    return f"model {found.id} ({found.display_name})"

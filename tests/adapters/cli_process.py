@@ -54,3 +54,15 @@ async def read_until(proc: asyncio.subprocess.Process, text: str, limit_s: float
             raise AssertionError(f"{text!r} never came; output:\n{seen}")
         seen += line.decode()
     return seen
+
+
+async def run_to_end(
+    *args: str | Path, env: Mapping[str, str] | None = None, limit_s: float = 60
+) -> tuple[int, str]:
+    """`switchboard ARGS` to its end, without blocking the loop (the fakes it talks to run
+    in this loop): its exit status and everything it printed."""
+    proc = await start(*args, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    output = await asyncio.wait_for(proc.stdout.read(), limit_s)
+    return await asyncio.wait_for(proc.wait(), limit_s), output.decode()

@@ -59,6 +59,14 @@ def error(status: int, kind: str, message: str, **headers: str) -> Reply:
 
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
+# What the Models API knows (`GET /v1/models/{id}`): id -> display name.
+MODELS = {
+    "claude-sonnet-4-5": "Claude Sonnet 4.5",
+    "claude-opus-4-1": "Claude Opus 4.1",
+    "claude-haiku-4-5": "Claude Haiku 4.5",
+    "test-model": "Test Model",
+    "claude-test-model": "Claude Test Model",
+}
 
 
 class FakeAnthropic:
@@ -72,13 +80,40 @@ class FakeAnthropic:
         self.cache = PromptCache()
         self.disconnects = 0
         self.url = ""
+        self.api_key: str | None = None  # set: any other key is refused, as the API does
         self._ids = itertools.count(1)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
+        app.router.add_get("/v1/models/{model_id}", self._model)
         return app
+
+    def _refused_key(self, request: web.Request) -> web.Response | None:
+        bearer = request.headers.get("authorization", "")
+        key = request.headers.get("x-api-key") or bearer.removeprefix("Bearer ") or None
+        if not key:
+            return _error(401, "authentication_error", "x-api-key header is required")
+        if self.api_key is not None and key != self.api_key:
+            return _error(401, "authentication_error", "invalid x-api-key")
+        return None
+
+    async def _model(self, request: web.Request) -> web.Response:
+        refused = self._refused_key(request)
+        if refused is not None:
+            return refused
+        model = request.match_info["model_id"]
+        if model not in MODELS:
+            return _error(404, "not_found_error", f"model: {model}")
+        return web.json_response(
+            {
+                "type": "model",
+                "id": model,
+                "display_name": MODELS[model],
+                "created_at": "2025-09-29T00:00:00Z",
+            }
+        )
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         if self.script:
@@ -107,8 +142,9 @@ class FakeAnthropic:
         self, request: web.Request, *, counting: bool = False
     ) -> dict[str, Any] | web.Response:
         """The request's body, or the error response the real API would send instead."""
-        if not (request.headers.get("x-api-key") or request.headers.get("authorization")):
-            return _error(401, "authentication_error", "x-api-key header is required")
+        refused = self._refused_key(request)
+        if refused is not None:
+            return refused
         if not request.headers.get("anthropic-version"):
             return _error(400, "invalid_request_error", "anthropic-version header is required")
         body: dict[str, Any] = await request.json()

@@ -252,6 +252,7 @@ class FakeSlack:
                     "url": f"https://{team.team_id.lower()}.slack.test/",
                     "team": team.team_id,
                     "team_id": team.team_id,
+                    "user": "switchboard",
                     "user_id": team.bot_user_id,
                     "bot_id": team.bot_id,
                 }

@@ -1,0 +1,41 @@
+"""Are these Slack tokens good, and for which workspace? `auth.test` for the bot token,
+`apps.connections.open` for a Socket Mode app token (`check-config --probe`,
+`switchboard init`)."""
+
+from __future__ import annotations
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from config.errors import CredentialRefused
+
+SLACK_API = "https://slack.com/api/"
+
+
+async def whose_bot_token(token: str, team_id: str | None, api_base_url: str = SLACK_API) -> str:
+    """The team and bot user the token belongs to; refused when it belongs to another team
+    than `team_id` (None: any team)."""
+    answer = await _call(token, api_base_url, "auth.test")
+    team = str(answer.get("team_id") or "")
+    if team_id is not None and team != team_id:
+        raise CredentialRefused(
+            f"the token belongs to Slack team {answer.get('team')} ({team}), not team_id {team_id}"
+        )
+    return f"team {answer.get('team')} ({team}), bot user {answer.get('user_id')}"
+
+
+async def check_app_token(token: str, api_base_url: str = SLACK_API) -> str:
+    await _call(token, api_base_url, "apps.connections.open")
+    return "Socket Mode connections allowed"
+
+
+async def _call(token: str, api_base_url: str, method: str) -> dict[str, object]:
+    client = AsyncWebClient(token=token, base_url=api_base_url, retry_handlers=[], timeout=10)
+    try:
+        response = await client.api_call(method)
+    except SlackApiError as exc:
+        raise CredentialRefused(f"Slack said {exc.response.get('error')}") from None
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise CredentialRefused(f"Slack at {api_base_url} could not be reached: {exc}") from None
+    return dict(response.data) if isinstance(response.data, dict) else {}
