@@ -1,6 +1,7 @@
 """Operators' answers to tool calls that wait for approval (issue 15): the request as people
 read it (the agent, the tool, its input with secrets masked), and /approve and /deny, typed
-or pressed (the buttons send them, about the request they sit on)."""
+or pressed (the buttons send them, about the request they sit on). The same commands answer
+a pairing request (issue 17): its buttons, or `/approve CODE`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from typing import Any
 
 from bridge import texts
+from bridge.pairing import Pairing, is_code
 from bridge.sessions import Sessions
 from bridge.types import Route
 from config.schema import WorkspaceConfig
@@ -74,21 +76,25 @@ class Approving:
     """/approve and /deny: about the request a button sits on (or a reply points at), the one
     named by its id, or the only one waiting in the conversation."""
 
-    def __init__(self, runtime: Runtime, sessions: Sessions) -> None:
+    def __init__(self, runtime: Runtime, sessions: Sessions, pairing: Pairing | None) -> None:
         self._runtime = runtime
         self._sessions = sessions
+        self._pairing = pairing
 
     async def answer(
         self,
         approve: bool,
         *,
         argument: str,
-        pointed: str | None,
+        pointed: tuple[str, str] | None,
         route: Route,
         workspace: WorkspaceConfig,
         operator_id: str,
     ) -> str:
-        approval_id = pointed or argument.strip() or None
+        kind, ref = pointed or ("", "")
+        if self._pairing is not None and (kind == "pairing" or (not kind and is_code(argument))):
+            return await self._pairing.answer(ref or argument, approve, workspace, operator_id)
+        approval_id = ref or argument.strip() or None
         if approval_id is None:
             waiting = await self._waiting_here(route)
             if not waiting:

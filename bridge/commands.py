@@ -9,6 +9,7 @@ from enum import StrEnum
 from bridge import texts
 from bridge.approvals import Approving
 from bridge.bindings import agent_for
+from bridge.pairing import Pairing
 from bridge.sessions import Sessions, agent_key
 from bridge.status import Status
 from bridge.types import Route
@@ -75,11 +76,13 @@ def answers_approval(command: Command | UnknownCommand) -> bool:
 class Commands:
     """Runs an operator's command in the conversation it was sent from."""
 
-    def __init__(self, runtime: Runtime, sessions: Sessions, status: Status) -> None:
+    def __init__(
+        self, runtime: Runtime, sessions: Sessions, status: Status, pairing: Pairing | None = None
+    ) -> None:
         self._runtime = runtime
         self._sessions = sessions
         self._status = status
-        self._approving = Approving(runtime, sessions)
+        self._approving = Approving(runtime, sessions, pairing)
 
     async def run(
         self,
@@ -89,10 +92,11 @@ class Commands:
         *,
         operator_id: str,
         direct: bool = False,
-        approval: str | None = None,
+        decision: tuple[str, str] | None = None,
     ) -> str:
-        """`direct`: the conversation is a DM (a binding may name DMs); `approval`: the
-        approval request the message points at (a button on it, a reply to it)."""
+        """`direct`: the conversation is a DM (a binding may name DMs); `decision`: what the
+        message answers yes or no to (a button on it, a reply to it): ("approval", id) or
+        ("pairing", code)."""
         if isinstance(command, UnknownCommand):
             return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
         match command.name:
@@ -116,7 +120,7 @@ class Commands:
                 return await self._approving.answer(
                     command.name is CommandName.APPROVE,
                     argument=command.argument,
-                    pointed=approval,
+                    pointed=decision,
                     route=route,
                     workspace=workspace,
                     operator_id=operator_id,

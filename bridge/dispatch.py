@@ -196,7 +196,7 @@ class Dispatcher:
             else:
                 intent_id = self._intent_id(event)
                 tx.enqueue(intent_id, route, DeliveryKind.APPROVAL, text)
-                tx.route_approval(asked.approval_id, intent_id)
+                tx.asks(intent_id, "approval", asked.approval_id)
             self._advance(tx, event)
 
     async def _approval_timed_out(self, event: Event, decided: ApprovalDecided) -> None:

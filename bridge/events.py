@@ -23,6 +23,7 @@ class BridgeEventType(StrEnum):
     DELIVERY_FAILED = "delivery_failed"
     ADMIN_ACTION = "admin_action"
     REQUEST_FORWARDED = "request_forwarded"
+    PAIRING_DECIDED = "pairing_decided"
 
 
 class AdminActionKind(StrEnum):
@@ -154,3 +155,15 @@ class RequestForwarded(Payload):
     TYPE: ClassVar[str] = BridgeEventType.REQUEST_FORWARDED
     platform: str
     workspace_id: str
+
+
+class PairingDecided(Payload):
+    """A pairing request was approved or denied, or a paired sender revoked, and by whom (an
+    operator's id, or `cli (<user>)`, or a console admin). The code is not in it."""
+
+    TYPE: ClassVar[str] = BridgeEventType.PAIRING_DECIDED
+    workspace_id: str
+    platform: str
+    sender_id: str
+    status: str
+    decided_by: str

@@ -15,6 +15,7 @@ from bridge.commands import Command, Commands, answers_approval, parse
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected, InboundTruncated
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
+from bridge.pairing import Pairing
 from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
@@ -34,6 +35,15 @@ log = logging.getLogger(__name__)
 
 MAX_PROMPT_CHARS = 50_000
 REFUSAL_REPLY_INTERVAL_S = 3600.0
+
+
+def _stranger(verdict: Trusted | Refused) -> bool:
+    """Refused as someone who is not an operator of a workspace (not: in a chat not allowed)."""
+    return (
+        isinstance(verdict, Refused)
+        and verdict.workspace is not None
+        and not verdict.operator_elsewhere
+    )
 
 
 class Outcome(StrEnum):
@@ -56,6 +66,7 @@ class Ingress:
         commands: Commands,
         metrics: Metrics,
         files: FileIntake | None = None,
+        pairing: Pairing | None = None,
     ) -> None:
         self._config = config
         self._runtime = runtime
@@ -66,6 +77,7 @@ class Ingress:
         self._metrics = metrics
         self._pointing = Pointing(store, sessions, outbox.transports)
         self._files = files
+        self._pairing = pairing
 
     async def receive(self, chat: InboundChat) -> Outcome:
         """Handle one platform message. When this returns, it is durably handled.
@@ -82,9 +94,13 @@ class Ingress:
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
         if await self._store.seen(keys):
             return Outcome.DUPLICATE
-        verdict = classify(
-            self._config(), chat, self._outbox.transports.profile(chat.route.platform)
-        )
+        profile = self._outbox.transports.profile(chat.route.platform)
+        verdict = classify(self._config(), chat, profile)
+        if self._pairing is not None and _stranger(verdict):
+            assert isinstance(verdict, Refused) and verdict.workspace is not None
+            paired = await self._pairing.operator(chat, verdict.workspace)
+            if paired is not None:  # an operator by pairing, not by the file
+                verdict = classify(self._config(), chat, profile, also=(paired,))
         # An operator's answer to a notification is for the bot wherever it is written.
         trusted = isinstance(verdict, Trusted)
         notification = await self._pointing.notification(chat) if trusted else None
@@ -93,7 +109,11 @@ class Ingress:
             await self._ignore(chat, keys, unaddressed, operator=isinstance(verdict, Trusted))
             return Outcome.IGNORED
         if isinstance(verdict, Refused):
-            await self._refuse(chat, keys, verdict)
+            if self._pairs(chat, verdict):
+                assert self._pairing is not None and verdict.workspace is not None
+                await self._pairing.stranger(chat, keys, verdict.workspace, verdict.reason)
+            else:
+                await self._refuse(chat, keys, verdict)
             return Outcome.REFUSED
         self._metrics.messages_in.inc(workspace=verdict.workspace.id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(chat.route)
@@ -117,14 +137,14 @@ class Ingress:
                     command, notification.session_id, verdict.workspace
                 )
             if answer is None:
-                pointed = await self._pointing.approval(chat) if answers_approval(command) else None
+                pointed = await self._pointing.decision(chat) if answers_approval(command) else None
                 answer = await self._commands.run(
                     command,
                     chat.route,
                     verdict.workspace,
                     operator_id=verdict.operator.id,
                     direct=chat.is_direct,
-                    approval=pointed,
+                    decision=pointed,
                 )
             await self._reply(chat, keys, answer, None)
             return Outcome.COMMAND
@@ -157,6 +177,18 @@ class Ingress:
             addressee=addressee,
         )
         return Outcome.PROMPT if held else Outcome.REJECTED
+
+    def _pairs(self, chat: InboundChat, verdict: Refused) -> bool:
+        """A DM from someone who is not an operator, where the workspace pairs: it gets a
+        pairing code instead of the refusal. Groups and channels never pair."""
+        workspace = verdict.workspace
+        return (
+            self._pairing is not None
+            and chat.is_direct
+            and _stranger(verdict)
+            and workspace is not None
+            and workspace.pairing.enabled
+        )
 
     def _knows(self, notification: NotificationPost) -> bool:
         try:

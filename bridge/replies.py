@@ -56,11 +56,12 @@ class Pointing:
             return None
         return await self._store.notification_at(chat.route, chat.replied_to)
 
-    async def approval(self, chat: InboundChat) -> str | None:
-        """The approval request this message answers (one of its buttons, a reply to it)."""
+    async def decision(self, chat: InboundChat) -> tuple[str, str] | None:
+        """What this message answers yes or no to (one of its buttons, a reply to it): a tool
+        call's approval ("approval", id) or a pairing request ("pairing", code)."""
         if chat.replied_to is None:
             return None
-        return await self._store.approval_at(chat.route, chat.replied_to)
+        return await self._store.decision_at(chat.route, chat.replied_to)
 
     async def context(self, chat: InboundChat) -> tuple[Quoted, ...]:
         """What the message quotes, after the thread it was written in when the platform asks

@@ -16,6 +16,7 @@ from bridge.forwarding import Forwarding
 from bridge.ingress import Ingress, Outcome
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
+from bridge.pairing import Pairing
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import ProgressBudget
 from bridge.retention import Retention
@@ -52,7 +53,8 @@ class Bridge:
         self.presenter = ProgressPresenter(
             self.outbox.transports, runtime.clock, progress_interval_s, store=self.store
         )
-        commands = Commands(runtime, self.sessions, Status(runtime, self.store))
+        self.pairing = Pairing(self.current, self.store, self.router, runtime.clock)
+        commands = Commands(runtime, self.sessions, Status(runtime, self.store), self.pairing)
         self.downloads = Downloads(self.current, runtime, self.store, self.sessions)
         files = FileIntake(config.attachments, self.store, self.downloads)
         self.ingress = Ingress(
@@ -64,6 +66,7 @@ class Bridge:
             commands,
             self.metrics,
             files,
+            self.pairing,
         )
         self.ephemeral = EphemeralCommands(self.current, self.store, commands, self.metrics)
         self.dispatcher = Dispatcher(
@@ -98,6 +101,7 @@ class Bridge:
             self.dispatcher.run(), name="bridge-dispatch"
         )
         self.retention.start()
+        self.pairing.start()  # tells senders the answers given by the CLI, too
         await self.downloads.start()  # messages held for their files when the process stopped
 
     async def receive(self, chat: InboundChat) -> Outcome:
@@ -132,6 +136,7 @@ class Bridge:
         """Stop following the ledger, sending and pruning; pending intents resume on the next
         start."""
         await self.forwarding.close()
+        await self.pairing.stop()
         await self.retention.close()
         await self.downloads.close()
         if self._dispatch_task is not None:

@@ -141,3 +141,21 @@ APPROVALS_PENDING = (
     "button:\n{lines}"
 )
 APPROVAL_LINE = "/approve {id} \u2014 {tool} for agent {agent}"
+# DM pairing (the code is the sender's to give to an operator; never logged).
+PAIRING_CODE = (
+    "You are not an operator of this Switchboard workspace yet. Your pairing code is {code}. "
+    "Give it to an operator of {workspace}; once they approve it, write to me again."
+)
+PAIRING_REMINDER = "Your pairing request is still waiting for an operator to approve it."
+PAIRING_ASK = (
+    "\U0001f511 {who} asks to become an operator of {workspace} (pairing code {code}). "
+    "Approve only someone you know (or answer /approve {code})."
+)
+PAIRING_APPROVED = "Approved: {who} is now an operator of {workspace}."
+PAIRING_DENIED = "Denied: {who} will not be an operator of {workspace}."
+PAIRING_WELCOME = "You are now an operator of {workspace}. Write to me to talk to the agent."
+PAIRING_DECLINED = "Your pairing request for {workspace} was declined."
+PAIRING_REVOKED = "You are no longer an operator of {workspace}."
+PAIRING_UNKNOWN = "I know no pairing code {code} in this workspace."
+PAIRING_EXPIRED = "Pairing code {code} has expired; the sender can write again for a new one."
+PAIRING_ANSWERED = "That pairing request was already answered: {status} by {by}."

@@ -1,8 +1,10 @@
-"""Who is trusted where (DESIGN §3, Ingress step 2): computed from the config only, with the
-platform's facts from its adapter's profile."""
+"""Who is trusted where (DESIGN §3, Ingress step 2): computed from the config (and the
+senders paired with a workspace, which the caller passes), with the platform's facts from
+its adapter's profile."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge.platform import PlatformProfile
@@ -24,16 +26,25 @@ class Refused:
 
 
 def classify(
-    config: SwitchboardConfig, chat: InboundChat, profile: PlatformProfile | None
+    config: SwitchboardConfig,
+    chat: InboundChat,
+    profile: PlatformProfile | None,
+    *,
+    also: Sequence[OperatorConfig] = (),
 ) -> Trusted | Refused:
-    """`profile`: the platform the message came from (None: no adapter runs for it)."""
+    """`profile`: the platform the message came from (None: no adapter runs for it);
+    `also`: operators of the message's workspace besides the file's (paired senders)."""
     workspace = next((w for w in config.workspaces if w.id == chat.route.workspace_id), None)
     if workspace is None:
         return Refused(f"unknown workspace {chat.route.workspace_id!r}")
     if profile is None or not profile.serves(workspace):
         return Refused(f"workspace {workspace.id!r} does not use {chat.route.platform}")
     operator = next(
-        (o for o in workspace.operators if profile.operator_id(workspace, o) == chat.sender_id),
+        (
+            o
+            for o in (*workspace.operators, *also)
+            if profile.operator_id(workspace, o) == chat.sender_id
+        ),
         None,
     )
     if operator is None:

@@ -231,6 +231,16 @@ class OperatorConfig(Strict):
     notify_via: Literal["slack", "telegram", "console"] | None = None
 
 
+class PairingConfig(Strict):
+    """DM pairing: a direct message from someone who is not an operator gets a code the
+    workspace's operators can approve (`switchboard pairing approve CODE`, a button, the
+    console), making them an operator. Off unless enabled."""
+
+    enabled: bool = False
+    code_ttl_s: float = Field(3600.0, ge=1, le=7 * 86_400)
+    max_pending: int = Field(3, ge=1, le=100)  # codes waiting at once; past that, none new
+
+
 class AgentConfig(Strict):
     id: Identifier
     system_prompt: str = ""
@@ -265,6 +275,7 @@ class WorkspaceConfig(Strict):
     mcp_servers: list[McpServerConfig] = []
     bindings: list[BindingConfig] = []
     admins: list[WorkspaceAdminConfig] = []
+    pairing: PairingConfig = PairingConfig()
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None

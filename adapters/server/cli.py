@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.server import logs
+from adapters.server.pairing_cli import add_parser as add_pairing_parser
+from adapters.server.pairing_cli import pairing_lines
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import variables
@@ -53,6 +55,10 @@ def _main(argv: list[str] | None) -> int:
             from adapters.server.reload_cli import reload_command
 
             return reload_command(path, config)
+        if args.command == "pairing":
+            from adapters.server.pairing_cli import pairing_command
+
+            return pairing_command(args, config)
         if args.command == "status":
             if not config.storage.shared and not Path(config.storage.path).exists():
                 print(f"no database yet at {config.storage.path}: nothing has run here yet.")
@@ -110,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
         ("reload", "check the config file, then have the running process apply it (SIGHUP)"),
     ):
         command = sub.add_parser(name, parents=[config], help=text, description=text)
+        if name == "reload":
+            add_pairing_parser(sub, config)
         if name == "check-config":
             command.add_argument(
                 "--probe",
@@ -220,6 +228,7 @@ async def status(config: SwitchboardConfig) -> str:
     from bridge.status import undelivered_notifications
     from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
     from bridge.store import BridgeStore
+    from bridge.store.pairing import PairingStore
     from runtime.store import Store
 
     store = await Store.open(
@@ -242,6 +251,7 @@ async def status(config: SwitchboardConfig) -> str:
         lines.append(
             "deliveries: " + (", ".join(f"{k} {n}" for k, n in deliveries.items()) or "none")
         )
+        lines += await pairing_lines(PairingStore(store), store.clock.wall())
         for w in config.workspaces:
             undelivered = await undelivered_notifications(store, bridge_store, w.id)
             lines.append(f"workspace {w.id}: {len(undelivered)} undelivered notification(s)")

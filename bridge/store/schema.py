@@ -159,12 +159,47 @@ MIGRATIONS: list[str | Migration] = [
         last_error TEXT
     );
     """,
-    # 9: which delivery carries which approval request (issue 15), so a press of its buttons
-    # (or a reply to it) answers that request.
+    # 9: which delivery asks an operator's yes or no about what (issue 15: a tool call's
+    # approval; issue 17: a pairing request), so a press of its buttons (or a reply to it)
+    # answers that.
     """
-    CREATE TABLE approval_posts (
+    CREATE TABLE decision_posts (
         delivery_id TEXT PRIMARY KEY,
-        approval_id TEXT NOT NULL
+        kind TEXT NOT NULL,
+        ref TEXT NOT NULL
+    );
+    """,
+    # 10: DM pairing (issue 17): codes given to senders who are not operators, and the
+    # senders approved (or revoked) since; `announced` once the running process has told the
+    # sender and written the ledger event (an approval by the CLI is written by another
+    # process).
+    """
+    CREATE TABLE pairing_requests (
+        code TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        sender_name TEXT,
+        route TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        reminded_at REAL,
+        decided_by TEXT,
+        decided_at REAL,
+        announced INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX pairing_sender ON pairing_requests(workspace_id, platform, sender_id, status);
+    CREATE INDEX pairing_unannounced ON pairing_requests(announced) WHERE announced = 0;
+    CREATE TABLE paired_senders (
+        workspace_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        sender_name TEXT,
+        code TEXT NOT NULL,
+        approved_by TEXT NOT NULL,
+        approved_at REAL NOT NULL,
+        PRIMARY KEY (workspace_id, platform, sender_id)
     );
     """,
 ]

@@ -57,9 +57,9 @@ NOTIFICATION_AT = (
     " ON nr.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
     " AND nr.session_id IS NOT NULL LIMIT 1"
 )
-APPROVAL_AT = (
-    "SELECT ap.approval_id FROM delivery_posts dp JOIN approval_posts ap"
-    " ON ap.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
+DECISION_AT = (
+    "SELECT dc.kind, dc.ref FROM delivery_posts dp JOIN decision_posts dc"
+    " ON dc.delivery_id = dp.delivery_id WHERE dp.workspace_key = ? AND dp.message_id = ?"
     " LIMIT 1"
 )
 
@@ -116,6 +116,11 @@ class BridgeStore:
     def __init__(self, store: Store) -> None:
         self._store = store
         self.on_enqueue: Callable[[str], None] = _nothing  # the outbox's wake
+
+    @property
+    def runtime_store(self) -> Store:
+        """For the bridge store's own modules (`pairing.py`), which read through it."""
+        return self._store
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[BridgeTx]:
@@ -268,11 +273,12 @@ class BridgeStore:
             r["summary"],
         )
 
-    async def approval_at(self, route: Route, message_id: str) -> str | None:
-        """The approval request posted as message `message_id` in `route`'s workspace."""
+    async def decision_at(self, route: Route, message_id: str) -> tuple[str, str] | None:
+        """What the message `message_id` in `route`'s workspace asks an operator to decide:
+        ("approval", its id) or ("pairing", its code)."""
         workspace_key = f"{route.platform}:{route.workspace_id}"
-        rows = await self._store.read_sql(APPROVAL_AT, (workspace_key, message_id))
-        return str(rows[0]["approval_id"]) if rows else None
+        rows = await self._store.read_sql(DECISION_AT, (workspace_key, message_id))
+        return (str(rows[0]["kind"]), str(rows[0]["ref"])) if rows else None
 
     # -- the admin console ---------------------------------------------------------------
 

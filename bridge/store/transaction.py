@@ -8,7 +8,7 @@ cursor that produced it). An enqueued intent wakes the outbox once the transacti
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from bridge.events import AdminAction, RequestForwarded
@@ -164,13 +164,18 @@ class BridgeTx:
             ),
         )
 
-    def route_approval(self, approval_id: str, intent_id: str) -> None:
-        """Approval request `approval_id` goes out as intent `intent_id`."""
+    def asks(self, intent_id: str, kind: str, ref: str) -> None:
+        """Intent `intent_id` asks an operator to decide `ref` (a tool call's approval id, a
+        pairing code): its buttons, or a reply to it, answer that."""
         self._w.write_sql(
-            "INSERT INTO approval_posts (delivery_id, approval_id) VALUES (?, ?)"
+            "INSERT INTO decision_posts (delivery_id, kind, ref) VALUES (?, ?, ?)"
             " ON CONFLICT (delivery_id) DO NOTHING",
-            (intent_id, approval_id),
+            (intent_id, kind, ref),
         )
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
+        """A statement of one of the bridge store's own modules (`pairing.py`)."""
+        self._w.write_sql(sql, params)
 
     def reroute_notification(self, intent_id: str, post: NotificationPost) -> None:
         """The notification goes out (again) as intent `intent_id`: an admin chose its route.

@@ -37,7 +37,7 @@ STATEMENTS = {
     "prune deliveries": bridge_store.PRUNE_DELIVERIES,
     "prune refusals": bridge_store.PRUNE_REFUSALS,
     "notification_at": bridge_store.NOTIFICATION_AT,
-    "approval_at": bridge_store.APPROVAL_AT,
+    "decision_at": bridge_store.DECISION_AT,
     "approval": approvals.APPROVAL,
     "approvals of tool calls (two)": approvals.for_tool_uses_sql(2),
     "pending approvals (two sessions)": approvals.pending_sql(2),

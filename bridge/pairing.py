@@ -1,0 +1,229 @@
+"""DM pairing (issue 17): from a bot token to a trusted operator without editing the file.
+
+A direct message from someone who is not an operator of the workspace (with
+`[workspaces.pairing] enabled`) gets a code instead of the "not an operator" reply: one per
+sender while it is valid, at most `max_pending` at once per workspace, never for a group or
+channel. The primary operator is asked on their notify route, with Approve and Deny buttons;
+`switchboard pairing approve CODE` and the admin console do the same store operation. An
+approved sender is an operator of that workspace from their next message on. What a sender
+wrote while unpaired never reaches the agent, and nothing is replayed after approval. A
+code is never written to a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+
+from bridge import texts
+from bridge.events import InboundRefused, PairingDecided
+from bridge.routing import Router
+from bridge.store import BridgeStore, BridgeTx
+from bridge.store.pairing import (
+    PairedSender,
+    PairingRequest,
+    PairingStatus,
+    PairingStore,
+    announced,
+    decide,
+    give_code,
+    reminded,
+    revoke,
+)
+from bridge.types import DeliveryKind, InboundChat
+from config.current import CurrentConfig
+from config.schema import OperatorConfig, WorkspaceConfig
+from runtime.clock import Clock
+from runtime.ids import new_id
+
+log = logging.getLogger(__name__)
+
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed by hand
+CODE_LENGTH = 8
+CODE = re.compile(f"^[{ALPHABET}]{{{CODE_LENGTH}}}$")
+REMIND_EVERY_S = 600.0  # a pending sender writing again hears at most this often
+ANNOUNCE_EVERY_S = 2.0  # how often decisions made by another process are looked for
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def is_code(text: str) -> bool:
+    return bool(CODE.match(text.strip().upper()))
+
+
+def as_operator(paired: PairedSender) -> OperatorConfig:
+    """A paired sender, as the operators of the file are seen by trust."""
+    user = paired.sender_id
+    return OperatorConfig(
+        id=f"paired.{paired.platform}.{user}"[:64],
+        telegram_user_id=int(user) if paired.platform == "telegram" and user.isdigit() else None,
+        slack_user_id=user if paired.platform == "slack" else None,
+    )
+
+
+def who(request: PairingRequest | PairedSender) -> str:
+    name = f"{request.sender_name} " if request.sender_name else ""
+    return f"{name}(id {request.sender_id} on {request.platform})"
+
+
+class Pairing:
+    def __init__(
+        self, config: CurrentConfig, store: BridgeStore, router: Router, clock: Clock
+    ) -> None:
+        self._config = config
+        self._store = store
+        self.records = PairingStore(store.runtime_store)
+        self._router = router
+        self._clock = clock
+        self._task: asyncio.Task[None] | None = None
+
+    async def operator(
+        self, chat: InboundChat, workspace: WorkspaceConfig
+    ) -> OperatorConfig | None:
+        """The sender as an operator of `workspace`, if they were paired with it."""
+        route = chat.route
+        paired = await self.records.paired(workspace.id, route.platform, chat.sender_id)
+        return as_operator(paired) if paired is not None else None
+
+    async def stranger(
+        self, chat: InboundChat, keys: list[str], workspace: WorkspaceConfig, reason: str
+    ) -> None:
+        """A DM from a non-operator where pairing is on: a code (once), a reminder (rarely),
+        or nothing past the cap; the primary operator is asked."""
+        route, settings, now = chat.route, workspace.pairing, self._clock.wall()
+        held = await self.records.open_request(workspace.id, route.platform, chat.sender_id, now)
+        answer: str | None = None
+        request: PairingRequest | None = None
+        if held is not None:
+            if held.status is PairingStatus.PENDING and (
+                held.reminded_at is None or now - held.reminded_at >= REMIND_EVERY_S
+            ):
+                answer = texts.PAIRING_REMINDER
+            outcome = "pairing pending"
+        elif await self.records.pending_count(workspace.id, now) >= settings.max_pending:
+            outcome = "pairing: too many codes pending"
+        else:
+            request = PairingRequest(
+                code=new_code(),
+                workspace_id=workspace.id,
+                platform=route.platform,
+                sender_id=chat.sender_id,
+                sender_name=chat.sender_name,
+                route=route.home,
+                status=PairingStatus.PENDING,
+                created_at=now,
+                expires_at=now + settings.code_ttl_s,
+            )
+            answer = texts.PAIRING_CODE.format(code=request.code, workspace=workspace.id)
+            outcome = "pairing code given"
+        ask = self._router.primary_route(workspace) if request is not None else None
+        async with self._store.write() as tx:
+            tx.mark_seen(keys, None)
+            tx.emit(
+                InboundRefused(
+                    platform=route.platform,
+                    workspace_id=route.workspace_id,
+                    sender_id=chat.sender_id,
+                    conversation_id=route.conversation_id,
+                    reason=f"{reason}; {outcome}",
+                    replied=answer is not None,
+                )
+            )
+            if request is not None:
+                give_code(tx, request)
+                if ask is not None:
+                    intent = new_id("dlv")
+                    text = texts.PAIRING_ASK.format(
+                        who=who(request), workspace=workspace.id, code=request.code
+                    )
+                    tx.enqueue(intent, ask, DeliveryKind.APPROVAL, text)
+                    tx.asks(intent, "pairing", request.code)
+            elif held is not None and answer is not None:
+                reminded(tx, held.code)
+            if answer is not None:
+                tx.enqueue(new_id("dlv"), route.home, DeliveryKind.COMMAND_REPLY, answer)
+        log.info("pairing", extra={"workspace": workspace.id, "outcome": outcome})
+
+    async def answer(self, code: str, approve: bool, workspace: WorkspaceConfig, by: str) -> str:
+        """An operator's /approve or /deny of a code (typed, or its buttons)."""
+        request = await self.records.request(code.strip().upper())
+        if request is None or request.workspace_id != workspace.id:
+            return texts.PAIRING_UNKNOWN.format(code=code)
+        problem = self.problem(request)
+        if problem is not None:
+            return problem
+        status = PairingStatus.APPROVED if approve else PairingStatus.DENIED
+        async with self._store.write() as tx:
+            decide(tx, request, status, by)
+        await self.announce()
+        said = texts.PAIRING_APPROVED if approve else texts.PAIRING_DENIED
+        return said.format(who=who(request), workspace=workspace.id)
+
+    def problem(self, request: PairingRequest) -> str | None:
+        """Why this code cannot be answered now, or None."""
+        if request.status is not PairingStatus.PENDING:
+            return texts.PAIRING_ANSWERED.format(status=request.status, by=request.decided_by)
+        if request.expires_at < self._clock.wall():
+            return texts.PAIRING_EXPIRED.format(code=request.code)
+        return None
+
+    # -- telling the sender ------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._follow(), name="pairing")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                await self.announce()
+            except Exception:
+                log.exception("pairing announcements failed")
+            await self._clock.sleep(ANNOUNCE_EVERY_S)
+
+    async def announce(self) -> None:
+        """Tell each sender their answer, and write it to the ledger, once (a decision by the
+        CLI comes from another process: this one finds it here)."""
+        for request in await self.records.unannounced():
+            async with self._store.write() as tx:
+                self._tell(tx, request)
+                announced(tx, request.code)
+
+    def _tell(self, tx: BridgeTx, request: PairingRequest) -> None:
+        said = {
+            PairingStatus.APPROVED: texts.PAIRING_WELCOME,
+            PairingStatus.DENIED: texts.PAIRING_DECLINED,
+            PairingStatus.REVOKED: texts.PAIRING_REVOKED,
+        }.get(request.status)
+        if said is not None:
+            text = said.format(workspace=request.workspace_id)
+            tx.enqueue(new_id("dlv"), request.route, DeliveryKind.COMMAND_REPLY, text)
+        tx.emit(
+            PairingDecided(
+                workspace_id=request.workspace_id,
+                platform=request.platform,
+                sender_id=request.sender_id,
+                status=request.status,
+                decided_by=request.decided_by or "",
+            )
+        )
+
+
+async def revoke_sender(
+    store: BridgeStore, records: PairingStore, workspace_id: str, platform: str, user: str, by: str
+) -> PairedSender | None:
+    """Take a paired sender's operator rights back at once; None if they were not paired."""
+    paired = await records.paired(workspace_id, platform, user)
+    if paired is None:
+        return None
+    async with store.write() as tx:
+        revoke(tx, paired, by)
+    return paired
