@@ -27,7 +27,34 @@ def resolve_path(cli_path: str | None, environ: Mapping[str, str] = os.environ) 
 
 
 def load(path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
-    return parse(read_text(path), path, environ)
+    """The config at `path`; `${NAME}`s come from the environment, else from the env file
+    beside it (`bot.toml` -> `bot.env`, as `switchboard init` writes it), if there is one."""
+    return parse(read_text(path), path, {**env_file(path), **environ})
+
+
+def env_file_of(path: Path) -> Path:
+    return path.with_suffix(".env")
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """`NAME=value` lines of the env file beside the config (blank lines and `#` comments
+    skipped; a value may be quoted); {} when there is none."""
+    file = env_file_of(path)
+    if not file.is_file():
+        return {}
+    found: dict[str, str] = {}
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, equals, value = line.removeprefix("export ").partition("=")
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()):
+            raise ConfigError(f"{file}:{number}: expected NAME=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        found[name.strip()] = value
+    return found
 
 
 def parse(text: str, path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:

@@ -28,7 +28,7 @@ from config.current import CurrentConfig
 from config.diff import ReloadReport, plan, unapplied
 from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
 from config.errors import ConfigError
-from config.loading import load, parse, read_text
+from config.loading import env_file, load, parse, read_text
 from config.schema import SwitchboardConfig
 from runtime import Clock, Runtime
 from runtime.providers import Provider
@@ -295,7 +295,7 @@ class App:
                         "(switchboard reload, or the global admin's Reload), then edit"
                     )
                 text = edit_workspace(original, workspace, change)
-                new = parse(text, self.path)
+                new = parse(text, self.path, {**env_file(self.path), **os.environ})
                 write_atomically(self.path, text)
             except ConfigError as exc:
                 return self._refused(str(exc))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.server import logs
+from adapters.server.init_cli import add_parser as add_init_parser
 from adapters.server.pairing_cli import add_parser as add_pairing_parser
 from adapters.server.pairing_cli import pairing_lines
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
@@ -40,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     path = resolve_path(getattr(args, "config", None))
+    if args.command == "init":  # there is no config to load yet
+        from adapters.server.init_cli import init_command
+
+        return init_command(args, path)
     try:
         config = load(path)
         if args.command == "check-config":
@@ -118,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, parents=[config], help=text, description=text)
         if name == "reload":
             add_pairing_parser(sub, config)
+            add_init_parser(sub, config)
         if name == "check-config":
             command.add_argument(
                 "--probe",

@@ -25,6 +25,13 @@ async def whose_bot_token(token: str, team_id: str | None, api_base_url: str = S
     return f"team {answer.get('team')} ({team}), bot user {answer.get('user_id')}"
 
 
+async def team_of(token: str, api_base_url: str = SLACK_API) -> tuple[str, str]:
+    """What the bot token belongs to, and its team's id (for the config's `team_id`)."""
+    answer = await _call(token, api_base_url, "auth.test")
+    team = str(answer.get("team_id") or "")
+    return f"team {answer.get('team')} ({team}), bot user {answer.get('user_id')}", team
+
+
 async def check_app_token(token: str, api_base_url: str = SLACK_API) -> str:
     await _call(token, api_base_url, "apps.connections.open")
     return "Socket Mode connections allowed"

@@ -57,11 +57,11 @@ async def read_until(proc: asyncio.subprocess.Process, text: str, limit_s: float
 
 
 async def run_to_end(
-    *args: str | Path, env: Mapping[str, str] | None = None, limit_s: float = 60
+    *args: str | Path, env: Mapping[str, str] | None = None, limit_s: float = 60, cwd: Path = ROOT
 ) -> tuple[int, str]:
     """`switchboard ARGS` to its end, without blocking the loop (the fakes it talks to run
     in this loop): its exit status and everything it printed."""
-    proc = await start(*args, env=env)
+    proc = await start(*args, env=env, cwd=cwd)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.close()
     output = await asyncio.wait_for(proc.stdout.read(), limit_s)
