@@ -22,9 +22,13 @@ ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 ONLINE = ("[workspaces.slack]", "[workspaces.telegram]", 'kind = "anthropic"')
 
 
-def readme_commands() -> list[str]:
+def readme_commands(*, quick_start: bool = False) -> list[str]:
+    """The README's `switchboard` lines; the quick start's (your own bot, against the
+    platforms) are run in order by `tests/adapters/test_init.py`, the others here."""
     commands = []
     for language, block in FENCE.findall((ROOT / "README.md").read_text()):
+        if ("switchboard init" in block) != quick_start:
+            continue
         if language not in ("", "sh", "bash", "shell", "console"):
             continue
         for line in block.replace("\\\n", " ").splitlines():

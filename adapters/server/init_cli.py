@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import getpass
 import os
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -78,13 +79,27 @@ def init_command(args: argparse.Namespace, path: Path) -> int:
         return 130
     _write(path, env, answers, args)
     print(f"Wrote {path} and {env} (your secrets, readable by you only).")
-    print(f"Start your bot:  switchboard run --config {path}")
+    me = _program()
+    print(f"Start your bot:  {me} run --config {path}")
     if answers.operator_telegram_id is None and answers.operator_slack_id is None:
         print(
             "Then write to your bot: it answers with a pairing code. Approve yourself with\n"
-            f"  switchboard pairing approve CODE --config {path}"
+            f"  {me} pairing approve CODE --config {path}"
         )
     return 0
+
+
+def _program() -> str:
+    """How to run this program again from here: `switchboard` when that is what the shell
+    finds, else the path it was started by (`.venv/bin/switchboard`)."""
+    started = Path(sys.argv[0])
+    found = shutil.which("switchboard")
+    if found and Path(found).resolve() == started.resolve():
+        return "switchboard"
+    try:
+        return str(started.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(started)
 
 
 # -- asking --------------------------------------------------------------------------

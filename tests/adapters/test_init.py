@@ -1,13 +1,15 @@
-"""`switchboard init` as a newcomer meets it: in a real terminal (tmux), against the fake Bot
-API and the fake Anthropic API. A wrong token is named at once, a right one shows the bot's
-username; the written config passes `check-config --probe`, its env file is mode 0600 and
-the TOML holds no secret; `switchboard run` on it answers in Telegram once its user paired.
-The non-interactive form names every missing flag."""
+"""`switchboard init` as a newcomer meets it: the README's quick start, its lines typed in
+order in a real terminal (tmux), against the fake Bot API and the fake Anthropic API. A wrong
+token is named at once, a right one shows the bot's username; the written config passes
+`check-config --probe`, its env file is mode 0600 and the TOML holds no secret; the printed
+`switchboard run` answers in Telegram once its user paired. The non-interactive form names
+every missing flag."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -19,6 +21,7 @@ from tests.adapters.cli_process import SCRIPT, read_until, run_to_end, start
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+from tests.test_readme import readme_commands
 
 TMUX = shutil.which("tmux")
 KEY = "sk-ant-init-test-key"
@@ -57,10 +60,13 @@ async def test_init_in_a_terminal_then_run_and_pair(
 ) -> None:
     assert TMUX, "tmux is part of this project's machine image; install it: apt-get install tmux"
     anthropic_api.api_key = KEY
-    config = tmp_path / "config" / "bot.toml"
+    init, run, approve = (shlex.split(line) for line in readme_commands(quick_start=True))
+    assert init[1:] == ["init"] and run[1:3] == ["run", "--config"], "the README's quick start"
+    config = tmp_path / run[3]
     session = f"sb-init-{tmp_path.name}"
+    # As printed, plus where the platforms are (the fakes on loopback).
     command = (
-        f"'{SCRIPT}' init --config '{config}' --telegram-api-base-url '{telegram_api.base_url}'"
+        f"'{SCRIPT}' {shlex.join(init[1:])} --telegram-api-base-url '{telegram_api.base_url}'"
         f" --anthropic-api-base-url '{anthropic_api.url}'; echo \"[exit $?]\"; sleep 60"
     )
     tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command, cwd=tmp_path)
@@ -80,8 +86,8 @@ async def test_init_in_a_terminal_then_run_and_pair(
         done = await shown(session, "[exit 0]")
     finally:
         tmux("kill-session", "-t", session)
-    assert f"Start your bot:  switchboard run --config {config}" in done
-    assert f"switchboard pairing approve CODE --config {config}" in done
+    assert f"Start your bot:  {SCRIPT} {shlex.join(run[1:])}" in done
+    assert f"{SCRIPT} {shlex.join(approve[1:])}" in done
     assert telegram_api.token not in done and KEY not in done, "secrets are typed hidden"
 
     env = config.with_suffix(".env")
@@ -100,13 +106,14 @@ async def test_init_in_a_terminal_then_run_and_pair(
     (tmp_path / "config" / "bot.toml").write_text(
         written.replace("[storage]", "[server]\nport = 0\n\n[storage]")
     )
-    proc = await start("run", "--config", config, cwd=tmp_path, env=mine)
+    proc = await start(*run[1:], cwd=tmp_path, env=mine)
     try:
         await read_until(proc, "Switchboard is running")
         telegram_api.push_message("hello bot", user=BOB)
         await until(lambda: any("pairing code is" in t for t in telegram_api.chat(BOB)), 20)
         code = re.findall(r"pairing code is ([A-Z2-9]{8})", " ".join(telegram_api.chat(BOB)))[0]
-        status, out = await run_to_end("pairing", "approve", code, "--config", config, cwd=tmp_path)
+        typed = [code if word == "CODE" else word for word in approve[1:]]
+        status, out = await run_to_end(*typed, cwd=tmp_path)
         assert status == 0, out
         await until(lambda: any("now an operator" in t for t in telegram_api.chat(BOB)), 20)
         anthropic_api.script = [text("Hi Bob, I am your agent.")]
