@@ -257,7 +257,13 @@ class FakeSlack:
                     "bot_id": team.bot_id,
                 }
             case "chat.postMessage":
-                return {"channel": args["channel"], "ts": self._post(args, team)["ts"]}
+                # Posted to a user id, a message lands in the app's DM with them, and Slack
+                # answers with that DM's channel id (here the harness's `D` + the user's name).
+                channel = str(args["channel"])
+                if channel.startswith("U"):
+                    channel = "D" + channel[1:]
+                ts = self._post({**args, "channel": channel}, team)["ts"]
+                return {"channel": channel, "ts": ts}
             case "chat.update":
                 message = self._find(args["channel"], args["ts"])
                 message.update(text=args.get("text"), blocks=args.get("blocks"))
