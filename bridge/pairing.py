@@ -171,6 +171,25 @@ class Pairing:
             return texts.PAIRING_EXPIRED.format(code=request.code)
         return None
 
+    # -- the console's view --------------------------------------------------------------
+
+    async def pending_in(self, workspace_id: str) -> list[PairingRequest]:
+        return [
+            r
+            for r in await self.records.pending(self._clock.wall())
+            if r.workspace_id == workspace_id
+        ]
+
+    async def paired_in(self, workspace_id: str) -> list[PairedSender]:
+        return [p for p in await self.records.all_paired() if p.workspace_id == workspace_id]
+
+    async def revoke(self, workspace_id: str, platform: str, user: str, by: str) -> str:
+        paired = await revoke_sender(self._store, self.records, workspace_id, platform, user, by)
+        if paired is None:
+            return texts.PAIRING_NOT_PAIRED.format(user=user, platform=platform)
+        await self.announce()
+        return texts.PAIRING_REVOKED_BY.format(who=who(paired), workspace=workspace_id)
+
     # -- telling the sender ------------------------------------------------------------
 
     def start(self) -> None:

@@ -12,6 +12,7 @@ from adapters.admin.pages import (
     login,
     notifications,
     overview,
+    pairing,
     session,
     settings,
 )
@@ -24,7 +25,7 @@ def admin_app(deps: AdminDeps) -> web.Application:
     app[DEPS] = deps
     app[LOGINS] = Logins()
     overview.install(app)  # live streams end when the server stops
-    for page in (login, home, overview, session, deliveries, notifications, settings):
+    for page in (login, home, overview, session, deliveries, notifications, pairing, settings):
         app.router.add_routes(page.routes)
     app.router.add_static("/static/", HERE / "static")
     return app
