@@ -49,6 +49,8 @@ def _main(argv: list[str] | None) -> int:
         config = load(path)
         if args.command == "check-config":
             print(summary(path, config))
+            if not config.storage.shared and Path(config.storage.path).exists():
+                print("\n".join(asyncio.run(paired_operators(config))))
             if not getattr(args, "probe", False):
                 return 0
             from adapters.server.probe import probe
@@ -267,6 +269,26 @@ async def status(config: SwitchboardConfig) -> str:
         return "\n".join(lines)
     finally:
         await store.close()
+
+
+async def paired_operators(config: SwitchboardConfig) -> list[str]:
+    """The senders paired by DM beside the file's operators (from the SQLite file, when it
+    exists; on PostgreSQL `switchboard status` says, as check-config stays offline)."""
+    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.store.pairing import PairingStore
+    from runtime.store import Store
+
+    store = await Store.open(
+        config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
+    )
+    try:
+        paired = await PairingStore(store).all_paired()
+    finally:
+        await store.close()
+    return [f"paired operators (DM pairing): {len(paired)}"] + [
+        f"  workspace {p.workspace_id}: {p.platform} {p.sender_id} ({p.sender_name or 'no name'})"
+        for p in paired
+    ]
 
 
 def lease_lines(leases: list[Lease], now: float) -> list[str]:

@@ -111,6 +111,8 @@ async def test_the_cli_lists_approves_and_revokes_and_the_process_tells_the_send
     await until(lambda: any("now an operator" in t for t in telegram_api.chat(BOB)), wait_s=10)
     status, out = await run_to_end("status", "--config", config)
     assert f"acme telegram {BOB} (user{BOB}), approved by cli (" in out, out
+    status, out = await run_to_end("check-config", "--config", config)
+    assert status == 0 and f"  workspace acme: telegram {BOB} (user{BOB})" in out, out
     status, out = await run_to_end("pairing", "approve", code, "--config", config)
     assert status == 1 and "already answered: approved" in out
 
