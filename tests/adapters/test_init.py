@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tests.adapters.cli_process import SCRIPT, read_until, run_to_end, start
 from tests.fakes.anthropic_api import FakeAnthropic, text
+from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.test_readme import readme_commands
@@ -161,3 +162,40 @@ async def test_non_interactive_names_each_missing_flag_and_never_overwrites(
     assert status == 2 and "Telegram refused the token: Unauthorized" in out
     status, out = await run_to_end("check-config", "--config", config)
     assert status == 0, out
+
+
+async def test_slack_tokens_are_checked_and_the_team_id_comes_from_slack(
+    tmp_path: Path, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    team = next(t for t in slack_api.teams.values() if t.team_id == "T1")
+    team.app_token = "xapp-1-init-test"
+    config = tmp_path / "slack.toml"
+    args = [
+        "init",
+        "--non-interactive",
+        "--config",
+        str(config),
+        "--platform",
+        "slack",
+        "--slack-api-base-url",
+        slack_api.base_url,
+        "--slack-app-token",
+        "xapp-1-init-test",
+        "--anthropic-key",
+        KEY,
+        "--anthropic-api-base-url",
+        anthropic_api.url,
+        "--pairing",
+    ]
+    status, out = await run_to_end(*args, "--slack-bot-token", "xoxb-wrong")
+    assert status == 2 and "Slack said invalid_auth" in out and not config.exists()
+    status, out = await run_to_end(*args, "--slack-bot-token", team.token)
+    assert status == 0, out
+    assert "ok: team T1 (T1), bot user UBOTT1" in out and "ok: Socket Mode connections" in out
+    written = config.read_text()
+    assert 'team_id = "T1"' in written and team.token not in written
+    assert "enabled = true" in written, "no user id given: pairing"
+    status, out = await run_to_end(
+        "check-config", "--config", config, "--probe", env={"ANTHROPIC_API_KEY": KEY}
+    )
+    assert status == 0 and "ok    workspace main: slack.app_token" in out, out
