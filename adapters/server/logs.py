@@ -20,10 +20,15 @@ REDACTED = "[redacted]"
 _CHATTY = ("httpx", "httpcore", "aiosqlite", "anthropic")
 
 
+# A DM pairing code, wherever a line quotes a message that carries one (python-telegram-bot
+# logs the parameters of each call at debug level): it is a one-time credential.
+PAIRING_CODE = re.compile(r"(?i)(pairing code(?: is)?|/approve|/deny)\s+[A-HJ-NP-Z2-9]{8}\b")
+
+
 class Redactor(logging.Filter):
-    """Replaces every configured secret (and its URL-encoded forms) in a record's message,
-    arguments, traceback and extra fields. Attached to every handler, so it sees records of
-    every logger."""
+    """Replaces every configured secret (and its URL-encoded forms), and every pairing code,
+    in a record's message, arguments, traceback and extra fields. Attached to every handler,
+    so it sees records of every logger."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
@@ -42,11 +47,10 @@ class Redactor(logging.Filter):
         self._pattern = re.compile(pattern, re.IGNORECASE) if ordered else None
 
     def redact(self, text: str) -> str:
+        text = PAIRING_CODE.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
         return text if self._pattern is None else self._pattern.sub(REDACTED, text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self._pattern is None:
-            return True
         record.msg = self.redact(record.getMessage())
         record.args = None
         if record.exc_info and not record.exc_text:

@@ -139,3 +139,12 @@ def test_a_secret_is_redacted_whatever_its_case() -> None:
     comes out with its first letter changed."""
     redactor = logs.Redactor(["abc-secret-token"])
     assert redactor.redact("Abc-secret-token was refused") == "[redacted] was refused"
+
+
+def test_a_pairing_code_is_never_logged() -> None:
+    redactor = logs.Redactor([])
+    said = "sendMessage text='Your pairing code is ABCD2345. Give it' and '/approve WXYZ7899'"
+    assert redactor.redact(said) == (
+        "sendMessage text='Your pairing code is [redacted]. Give it' and '/approve [redacted]'"
+    )
+    assert redactor.redact("pairing code 0OIL1234") == "pairing code 0OIL1234", "not a code"
