@@ -7,6 +7,7 @@ from aiohttp import web
 from adapters.admin.access import LOGINS, guard
 from adapters.admin.deps import DEPS, AdminDeps
 from adapters.admin.pages import (
+    approvals,
     deliveries,
     home,
     login,
@@ -25,7 +26,18 @@ def admin_app(deps: AdminDeps) -> web.Application:
     app[DEPS] = deps
     app[LOGINS] = Logins()
     overview.install(app)  # live streams end when the server stops
-    for page in (login, home, overview, session, deliveries, notifications, pairing, settings):
+    pages = (
+        login,
+        home,
+        overview,
+        session,
+        deliveries,
+        notifications,
+        approvals,
+        pairing,
+        settings,
+    )
+    for page in pages:
         app.router.add_routes(page.routes)
     app.router.add_static("/static/", HERE / "static")
     return app

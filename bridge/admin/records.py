@@ -100,3 +100,15 @@ class Overview:
     pending_deliveries: int
     undelivered_notifications: int
     actions: list[AdminActionRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRow:
+    """A tool call waiting for an operator's approval, its input with secrets masked."""
+
+    approval_id: str
+    agent_id: str
+    tool: str
+    input: Any
+    created_at: float
+    deadline: float

@@ -23,6 +23,7 @@ from config.schema import SwitchboardConfig, WorkspaceConfig
 from runtime import QueueMode, StaleRunError, StopStatus, UnknownRunError
 from runtime.ids import new_id
 from runtime.payloads import NotificationRequested
+from runtime.records import ApprovalStatus
 
 TEXT_IN_AUDIT = 200  # characters of a discarded delivery's text kept in its audit event
 
@@ -32,6 +33,17 @@ class Steering:
         self._bridge = bridge
         self._runtime = bridge.runtime
         self._view = AdminView(bridge, config)
+
+    async def answer_approval(
+        self, workspace: WorkspaceConfig, approval_id: str, approve: bool, admin: str
+    ) -> str:
+        """Approve or deny a tool call of this workspace waiting for approval, as an
+        operator's button would; the admin is named as who decided."""
+        if approval_id not in {a.approval_id for a in await self._view.approvals(workspace.id)}:
+            raise NotInWorkspace(f"no call of {workspace.id} waits for approval as {approval_id}")
+        status = ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED
+        await self._runtime.approvals.decide(approval_id, status, f"admin {admin}")
+        return f"{'Approved' if approve else 'Denied'} {approval_id}."
 
     async def stop(self, workspace: WorkspaceConfig, session_id: str, admin: str) -> str:
         """Stop the session's running turn; its conversation is told who stopped it."""

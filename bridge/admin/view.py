@@ -11,6 +11,7 @@ from dataclasses import replace
 from bridge.admin.audit import entry
 from bridge.admin.errors import NotInWorkspace
 from bridge.admin.records import (
+    ApprovalRow,
     ConnectionRow,
     DeliveryRow,
     Overview,
@@ -18,6 +19,7 @@ from bridge.admin.records import (
     SessionRow,
     TranscriptLine,
 )
+from bridge.approvals import masked
 from bridge.service import Bridge
 from bridge.status import Undelivered, undelivered_notifications
 from bridge.store import Intent
@@ -55,6 +57,7 @@ class AdminView:
         self._config = config
         seen = bridge.current.secrets_seen() | set(config.secret_values())
         secrets = sorted((s for s in seen if s), key=len, reverse=True)
+        self._secrets = secrets
         # Any case: a library may change it (python-telegram-bot capitalizes an error's text,
         # which lowercases a bot token quoted in it).
         self._secret = (
@@ -76,6 +79,16 @@ class AdminView:
             if workspace_of_agent(s.record.agent_id) == workspace_id
         ]
         return sorted(found, key=lambda s: (s.record.created_at, s.id))
+
+    async def approvals(self, workspace_id: str) -> list[ApprovalRow]:
+        """The workspace's tool calls waiting for an operator's approval, oldest first."""
+        ids = [s.id for s in self._sessions(workspace_id)]
+        return [
+            ApprovalRow(
+                a.id, a.agent_id, a.tool, masked(a.input, self._secrets), a.created_at, a.deadline
+            )
+            for a in await self._runtime.approvals.pending(ids)
+        ]
 
     def _session(self, workspace_id: str, session_id: str) -> Session:
         session = self._runtime.sessions.get(session_id)

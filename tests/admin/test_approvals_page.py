@@ -1,0 +1,77 @@
+"""The console's Approvals page over real HTTP against the running App: a tool call waiting
+for approval is listed (its secrets masked) and approved by the workspace's admin, after
+which the tool runs and the answer reaches the operator in Telegram."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from adapters.server.app import App
+from tests.adapters.approvals.telegram_approvals import DEPLOY_SCRIPT, runs
+from tests.admin.harness import ACME_TOKEN, AdminClient, start_console
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
+
+ALICE = 1001
+
+
+async def test_an_admin_approves_a_waiting_tool_call(
+    db_path: Path,
+    tmp_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
+) -> None:
+    script = tmp_path / "deploy.py"
+    script.write_text(DEPLOY_SCRIPT)
+    deploy = {
+        "name": "deploy",
+        "description": "Deploy to a host",
+        "command": ["python3", str(script), str(tmp_path / "deploy.log")],
+        "requires_approval": True,
+    }
+    app = await start_console(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        slack_api,
+        agent_tools=("deploy",),
+        acme_extra={"tools": [deploy]},
+    )
+    try:
+        anthropic_api.script = [
+            tools(("deploy", {"host": "db1", "password": "hunter2"})),
+            text("db1 is deployed"),
+        ]
+        telegram_api.push_message("deploy db1", user=ALICE)
+        await until(lambda: runs_waiting(app), wait_s=20)
+        async with AdminClient(app) as client:
+            await client.login(ACME_TOKEN)
+            status, html = await client.get("/admin/w/acme/approvals")
+            assert status == 200 and "hunter2" not in html and "deploy" in html
+            [approval] = re.findall(r'<tr data-approval="(apr_[^"]+)">', html)
+            assert runs(tmp_path) == []
+            status, html = await client.post(
+                f"/admin/w/acme/approvals/{approval}", {"action": "approve"}
+            )
+            assert status == 200 and f"Approved {approval}." in html
+            assert 'id="no-approvals"' in html
+        await until(lambda: "db1 is deployed" in telegram_api.chat(ALICE), wait_s=20)
+        assert runs(tmp_path) == [{"host": "db1", "password": "hunter2"}]
+        [decided] = [
+            e for e in await app.runtime.store.events_after(0) if e.type == "approval_decided"
+        ]
+        assert decided.data.decided_by == "admin acme/lead"
+    finally:
+        await app.stop()
+
+
+def runs_waiting(app: App) -> bool:
+    """A turn of the app waits for an operator's approval (its progress says so)."""
+    return any(
+        s.running is not None and s.running.step.startswith("waiting for an operator")
+        for s in app.runtime.sessions.values()
+    )
