@@ -1,12 +1,13 @@
 """Issue 18: intake while the product works. Signed Slack events from the operator in 50
-threads of one allowed channel, sent open loop at a fixed rate (`bench/load/openloop.py`, a
-process of its own) to a real `switchboard run` process whose model answers at once, so turns
-run and replies and progress go out to the fake Slack (under Slack's rate limits) meanwhile;
-and, in the same run, to slack-bolt's own aiohttp server doing one durable insert (the least
-the job needs). Ack latency is counted from each request's due time.
+threads of one allowed channel (and Telegram webhook updates in 50 topics of a forum group),
+sent open loop at a fixed rate (`bench/load/openloop.py`, a process of its own) to a real
+`switchboard run` whose model answers at once, so turns run and replies and progress go out to
+the fake platform (under its rate limits) meanwhile; and, in the same run, to the bare library
+(slack-bolt's own aiohttp server, python-telegram-bot's webhook handling) doing one durable
+insert: the least the job needs. Ack latency is counted from each request's due time.
 
-`python -m bench.load_bench [--rates 100,500,1000] [--seconds 5]`; each rate gets a fresh
-Switchboard (no backlog carried over)."""
+`python -m bench.load_bench [--rates 100,500,1000] [--seconds 5] [--platforms slack,telegram]`;
+each rate gets a fresh Switchboard (no backlog carried over)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from bench import slack_bench
+from bench.loopback import serve
+from bench.replicas.bare import TELEGRAM_SECRET, telegram_updates
 from bench.replicas.processes import ALICE, BARE_BANNER, Replica, made
 from bench.replicas.slack_side import fakes
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.load_bench", description=__doc__)
     parser.add_argument("--rates", default="100,500,1000", help="events per second, each run")
+    parser.add_argument("--platforms", default="slack,telegram", help="whose doors, in order")
     parser.add_argument("--seconds", type=float, default=5.0, help="how long each rate is sent")
     parser.add_argument(
         "--profile",
@@ -39,21 +44,39 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def config(where: Path, slack: FakeSlack, token: str, model_url: str) -> Path:
-    alice = {"id": "alice", "primary": True, "slack_user_id": ALICE}
-    team = {
-        "team_id": "T1",
-        "bot_token": token,
-        "signing_secret": slack_bench.SECRET,
-        "api_base_url": slack.base_url,
-        "channels": ["COPS"],
-    }
+ALICE_BOTH = {"id": "alice", "primary": True, "slack_user_id": ALICE, "telegram_user_id": 1001}
+
+
+def config(where: Path, platform: str, fake: FakeSlack | FakeTelegram, model_url: str) -> Path:
+    """One workspace on `platform`: Slack events over HTTP in channel COPS, or Telegram
+    webhooks (secret token) from the forum group -100."""
+    if isinstance(fake, FakeSlack):
+        team = next(iter(fake.teams.values()))
+        door: dict[str, Any] = {
+            "slack": {
+                "team_id": team.team_id,
+                "bot_token": team.token,
+                "signing_secret": slack_bench.SECRET,
+                "api_base_url": fake.base_url,
+                "channels": ["COPS"],
+            }
+        }
+    else:
+        door = {
+            "telegram": {
+                "bot_token": fake.token,
+                "api_base_url": fake.base_url,
+                "mode": "webhook",
+                "webhook_secret": TELEGRAM_SECRET,
+                "chats": [-100],
+            }
+        }
     return write_config(
         made(where) / "switchboard.toml",
         db=where / "sb.db",
         provider=anthropic(model_url),
         logging={"level": "warning"},
-        workspaces=[workspace("acme", [alice], slack=team)],
+        workspaces=[workspace("acme", [ALICE_BOTH], **door)],
     )
 
 
@@ -88,53 +111,91 @@ async def main(argv: list[str] | None = None) -> None:
     rates = [float(r) for r in args.rates.split(",")]
     where = Path(tempfile.mkdtemp(prefix="sb-load-"))
     slack, model, runners = await fakes()
-    team = slack.add_team("T1")
-    bare_argv = [
-        sys.executable, "-m", "bench.replicas_bench", "--serve-bare", "slack",
-        "--bare-db", str(where / "bare.db"), "--telegram-api", "http://127.0.0.1:9",
-    ]  # fmt: skip
-    bare = await Replica.spawn("bare", bare_argv, where / "bare.out", BARE_BANNER)
+    slack.add_team("T1")
+    telegram = FakeTelegram()
+    telegram_runner, telegram.url = await serve(telegram.app())
+    runners.append(telegram_runner)
+    rows: list[tuple[str, float, dict[str, dict[str, Any]]]] = []
     first = 1
-    rows = []
     try:
-        for rate in rates:
-            count = int(rate * args.seconds)
-            server = await Replica.start(
-                config(where / f"sb-{int(rate)}", slack, team.token, model.url), "switchboard"
+        for platform in args.platforms.split(","):
+            fake: FakeSlack | FakeTelegram = slack if platform == "slack" else telegram
+            bare_argv = [
+                sys.executable, "-m", "bench.replicas_bench", "--serve-bare", platform,
+                "--bare-db", str(where / f"bare-{platform}.db"),
+                "--telegram-api", telegram.base_url,
+            ]  # fmt: skip
+            bare = await Replica.spawn(
+                f"bare-{platform}", bare_argv, where / f"bare-{platform}.out", BARE_BANNER
             )
             try:
-                results = {}
-                for name, target in (("bare", bare), ("switchboard", server)):
-                    requests = slack_bench._requests(slack, count, first)
-                    first += count
-                    cpu = target.cpu()
-                    file = requests_file(requests, where / f"{name}-{int(rate)}.jsonl")
-                    spy = None
-                    if args.profile and name == "switchboard":
-                        spy = await sample(
-                            target, args.profile / f"rate-{int(rate)}.txt", args.seconds
-                        )
-                    result = await send(f"{target.url}/slack/events", file, rate)
-                    if spy is not None:
-                        await spy.wait()
-                    result["cpu_ms"] = round(1000 * (target.cpu() - cpu) / count, 2)
-                    results[name] = result
-                rows.append((rate, results, len(model.requests)))
+                for rate in rates:
+                    count = int(rate * args.seconds)
+                    server = await Replica.start(
+                        config(where / f"sb-{platform}-{int(rate)}", platform, fake, model.url),
+                        f"switchboard-{platform}",
+                    )
+                    try:
+                        results = {}
+                        for name, target in (("bare", bare), ("switchboard", server)):
+                            if platform == "slack":
+                                requests = slack_bench._requests(slack, count, first)
+                                url = f"{target.url}/slack/events"
+                            else:
+                                requests = telegram_updates(count, first)
+                                url = f"{target.url}/telegram/acme"
+                            first += count
+                            file = where / f"{platform}-{name}-{int(rate)}.jsonl"
+                            out = (
+                                args.profile / f"{platform}-{int(rate)}.txt"
+                                if args.profile
+                                else None
+                            )
+                            results[name] = await measure(
+                                target,
+                                url,
+                                requests_file(requests, file),
+                                rate,
+                                out if name == "switchboard" else None,
+                                args.seconds,
+                                count,
+                            )
+                        rows.append((platform, rate, results))
+                    finally:
+                        await server.stop()
             finally:
-                await server.stop()
+                await bare.stop()
     finally:
-        await bare.stop()
         for runner in runners:
             await runner.cleanup()
-    print("| rate | server | ack p50 | ack p99 | ack max | failures | CPU per event |")
-    print("|---|---|---|---|---|---|---|")
-    for rate, results, _ in rows:
+    print("| platform | rate | server | ack p50 | ack p99 | ack max | failures | CPU per event |")
+    print("|---|---|---|---|---|---|---|---|")
+    for platform, rate, results in rows:
         for name, r in results.items():
             print(
-                f"| {rate:g}/s | {name} | {r['p50_ms']} ms | {r['p99_ms']} ms | {r['max_ms']} ms"
-                f" | {r['failures'] or 0} | {r['cpu_ms']} ms |"
+                f"| {platform} | {rate:g}/s | {name} | {r['p50_ms']} ms | {r['p99_ms']} ms"
+                f" | {r['max_ms']} ms | {r['failures'] or 0} | {r['cpu_ms']} ms |"
             )
-    print(f"model requests answered in all: {rows[-1][2] if rows else 0}")
+    print(f"model requests answered in all: {len(model.requests)}")
+
+
+async def measure(
+    target: Replica,
+    url: str,
+    file: Path,
+    rate: float,
+    profile: Path | None,
+    seconds: float,
+    count: int,
+) -> dict[str, Any]:
+    """One open-loop run against `target`, with its CPU per event (and py-spy's samples)."""
+    cpu = target.cpu()
+    spy = await sample(target, profile, seconds) if profile is not None else None
+    result = await send(url, file, rate)
+    if spy is not None:
+        await spy.wait()
+    result["cpu_ms"] = round(1000 * (target.cpu() - cpu) / count, 2)
+    return result
 
 
 if __name__ == "__main__":
