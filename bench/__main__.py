@@ -4,6 +4,7 @@ from bench import (
     delivery_bench,
     engines_bench,
     files_bench,
+    load_bench,
     markdown_bench,
     replicas_bench,
     runtime_bench,
@@ -23,3 +24,4 @@ markdown_bench.main()
 asyncio.run(store_bench.main())
 asyncio.run(engines_bench.main())
 asyncio.run(replicas_bench.main([]))
+asyncio.run(load_bench.main([]))
