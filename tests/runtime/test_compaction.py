@@ -57,7 +57,7 @@ async def test_hundreds_of_turns_stay_within_a_small_window(
     rt = await open_runtime(db_path, anthropic_api, settings=SETTINGS)
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
-    turns = 300
+    turns = 200
     for n in range(turns):
         fact = f"FACT-{n}: the code for door {n} is {7000 + n}. " if n < 3 else ""
         await rt.submit(sid, operator(f"{fact}Message {n}. " + "Some operator words. " * 8))
