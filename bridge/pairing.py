@@ -33,7 +33,6 @@ from bridge.store.pairing import (
     revoke,
 )
 from bridge.types import DeliveryKind, InboundChat
-from config.current import CurrentConfig
 from config.schema import OperatorConfig, WorkspaceConfig
 from runtime.clock import Clock
 from runtime.ids import new_id
@@ -71,10 +70,7 @@ def who(request: PairingRequest | PairedSender) -> str:
 
 
 class Pairing:
-    def __init__(
-        self, config: CurrentConfig, store: BridgeStore, router: Router, clock: Clock
-    ) -> None:
-        self._config = config
+    def __init__(self, store: BridgeStore, router: Router, clock: Clock) -> None:
         self._store = store
         self.records = PairingStore(store.runtime_store)
         self._router = router

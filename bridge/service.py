@@ -53,7 +53,7 @@ class Bridge:
         self.presenter = ProgressPresenter(
             self.outbox.transports, runtime.clock, progress_interval_s, store=self.store
         )
-        self.pairing = Pairing(self.current, self.store, self.router, runtime.clock)
+        self.pairing = Pairing(self.store, self.router, runtime.clock)
         commands = Commands(runtime, self.sessions, Status(runtime, self.store), self.pairing)
         self.downloads = Downloads(self.current, runtime, self.store, self.sessions)
         files = FileIntake(config.attachments, self.store, self.downloads)

@@ -2,14 +2,12 @@
 
 from config.errors import ConfigError, SwitchboardError
 from config.loading import DEFAULT_PATH, ENV_PATH, load, resolve_path
+from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
 from config.schema import (
     AgentConfig,
-    ConsoleConfig,
     OperatorConfig,
     ProviderConfig,
-    SlackConfig,
     SwitchboardConfig,
-    TelegramConfig,
     ToolConfig,
     WorkspaceConfig,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from config.admin import AdminConfig, WorkspaceAdminConfig
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
@@ -17,13 +17,11 @@ from config.mcp import (
     mcp_reference,
     url_secrets,
 )
+from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
+from config.strict import Strict
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ServerConfig(Strict):
@@ -151,17 +149,6 @@ class RetentionConfig(Strict):
         return days
 
 
-class SuggestedPrompt(Strict):
-    title: str = Field(min_length=1, max_length=75)
-    message: str = Field(min_length=1)
-
-
-DEFAULT_SUGGESTED_PROMPTS = (
-    SuggestedPrompt(title="What are you working on?", message="/status"),
-    SuggestedPrompt(title="Commands", message="/help"),
-)
-
-
 FileKindName = Literal["image", "pdf", "text"]
 MB = 1024 * 1024
 
@@ -177,50 +164,6 @@ class AttachmentsConfig(Strict):
     max_pdf_bytes: int = Field(20 * MB, ge=1, le=32 * MB)
     max_pdf_pages: int = Field(100, ge=1, le=100)
     max_text_bytes: int = Field(256 * 1024, ge=1, le=4 * MB)
-
-
-class SlackConfig(Strict):
-    team_id: str
-    bot_token: SecretStr
-    signing_secret: SecretStr | None = None  # HTTP mode: how we know a request is Slack's
-    app_token: SecretStr | None = None  # Socket Mode instead of HTTP
-    api_base_url: str = "https://slack.com/api/"
-    channels: list[str] = []
-    request_timeout_s: float = Field(10.0, gt=0)
-    # The slash command set up in the Slack app (`/switchboard status`, `/switchboard stop`).
-    slash_command: Annotated[str, Field(pattern=r"^/[a-z0-9_-]{1,31}$")] = "/switchboard"
-    # Offered when an operator opens a new assistant thread with the app (at most 4); [] offers
-    # none.
-    suggested_prompts: list[SuggestedPrompt] = Field(
-        default_factory=lambda: list(DEFAULT_SUGGESTED_PROMPTS), max_length=4
-    )
-
-    @model_validator(mode="after")
-    def _one_way_in(self) -> SlackConfig:
-        if self.signing_secret is None and self.app_token is None:
-            raise ValueError(
-                "set signing_secret (events over HTTP at /slack/events) or app_token (Socket Mode)"
-            )
-        return self
-
-
-class TelegramConfig(Strict):
-    bot_token: SecretStr
-    mode: Literal["polling", "webhook"] = "polling"
-    webhook_secret: SecretStr | None = None
-    api_base_url: str = "https://api.telegram.org/bot"
-    chats: list[int] = []
-
-    @model_validator(mode="after")
-    def _webhook_needs_secret(self) -> TelegramConfig:
-        if self.mode == "webhook" and self.webhook_secret is None:
-            raise ValueError("webhook mode needs webhook_secret (Telegram sends it back to us)")
-        return self
-
-
-class ConsoleConfig(Strict):
-    operator: str
-    enabled: bool = True
 
 
 class OperatorConfig(Strict):

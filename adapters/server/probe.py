@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from adapters.server.assembly import mcp_servers
+from adapters.server.logs import Redactor
 from adapters.slack.probe import check_app_token, whose_bot_token
 from adapters.telegram.probe import whose_bot
 from config.errors import CredentialRefused
@@ -27,12 +28,13 @@ async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
     mcp = asyncio.ensure_future(_mcp(config, servers))
     found = await asyncio.gather(*(_run(check) for _, check in checks))
     mcp_lines, ok = await mcp
-    secrets = sorted(config.secret_values(), key=len, reverse=True)
+    # An error may quote what it was given (an HTTP error its URL, a token in it included).
+    redactor = Redactor(config.secret_values())
     lines: list[str] = []
     for (where, _), (passed, said) in zip(checks, found, strict=True):
         ok = ok and passed
-        lines.append(f"{'ok  ' if passed else 'FAIL'}  {where}: {_redacted(said, secrets)}")
-    lines += [_redacted(line, secrets) for line in mcp_lines]
+        lines.append(f"{'ok  ' if passed else 'FAIL'}  {where}: {redactor.redact(said)}")
+    lines += [redactor.redact(line) for line in mcp_lines]
     return lines or ["nothing to probe (no tokens, model key or MCP servers)"], ok
 
 
@@ -92,10 +94,3 @@ async def _mcp(config: SwitchboardConfig, servers: list[McpServer]) -> tuple[lis
             lines.append(f"FAIL  {key}: {server.error}")
     await asyncio.gather(*(s.stop() for s in servers))
     return lines, ok
-
-
-def _redacted(text: str, secrets: list[str]) -> str:
-    """An error may quote what it was given (an HTTP error its URL, a token in it included)."""
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text

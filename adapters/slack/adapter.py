@@ -35,7 +35,8 @@ from adapters.slack.inbound import (
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, texts
 from config.errors import ConfigError
-from config.schema import SlackConfig, WorkspaceConfig
+from config.platforms import SlackConfig
+from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from tests.runtime.helpers import until
 from tests.test_readme import readme_commands
 
 TMUX = shutil.which("tmux")
-KEY = "sk-ant-init-test-key"
+KEY = "init-model-key-for-tests"
 BOB = 4242
 
 

@@ -13,7 +13,7 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
-KEY = "sk-ant-right-key-for-the-probe"
+KEY = "probe-model-key-right"
 APP_TOKEN = "xapp-1-probe-app-token"
 
 
@@ -68,7 +68,11 @@ async def test_wrong_credentials_are_named_with_the_platforms_reason(
     tmp_path: Path, telegram_api: FakeTelegram, slack_api: FakeSlack, anthropic_api: FakeAnthropic
 ) -> None:
     anthropic_api.api_key = KEY
-    wrong = {"telegram_token": "999:wrong", "slack_token": "xoxb-wrong", "key": "sk-ant-wrong"}
+    wrong = {
+        "telegram_token": "999:wrong",
+        "slack_token": "xoxb-wrong",
+        "key": "probe-model-key-wrong",
+    }
     path = config(tmp_path, telegram_api, slack_api, anthropic_api, **wrong)
     status, out = await run_to_end("check-config", "--probe", "--config", path)
     assert status == 1, out

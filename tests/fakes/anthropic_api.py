@@ -115,6 +115,16 @@ class FakeAnthropic:
             }
         )
 
+    def tool_results(self) -> list[dict[str, Any]]:
+        """The tool_result blocks the model was sent in the newest request, as sent."""
+        return [
+            block
+            for message in self.requests[-1]["messages"]
+            if isinstance(message["content"], list)
+            for block in message["content"]
+            if block.get("type") == "tool_result"
+        ]
+
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         if self.script:
             return self.script.pop(0)

@@ -35,16 +35,6 @@ from tests.runtime.helpers import until, wait_for
 SECRET_INPUT = {"host": "db1", "password": "hunter2", "note": "uses TOKEN"}
 
 
-def tool_results(anthropic_api: FakeAnthropic) -> list[dict[str, Any]]:
-    return [
-        block
-        for message in anthropic_api.requests[-1]["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
-
-
 @pytest.fixture
 async def app(
     db_path: Path, tmp_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
@@ -81,7 +71,7 @@ async def test_the_tool_waits_for_approve_and_then_runs_once(
     await until(lambda: "db1 is deployed" in telegram_api.chat(ALICE), wait_s=20)
     assert runs(tmp_path) == [{"host": "db1"}]
     assert any(t.startswith("Approved: deploy runs now.") for t in telegram_api.chat(ALICE))
-    [result] = tool_results(anthropic_api)
+    [result] = anthropic_api.tool_results()
     assert "deployed db1" in result["content"] and not result.get("is_error")
     [decided] = [e async for e in events(app, EventType.APPROVAL_DECIDED)]
     assert decided.data.status is ApprovalStatus.APPROVED and decided.data.decided_by == "alice"
@@ -100,7 +90,7 @@ async def test_deny_answers_the_call_with_an_error_and_the_transcript_stays_vali
     press(telegram_api, DENY, request)
     await until(lambda: "understood, not deploying" in telegram_api.chat(ALICE), wait_s=20)
     assert runs(tmp_path) == []
-    [result] = tool_results(anthropic_api)
+    [result] = anthropic_api.tool_results()
     assert result["is_error"] is True
     assert "denied by operator alice" in result["content"]
     assert anthropic_api.refused == []
@@ -176,7 +166,7 @@ async def test_no_answer_in_time_is_a_no(
         telegram_api.push_message("deploy db1", user=ALICE)
         await until(lambda: "nobody answered" in telegram_api.chat(ALICE), wait_s=20)
         assert runs(tmp_path) == []
-        [result] = tool_results(anthropic_api)
+        [result] = anthropic_api.tool_results()
         assert result["is_error"] and "approval timed out" in result["content"]
         assert any(
             t.startswith("No operator answered within 1 s") for t in telegram_api.chat(ALICE)

@@ -33,11 +33,7 @@ def stdio_server(notes: Path, name: str = "demo") -> dict[str, Any]:
 def tool_results(anthropic_api: FakeAnthropic) -> list[dict[str, Any]]:
     """Every tool_result the model was sent, its content parsed (our envelope is JSON)."""
     return [
-        {**block, "content": json.loads(block["content"])}
-        for message in anthropic_api.requests[-1]["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
+        {**block, "content": json.loads(block["content"])} for block in anthropic_api.tool_results()
     ]
 
 
@@ -94,13 +90,7 @@ async def test_a_picture_the_tool_returns_is_shown_to_the_model_as_an_image(
     anthropic_api.script = [tools(("demo__snapshot", {"width": 4, "height": 3})), text("green")]
     telegram_api.push_message("how does the dashboard look?", user=1001)
     await until(lambda: "green" in telegram_api.chat(1001), wait_s=20)
-    [result] = [
-        block
-        for message in anthropic_api.requests[-1]["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
+    [result] = anthropic_api.tool_results()
     words, label, image = result["content"]
     envelope = json.loads(words["text"])
     assert envelope["summary_text"].startswith("the dashboard, all green")
