@@ -28,6 +28,10 @@ class ServerConfig(Strict):
     host: str = "127.0.0.1"
     port: int = Field(8780, ge=0, le=65535)
     public_url: str | None = None
+    # "process": the platforms' HTTP doors run in a process of their own, which stores each
+    # request and answers the platform without waiting on turns (SQLite; replicas on
+    # PostgreSQL keep them inline). "inline": everything in one process.
+    intake: Literal["process", "inline"] = "process"
 
 
 class StorageConfig(Strict):

@@ -17,6 +17,7 @@ from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
 from adapters.server.http import build_app
+from adapters.server.intake import DoorIntake, wanted
 from adapters.server.leadership import Leadership, replica_name
 from adapters.server.live import LiveAdapters
 from adapters.server.logs import Redactor, learn_secrets
@@ -59,6 +60,7 @@ class App:
         path: Path | None = None,
         replica: str | None = None,
         on_lease_lost: Callable[[str], None] = exit_at_once,
+        doors: bool = False,
     ) -> None:
         self.current = CurrentConfig(config)
         self.replica = replica or replica_name()
@@ -66,6 +68,8 @@ class App:
         self.leadership: Leadership | None = None  # PostgreSQL: which replica is active
         self._leading: asyncio.Task[None] | None = None
         self.path = path  # the file it was started from: what `reload` reads again
+        # The doors in a process of their own (`switchboard run`; see intake.py).
+        self.intake = DoorIntake(config) if doors and wanted(config) else None
         self._stdin = stdin
         self._stdout = stdout
         self._provider = provider
@@ -185,6 +189,10 @@ class App:
             await self._serve_http()
         for workspace_id in list(self.telegram):
             await self.live.start_telegram(workspace_id, self.config.server.public_url)
+        if self.intake is not None:
+            self.intake.take(
+                {"slack": self.live.slack_front.replay, "telegram": self.live.telegram_front.replay}
+            )
         if consoles:
             console = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
             self._console = asyncio.get_running_loop().create_task(console.run())
@@ -239,6 +247,8 @@ class App:
             for workspace_id in report.removed:
                 self.live.hold(workspace_id, False)
             self.live.doors()  # a removed workspace's door closes
+            if self.intake is not None:
+                self.intake.update(effective)
             if failures:
                 report = report.model_copy(update={"errors": "\n".join(failures)})
             log.info("config applied", extra=report_fields(report))
@@ -320,19 +330,32 @@ class App:
         )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, server.host, server.port)
+        if self.intake is not None:
+            try:
+                self.port = await self.intake.open(self._runner, self.config)
+            except BaseException:
+                await self._runner.cleanup()
+                self._runner = None
+                raise
+        else:
+            await self._listen(server.host, server.port)
+        intake = "process" if self.intake is not None else "inline"
+        log.info("http listening", extra={"host": server.host, "port": self.port, "intake": intake})
+
+    async def _listen(self, host: str, port: int) -> None:
+        assert self._runner is not None
+        site = web.TCPSite(self._runner, host, port)
         try:
             await site.start()
         except OSError as exc:
             await self._runner.cleanup()
             self._runner = None
             raise ConfigError(
-                f"cannot listen on {server.host}:{server.port} ({exc.strerror}); is another "
+                f"cannot listen on {host}:{port} ({exc.strerror}); is another "
                 "Switchboard running? Set [server] port in the config to use another port."
             ) from None
         sockets = self._runner.addresses
-        self.port = int(sockets[0][1]) if sockets else server.port
-        log.info("http listening", extra={"host": server.host, "port": self.port})
+        self.port = int(sockets[0][1]) if sockets else port
 
     async def wait(self, stop: asyncio.Event) -> None:
         """Until `stop` is set; or, when the console's input ends (Ctrl-D, the end of a piped
@@ -374,12 +397,16 @@ class App:
     async def _stop(self) -> None:
         if not self.active:  # a standby stops trying for the lease at once
             await self._end_leadership()
+        if self.intake is not None:  # nothing more is taken; what was is handled next start
+            await self.intake.close_doors()
         if self._console is not None:
             self._console.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._console
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+        if self.intake is not None:
+            await self.intake.close()
         await self.bridge.downloads.close()  # before the bots go: held messages stay held
         for workspace_id in dict.fromkeys([*self.telegram, *self.slack]):
             await self.live.stop(workspace_id)

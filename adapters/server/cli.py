@@ -309,7 +309,7 @@ async def run(config: SwitchboardConfig, path: Path | None = None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path)
+    app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path, doors=True)
     started = on_sighup(app.reload, config.storage.path, path)
     await app.start()
     started.set()

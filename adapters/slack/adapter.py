@@ -145,10 +145,6 @@ class SlackAdapter:
             await asyncio.gather(*late, return_exceptions=True)
         await self._session.close()
 
-    def signed_by_slack(self, body: str, headers: dict[str, str]) -> bool:
-        """The request carries a valid, fresh signature made with this workspace's secret."""
-        return self.verifier is not None and self.verifier.is_valid_request(body, headers)
-
     def _authorizer(self) -> Callable[..., Awaitable[AuthorizeResult]]:
         # bolt reads the argument names of `authorize` (a bound method's `self` confuses it),
         # and answers "not installed here" when it returns None, which its hint leaves out.

@@ -109,7 +109,7 @@ class Replica:
         return f"http://127.0.0.1:{self.port}"
 
     def cpu(self) -> float:
-        return cpu_s(self.proc.pid)
+        return tree_cpu_s(self.proc.pid)  # with its door process
 
     async def role(self, http: aiohttp.ClientSession) -> str:
         async with http.get(f"{self.url}/healthz") as response:

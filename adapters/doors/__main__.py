@@ -1,0 +1,5 @@
+import sys
+
+from adapters.doors.process import main
+
+sys.exit(main())

@@ -1,0 +1,166 @@
+"""The main process's side of the door process: starts it, tells it each workspace's keys (at
+start and after a reload), passes its log records on, wakes the inbox's replay when it has
+stored something, and starts it again should it die."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from config.schema import SwitchboardConfig
+
+log = logging.getLogger(__name__)
+
+STOP_S = 5.0  # how long the door process gets to finish the requests under way
+RESTART_S = 1.0
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class DoorsFailed(Exception):
+    """The door process could not start (the port is taken, or it exited)."""
+
+
+def door_keys(config: SwitchboardConfig) -> dict[str, Any]:
+    """What the door process checks requests with: each Slack workspace's team and signing
+    secret, each Telegram webhook's secret token."""
+    slack = [
+        {"workspace": w.id, "team": w.slack.team_id, "secret": secret.get_secret_value()}
+        for w in config.workspaces
+        if w.slack is not None and (secret := w.slack.signing_secret) is not None
+    ]
+    telegram = {
+        w.id: w.telegram.webhook_secret
+        for w in config.workspaces
+        if w.telegram is not None and w.telegram.mode == "webhook"
+    }
+    return {
+        "slack": slack,
+        "telegram": {k: v.get_secret_value() for k, v in telegram.items() if v is not None},
+    }
+
+
+class DoorProcess:
+    def __init__(
+        self,
+        *,
+        inbox: Path,
+        upstream: Path,
+        host: str,
+        port: int,
+        keys: dict[str, Any],
+        on_stored: Callable[[], None],
+    ) -> None:
+        self._inbox = inbox
+        self._upstream = upstream
+        self._host = host
+        self.port = port
+        self._keys = keys
+        self._on_stored = on_stored
+        self._process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._watching: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    async def start(self) -> int:
+        """Start it; the port it listens on (the one asked for, or the one given for 0)."""
+        await self._spawn()
+        self._watching = asyncio.get_running_loop().create_task(self._watch(), name="doors")
+        return self.port
+
+    def update(self, keys: dict[str, Any]) -> None:
+        """The keys of the config just applied."""
+        self._keys = keys
+        self._send(keys=keys)
+
+    async def stop(self) -> None:
+        """The door process stops taking requests, answers those under way, and exits."""
+        self._stopping = True
+        if self._writer is not None:
+            self._writer.close()  # its end reads the end: it stops
+        if self._process is not None:
+            try:
+                await asyncio.wait_for(self._process.wait(), STOP_S)
+            except TimeoutError:
+                log.warning("door process did not stop in time; killed")
+                self._process.kill()
+                await self._process.wait()
+        if self._watching is not None:
+            self._watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watching
+
+    async def _spawn(self) -> None:
+        ours, theirs = socket.socketpair()
+        with theirs:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "adapters.doors",
+                *("--fd", str(theirs.fileno()), "--inbox", str(self._inbox)),
+                *("--upstream", str(self._upstream), "--host", self._host),
+                *("--port", str(self.port)),
+                *("--log-level", logging.getLevelName(logging.getLogger().getEffectiveLevel())),
+                pass_fds=(theirs.fileno(),),
+                stdin=asyncio.subprocess.DEVNULL,
+            )
+        self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
+        self._send(keys=self._keys)
+        while True:
+            message = await self._receive()
+            if message is None:
+                status = await self._process.wait()
+                raise DoorsFailed(f"the door process exited with status {status}")
+            if "cannot_listen" in message:
+                await self._process.wait()
+                raise DoorsFailed(str(message["cannot_listen"]))
+            if "listening" in message:
+                self.port = int(message["listening"])
+                log.info("doors listening", extra={"port": self.port, "pid": self._process.pid})
+                return
+            self._handle(message)
+
+    async def _watch(self) -> None:
+        while True:
+            message = await self._receive()
+            if message is not None:
+                self._handle(message)
+                continue
+            assert self._process is not None
+            status = await self._process.wait()
+            if self._stopping:
+                return
+            log.error("door process exited; starting it again", extra={"status": status})
+            self._on_stored()  # what it stored before it went is taken now
+            while not self._stopping:
+                await asyncio.sleep(RESTART_S)
+                try:
+                    await self._spawn()
+                    break
+                except (DoorsFailed, OSError) as exc:
+                    log.error("door process did not start; trying again", extra={"error": str(exc)})
+
+    async def _receive(self) -> dict[str, Any] | None:
+        assert self._reader is not None
+        line = await self._reader.readline()
+        return json.loads(line) if line else None
+
+    def _send(self, **message: Any) -> None:
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(json.dumps(message).encode() + b"\n")
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        if "stored" in message:
+            self._on_stored()
+        elif "log" in message:
+            entry = dict(message["log"])
+            level, name, text = entry.pop("level"), entry.pop("name"), entry.pop("msg")
+            fields = {k: v for k, v in entry.items() if k not in _STANDARD}
+            logging.getLogger(name).log(level, text, extra={**fields, "process": "doors"})

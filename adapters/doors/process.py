@@ -1,0 +1,194 @@
+"""The door process (`python -m adapters.doors`), started by `switchboard run`
+(`adapters/doors/keeper.py`) with one end of a socket pair.
+
+It listens on `[server] host:port`. A request to a platform door is checked as the fronts
+would check it (`adapters/doors/slack.py`, `adapters/doors/telegram.py`), stored in the inbox
+(`adapters/doors/store.py`, commits shared by every request in flight) and answered: the
+acknowledgement waits on nothing but that commit. Any other path (health, metrics, the admin
+console) goes through to the main process's HTTP server on a Unix socket.
+
+Over the socket pair, one JSON object per line. From the main process: `keys` (the workspaces'
+signing secrets and webhook secret tokens, at start and after each reload). To it:
+`listening` (the port) or `cannot_listen` (why not), `stored` after each commit, so that it takes
+the new requests at once, and `log` records, which it logs as its own (its handlers, its
+redaction). When the main process goes (its end of the socket closes), this one finishes the
+requests under way and exits."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+from adapters.doors import slack, telegram
+from adapters.doors.proxy import Proxy
+from adapters.doors.store import InboxWriter, Request
+
+log = logging.getLogger(__name__)
+
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class Keys:
+    """What checks each workspace's requests, as the main process last sent it."""
+
+    def __init__(self) -> None:
+        self.slack: list[slack.SlackKey] = []
+        self.telegram: dict[str, str] = {}  # workspace id -> webhook secret token
+
+    def update(self, keys: dict[str, Any]) -> None:
+        self.slack = [
+            slack.SlackKey(k["workspace"], k["team"], SignatureVerifier(k["secret"]))
+            for k in keys["slack"]
+        ]
+        self.telegram = dict(keys["telegram"])
+
+
+class Doors:
+    def __init__(self, keys: Keys, inbox: InboxWriter) -> None:
+        self._keys = keys
+        self._inbox = inbox
+
+    async def slack(self, request: web.Request) -> web.Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        checked = slack.check(self._keys.slack, await request.read(), headers, request.query_string)
+        if isinstance(checked, web.Response):
+            return checked
+        if checked.team is None:
+            return checked.answer_check()
+        await self._store(
+            "slack",
+            checked.workspace_id,
+            checked.platform_id,
+            checked.text,
+            headers,
+            request.query_string,
+        )
+        return web.Response(status=200)
+
+    async def telegram(self, request: web.Request) -> web.Response:
+        workspace = request.match_info["workspace_id"]
+        secret = self._keys.telegram.get(workspace)
+        if secret is None:
+            raise web.HTTPNotFound(text="no Telegram webhook for this workspace")
+        if not telegram.secret_matches(request, secret):
+            raise web.HTTPForbidden(text="wrong secret token")
+        raw = await request.read()
+        update = telegram.check(workspace, raw, None)
+        if isinstance(update, web.Response):
+            return update
+        await self._store("telegram", workspace, str(update.update_id), raw.decode(), {}, "")
+        return web.Response(text="ok")
+
+    async def _store(
+        self,
+        platform: str,
+        workspace: str,
+        key: str | None,
+        body: str,
+        headers: dict[str, str],
+        query: str,
+    ) -> None:
+        try:
+            await self._inbox.put(Request(platform, workspace, key, body, headers, query))
+        except Exception:  # not stored: a 500, and the platform sends it again
+            fields = {"platform": platform, "workspace": workspace}
+            log.exception("request not stored", extra=fields)
+            raise web.HTTPInternalServerError(text="not stored; send it again") from None
+
+
+class Control:
+    """This process's end of the socket pair."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self._writer = writer
+
+    def send(self, **message: Any) -> None:
+        if not self._writer.is_closing():
+            self._writer.write(json.dumps(message).encode() + b"\n")
+
+    async def receive(self) -> dict[str, Any] | None:
+        line = await self.reader.readline()
+        return json.loads(line) if line else None
+
+
+class ToMain(logging.Handler):
+    """Log records go to the main process, which logs them with its own handlers."""
+
+    def __init__(self, control: Control, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._control = control
+        self._loop = loop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = {k: str(v) for k, v in record.__dict__.items() if k not in _STANDARD}
+        if record.exc_info:
+            fields["traceback"] = logging.Formatter().formatException(record.exc_info)
+        entry = {"level": record.levelno, "name": record.name, "msg": record.getMessage()}
+        self._loop.call_soon_threadsafe(lambda: self._control.send(log={**entry, **fields}))
+
+
+async def serve(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the main process, which stops us
+    loop = asyncio.get_running_loop()
+    reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=args.fd))
+    control = Control(reader, writer)
+    root = logging.getLogger()
+    root.handlers[:] = [ToMain(control, loop)]
+    root.setLevel(args.log_level)
+    keys = Keys()
+    first = await control.receive()
+    if first is None:
+        return 0
+    keys.update(first["keys"])
+    inbox = InboxWriter(args.inbox, lambda n: control.send(stored=n))
+    doors = Doors(keys, inbox)
+    proxy = Proxy(args.upstream)
+    app = web.Application(client_max_size=4 * 1024 * 1024)
+    app.router.add_post("/slack/events", doors.slack)
+    app.router.add_post("/telegram/{workspace_id}", doors.telegram)
+    app.router.add_route("*", "/{tail:.*}", proxy.handle)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, args.host, args.port, reuse_address=True).start()
+    except OSError as exc:
+        control.send(cannot_listen=exc.strerror or str(exc))
+        await writer.drain()
+        return 1
+    port = int(runner.addresses[0][1]) if runner.addresses else args.port
+    control.send(listening=port)
+    try:
+        while (message := await control.receive()) is not None:
+            if "keys" in message:
+                keys.update(message["keys"])
+    finally:
+        await runner.cleanup()  # the requests under way finish: stored and answered
+        await proxy.close()
+        inbox.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m adapters.doors")
+    parser.add_argument("--fd", type=int, required=True, help="this process's end of the pair")
+    parser.add_argument("--inbox", type=Path, required=True)
+    parser.add_argument("--upstream", type=Path, required=True, help="the main process's socket")
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--log-level", default="INFO")
+    return asyncio.run(serve(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Every path of the port but the platform doors (health, metrics, the admin console with its
+live page) goes through to the main process's HTTP server, on a Unix socket. The response is
+passed on as it comes, chunk by chunk, so a stream of server-sent events stays live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+# Hop-by-hop headers (RFC 9110 7.6.1) and those aiohttp sets itself for what it sends.
+_NOT_PASSED = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+        "host",
+    }
+)
+
+
+class Proxy:
+    def __init__(self, upstream: Path) -> None:
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.UnixConnector(path=str(upstream)),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=5),
+            auto_decompress=False,
+        )
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED}
+        headers["Host"] = request.host
+        if request.remote:
+            headers["X-Forwarded-For"] = request.remote
+        try:
+            upstream = await self._session.request(
+                request.method,
+                f"http://switchboard{request.path_qs}",
+                headers=headers,
+                data=await request.read() if request.can_read_body else None,
+                allow_redirects=False,
+            )
+        except (aiohttp.ClientError, OSError):
+            raise web.HTTPServiceUnavailable(
+                text="Switchboard is starting or stopping; try again in a moment.",
+                headers={"Retry-After": "2"},
+            ) from None
+        async with upstream:
+            response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+            for name, value in upstream.headers.items():
+                if name.lower() not in _NOT_PASSED:
+                    response.headers.add(name, value)
+            if upstream.content_length is not None:
+                response.content_length = upstream.content_length
+            await response.prepare(request)
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+            await response.write_eof()
+        return response
+
+    async def close(self) -> None:
+        await self._session.close()

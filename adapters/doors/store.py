@@ -1,0 +1,198 @@
+"""The inbox: a SQLite file of its own (`<database>.inbox`) where the door process stores each
+checked platform request before the platform gets its 200, and from which the main process
+takes them.
+
+Two processes open it (SQLite's WAL mode is made for that): the door process only inserts,
+the main process reads and deletes what it handled. Inserts share commits: the door's
+writer thread takes every request queued while the last commit ran and commits them in one
+transaction (group commit), so a burst costs one commit, not one per request. A platform
+id is stored once: a retry of a request still here is acknowledged and not stored twice
+(one already handled and deleted is stored again and dropped by the bridge's dedupe)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bridge.store.records import Forwarded
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS inbox (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    dedupe_key TEXT UNIQUE,
+    body TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    query TEXT NOT NULL,
+    received_at REAL NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT
+)
+"""
+_INSERT = (
+    "INSERT OR IGNORE INTO inbox (platform, workspace_id, dedupe_key, body, headers, query,"
+    " received_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def inbox_path(database: Path) -> Path:
+    return database.with_name(database.name + ".inbox")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(_SCHEMA)
+    return conn
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    platform: str
+    workspace_id: str
+    dedupe_key: str | None
+    body: str
+    headers: dict[str, str]
+    query: str
+
+    def row(self) -> tuple[object, ...]:
+        key = f"{self.platform}:{self.workspace_id}:{self.dedupe_key}" if self.dedupe_key else None
+        headers = json.dumps(self.headers)
+        return (self.platform, self.workspace_id, key, self.body, headers, self.query, time.time())
+
+
+_Waiter = tuple[Request, "asyncio.Future[bool]"]
+
+
+class InboxWriter:
+    """The door process's side: `put` returns once the request is committed."""
+
+    def __init__(self, path: Path, committed: Callable[[int], None]) -> None:
+        self._conn = _connect(path)
+        self._committed = committed  # called on the event loop after each commit, with its size
+        self._queue: queue.SimpleQueue[_Waiter | None] = queue.SimpleQueue()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._write, name="inbox-writer", daemon=True)
+        self._thread.start()
+
+    async def put(self, request: Request) -> bool:
+        """Store `request`; False: a copy with its platform id is here already (a retry)."""
+        future: asyncio.Future[bool] = self._loop.create_future()
+        self._queue.put((request, future))
+        return await future
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the writer."""
+        self._queue.put(None)
+        self._thread.join()
+        self._conn.close()
+
+    def _write(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            stop = False
+            while not self._queue.empty():
+                more = self._queue.get()
+                if more is None:
+                    stop = True
+                    break
+                batch.append(more)
+            self._commit(batch)
+            if stop:
+                return
+
+    def _commit(self, batch: list[_Waiter]) -> None:
+        outcome: list[bool] | BaseException
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                outcome = [self._conn.execute(_INSERT, r.row()).rowcount == 1 for r, _ in batch]
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        except Exception as exc:  # each waiter's request gets a 500; the platform retries
+            outcome = exc
+        self._loop.call_soon_threadsafe(self._settle, batch, outcome)
+
+    def _settle(self, batch: list[_Waiter], outcome: list[bool] | BaseException) -> None:
+        for i, (_, future) in enumerate(batch):
+            if future.done():
+                continue
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome[i])
+        if not isinstance(outcome, BaseException):
+            self._committed(len(batch))
+
+
+class InboxReader:
+    """The main process's side: what is waiting, oldest first; handled requests deleted.
+    A `bridge.forwarding.RequestSource`."""
+
+    def __init__(self, path: Path) -> None:
+        self._conn = _connect(path)
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inbox-reader")
+
+    async def _run(self, fn: Callable[[], object]) -> object:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
+
+    async def pending(self, limit: int) -> list[Forwarded]:
+        from bridge.store.records import Forwarded  # here: the door process never loads the bridge
+
+        def read() -> list[tuple[object, ...]]:
+            sql = "SELECT * FROM inbox ORDER BY id LIMIT ?"
+            return self._conn.execute(sql, (limit,)).fetchall()
+
+        rows = await self._run(read)
+        assert isinstance(rows, list)
+        return [
+            Forwarded(
+                id=int(r[0]),
+                platform=r[1],
+                workspace_id=r[2],
+                body=r[4],
+                headers=json.loads(r[5]),
+                query=r[6],
+                received_at=float(r[7]),
+                attempts=int(r[8]),
+            )
+            for r in rows
+        ]
+
+    async def done(self, ids: list[int]) -> None:
+        def delete() -> None:
+            marks = ",".join("?" * len(ids))
+            self._conn.execute(f"DELETE FROM inbox WHERE id IN ({marks})", ids)
+
+        if ids:
+            await self._run(delete)
+
+    async def failed(self, request_id: int, error: str) -> None:
+        def count() -> None:
+            sql = "UPDATE inbox SET attempts = attempts + 1, last_error = ? WHERE id = ?"
+            self._conn.execute(sql, (error, request_id))
+
+        await self._run(count)
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=True)
+        self._conn.close()

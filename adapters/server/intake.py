@@ -1,0 +1,77 @@
+"""The doors in a process of their own (`adapters/doors/`), as `switchboard run` starts them
+on SQLite with `[server] intake = "process"` (the default): the door process owns the port,
+and this process serves everything else on a Unix socket behind it and takes the requests
+the door process stored, through the platforms' fronts, as fast as it can."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from aiohttp import web
+
+from adapters.doors.keeper import DoorProcess, DoorsFailed, door_keys
+from adapters.doors.store import InboxReader, inbox_path
+from bridge.forwarding import Replay, Replaying
+from config.errors import ConfigError
+from config.schema import SwitchboardConfig
+
+
+def wanted(config: SwitchboardConfig) -> bool:
+    """The doors get their own process: asked for, and the store is a file of this process
+    (replicas on PostgreSQL keep the doors in each replica's process)."""
+    storage = config.storage
+    return config.server.intake == "process" and not storage.shared and storage.path != ":memory:"
+
+
+class DoorIntake:
+    def __init__(self, config: SwitchboardConfig) -> None:
+        self._inbox_path = inbox_path(Path(config.storage.path))
+        self._inbox = InboxReader(self._inbox_path)
+        self.replaying = Replaying(self._inbox, "inbox-replay")
+        self._sockets = Path(tempfile.mkdtemp(prefix="switchboard-"))
+        self._process: DoorProcess | None = None
+
+    async def open(self, runner: web.AppRunner, config: SwitchboardConfig) -> int:
+        """Serve `runner` behind the door process; the port the door process listens on."""
+        upstream = self._sockets / "http.sock"
+        await web.UnixSite(runner, str(upstream)).start()
+        server = config.server
+        self._process = DoorProcess(
+            inbox=self._inbox_path,
+            upstream=upstream,
+            host=server.host,
+            port=server.port,
+            keys=door_keys(config),
+            on_stored=self.replaying.wake,
+        )
+        try:
+            return await self._process.start()
+        except DoorsFailed as exc:
+            self._process = None
+            raise ConfigError(
+                f"cannot listen on {server.host}:{server.port} ({exc}); is another Switchboard "
+                "running? Set [server] port in the config to use another port."
+            ) from None
+
+    def take(self, replayers: dict[str, Replay]) -> None:
+        """Hand what the door process stores (and what it stored before a stop) to the
+        platforms' fronts, `replayers` by platform name."""
+        self.replaying.start(replayers)
+
+    def update(self, config: SwitchboardConfig) -> None:
+        if self._process is not None:
+            self._process.update(door_keys(config))
+
+    async def close_doors(self) -> None:
+        """No request is taken any more; what was stored stays for the next start."""
+        if self._process is not None:
+            await self._process.stop()
+            self._process = None
+
+    async def close(self) -> None:
+        await self.close_doors()
+        await self.replaying.close()
+        self._inbox.close()
+        shutil.rmtree(self._sockets, ignore_errors=True)
