@@ -1,0 +1,211 @@
+"""The doors in a process of their own, as `switchboard run` starts them: a real process,
+signed Slack events and Telegram webhook updates over real HTTP. What a user sees: the
+platform is answered while the main process cannot do anything (frozen with SIGSTOP), what
+was answered is handled after the main process is killed and started again (once, even when
+the platform sent it twice), the console and health pages still answer on the same port,
+and a door process that dies is started again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from tests.adapters.cli_process import start
+from tests.adapters.replicas.processes import Replica
+from tests.adapters.slack_harness import ACME_OPERATOR, OPS, SlackSide
+from tests.config_file import anthropic, workspace, write_config
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+
+SECRET = "tg-webhook-secret"
+
+
+def config(tmp_path: Path, slack: FakeSlack, telegram: FakeTelegram, model: str) -> Path:
+    team = next(t for t in slack.teams.values() if t.team_id == "T1")
+    acme = workspace(
+        "acme",
+        [{**ACME_OPERATOR, "telegram_user_id": 1001}],
+        slack={
+            "team_id": "T1",
+            "bot_token": team.token,
+            "signing_secret": "acme-signing-secret",
+            "api_base_url": slack.base_url,
+            "channels": [OPS],
+        },
+        telegram={
+            "bot_token": telegram.token,
+            "api_base_url": telegram.base_url,
+            "mode": "webhook",
+            "webhook_secret": SECRET,
+            "chats": [-100],
+        },
+    )
+    return write_config(
+        tmp_path / "switchboard.toml",
+        db=tmp_path / "sb.db",
+        provider=anthropic(model),
+        public_url="https://bot.example.com",
+        workspaces=[acme],
+    )
+
+
+async def run(path: Path, name: str) -> Replica:
+    """`switchboard run --config FILE`, once it has said which port it serves."""
+    process = Replica(name, await start("run", "--config", path))
+    process._reader = asyncio.get_running_loop().create_task(process._read())
+    banner = await process.expect("Switchboard is running")
+    found = re.search(r"http on [^:]+:(\d+)", banner)
+    assert found, banner
+    process.port = int(found.group(1))
+    return process
+
+
+class Port:
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+
+def door_pid(replica: Replica) -> int:
+    line = next(line for line in replica.lines if "doors listening" in line)
+    found = re.search(r"pid=(\d+)", line)
+    assert found, line
+    return int(found.group(1))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(FileNotFoundError):  # a zombie until its parent waits
+        return " Z " not in Path(f"/proc/{pid}/stat").read_text()
+    return False
+
+
+async def until(check: Any, limit_s: float = 20) -> None:
+    deadline = time.monotonic() + limit_s
+    while not check():
+        assert time.monotonic() < deadline, "never happened"
+        await asyncio.sleep(0.05)
+
+
+def echo(body: dict[str, Any]) -> Reply:
+    last = body["messages"][-1]["content"]
+    said = last if isinstance(last, str) else last[-1].get("text", "")
+    return text(f"answer to {said.strip()}")
+
+
+def update(update_id: int, words: str) -> bytes:
+    message = {
+        "message_id": update_id,
+        "date": 0,
+        "text": words,
+        "chat": {"id": -100, "type": "supergroup", "title": "ops"},
+        "from": {"id": 1001, "is_bot": False, "first_name": "Alice"},
+    }
+    return json.dumps({"update_id": update_id, "message": message}).encode()
+
+
+async def post_update(http: aiohttp.ClientSession, port: int, body: bytes, secret: str) -> int:
+    headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": secret}
+    async with http.post(f"http://127.0.0.1:{port}/telegram/acme", data=body, headers=headers) as r:
+        return r.status
+
+
+def prompts(model: FakeAnthropic) -> list[str]:
+    """Every operator text the model was sent, once per request that first carried it."""
+    seen: list[str] = []
+    for request in model.requests:
+        first = request["messages"][0]["content"]
+        words = first if isinstance(first, str) else first[-1].get("text", "")
+        seen.append(words)
+    return seen
+
+
+async def test_acks_while_the_main_process_is_frozen_and_nothing_is_lost_when_it_dies(
+    tmp_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.responder = echo
+    path = config(tmp_path, slack_api, telegram_api, anthropic_api.url)
+    first = await run(path, "first")
+    try:
+        doors = door_pid(first)
+        assert doors != first.process.pid
+        slack = SlackSide(Port(first.port), slack_api)  # type: ignore[arg-type]
+        first.process.send_signal(signal.SIGSTOP)  # the main process does nothing from here
+        events = [
+            slack.envelope("T1", slack.message(f"thread {i} please", channel=OPS)) for i in range(3)
+        ]
+        async with aiohttp.ClientSession() as http:
+            for body in events:
+                answer = await asyncio.wait_for(slack.post(body), 5)
+                assert answer.status == 200, answer
+            again = await asyncio.wait_for(slack.post(events[0], retry=1), 5)
+            assert again.status == 200, "Slack's retry is acknowledged too"
+            status = await asyncio.wait_for(
+                post_update(http, first.port, update(501, "telegram please"), SECRET), 5
+            )
+            assert status == 200
+            refused = await post_update(http, first.port, update(502, "x"), "wrong")
+            assert refused == 403, "the secret token is checked before anything is stored"
+            malformed = await post_update(http, first.port, b'{"update_id": "one"}', SECRET)
+            assert malformed == 400
+        first.process.send_signal(signal.SIGKILL)
+        first.process.send_signal(signal.SIGCONT)
+        await first.process.wait()
+        await until(lambda: not alive(doors), 10)  # it goes with the main process
+        assert anthropic_api.requests == [], "nothing was handled while the main process slept"
+    finally:
+        await first.stop()
+
+    second = await run(path, "second")
+    try:
+        await until(lambda: len(anthropic_api.requests) >= 4 and len(telegram_api.sent()) >= 1)
+        await until(lambda: len(slack_api.posts(OPS)) >= 3)
+        said = prompts(anthropic_api)
+        for i in range(3):
+            assert sum(f"thread {i} please" in s for s in said) == 1, said
+        assert sum("telegram please" in s for s in said) == 1, said
+        replies = [p["text"] for p in slack_api.posts(OPS)]
+        assert all(any(f"answer to thread {i}" in r for r in replies) for i in range(3)), replies
+        assert "answer to telegram please" in telegram_api.sent()[-1]["text"]
+    finally:
+        await second.stop()
+
+
+async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_back(
+    tmp_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.responder = echo
+    path = config(tmp_path, slack_api, telegram_api, anthropic_api.url)
+    server = await run(path, "sb")
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/healthz") as r:
+                assert r.status == 200 and (await r.json())["status"] == "ok"
+            async with http.get(f"{base}/metrics") as r:
+                assert r.status == 200 and "switchboard_" in await r.text()
+            os.kill(door_pid(server), signal.SIGKILL)
+            await server.expect("door process exited; starting it again")
+            deadline = time.monotonic() + 20
+            while True:  # connections are refused until it is back
+                with contextlib.suppress(aiohttp.ClientError):
+                    status = await post_update(http, server.port, update(601, "back?"), SECRET)
+                    if status == 200:
+                        break
+                assert time.monotonic() < deadline, "the door process never came back"
+                await asyncio.sleep(0.1)
+        await until(lambda: any("answer to back?" in m["text"] for m in telegram_api.sent()))
+    finally:
+        await server.stop()
