@@ -16,9 +16,9 @@ from aiohttp import web
 from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
 from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
-from adapters.server.http import build_app
+from adapters.server.http import build_app, listen
 from adapters.server.intake import DoorIntake, wanted
-from adapters.server.leadership import Leadership, replica_name
+from adapters.server.leadership import Leadership, exit_at_once, replica_name
 from adapters.server.live import LiveAdapters
 from adapters.server.logs import Redactor, learn_secrets
 from adapters.server.reloading import report_fields
@@ -38,14 +38,6 @@ from runtime.records import Lease
 log = logging.getLogger(__name__)
 
 DRAIN_S = 3.0
-EXIT_LEASE_LOST = 75  # the process stops at once; a supervisor starts it again as a standby
-
-
-def exit_at_once(why: str) -> None:
-    """A replica that lost its lease must neither write nor send another thing: no clean
-    stop (that would drain the outbox), the process ends here."""
-    logging.shutdown()
-    os._exit(EXIT_LEASE_LOST)
 
 
 class App:
@@ -330,32 +322,17 @@ class App:
         )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
-        if self.intake is not None:
-            try:
-                self.port = await self.intake.open(self._runner, self.config)
-            except BaseException:
-                await self._runner.cleanup()
-                self._runner = None
-                raise
-        else:
-            await self._listen(server.host, server.port)
-        intake = "process" if self.intake is not None else "inline"
-        log.info("http listening", extra={"host": server.host, "port": self.port, "intake": intake})
-
-    async def _listen(self, host: str, port: int) -> None:
-        assert self._runner is not None
-        site = web.TCPSite(self._runner, host, port)
         try:
-            await site.start()
-        except OSError as exc:
+            if self.intake is not None:
+                self.port = await self.intake.open(self._runner, self.config)
+            else:
+                self.port = await listen(self._runner, server.host, server.port)
+        except BaseException:
             await self._runner.cleanup()
             self._runner = None
-            raise ConfigError(
-                f"cannot listen on {host}:{port} ({exc.strerror}); is another "
-                "Switchboard running? Set [server] port in the config to use another port."
-            ) from None
-        sockets = self._runner.addresses
-        self.port = int(sockets[0][1]) if sockets else port
+            raise
+        intake = "process" if self.intake is not None else "inline"
+        log.info("http listening", extra={"host": server.host, "port": self.port, "intake": intake})
 
     async def wait(self, stop: asyncio.Event) -> None:
         """Until `stop` is set; or, when the console's input ends (Ctrl-D, the end of a piped

@@ -17,6 +17,7 @@ from adapters.admin import AdminDeps, admin_app
 from adapters.slack import SlackFront
 from adapters.telegram import TelegramFront
 from bridge import Bridge
+from config.errors import ConfigError
 
 
 def build_app(
@@ -70,3 +71,15 @@ def build_app(
         app.router.add_get("/admin", to_console)
         app.add_subapp("/admin", admin_app(admin))
     return app
+
+
+async def listen(runner: web.AppRunner, host: str, port: int) -> int:
+    """Serve `runner` on host:port; the port it listens on (the one given for 0)."""
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); is another Switchboard running? "
+            "Set [server] port in the config to use another port."
+        ) from None
+    return int(runner.addresses[0][1]) if runner.addresses else port

@@ -130,3 +130,13 @@ class Leadership:
             except Exception as exc:  # it runs out by itself
                 log.warning("lease not released", extra={"error": str(exc)})
             self.lease = None
+
+
+EXIT_LEASE_LOST = 75  # the process stops at once; a supervisor starts it again as a standby
+
+
+def exit_at_once(why: str) -> None:
+    """A replica that lost its lease must neither write nor send another thing: no clean
+    stop (that would drain the outbox), the process ends here."""
+    logging.shutdown()
+    os._exit(EXIT_LEASE_LOST)
