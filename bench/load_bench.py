@@ -6,6 +6,12 @@ the fake platform (under its rate limits) meanwhile; and, in the same run, to th
 (slack-bolt's own aiohttp server, python-telegram-bot's webhook handling) doing one durable
 insert: the least the job needs. Ack latency is counted from each request's due time.
 
+Besides the acks: model rounds answered per second while the load runs (each turn is one
+round here, or more when a message comes in as it ends: the turns' pace; the answers' posts
+are paced by the platform's per-channel limits, so they cannot show it), and how long each operator message took from its due time to the model's
+next request that carries it (`bench/load/model.py`), waiting up to `--drain` seconds after
+the load for the backlog. `--model-latency 1-3` has the model answer after 1 to 3 s.
+
 `python -m bench.load_bench [--rates 100,500,1000] [--seconds 5] [--platforms slack,telegram]`;
 each rate gets a fresh Switchboard (no backlog carried over)."""
 
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import slack_bench
+from bench.load.model import Watcher, percentile
 from bench.loopback import serve
 from bench.replicas.bare import TELEGRAM_SECRET, telegram_updates
 from bench.replicas.processes import ALICE, BARE_BANNER, Replica, made
@@ -36,6 +43,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rates", default="100,500,1000", help="events per second, each run")
     parser.add_argument("--platforms", default="slack,telegram", help="whose doors, in order")
     parser.add_argument("--seconds", type=float, default=5.0, help="how long each rate is sent")
+    parser.add_argument("--model-latency", default="0", help="seconds, as 0 or 1-3")
+    parser.add_argument("--drain", type=float, default=10.0, help="seconds to wait for backlog")
     parser.add_argument(
         "--profile",
         type=Path,
@@ -95,15 +104,28 @@ async def send(url: str, file: Path, rate: float) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
-async def sample(target: Replica, out: Path, seconds: float) -> asyncio.subprocess.Process:
-    """py-spy sampling the process while the load runs: collapsed stacks, idle included."""
+async def sample(target: Replica, out: Path, seconds: float) -> list[asyncio.subprocess.Process]:
+    """py-spy sampling the server's processes while the load runs (`OUT-main.txt`, and
+    `OUT-doors.txt` for its door process): collapsed stacks, idle included."""
     out.parent.mkdir(parents=True, exist_ok=True)
     spy = os.environ.get("PY_SPY") or shutil.which("py-spy") or "py-spy"
-    return await asyncio.create_subprocess_exec(
-        spy, "record", "--format", "raw", "--idle", "--rate", "200", "-d", str(int(seconds) + 1),
-        "-p", str(target.proc.pid), "-o", str(out), stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+    pid = target.proc.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()  # noqa: ASYNC240
+    spies = []
+    for name, each in (("main", str(pid)), *(("doors", c) for c in children)):
+        argv = [spy, "record", "--format", "raw", "--idle", "--rate", "200"]
+        argv += ["-d", str(int(seconds) + 1), "-p", each, "-o", f"{out}-{name}.txt"]
+        spies.append(
+            await asyncio.create_subprocess_exec(
+                *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+            )
+        )
+    return spies
+
+
+def latency(spec: str) -> tuple[float, float] | None:
+    low, _, high = spec.partition("-")
+    return None if float(low) == 0 else (float(low), float(high or low))
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -111,6 +133,8 @@ async def main(argv: list[str] | None = None) -> None:
     rates = [float(r) for r in args.rates.split(",")]
     where = Path(tempfile.mkdtemp(prefix="sb-load-"))
     slack, model, runners = await fakes()
+    watcher = Watcher(latency(args.model_latency))
+    model.responder = watcher
     slack.add_team("T1")
     telegram = FakeTelegram()
     telegram_runner, telegram.url = await serve(telegram.app())
@@ -144,22 +168,29 @@ async def main(argv: list[str] | None = None) -> None:
                             else:
                                 requests = telegram_updates(count, first)
                                 url = f"{target.url}/telegram/acme"
-                            first += count
                             file = where / f"{platform}-{name}-{int(rate)}.jsonl"
                             out = (
-                                args.profile / f"{platform}-{int(rate)}.txt"
-                                if args.profile
+                                args.profile / f"{platform}-{int(rate)}"
+                                if args.profile and name == "switchboard"
                                 else None
                             )
-                            results[name] = await measure(
-                                target,
-                                url,
-                                requests_file(requests, file),
-                                rate,
-                                out if name == "switchboard" else None,
-                                args.seconds,
-                                count,
+                            done = watcher.answered
+                            result = await measure(
+                                target, url, requests_file(requests, file), rate, out, args, count
                             )
+                            if name == "switchboard":
+                                result["turns_per_s"] = round(
+                                    (watcher.answered - done) / args.seconds, 1
+                                )
+                                await drain(watcher, first, count, args.drain)
+                                visible = watcher.visible_ms(
+                                    first, count, result["start_epoch"], rate
+                                )
+                                result["visible_p50"] = percentile(visible, 0.5)
+                                result["visible_p99"] = percentile(visible, 0.99)
+                                result["unseen"] = count - len(visible)
+                            first += count
+                            results[name] = result
                         rows.append((platform, rate, results))
                     finally:
                         await server.stop()
@@ -168,31 +199,55 @@ async def main(argv: list[str] | None = None) -> None:
     finally:
         for runner in runners:
             await runner.cleanup()
-    print("| platform | rate | server | ack p50 | ack p99 | ack max | failures | CPU per event |")
-    print("|---|---|---|---|---|---|---|---|")
-    for platform, rate, results in rows:
-        for name, r in results.items():
-            print(
-                f"| {platform} | {rate:g}/s | {name} | {r['p50_ms']} ms | {r['p99_ms']} ms"
-                f" | {r['max_ms']} ms | {r['failures'] or 0} | {r['cpu_ms']} ms |"
-            )
+    report(rows, args)
     print(f"model requests answered in all: {len(model.requests)}")
 
 
+async def drain(watcher: Watcher, first: int, count: int, limit_s: float) -> None:
+    """Until the model has seen every message of the run, or `limit_s` has passed."""
+    deadline = asyncio.get_running_loop().time() + limit_s
+    wanted = range(first, first + count)
+    while asyncio.get_running_loop().time() < deadline:
+        if all(n in watcher.seen for n in wanted):
+            return
+        await asyncio.sleep(0.1)
+
+
+def report(rows: list[tuple[str, float, dict[str, dict[str, Any]]]], args: Any) -> None:
+    print(f"model latency: {args.model_latency} s; {args.seconds:g} s at each rate")
+    print(
+        "| platform | rate | server | ack p50 | ack p99 | ack max | failures | CPU per event"
+        " | model rounds/s | message to model p50 | p99 | not seen after drain |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for platform, rate, results in rows:
+        for name, r in results.items():
+            more = (
+                f" {r['turns_per_s']} | {r['visible_p50']} ms | {r['visible_p99']} ms"
+                f" | {r['unseen']} |"
+                if "turns_per_s" in r
+                else " | | | |"
+            )
+            print(
+                f"| {platform} | {rate:g}/s | {name} | {r['p50_ms']} ms | {r['p99_ms']} ms"
+                f" | {r['max_ms']} ms | {r['failures'] or 0} | {r['cpu_ms']} ms |" + more
+            )
+    for platform in dict.fromkeys(p for p, _, _ in rows):
+        for name in ("bare", "switchboard"):
+            held = [rate for p, rate, r in rows if p == platform and r[name]["p99_ms"] < 100]
+            best = f"{max(held):g}/s" if held else "none of those run"
+            print(f"highest rate with ack p99 under 100 ms, {platform} {name}: {best}")
+
+
 async def measure(
-    target: Replica,
-    url: str,
-    file: Path,
-    rate: float,
-    profile: Path | None,
-    seconds: float,
-    count: int,
+    target: Replica, url: str, file: Path, rate: float, profile: Path | None, args: Any, count: int
 ) -> dict[str, Any]:
-    """One open-loop run against `target`, with its CPU per event (and py-spy's samples)."""
+    """One open-loop run against `target`, with its CPU per event (and py-spy's samples of
+    each of its processes: the main one and the door process)."""
     cpu = target.cpu()
-    spy = await sample(target, profile, seconds) if profile is not None else None
+    spies = await sample(target, profile, args.seconds) if profile is not None else []
     result = await send(url, file, rate)
-    if spy is not None:
+    for spy in spies:
         await spy.wait()
     result["cpu_ms"] = round(1000 * (target.cpu() - cpu) / count, 2)
     return result

@@ -26,6 +26,7 @@ async def fire(
     timeout = aiohttp.ClientTimeout(total=60)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
         start = time.perf_counter() + 0.2
+        epoch = time.time() + 0.2  # the same moment, on the clock other processes read
 
         async def one(i: int, body: bytes, headers: dict[str, str]) -> None:
             due = start + i / rate
@@ -48,6 +49,7 @@ async def fire(
 
     return {
         "sent": len(requests),
+        "start_epoch": epoch,
         "seconds": round(took, 2),
         "p50_ms": at(0.50),
         "p99_ms": at(0.99),
