@@ -8,9 +8,10 @@ insert: the least the job needs. Ack latency is counted from each request's due 
 
 Besides the acks: model rounds answered per second while the load runs (each turn is one
 round here, or more when a message comes in as it ends: the turns' pace; the answers' posts
-are paced by the platform's per-channel limits, so they cannot show it), and how long each operator message took from its due time to the model's
-next request that carries it (`bench/load/model.py`), waiting up to `--drain` seconds after
-the load for the backlog. `--model-latency 1-3` has the model answer after 1 to 3 s.
+are paced by the platform's per-channel limits, so they cannot show it), and how long each
+operator message took from its due time to the model's next request that carries it
+(`bench/load/model.py`), waiting up to `--drain` seconds after the load for the backlog.
+`--model-latency 1-3` has the model answer after 1 to 3 s.
 
 `python -m bench.load_bench [--rates 100,500,1000] [--seconds 5] [--platforms slack,telegram]`;
 each rate gets a fresh Switchboard (no backlog carried over)."""
