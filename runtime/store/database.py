@@ -9,7 +9,7 @@ processes write, takes the fleet's write lock and says where the sequences stand
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -60,6 +60,9 @@ class Database(Protocol):
     engine: Engine
     described: str  # for people: the file, or host:port/database (never a password)
     shared: bool  # other processes may write it at the same time (replicas)
+    # `commit` queues the transaction in order before it returns, so the next transaction may
+    # be written while this one commits (SQLite's group commit); else the next one waits.
+    grouped: bool
 
     async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """A read, run to its end in one call (no snapshot held between awaits)."""
@@ -70,7 +73,7 @@ class Database(Protocol):
         and returns where the sequences stand now; None: this process's own count holds."""
         ...
 
-    async def commit(self, statements: list[Statement], last_event: int | None) -> None:
+    def commit(self, statements: list[Statement], last_event: int | None) -> Awaitable[None]:
         """Run the transaction's statements and commit: all of them or none. `last_event`:
         the newest ledger event it writes, which a shared database tells the others of."""
         ...

@@ -73,6 +73,7 @@ async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
 class PostgresDatabase:
     engine = Engine.POSTGRESQL
     shared = True
+    grouped = False  # a transaction holds the fleet's write lock from `begin` to its commit
 
     def __init__(
         self, url: str, writer: psycopg.AsyncConnection[Any], pool: AsyncConnectionPool

@@ -36,6 +36,14 @@ class Publisher:
             with suppress(asyncio.CancelledError):
                 await self._follower
 
+    def at_once(self, events: list[Event]) -> bool:
+        """Whether `publish(events)` runs to its end without waiting: no other publishing
+        under way, and no event before these that the feed has not carried."""
+        if self._lock.locked():
+            return False
+        first = next((e.seq for e in events if e.seq is not None), None)
+        return first is None or first <= self.published + 1
+
     async def publish(self, events: list[Event]) -> None:
         """This process's committed events to the feed, after any other replica's before
         them that the feed has not carried yet."""

@@ -1,6 +1,18 @@
 """SQLite behind the store: one writer connection on its own thread, a read-only connection
 beside it (WAL lets reads run while a write commits), and a lock file so that one process
-runs a database file."""
+runs a database file.
+
+Group commit: the writer thread takes every write transaction queued while it was busy and
+commits them together, in the order they were queued. Each runs in a SAVEPOINT of its own
+inside the one real transaction, so one that fails (a uniqueness conflict, a lost lease) rolls
+back only itself and its caller gets its own error, while the others commit. A caller is
+answered only after the real COMMIT, so what it does once its write returns (publishing its
+ledger events, its `after_commit` callbacks) still comes after its data is committed. If the
+group as a whole cannot commit (SQLite gave up the transaction, or COMMIT failed), each
+transaction runs again on its own, so each caller still gets its own outcome. With WAL and
+synchronous=NORMAL a commit costs writing the pages it changed to the log: a group writes the
+pages its transactions share once, and wakes the event loop once.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +21,7 @@ import fcntl
 import logging
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -24,9 +36,14 @@ log = logging.getLogger(__name__)
 PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000")
 
 
+Transaction = list[Statement]
+Outcome = BaseException | None  # None: committed
+
+
 class SqliteDatabase:
     engine = Engine.SQLITE
     shared = False
+    grouped = True  # a commit is queued in order at once: the next transaction may start
 
     def __init__(
         self,
@@ -40,6 +57,7 @@ class SqliteDatabase:
         self._writer = writer
         self._executor = executor
         self._held = held
+        self._group = GroupCommitter(writer, executor)
         self.path = path
         self.described = f"SQLite file {path}"
 
@@ -73,8 +91,8 @@ class SqliteDatabase:
     async def begin(self) -> Sequences | None:
         return None  # the transaction is one step in `commit`; this process is the only writer
 
-    async def commit(self, statements: list[Statement], last_event: int | None) -> None:
-        await self._on_writer(commit, self._writer, statements)
+    def commit(self, statements: list[Statement], last_event: int | None) -> Awaitable[None]:
+        return self._group.commit(statements)
 
     async def rollback(self) -> None:
         return None
@@ -87,6 +105,7 @@ class SqliteDatabase:
         return None
 
     async def close(self) -> None:
+        await self._group.idle()
         await self._reader.close()
         await self._on_writer(self._writer.close)
         self._executor.shutdown(wait=True)
@@ -127,21 +146,145 @@ def open_writer(path: Path, migrations: Migrations) -> sqlite3.Connection:
     return conn
 
 
-def commit(conn: sqlite3.Connection, statements: list[Statement]) -> None:
-    """Run a transaction's statements in one step; all of them or none."""
+class GroupCommitter:
+    """Transactions queue on the event loop; whatever has queued by the end of the loop's
+    current round goes to the writer thread as one group, and while it commits the next
+    group gathers. Only the event loop's thread touches the queue."""
+
+    def __init__(self, conn: sqlite3.Connection, executor: ThreadPoolExecutor) -> None:
+        self._conn = conn
+        self._executor = executor
+        self._queue: list[tuple[Transaction, asyncio.Future[None]]] = []
+        self._busy = False  # a group is on the writer thread
+        self._kicked = False  # a kick is scheduled
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def commit(self, statements: Transaction) -> asyncio.Future[None]:
+        """Queue one transaction; the future is done once it has committed (or failed)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._queue.append((statements, done))
+        self._idle.clear()
+        if not self._busy and not self._kicked:
+            self._kicked = True  # the others written in this round of the loop join it
+            loop.call_soon(self._kick)
+        return done
+
+    async def idle(self) -> None:
+        """Until every queued transaction has been answered."""
+        await self._idle.wait()
+
+    def _kick(self) -> None:
+        self._kicked = False
+        if self._busy:
+            return
+        if not self._queue:
+            self._idle.set()
+            return
+        group, self._queue = self._queue, []
+        self._busy = True
+        loop = asyncio.get_running_loop()
+        try:
+            running = loop.run_in_executor(
+                self._executor, commit_group, self._conn, [statements for statements, _ in group]
+            )
+        except BaseException as exc:  # the executor is shut down
+            self._busy = False
+            _settle([done for _, done in group], [exc] * len(group))
+            self._kick()
+            return
+        running.add_done_callback(lambda ran: self._committed(group, ran))
+
+    def _committed(
+        self, group: list[tuple[Transaction, asyncio.Future[None]]], ran: asyncio.Future[Any]
+    ) -> None:
+        self._busy = False
+        futures = [done for _, done in group]
+        if ran.cancelled():
+            _settle(futures, [asyncio.CancelledError()] * len(group))
+        elif (error := ran.exception()) is not None:
+            _settle(futures, [error] * len(group))
+        else:
+            _settle(futures, ran.result())
+        self._kick()  # what queued meanwhile goes now
+
+
+def _settle(futures: list[asyncio.Future[None]], outcomes: list[Outcome]) -> None:
+    """On the event loop: answer every caller of a group, in the order they queued."""
+    for done, outcome in zip(futures, outcomes, strict=True):
+        if done.done():
+            continue
+        if outcome is None:
+            done.set_result(None)
+        else:
+            done.set_exception(outcome)
+
+
+def commit_group(conn: sqlite3.Connection, group: list[Transaction]) -> list[Outcome]:
+    """Commit these transactions together, each in its own savepoint; each one's outcome."""
+    if len(group) == 1:
+        return [_alone(conn, group[0])]
+    outcomes: list[Outcome] = []
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for statements in group:
+            conn.execute("SAVEPOINT tx")
+            outcome: Outcome = None
+            try:
+                execute(conn, statements)
+            except Exception as exc:
+                if not conn.in_transaction:
+                    raise  # SQLite gave up the whole transaction: each runs on its own
+                conn.execute("ROLLBACK TO tx")
+                outcome = _as_store_error(exc)
+            conn.execute("RELEASE tx")
+            outcomes.append(outcome)
+        conn.execute("COMMIT")
+    except Exception:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return [_alone(conn, statements) for statements in group]
+    return outcomes
+
+
+def commit(conn: sqlite3.Connection, statements: Transaction) -> None:
+    """Run one transaction's statements in one step; all of them or none."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for s in statements:
-            cursor = conn.executemany(s.sql, s.params) if s.many else conn.execute(s.sql, s.params)
-            if s.expect is not None and cursor.rowcount != s.expect:
-                raise LeaseLostError(f"fencing check failed: {s.sql}")
+        execute(conn, statements)
         conn.execute("COMMIT")
-    except sqlite3.IntegrityError as exc:
-        conn.execute("ROLLBACK")
-        raise StoreConflictError(str(exc)) from exc
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        error = _as_store_error(exc)
+        if error is exc:
+            raise
+        raise error from exc
+
+
+def execute(conn: sqlite3.Connection, statements: Transaction) -> None:
+    for s in statements:
+        cursor = conn.executemany(s.sql, s.params) if s.many else conn.execute(s.sql, s.params)
+        if s.expect is not None and cursor.rowcount != s.expect:
+            raise LeaseLostError(f"fencing check failed: {s.sql}")
+
+
+def _alone(conn: sqlite3.Connection, statements: Transaction) -> Outcome:
+    try:
+        commit(conn, statements)
+    except Exception as exc:
+        return exc
+    return None
+
+
+def _as_store_error(exc: BaseException) -> BaseException:
+    """A uniqueness conflict as the store says it (`StoreConflictError`); else as it was."""
+    if isinstance(exc, sqlite3.IntegrityError):
+        error = StoreConflictError(str(exc))
+        error.__cause__ = exc
+        return error
+    return exc
 
 
 def delete(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:

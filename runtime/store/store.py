@@ -11,12 +11,10 @@ too, in ledger order (`publishing.py`).
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -40,29 +38,17 @@ from runtime.store.database import (
     Migration,
     Row,
     Sequences,
-    Statement,
 )
 from runtime.store.engines import open_database
 from runtime.store.leases import Leases
 from runtime.store.publishing import Publisher
 from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
 from runtime.store.schema import MIGRATIONS
+from runtime.store.transactions import Transactions
 from runtime.store.writer import Writer
 from runtime.transcript import BLOCKS, Transcript, TranscriptMessage
 
 log = logging.getLogger(__name__)
-
-INSERT_EVENT = (
-    "INSERT INTO events (seq, type, session_id, run_id, data, at) VALUES (?, ?, ?, ?, ?, ?)"
-)
-
-
-async def _finished_ok(commit: asyncio.Future[None]) -> bool:
-    try:
-        await commit
-    except Exception:
-        return False
-    return True
 
 
 class Store:
@@ -71,13 +57,11 @@ class Store:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
-        self._write_lock = asyncio.Lock()
-        self._seq = Sequences()
-        self._fence: Lease | None = None
         self.leases = Leases(self.write, self._rows, clock)  # runtime/store/leases.py
         self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
+        self._tx = Transactions(db, clock, self._publisher)
 
     @property
     def engine(self) -> Engine:
@@ -107,8 +91,8 @@ class Store:
         db = await open_database(location, migrations, exclusive=exclusive)
         store = cls(db, clock or SystemClock())
         [row] = await store._rows(hot_reads.SEQUENCES)
-        store._seq = Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
-        store._publisher.published = store._seq.event - 1
+        store._tx.seq = Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
+        store._publisher.published = store._tx.committed = store._tx.seq.event - 1
         notices = db.notifications()
         if notices is not None:
             store._publisher.follow(notices)
@@ -119,63 +103,17 @@ class Store:
         self.feed.close()
         await self.db.close()
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Writer]:
-        """A write transaction; its events get ledger sequence numbers and publish on commit,
-        then its `after_commit` callbacks run. A uniqueness conflict raises
-        `StoreConflictError` and nothing of the transaction is kept.
-
-        Once the commit has started it runs to the end even if the caller is cancelled, so a
-        cancelled caller never mistakes a committed write for a failed one.
-        """
-        async with self._write_lock:
-            before = dataclasses.replace(self._seq)
-            fresh = await self.db.begin()
-            if fresh is not None:
-                self._seq = fresh
-            writer = Writer(self.clock, self._seq)
-            if self._fence is not None:
-                writer.fenced(self._fence)
-            committed = False
-            commit: asyncio.Future[None] | None = None
-            try:
-                yield writer
-                commit = asyncio.ensure_future(self.db.commit(*self._seal(writer)))
-                try:
-                    await asyncio.shield(commit)
-                except asyncio.CancelledError:
-                    committed = await _finished_ok(commit)
-                    raise
-                committed = True
-            finally:
-                if commit is None:
-                    await asyncio.shield(self.db.rollback())
-                if committed:
-                    await asyncio.shield(self._publisher.publish(writer.events))
-                    _run_callbacks(writer.on_commit)
-                else:
-                    self._seq = before
-                    for event in writer.events:
-                        event.seq = None
-
-    def _seal(self, writer: Writer) -> tuple[list[Statement], int | None]:
-        """The transaction's statements, its durable events numbered and appended; and the
-        newest event's number (None: it wrote none)."""
-        durable = [e for e in writer.events if not e.data.EPHEMERAL]
-        for event in durable:
-            event.seq = self._seq.event
-            self._seq.event += 1
-        params: list[Sequence[Any]] = [
-            (e.seq, e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable
-        ]
-        statements = [*writer.statements, Statement(INSERT_EVENT, params, many=True)]
-        return statements, (durable[-1].seq if durable else None)
+    def write(self) -> AbstractAsyncContextManager[Writer]:
+        """A write transaction (`transactions.py`); its events get ledger sequence numbers
+        and publish on commit, in ledger order, then its `after_commit` callbacks run. A
+        uniqueness conflict raises `StoreConflictError` and nothing of it is kept."""
+        return self._tx.write()
 
     @property
     def last_seq(self) -> int:
         """The sequence number of the newest committed ledger event this process knows of
         (0 when empty)."""
-        return max(self._seq.event - 1, self._publisher.published)
+        return max(self._tx.committed, self._publisher.published)
 
     async def emit(self, *events: Event) -> None:
         async with self.write() as w:
@@ -356,14 +294,14 @@ class Store:
         """Every write transaction from now on commits only while `lease` is still this
         holder's (`LeaseLostError` otherwise): the active replica's writes, so one that was
         paused past its lease's expiry cannot write over its successor's."""
-        self._fence = lease
+        self._tx.fence = lease
 
     # -- retention ---------------------------------------------------------------------
 
     async def delete_sql(self, sql: str, params: Sequence[Any] = ()) -> int:
         """A bounded delete of a layer's own store module (bridge/store/), in a short write
         transaction of its own; returns how many rows it removed."""
-        async with self._write_lock:
+        async with self._tx.lock:
             return await self.db.delete(sql, params)
 
     async def prune_events(self, before: float, through_seq: int, batch: int = BATCH) -> int:
@@ -378,11 +316,3 @@ def _event(r: Row) -> Event:
     return Event(
         Payload.decode(r["type"], r["data"]), r["session_id"], r["run_id"], r["at"], r["seq"]
     )
-
-
-def _run_callbacks(callbacks: list[Callable[[], None]]) -> None:
-    for callback in callbacks:
-        try:
-            callback()
-        except Exception:  # the transaction is committed: one failing listener must not undo
-            log.exception("after-commit callback failed")
