@@ -29,7 +29,7 @@ class DoorsFailed(Exception):
 
 def door_keys(config: SwitchboardConfig) -> dict[str, Any]:
     """What the door process checks requests with: each Slack workspace's team and signing
-    secret, each Telegram webhook's secret token."""
+    secret, each Telegram webhook's secret token; and the bots it polls for."""
     slack = [
         {"workspace": w.id, "team": w.slack.team_id, "secret": secret.get_secret_value()}
         for w in config.workspaces
@@ -40,7 +40,13 @@ def door_keys(config: SwitchboardConfig) -> dict[str, Any]:
         for w in config.workspaces
         if w.telegram is not None and w.telegram.mode == "webhook"
     }
+    polling = [
+        {"workspace": w.id, "token": bot.bot_token.get_secret_value(), "api": bot.api_base_url}
+        for w in config.workspaces
+        if (bot := w.telegram) is not None and bot.mode == "polling"
+    ]
     return {
+        "polling": polling,
         "slack": slack,
         "telegram": {k: v.get_secret_value() for k, v in telegram.items() if v is not None},
     }
@@ -56,6 +62,7 @@ class DoorProcess:
         port: int,
         keys: dict[str, Any],
         on_stored: Callable[[], None],
+        on_polling_failed: Callable[[str, str], None],
     ) -> None:
         self._inbox = inbox
         self._upstream = upstream
@@ -63,6 +70,7 @@ class DoorProcess:
         self.port = port
         self._keys = keys
         self._on_stored = on_stored
+        self._on_polling_failed = on_polling_failed
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -159,6 +167,9 @@ class DoorProcess:
     def _handle(self, message: dict[str, Any]) -> None:
         if "stored" in message:
             self._on_stored()
+        elif "polling_failed" in message:
+            workspace, error = message["polling_failed"]
+            self._on_polling_failed(str(workspace), str(error))
         elif "log" in message:
             entry = dict(message["log"])
             level, name, text = entry.pop("level"), entry.pop("name"), entry.pop("msg")

@@ -5,14 +5,16 @@ It listens on `[server] host:port`. A request to a platform door is checked as t
 would check it (`adapters/doors/slack.py`, `adapters/doors/telegram.py`), stored in the inbox
 (`adapters/doors/store.py`, commits shared by every request in flight) and answered: the
 acknowledgement waits on nothing but that commit. Any other path (health, metrics, the admin
-console) goes through to the main process's HTTP server on a Unix socket.
+console) goes through to the main process's HTTP server on a Unix socket. The bots in polling
+mode are polled here too (`adapters/doors/polling.py`), into the same inbox.
 
 Over the socket pair, one JSON object per line. From the main process: `keys` (the workspaces'
-signing secrets and webhook secret tokens, at start and after each reload). To it:
-`listening` (the port) or `cannot_listen` (why not), `stored` after each commit, so that it takes
-the new requests at once, and `log` records, which it logs as its own (its handlers, its
-redaction). When the main process goes (its end of the socket closes), this one finishes the
-requests under way and exits."""
+signing secrets, webhook secret tokens and polling bots, at start and after each reload). To
+it: `listening` (the port) or `cannot_listen` (why not), `stored` after each commit, so that
+it takes the new requests at once, `polling_failed` (a bot's getUpdates failed: the workspace,
+the error), and `log` records, which it logs as its own (its handlers, its redaction). When
+the main process goes (its end of the socket closes), this one finishes the requests under
+way and exits."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.doors import slack, telegram
+from adapters.doors.polling import Polling, PollingKey
 from adapters.doors.proxy import Proxy
 from adapters.doors.store import InboxWriter, Request
 
@@ -44,6 +47,7 @@ class Keys:
     def __init__(self) -> None:
         self.slack: list[slack.SlackKey] = []
         self.telegram: dict[str, str] = {}  # workspace id -> webhook secret token
+        self.polling: list[PollingKey] = []  # the bots that poll
 
     def update(self, keys: dict[str, Any]) -> None:
         self.slack = [
@@ -51,6 +55,7 @@ class Keys:
             for k in keys["slack"]
         ]
         self.telegram = dict(keys["telegram"])
+        self.polling = [PollingKey(k["workspace"], k["token"], k["api"]) for k in keys["polling"]]
 
 
 class Doors:
@@ -152,6 +157,8 @@ async def serve(args: argparse.Namespace) -> int:
         return 0
     keys.update(first["keys"])
     inbox = InboxWriter(args.inbox, lambda n: control.send(stored=n))
+    polling = Polling(inbox, lambda ws, error: control.send(polling_failed=[ws, error]))
+    polling.update(keys.polling)
     doors = Doors(keys, inbox)
     proxy = Proxy(args.upstream)
     app = web.Application(client_max_size=4 * 1024 * 1024)
@@ -172,7 +179,9 @@ async def serve(args: argparse.Namespace) -> int:
         while (message := await control.receive()) is not None:
             if "keys" in message:
                 keys.update(message["keys"])
+                polling.update(keys.polling)
     finally:
+        await polling.close()
         await runner.cleanup()  # the requests under way finish: stored and answered
         await proxy.close()
         inbox.close()

@@ -23,7 +23,7 @@ from adapters.server.live import LiveAdapters
 from adapters.server.logs import Redactor, learn_secrets
 from adapters.server.reloading import report_fields
 from adapters.slack import SlackAdapter
-from adapters.telegram import TelegramAdapter
+from adapters.telegram import TELEGRAM, TelegramAdapter
 from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport, plan, unapplied
@@ -111,7 +111,7 @@ class App:
             self.config, provider=self._provider, clock=self._clock, resume=not shared
         )
         self.bridge = Bridge(self.current, self.runtime)
-        self.live = LiveAdapters(self.bridge)
+        self.live = LiveAdapters(self.bridge, polled_elsewhere=self.intake is not None)
         try:
             self._prepare()
             if not shared:
@@ -324,7 +324,10 @@ class App:
         await self._runner.setup()
         try:
             if self.intake is not None:
-                self.port = await self.intake.open(self._runner, self.config)
+                failed = self.bridge.metrics.platform_call_failed
+                self.port = await self.intake.open(
+                    self._runner, self.config, lambda ws, error: failed(TELEGRAM.name, ws, error)
+                )
             else:
                 self.port = await listen(self._runner, server.host, server.port)
         except BaseException:

@@ -1,12 +1,14 @@
 """The doors in a process of their own (`adapters/doors/`), as `switchboard run` starts them
-on SQLite with `[server] intake = "process"` (the default): the door process owns the port,
-and this process serves everything else on a Unix socket behind it and takes the requests
-the door process stored, through the platforms' fronts, as fast as it can."""
+on SQLite with `[server] intake = "process"` (the default): the door process owns the port
+and polls Telegram for the bots in polling mode, and this process serves everything else on
+a Unix socket behind it and takes the requests and updates the door process stored, through
+the platforms' fronts, as fast as it can."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -33,8 +35,14 @@ class DoorIntake:
         self._sockets = Path(tempfile.mkdtemp(prefix="switchboard-"))
         self._process: DoorProcess | None = None
 
-    async def open(self, runner: web.AppRunner, config: SwitchboardConfig) -> int:
-        """Serve `runner` behind the door process; the port the door process listens on."""
+    async def open(
+        self,
+        runner: web.AppRunner,
+        config: SwitchboardConfig,
+        polling_failed: Callable[[str, str], None],
+    ) -> int:
+        """Serve `runner` behind the door process; the port the door process listens on.
+        `polling_failed` hears of each failed getUpdates (the workspace, the error)."""
         upstream = self._sockets / "http.sock"
         await web.UnixSite(runner, str(upstream)).start()
         server = config.server
@@ -45,6 +53,7 @@ class DoorIntake:
             port=server.port,
             keys=door_keys(config),
             on_stored=self.replaying.wake,
+            on_polling_failed=polling_failed,
         )
         try:
             return await self._process.start()

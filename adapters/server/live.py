@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 
 
 class LiveAdapters:
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: Bridge, *, polled_elsewhere: bool = False) -> None:
         self._bridge = bridge
+        self._polled_elsewhere = polled_elsewhere  # the door process polls for the bots
         metrics = bridge.metrics
         self.telegram: dict[str, TelegramAdapter] = {}
         self.slack: dict[str, SlackAdapter] = {}
@@ -61,7 +62,9 @@ class LiveAdapters:
         """Build the workspace's adapters (not started); the bridge sends through them."""
         metrics = self._bridge.metrics
         if workspace.telegram is not None:
-            bot = self.telegram[workspace.id] = TelegramAdapter(self._bridge, workspace)
+            bot = self.telegram[workspace.id] = TelegramAdapter(
+                self._bridge, workspace, polled_elsewhere=self._polled_elsewhere
+            )
             self.bots.by_workspace[workspace.id] = bot.transport
             self.bot_files.by_workspace[workspace.id] = bot.files
             metrics.connection(TELEGRAM.name, workspace.id, up=False)

@@ -29,7 +29,11 @@ MAX_STORE_RETRY_S = 30.0  # a polled update the store did not take is tried agai
 class TelegramAdapter:
     """One bot for one workspace: long polling, or updates fed in by the webhook route."""
 
-    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig) -> None:
+    def __init__(
+        self, bridge: Bridge, workspace: WorkspaceConfig, *, polled_elsewhere: bool = False
+    ) -> None:
+        """`polled_elsewhere`: the door process polls for this bot (its updates come in
+        through `feed`, as webhook updates do)."""
         assert workspace.telegram is not None
         self._bridge = bridge
         self.workspace = workspace
@@ -40,8 +44,10 @@ class TelegramAdapter:
             .base_url(self.settings.api_base_url)
             .base_file_url(file_base_url(self.settings.api_base_url))
         )
-        if self.settings.mode == "webhook":
-            builder = builder.updater(None)  # updates arrive through our own HTTP server
+        # Whether python-telegram-bot's updater polls here; else updates come in through `feed`.
+        self.polls = self.settings.mode == "polling" and not polled_elsewhere
+        if not self.polls:
+            builder = builder.updater(None)
         self.application = builder.build()
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._message))
         self.application.add_handler(CallbackQueryHandler(self._callback))
@@ -97,8 +103,9 @@ class TelegramAdapter:
         await self.application.shutdown()
 
     async def feed(self, update: Update) -> None:
-        """An update from the webhook route (checked there), stored before this returns. A
-        failure to store it is raised: the route answers 5xx and Telegram sends it again."""
+        """An update from the webhook route (checked there), or one the door process stored,
+        stored before this returns. A failure to store it is raised: the route answers 5xx and
+        Telegram sends it again; the door process's inbox keeps it and hands it over again."""
         # Not `process_update`: it hands a handler's failure to the error handlers and returns
         # normally, and the route would answer 200 for an update that was never stored.
         for handlers in self.application.handlers.values():
@@ -135,16 +142,17 @@ class TelegramAdapter:
         task.add_done_callback(self._background.discard)
 
     async def _store(self, chat: InboundChat) -> Outcome:
-        """Hand an update's message to the bridge, which stores it. A webhook update that
-        cannot be stored is raised: the route answers 5xx and Telegram sends it again. A polled
-        one was confirmed to Telegram when it was fetched, so it is tried again until the store
-        takes it, holding the updates after it back, in order."""
+        """Hand an update's message to the bridge, which stores it. An update that cannot be
+        stored is raised when it is kept elsewhere (Telegram resends a webhook's; the door
+        process's inbox hands its own over again). One python-telegram-bot polled here was
+        confirmed to Telegram when it was fetched, so it is tried again until the store takes
+        it, holding the updates after it back, in order."""
         delay_s = 0.5
         while True:
             try:
                 return await self._bridge.receive(chat)
             except Exception:
-                if self.settings.mode == "webhook":
+                if not self.polls:  # stored elsewhere first: it is tried again from there
                     raise
                 log.warning(
                     "telegram update not stored; trying again",

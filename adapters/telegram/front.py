@@ -61,12 +61,12 @@ class TelegramFront:
         return web.Response(text="ok")
 
     async def replay(self, request: Forwarded) -> None:
-        """An update a standby replica checked and stored, handled here as if it had just
-        come in."""
+        """An update a standby replica or the door process checked and stored (a webhook's,
+        or one the door process polled), handled here as if it had just come in."""
         adapter = self._bots.get(request.workspace_id)
-        if adapter is None or adapter.settings.mode != "webhook":
+        if adapter is None:
             log.warning(
-                "forwarded telegram update for a webhook no longer served; dropped",
+                "stored telegram update for a bot no longer served; dropped",
                 extra={"workspace": request.workspace_id},
             )
             return

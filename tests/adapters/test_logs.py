@@ -92,7 +92,7 @@ async def test_no_secret_in_any_line_of_a_full_run(
     assert await asyncio.wait_for(proc.wait(), 20) == 0, output
     everything = banner + output + log_file.read_text()
 
-    assert "/bot[redacted]/getUpdates" in everything, "the HTTP client's URL log was redacted"
+    assert "/bot[redacted]/sendMessage" in everything, "the HTTP client's URL log was redacted"
     assert (
         "mcp server stderr line='starting with DEMO_TOKEN=[redacted]' server='demo'" in everything
     )

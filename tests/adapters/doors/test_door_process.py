@@ -209,3 +209,40 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
         await until(lambda: any("answer to back?" in m["text"] for m in telegram_api.sent()))
     finally:
         await server.stop()
+
+
+async def test_a_polled_update_is_stored_before_telegram_counts_it_delivered(
+    tmp_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.responder = echo
+    bot = {"bot_token": telegram_api.token, "api_base_url": telegram_api.base_url}
+    operator = {"id": "alice", "primary": True, "telegram_user_id": 1001}
+    path = write_config(
+        tmp_path / "switchboard.toml",
+        db=tmp_path / "sb.db",
+        provider=anthropic(anthropic_api.url),
+        workspaces=[workspace("acme", [operator], telegram={**bot, "chats": [-100]})],
+    )
+    first = await run(path, "first")
+    try:
+        first.process.send_signal(signal.SIGSTOP)  # only the door process polls now
+        pushed = telegram_api.push_message("polled please", chat=-100, chat_type="group", user=1001)
+
+        def confirmed() -> bool:  # a getUpdates asked for an offset past it
+            polls = [c.params for c in telegram_api.calls if c.method == "getUpdates"]
+            return any(int(p.get("offset", 0)) > pushed for p in polls)
+
+        await until(confirmed)
+        first.process.send_signal(signal.SIGKILL)
+        first.process.send_signal(signal.SIGCONT)
+        await first.process.wait()
+        assert anthropic_api.requests == []
+    finally:
+        await first.stop()
+    second = await run(path, "second")
+    try:
+        sent = telegram_api.sent
+        await until(lambda: any("answer to polled please" in m["text"] for m in sent()))
+        assert sum("polled please" in s for s in prompts(anthropic_api)) == 1
+    finally:
+        await second.stop()
