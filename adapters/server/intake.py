@@ -21,10 +21,18 @@ from config.schema import SwitchboardConfig
 
 
 def wanted(config: SwitchboardConfig) -> bool:
-    """The doors get their own process: asked for, and the store is a file of this process
-    (replicas on PostgreSQL keep the doors in each replica's process)."""
+    """The doors get their own process: asked for, the store is a file of this process
+    (replicas on PostgreSQL keep the doors in each replica's process), and the config at
+    start has a platform door or a bot to poll (a console-only one has none; a workspace a
+    reload adds then is served inline)."""
     storage = config.storage
-    return config.server.intake == "process" and not storage.shared and storage.path != ":memory:"
+    keys = door_keys(config)
+    return (
+        config.server.intake == "process"
+        and not storage.shared
+        and storage.path != ":memory:"
+        and any(keys.values())
+    )
 
 
 class DoorIntake:
