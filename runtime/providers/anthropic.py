@@ -18,19 +18,17 @@ from collections.abc import Mapping
 from typing import Any
 
 import anthropic
-from anthropic.types import Message
 
 from config.errors import CredentialRefused
 from runtime.clock import Clock, SystemClock
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.prompts import render_summary
+from runtime.providers.anthropic_stream import read_stream
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
     RetryNotice,
-    StopReason,
     TextSink,
-    Usage,
 )
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
@@ -152,26 +150,6 @@ def _map_tool(tool: ToolSpec) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
-def _process_response(message: Message) -> ProviderResponse:
-    blocks: list[TextBlock | ToolUseBlock] = []
-    for block in message.content:
-        if block.type == "text" and block.text:
-            blocks.append(TextBlock(text=block.text))
-        elif block.type == "tool_use":
-            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
-    try:
-        stop = StopReason(message.stop_reason or "end_turn")
-    except ValueError:
-        stop = StopReason.END_TURN
-    usage = Usage(
-        input_tokens=message.usage.input_tokens,
-        output_tokens=message.usage.output_tokens,
-        cache_read_tokens=message.usage.cache_read_input_tokens or 0,
-        cache_write_tokens=message.usage.cache_creation_input_tokens or 0,
-    )
-    return ProviderResponse(blocks=blocks, stop_reason=stop, model=message.model, usage=usage)
-
-
 def _map_api_error(exc: Exception) -> ProviderError:
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
@@ -237,11 +215,9 @@ class AnthropicProvider:
                 attempt += 1
 
     async def _stream_once(self, params: dict[str, Any], on_text: TextSink) -> ProviderResponse:
-        async with self._client.messages.stream(**params) as stream:
-            async for text in stream.text_stream:
-                on_text(text)
-            message = await stream.get_final_message()
-        return _process_response(message)
+        create = self._client.messages.with_streaming_response.create
+        async with create(**params, stream=True) as response:
+            return await read_stream(response, on_text)
 
 
 def _retry_delay(exc: Exception, attempt: int) -> float:

@@ -42,6 +42,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     hold: asyncio.Event | None = None  # answer only once this is set (streams: after block 0)
     stream_error: str = ""  # an SSE `error` event of this type instead of the end
+    stream_cut: bool = False  # the stream ends after the first block, without message_stop
 
 
 def text(t: str, **kw: Any) -> Reply:
@@ -291,6 +292,8 @@ class FakeAnthropic:
             await send("content_block_stop", {"type": "content_block_stop", "index": index})
             if index == 0 and reply.hold:
                 await reply.hold.wait()
+            if reply.stream_cut:
+                return response
             if reply.stream_error:
                 await send(
                     "error",

@@ -90,6 +90,20 @@ async def test_overloaded_error_mid_stream_is_retried(
     assert run.final_text == "whole answer"
 
 
+async def test_a_stream_cut_before_its_end_is_retried_not_taken_as_the_answer(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [
+        Reply(blocks=[{"type": "text", "text": "half an"}], stream_cut=True),
+        text("whole answer"),
+    ]
+    rt, sid = await _one_turn(anthropic_api, db_path, cleanup)
+    [run] = await rt.store.runs(session_id=sid)
+    assert run.final_text == "whole answer"
+    [retry] = await all_events(rt, EventType.PROVIDER_RETRY)
+    assert "message_stop" in retry.data.error
+
+
 async def test_bad_request_fails_the_turn_without_retry(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
