@@ -6,6 +6,7 @@ from bench import (
     files_bench,
     load_bench,
     markdown_bench,
+    provider_bench,
     replicas_bench,
     runtime_bench,
     slack_bench,
@@ -19,6 +20,7 @@ asyncio.run(telegram_bench.main())
 asyncio.run(slack_bench.main())
 asyncio.run(delivery_bench.main())
 asyncio.run(stream_bench.main())
+asyncio.run(provider_bench.main([]))
 asyncio.run(files_bench.main())
 markdown_bench.main()
 asyncio.run(store_bench.main())
