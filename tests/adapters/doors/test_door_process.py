@@ -63,7 +63,11 @@ async def run(path: Path, name: str) -> Replica:
     """`switchboard run --config FILE`, once it has said which port it serves."""
     process = Replica(name, await start("run", "--config", path))
     process._reader = asyncio.get_running_loop().create_task(process._read())
-    banner = await process.expect("Switchboard is running")
+    try:
+        banner = await process.expect("Switchboard is running", limit_s=60)
+    except BaseException:
+        await process.stop()
+        raise
     found = re.search(r"http on [^:]+:(\d+)", banner)
     assert found, banner
     process.port = int(found.group(1))
