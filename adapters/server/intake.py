@@ -6,6 +6,7 @@ the platforms' fronts, as fast as it can."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from adapters.doors.store import InboxReader, inbox_path
 from bridge.forwarding import Replay, Replaying
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
+
+MAIN_NICE = 5  # how much lower this process's priority is than the door process's
 
 
 def wanted(config: SwitchboardConfig) -> bool:
@@ -64,13 +67,18 @@ class DoorIntake:
             on_polling_failed=polling_failed,
         )
         try:
-            return await self._process.start()
+            port = await self._process.start()
         except DoorsFailed as exc:
             self._process = None
             raise ConfigError(
                 f"cannot listen on {server.host}:{server.port} ({exc}); is another Switchboard "
                 "running? Set [server] port in the config to use another port."
             ) from None
+        # When both want the CPU, the doors get it first: acknowledgements stay fast, turns
+        # fall behind (the door process keeps the priority it was started with; one started
+        # again after a crash has this process's).
+        os.nice(MAIN_NICE)
+        return port
 
     def take(self, replayers: dict[str, Replay]) -> None:
         """Hand what the door process stores (and what it stored before a stop) to the
