@@ -45,11 +45,14 @@ class Decision:
 
     @property
     def submit_status(self) -> SubmitStatus:
-        return {
-            DecisionKind.WAIT_FOR_SAFE_POINT: SubmitStatus.WAITING_FOR_SAFE_POINT,
-            DecisionKind.INTERRUPT_RUNNING_TURN: SubmitStatus.INTERRUPTING,
-            DecisionKind.DROP_NEW: SubmitStatus.DROPPED,
-        }.get(self.kind, SubmitStatus.QUEUED)
+        return _SUBMIT_STATUS.get(self.kind, SubmitStatus.QUEUED)
+
+
+_SUBMIT_STATUS = {
+    DecisionKind.WAIT_FOR_SAFE_POINT: SubmitStatus.WAITING_FOR_SAFE_POINT,
+    DecisionKind.INTERRUPT_RUNNING_TURN: SubmitStatus.INTERRUPTING,
+    DecisionKind.DROP_NEW: SubmitStatus.DROPPED,
+}
 
 
 def decide(view: SessionView, message: InboundMessage) -> Decision:

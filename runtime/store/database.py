@@ -61,7 +61,8 @@ class Database(Protocol):
     described: str  # for people: the file, or host:port/database (never a password)
     shared: bool  # other processes may write it at the same time (replicas)
     # `commit` queues the transaction in order before it returns, so the next transaction may
-    # be written while this one commits (SQLite's group commit); else the next one waits.
+    # be written while this one commits (SQLite's group commit), and what it returns does not
+    # give way to a cancelled caller; else the next one waits.
     grouped: bool
 
     async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:

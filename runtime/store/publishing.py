@@ -41,8 +41,10 @@ class Publisher:
         under way, and no event before these that the feed has not carried."""
         if self._lock.locked():
             return False
-        first = next((e.seq for e in events if e.seq is not None), None)
-        return first is None or first <= self.published + 1
+        for event in events:
+            if event.seq is not None:
+                return event.seq <= self.published + 1
+        return True
 
     async def publish(self, events: list[Event]) -> None:
         """This process's committed events to the feed, after any other replica's before

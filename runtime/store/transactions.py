@@ -88,7 +88,9 @@ class Transactions:
         """Wait for the commit, then what follows it (`_after`)."""
         if not t.commit.done():
             try:
-                await asyncio.shield(t.commit)
+                # A grouped database's commit does not give way to a cancelled caller (the
+                # caller wakes once it is over); elsewhere it is shielded from one.
+                await (t.commit if self.db.grouped else asyncio.shield(t.commit))
             except asyncio.CancelledError:  # the caller is cancelled; the commit goes on
                 rest = asyncio.ensure_future(self._after(t))
                 with suppress(Exception):

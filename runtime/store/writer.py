@@ -32,9 +32,12 @@ from runtime.store.database import Sequences, Statement
 from runtime.tools.envelope import ToolResult
 from runtime.transcript import BLOCKS, TranscriptMessage
 
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON (one encoder for all: `json.dumps` with options builds one per call)."""
+    return _JSON.encode(value)
 
 
 class Writer:
