@@ -1,9 +1,10 @@
-"""Issue 18: the CPU one model answer costs the process that asks for it. The SDK's stream
-helper (`messages.stream`: a pydantic model per event, a message snapshot after each) against
-`AnthropicProvider`, which reads the events itself (`runtime/providers/anthropic_stream.py`),
-both streaming the same short answer from the loopback fake Messages API, alternating, in
-one run. The fake runs in this process too, so the figures include its share; only their
-difference is the client's.
+"""Issue 18: the CPU one model answer costs the process that asks for it. The SDK as it comes
+(its stream helper `messages.stream`: a pydantic model per event, a message snapshot after
+each; its default httpx transport) against `AnthropicProvider` (its own reading of the events,
+`runtime/providers/anthropic_stream.py`, over the SDK's aiohttp transport), both streaming the
+same short answer from the loopback fake Messages API, one at a time and 50 at once,
+alternating, in one run. The fake runs in this process too, so the figures include its
+share; only their difference is the client's.
 
 `python -m bench.provider_bench [--requests 300] [--rounds 3]`"""
 
@@ -58,11 +59,13 @@ async def main(argv: list[str] | None = None) -> None:
     async def ours() -> None:
         await provider.complete(request, lambda _: None, lambda *_: None)
 
-    runs: dict[str, list[float]] = {"SDK stream helper": [], "AnthropicProvider": []}
+    runs: dict[str, list[float]] = {}
     try:
         for _ in range(args.rounds):
-            runs["SDK stream helper"].append(await cpu_ms(helper, args.requests))
-            runs["AnthropicProvider"].append(await cpu_ms(ours, args.requests))
+            for at_once in (1, 50):
+                for name, call in (("SDK stream helper", helper), ("AnthropicProvider", ours)):
+                    key = f"{name}, {at_once} at once"
+                    runs.setdefault(key, []).append(await cpu_ms(call, args.requests, at_once))
     finally:
         await sdk.close()
         await provider.close()
@@ -72,12 +75,17 @@ async def main(argv: list[str] | None = None) -> None:
         print(f"  {name}: {statistics.median(values):.2f} ms")
 
 
-async def cpu_ms(call: Callable[[], Awaitable[None]], requests: int) -> float:
+async def cpu_ms(call: Callable[[], Awaitable[None]], requests: int, at_once: int) -> float:
     for _ in range(20):  # warm: connections, lazily built models
         await call()
+    room = asyncio.Semaphore(at_once)
+
+    async def one() -> None:
+        async with room:
+            await call()
+
     start = time.process_time()
-    for _ in range(requests):
-        await call()
+    await asyncio.gather(*(one() for _ in range(requests)))
     return 1000 * (time.process_time() - start) / requests
 
 

@@ -185,9 +185,15 @@ class AnthropicProvider:
         self.model = model
         self.max_attempts = max_attempts
         self._clock = clock or SystemClock()
-        # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL.
+        # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL. Its
+        # aiohttp transport: under 50 streams at once it spends less than half the CPU of
+        # its default httpx one (docs/benchmarks.md, `python -m bench.provider_bench`).
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=anthropic.DefaultAioHttpClient(timeout=timeout_s),
         )
 
     async def close(self) -> None:
