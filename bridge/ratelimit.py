@@ -4,9 +4,13 @@ Each platform's rules (`Pacing`, from its adapter) are sliding windows: at most 
 any T seconds, per channel, per group or per bot account. A call counts from when it started
 until it is answered, and from then on from its answer, so a request slow to arrive cannot
 bring two arrivals closer than a window allows. A reply waits until every window it counts in
-has room. After a Retry-After, its chat waits all of it, the bot's shared windows at most
-their own length (see `back_off`), and then the windows still hold, so a backlog does not go
-out at once, whether it was waiting already or not.
+has room: first its own chat's (and group's); then, in line with the account's other replies
+in the order they got there, the account's shared windows and its spread. Only the head of
+the line waits on those, and it goes the moment they have room, so no slot of the spread is
+held for a reply that cannot use it when it comes (such a slot used to go by unused, the
+replies behind it not moving up). After a Retry-After, its chat waits all of it, the bot's
+shared windows at most their own length (see `back_off`), and then the windows still hold,
+so a backlog does not go out at once, whether it was waiting already or not.
 
 Progress shares the windows but never waits: it takes a call only when no reply waits for the
 same window and (in a window of several) at most half of it is used, so a reply is never
@@ -16,9 +20,11 @@ queued behind progress. The cost to a reply is at most one interval of a one-at-
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 from bridge.platform import PlatformProfile
 from bridge.transport import Call, Pacing, Rule, Scope, Transport
@@ -99,36 +105,68 @@ class RateLimiter:
         self._sent: dict[_Bucket, deque[_Mark]] = {}  # the calls in each window, oldest first
         self._blocked: dict[_Bucket, float] = {}  # Retry-After: nothing here until then
         self._waiting: Counter[_Bucket] = Counter()  # replies waiting for room here
+        self._lines: dict[tuple[_Bucket, ...], deque[asyncio.Future[None]]] = {}
         self._until_sweep = SWEEP_EVERY
 
     async def acquire(self, route: Route, call: Call = Call.POST) -> Ticket:
-        """Wait until this call fits every window it counts in; it is counted from then. Once
-        it fits the platform's windows, it takes the next slot of a spread of our own, in the
-        order calls got there; when the slot comes the windows are checked again (another
-        thread of the channel, or a Retry-After, may have come first)."""
+        """Wait until this call fits every window it counts in; it is counted from then.
+        First its own chat's and group's windows; then, in line with the account's other
+        calls that share its spread, in the order they got there, the account's windows and
+        the spread. The head of the line leaves it, for the back, if its own chat has been
+        taken meanwhile (another thread of it, or a Retry-After), so it holds up no one."""
         buckets = list(self._buckets(route, call))
-        windows = [(b, r) for b, r in buckets if not _is_spread(r)]
-        spreads = [(b, r) for b, r in buckets if _is_spread(r)]
+        own = [(b, r) for b, r in buckets if r.scope is not Scope.ACCOUNT and not _is_spread(r)]
+        line = tuple(b for b, r in buckets if _is_spread(r))
         self._waiting.update(b for b, _ in buckets)
         try:
             while True:
-                now = self._clock.monotonic()
-                at = self._ready_at(windows, now, None)
-                if at > now + _EPSILON:
+                await self._until_room(own)
+                if not line:
+                    now = self._clock.monotonic()
+                    at = self._ready_at(buckets, now, None)
+                    if at <= now + _EPSILON:
+                        return self._record(buckets, now)
                     await self._clock.sleep(at - now)
                     continue
-                slot = self._ready_at(spreads, now, None)
-                if slot <= now + _EPSILON:
-                    return self._record(buckets, now)
-                held = self._record(spreads, slot)  # the slot is ours: others queue after it
-                await self._clock.sleep(slot - now)
-                now = self._clock.monotonic()
-                if self._ready_at(windows, now, None) <= now + _EPSILON:
-                    return held.joined(self._record(windows, now))
-                held.cancel()
+                async with self._in_line(line):
+                    while True:
+                        now = self._clock.monotonic()
+                        if self._ready_at(own, now, None) > now + _EPSILON:
+                            break  # its chat was taken: out of line, back to waiting for it
+                        at = self._ready_at(buckets, now, None)
+                        if at <= now + _EPSILON:
+                            return self._record(buckets, now)
+                        await self._clock.sleep(at - now)
         finally:
             self._waiting.subtract(b for b, _ in buckets)
             self._waiting += Counter()  # drop the zeros
+
+    async def _until_room(self, windows: list[tuple[_Bucket, Rule]]) -> None:
+        while True:
+            now = self._clock.monotonic()
+            at = self._ready_at(windows, now, None)
+            if at <= now + _EPSILON:
+                return
+            await self._clock.sleep(at - now)
+
+    @asynccontextmanager
+    async def _in_line(self, key: tuple[_Bucket, ...]) -> AsyncIterator[None]:
+        """Until this call is at the head of its line; it leaves the line on the way out."""
+        line = self._lines.setdefault(key, deque())
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if not line:
+            turn.set_result(None)
+        line.append(turn)
+        try:
+            await turn
+            yield
+        finally:
+            was_head = line[0] is turn
+            line.remove(turn)
+            if was_head and line and not line[0].done():
+                line[0].set_result(None)
+            if not line:
+                del self._lines[key]
 
     def take(self, route: Route, call: Call) -> Ticket | None:
         """For progress: this call now, if it fits without delaying any reply; else None."""

@@ -12,22 +12,26 @@ from config.schema import OperatorConfig, WorkspaceConfig
 NAME = "telegram"
 MESSAGES = frozenset({Call.POST, Call.EDIT})  # what Telegram counts as messages in a chat
 IN_GROUPS = MESSAGES | {Call.STREAM}  # in a group the answer streams as edits of a message
-# About 1 message/s per chat, 20/min per group, 30/s per bot (typing actions and deletes
-# included), with a margin; and the bot's messages spread evenly, 25 a second. A draft
+# About 1 message/s per chat and 20/min per group, with a margin; 30/s per bot (typing
+# actions and deletes included) exactly: a call counts from its start until its answer and a
+# second from then, so 30 of them can never arrive within one second, however they travel.
+# The bot's messages are spread out a little faster than that (35 a second: the window, not
+# the spread, sets the pace, so a late answer does not hold back every message after it), so
+# a backlog does not leave in one burst. A draft
 # (sendMessageDraft, private chats) is not a message: the Bot API documents no limit of its
 # own, so it is taken as one a second in its chat, apart from the messages, and counted in the
 # bot's 30/s.
 PACING = Pacing(
     max_chars=4096,
     per_conversation_interval_s=1.1,
-    global_per_second=25.0,
+    global_per_second=30.0,
     rules=(
         Rule(MESSAGES, Scope.CHANNEL, 1, 1.1),
         Rule(IN_GROUPS, Scope.GROUP, 1, 1.1),
         Rule(IN_GROUPS, Scope.GROUP, 20, 62.0),
         Rule(frozenset({Call.STREAM}), Scope.CHANNEL, 1, 1.1),
-        Rule(MESSAGES, Scope.ACCOUNT, 1, 1 / 25.0, limit=False),
-        Rule(frozenset(Call), Scope.ACCOUNT, 28, 1.0),
+        Rule(MESSAGES, Scope.ACCOUNT, 1, 1 / 35.0, limit=False),
+        Rule(frozenset(Call), Scope.ACCOUNT, 30, 1.0),
         Rule(frozenset({Call.INDICATOR}), Scope.CHANNEL, 1, 3.0, limit=False),  # lasts 5 s
         # A chat's second is shared with the replies: edit the progress message at most
         # every 3 s there, so that a reply seldom has to wait out an edit's second.
