@@ -139,7 +139,10 @@ class DoorProcess:
         while True:
             message = await self._receive()
             if message is not None:
-                self._handle(message)
+                try:
+                    self._handle(message)
+                except Exception:  # one bad message must not stop the watch
+                    log.exception("message from the door process not handled")
                 continue
             assert self._process is not None
             status = await self._process.wait()
@@ -174,4 +177,5 @@ class DoorProcess:
             entry = dict(message["log"])
             level, name, text = entry.pop("level"), entry.pop("name"), entry.pop("msg")
             fields = {k: v for k, v in entry.items() if k not in _STANDARD}
-            logging.getLogger(name).log(level, text, extra={**fields, "process": "doors"})
+            fields["origin"] = "doors"  # not `process`: a LogRecord's own attribute
+            logging.getLogger(name).log(level, text, extra=fields)

@@ -200,6 +200,16 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
                 assert r.status == 200 and (await r.json())["status"] == "ok"
             async with http.get(f"{base}/metrics") as r:
                 assert r.status == 200 and "switchboard_" in await r.text()
+            slack = SlackSide(Port(server.port), slack_api)  # type: ignore[arg-type]
+            event = slack.envelope("T1", slack.message("sneaky", channel=OPS))
+            assert (await slack.post(event, bad_signature=True)).status == 401
+            assert (await slack.post(event, secret="another-apps-secret")).status == 401
+            garbage = await slack.post('{"type": "event_callback", "event": []}')
+            assert garbage.status == 400 and "`event` is a list" in garbage.body
+            challenge = await slack.post('{"type": "url_verification", "challenge": "c-123"}')
+            assert challenge.status == 200 and json.loads(challenge.body) == {"challenge": "c-123"}
+            refused = await server.expect("slack request refused")  # the door's log, in ours
+            assert "origin='doors'" in refused and "`event` is a list" in refused
             os.kill(door_pid(server), signal.SIGKILL)
             await server.expect("door process exited; starting it again")
             deadline = time.monotonic() + 20
