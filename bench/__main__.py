@@ -12,10 +12,12 @@ from bench import (
     slack_bench,
     store_bench,
     stream_bench,
+    submit_bench,
     telegram_bench,
 )
 
 asyncio.run(runtime_bench.main())
+asyncio.run(submit_bench.main([]))
 asyncio.run(telegram_bench.main())
 asyncio.run(slack_bench.main())
 asyncio.run(delivery_bench.main())
