@@ -207,9 +207,11 @@ class _Forwarded:
 
 
 def _by_place(batch: list[Forwarded]) -> list[list[Forwarded]]:
-    """One queue per workspace and platform, each in the order its requests came: a chat's
-    messages stay in order, and one workspace's requests do not wait behind another's."""
-    queues: dict[tuple[str, str], list[Forwarded]] = {}
+    """One queue per place (a conversation, where the door process named it; else the whole
+    workspace), each in the order its requests came: a chat's messages stay in order, and one
+    conversation's requests do not wait behind another's."""
+    queues: dict[tuple[str, str, str], list[Forwarded]] = {}
     for request in batch:
-        queues.setdefault((request.platform, request.workspace_id), []).append(request)
+        where = (request.platform, request.workspace_id, request.place)
+        queues.setdefault(where, []).append(request)
     return list(queues.values())

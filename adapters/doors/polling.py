@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 
 from adapters.doors.store import InboxWriter, Request
-from adapters.doors.telegram import parse_update
+from adapters.doors.telegram import parse_update, place
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,8 @@ class Poller:
             return
         workspace = self.key.workspace_id
         body = json.dumps(data)
-        await self._inbox.put(Request("telegram", workspace, str(update.update_id), body, {}, ""))
+        key = str(update.update_id)
+        await self._inbox.put(Request("telegram", workspace, place(update), key, body, {}, ""))
 
     async def _call(self, http: aiohttp.ClientSession, method: str, params: dict[str, Any]) -> Any:
         async with http.post(self._url + method, json=params) as response:

@@ -71,12 +71,15 @@ class Doors:
         if checked.team is None:
             return checked.answer_check()
         await self._store(
-            "slack",
-            checked.workspace_id,
-            checked.platform_id,
-            checked.text,
-            headers,
-            request.query_string,
+            Request(
+                "slack",
+                checked.workspace_id,
+                checked.place,
+                checked.platform_id,
+                checked.text,
+                headers,
+                request.query_string,
+            )
         )
         return web.Response(status=200)
 
@@ -91,22 +94,17 @@ class Doors:
         update = telegram.check(workspace, raw, None)
         if isinstance(update, web.Response):
             return update
-        await self._store("telegram", workspace, str(update.update_id), raw.decode(), {}, "")
+        where = telegram.place(update)
+        await self._store(
+            Request("telegram", workspace, where, str(update.update_id), raw.decode(), {}, "")
+        )
         return web.Response(text="ok")
 
-    async def _store(
-        self,
-        platform: str,
-        workspace: str,
-        key: str | None,
-        body: str,
-        headers: dict[str, str],
-        query: str,
-    ) -> None:
+    async def _store(self, request: Request) -> None:
         try:
-            await self._inbox.put(Request(platform, workspace, key, body, headers, query))
+            await self._inbox.put(request)
         except Exception:  # not stored: a 500, and the platform sends it again
-            fields = {"platform": platform, "workspace": workspace}
+            fields = {"platform": request.platform, "workspace": request.workspace_id}
             log.exception("request not stored", extra=fields)
             raise web.HTTPInternalServerError(text="not stored; send it again") from None
 

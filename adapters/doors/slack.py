@@ -49,6 +49,24 @@ class SlackRequest:
         key = self.body.get("event_id") or self.body.get("trigger_id")
         return key if isinstance(key, str) else None
 
+    @property
+    def place(self) -> str:
+        """The conversation the request belongs to, as `adapters/slack/inbound.py` makes
+        sessions of messages (a thread; a DM's top level; a channel message starts its own
+        thread), else its channel: requests of one place are handled in the order they came,
+        different places side by side."""
+        event = self.body.get("event")
+        if isinstance(event, dict):
+            channel = event.get("channel")
+            if isinstance(channel, str):
+                direct = event.get("channel_type") == "im" or channel.startswith("D")
+                thread = event.get("thread_ts") or (None if direct else event.get("ts"))
+                return f"{channel}:{thread or ''}"
+        channel = self.body.get("channel_id") or self.body.get("channel")
+        if isinstance(channel, dict):
+            channel = channel.get("id")
+        return str(channel or "")
+
     def answer_check(self) -> web.Response:
         """Slack's own checks of the endpoint: the URL check echoes its challenge."""
         if self.body.get("type") == "url_verification":

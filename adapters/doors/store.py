@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS inbox (
     id INTEGER PRIMARY KEY,
     platform TEXT NOT NULL,
     workspace_id TEXT NOT NULL,
+    place TEXT NOT NULL,
     dedupe_key TEXT UNIQUE,
     body TEXT NOT NULL,
     headers TEXT NOT NULL,
@@ -41,8 +42,8 @@ CREATE TABLE IF NOT EXISTS inbox (
 )
 """
 _INSERT = (
-    "INSERT OR IGNORE INTO inbox (platform, workspace_id, dedupe_key, body, headers, query,"
-    " received_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO inbox (platform, workspace_id, place, dedupe_key, body, headers,"
+    " query, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -64,6 +65,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 class Request:
     platform: str
     workspace_id: str
+    place: str  # the conversation: its requests are handled in order
     dedupe_key: str | None
     body: str
     headers: dict[str, str]
@@ -72,7 +74,10 @@ class Request:
     def row(self) -> tuple[object, ...]:
         key = f"{self.platform}:{self.workspace_id}:{self.dedupe_key}" if self.dedupe_key else None
         headers = json.dumps(self.headers)
-        return (self.platform, self.workspace_id, key, self.body, headers, self.query, time.time())
+        return (
+            *(self.platform, self.workspace_id, self.place, key),
+            *(self.body, headers, self.query, time.time()),
+        )
 
 
 _Waiter = tuple[Request, "asyncio.Future[bool]"]
@@ -159,7 +164,10 @@ class InboxReader:
         from bridge.store.records import Forwarded  # here: the door process never loads the bridge
 
         def read() -> list[tuple[object, ...]]:
-            sql = "SELECT * FROM inbox ORDER BY id LIMIT ?"
+            sql = (
+                "SELECT id, platform, workspace_id, place, body, headers, query, received_at,"
+                " attempts FROM inbox ORDER BY id LIMIT ?"
+            )
             return self._conn.execute(sql, (limit,)).fetchall()
 
         rows = await self._run(read)
@@ -169,6 +177,7 @@ class InboxReader:
                 id=int(r[0]),
                 platform=r[1],
                 workspace_id=r[2],
+                place=r[3],
                 body=r[4],
                 headers=json.loads(r[5]),
                 query=r[6],

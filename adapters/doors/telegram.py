@@ -41,6 +41,17 @@ def check(workspace: str, raw: bytes, bot: Bot | None) -> Update | web.Response:
     return update
 
 
+def place(update: Update) -> str:
+    """The conversation an update belongs to (a chat, a forum topic), as
+    `adapters/telegram/inbound.py` makes sessions: updates of one place are handled in the
+    order they came, different places side by side."""
+    message = update.effective_message
+    if message is None:
+        return ""
+    thread = message.message_thread_id if message.is_topic_message else None
+    return f"{message.chat.id}:{thread or ''}"
+
+
 def parse_update(data: object, bot: Bot | None) -> Update | str:
     """Parsed JSON as an update our handlers can act on, or what is wrong with it."""
     if not isinstance(data, dict):

@@ -129,3 +129,6 @@ class Forwarded:
     query: str
     received_at: float
     attempts: int
+    # The conversation it belongs to, when the door process knew it: requests of one place
+    # are handled in order, places side by side ("": in order within the workspace).
+    place: str = ""

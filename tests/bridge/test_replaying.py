@@ -1,0 +1,60 @@
+"""Stored platform requests handed to the fronts (`bridge/forwarding.Replaying`): in the
+order they came within a conversation, conversations side by side, each handled one time and
+then gone from the store."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bridge.forwarding import Replaying
+from bridge.store import Forwarded
+
+
+class Source:
+    def __init__(self, requests: list[Forwarded]) -> None:
+        self.waiting = list(requests)
+        self.failures: list[tuple[int, str]] = []
+
+    async def pending(self, limit: int) -> list[Forwarded]:
+        return self.waiting[:limit]
+
+    async def done(self, ids: list[int]) -> None:
+        self.waiting = [r for r in self.waiting if r.id not in ids]
+
+    async def failed(self, request_id: int, error: str) -> None:
+        self.failures.append((request_id, error))
+
+
+def request(id: int, place: str) -> Forwarded:
+    return Forwarded(id, "slack", "acme", f"body {id}", {}, "", 0.0, 0, place=place)
+
+
+async def test_a_slow_conversation_does_not_hold_up_another_and_each_keeps_its_order() -> None:
+    source = Source(
+        [request(1, "COPS:1"), request(2, "COPS:1"), request(3, "COPS:2"), request(4, "COPS:1")]
+    )
+    handled: list[int] = []
+    first_may_finish = asyncio.Event()
+
+    async def front(r: Forwarded) -> None:
+        if r.id == 1:
+            await first_may_finish.wait()
+        handled.append(r.id)
+
+    replaying = Replaying(source, "test")
+    replaying.start({"slack": front})
+    try:
+        for _ in range(100):
+            if handled:
+                break
+            await asyncio.sleep(0.01)
+        assert handled == [3], "the other thread went ahead while the first waited"
+        first_may_finish.set()
+        for _ in range(100):
+            if not source.waiting:
+                break
+            await asyncio.sleep(0.01)
+        assert handled == [3, 1, 2, 4], "one thread's requests in the order they came"
+        assert source.waiting == [] and replaying.handled == 4
+    finally:
+        await replaying.close()
