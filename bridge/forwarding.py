@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
@@ -36,6 +37,7 @@ Replay = Callable[[Forwarded], Awaitable[None]]
 ATTEMPTS = 5  # a request that fails this often is dropped, with an error in the log
 NOT_READY_S = 300.0  # how long a bot that is not running (restarting) is waited for
 BATCH = 100
+BEHIND_S = 10.0  # a request waiting longer than this is said in the log (every BEHIND_S)
 
 
 class NotReady(Exception):
@@ -63,6 +65,7 @@ class Replaying:
         self._replayers: Mapping[str, Replay] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._said_behind = 0.0
         self.handled = 0
 
     def start(self, replayers: Mapping[str, Replay]) -> None:
@@ -87,6 +90,7 @@ class Replaying:
             self._wake.clear()
             try:
                 while batch := await self._source.pending(limit=BATCH):
+                    self._say_if_behind(batch[0])
                     await asyncio.gather(*(self._in_order(q) for q in _by_place(batch)))
                     await self._source.done([request.id for request in batch])
                     self.handled += len(batch)
@@ -94,6 +98,17 @@ class Replaying:
                 log.exception("stored requests not read; trying again", extra={"of": self._name})
                 await asyncio.sleep(1.0)
                 self._wake.set()
+
+    def _say_if_behind(self, oldest: Forwarded) -> None:
+        """Turns are falling behind what comes in: say how far, at most every `BEHIND_S`."""
+        now = time.time()
+        waited = now - oldest.received_at
+        if waited > BEHIND_S and now - self._said_behind > BEHIND_S:
+            self._said_behind = now
+            log.warning(
+                "stored requests wait to be handled",
+                extra={"of": self._name, "oldest_waited_s": round(waited, 1)},
+            )
 
     async def _in_order(self, requests: list[Forwarded]) -> None:
         for request in requests:

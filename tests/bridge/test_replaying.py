@@ -5,6 +5,10 @@ then gone from the store."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
+
+import pytest
 
 from bridge.forwarding import Replaying
 from bridge.store import Forwarded
@@ -58,3 +62,23 @@ async def test_a_slow_conversation_does_not_hold_up_another_and_each_keeps_its_o
         assert source.waiting == [] and replaying.handled == 4
     finally:
         await replaying.close()
+
+
+async def test_requests_waiting_long_are_said_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    old = Forwarded(1, "slack", "acme", "body", {}, "", time.time() - 42, 0, place="C:1")
+    source = Source([old])
+    handled: list[int] = []
+
+    async def front(r: Forwarded) -> None:
+        handled.append(r.id)
+
+    replaying = Replaying(source, "inbox-replay")
+    with caplog.at_level(logging.WARNING, logger="bridge.forwarding"):
+        replaying.start({"slack": front})
+        for _ in range(100):
+            if handled:
+                break
+            await asyncio.sleep(0.01)
+        await replaying.close()
+    [said] = [r for r in caplog.records if r.getMessage() == "stored requests wait to be handled"]
+    assert said.__dict__["oldest_waited_s"] >= 42
