@@ -23,6 +23,9 @@ _NOT_PASSED = frozenset(
         "host",
     }
 )
+# Set by us: the client's own would let it pose as any address (the console's login limits
+# wrong tokens per address).
+_OURS = frozenset({"x-forwarded-for"})
 
 
 class Proxy:
@@ -34,7 +37,7 @@ class Proxy:
         )
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED}
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED | _OURS}
         headers["Host"] = request.host
         if request.remote:
             headers["X-Forwarded-For"] = request.remote

@@ -8,6 +8,7 @@ replica only) lets a load balancer send /admin there."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -18,6 +19,19 @@ from adapters.slack import SlackFront
 from adapters.telegram import TelegramFront
 from bridge import Bridge
 from config.errors import ConfigError
+
+
+@web.middleware
+async def behind_the_doors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """A request the door process passed on (over our Unix socket) comes from the address
+    it names in X-Forwarded-For, which it sets itself."""
+    peer = request.transport.get_extra_info("socket") if request.transport else None
+    forwarded = request.headers.get("X-Forwarded-For")
+    if forwarded and peer is not None and peer.family == socket.AF_UNIX:
+        request = request.clone(remote=forwarded)
+    return await handler(request)
 
 
 def build_app(
@@ -44,7 +58,7 @@ def build_app(
             )
         return await handler(request)
 
-    app = web.Application(middlewares=[console_on_the_active_replica])
+    app = web.Application(middlewares=[behind_the_doors, console_on_the_active_replica])
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "replica": replica, "role": role()})

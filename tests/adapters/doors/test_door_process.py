@@ -30,6 +30,9 @@ from tests.fakes.telegram_api import FakeTelegram
 SECRET = "tg-webhook-secret"
 
 
+ADMIN_TOKEN = "door-test-admin-token-0123456789"
+
+
 def config(tmp_path: Path, slack: FakeSlack, telegram: FakeTelegram, model: str) -> Path:
     team = next(t for t in slack.teams.values() if t.team_id == "T1")
     acme = workspace(
@@ -56,6 +59,7 @@ def config(tmp_path: Path, slack: FakeSlack, telegram: FakeTelegram, model: str)
         provider=anthropic(model),
         public_url="https://bot.example.com",
         workspaces=[acme],
+        admin={"token": ADMIN_TOKEN},
     )
 
 
@@ -210,6 +214,17 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
             assert challenge.status == 200 and json.loads(challenge.body) == {"challenge": "c-123"}
             refused = await server.expect("slack request refused")  # the door's log, in ours
             assert "origin='doors'" in refused and "`event` is a list" in refused
+
+            wrong = {"token": "not-the-token"}  # the console, behind the door process
+            async with http.post(f"{base}/admin/login", data=wrong) as r:
+                assert r.status == 401 and "not an admin" in await r.text()
+            said = await server.expect("admin login refused")
+            assert "remote='127.0.0.1'" in said, "the client's address, not the door's socket"
+            right = {"token": ADMIN_TOKEN}
+            async with http.post(f"{base}/admin/login", data=right, allow_redirects=False) as r:
+                assert r.status == 303 and "switchboard" in r.headers.get("Set-Cookie", "")
+            async with http.get(f"{base}/admin/w/acme/") as r:
+                assert r.status == 200 and "acme" in await r.text()
             os.kill(door_pid(server), signal.SIGKILL)
             await server.expect("door process exited; starting it again")
             deadline = time.monotonic() + 20
