@@ -304,9 +304,14 @@ def commit(conn: sqlite3.Connection, statements: Transaction) -> None:
 
 def execute(conn: sqlite3.Connection, statements: Transaction) -> None:
     for s in statements:
-        cursor = conn.executemany(s.sql, s.params) if s.many else conn.execute(s.sql, s.params)
-        if s.expect is not None and cursor.rowcount != s.expect:
-            raise LeaseLostError(f"fencing check failed: {s.sql}")
+        if not s.many:
+            cursor = conn.execute(s.sql, s.params)
+            if s.expect is not None and cursor.rowcount != s.expect:
+                raise LeaseLostError(f"fencing check failed: {s.sql}")
+        elif len(s.params) == 1:  # most often: one ledger event
+            conn.execute(s.sql, s.params[0])
+        elif s.params:  # none (a transaction without ledger events): nothing to run
+            conn.executemany(s.sql, s.params)
 
 
 def _alone(conn: sqlite3.Connection, statements: Transaction) -> Outcome:
