@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import compileall
+import gc
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,41 @@ import pytest
 from pytest_aiohttp import AiohttpServer
 
 from tests.fakes.anthropic_api import FakeAnthropic
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Set up once in the main process, before any xdist worker starts (they inherit it)."""
+    sys.dont_write_bytecode = False  # pytest's rewritten test modules, in each process
+    if hasattr(config, "workerinput"):
+        return
+    _compile_the_project()
+
+
+def _compile_the_project() -> None:
+    """Bytecode is cached even where the environment says PYTHONDONTWRITEBYTECODE (this
+    machine's does): the suite starts about a hundred `switchboard` processes, each of which
+    would otherwise compile the project again (0.4 s each), and each xdist worker would
+    rewrite every test module's asserts again (about 3 s each). The pyc files are checked
+    against their sources as usual."""
+    for package in ("runtime", "bridge", "adapters", "config", "tests"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection() -> Generator[None, object, object]:
+    """Collection imports every SDK (the Anthropic SDK alone defines ~1,500 pydantic models):
+    no garbage collection walks that while it grows. Once it is done, what it built lives as
+    long as the process, so it is frozen out of every later collection's walk (as `switchboard
+    run` does after starting)."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.enable()
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.fixture(autouse=True)
