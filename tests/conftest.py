@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import compileall
 import gc
+import os
+import re
+import shutil
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 
+import certifi
 import pytest
 from pytest_aiohttp import AiohttpServer
 
@@ -23,6 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
     _compile_the_project()
+    _trust_one_root(config)
 
 
 def _compile_the_project() -> None:
@@ -33,6 +39,23 @@ def _compile_the_project() -> None:
     against their sources as usual."""
     for package in ("runtime", "bridge", "adapters", "config", "tests"):
         compileall.compile_dir(ROOT / package, quiet=1)
+
+
+def _trust_one_root(config: pytest.Config) -> None:
+    """Every HTTP client the suite makes (hundreds: each App's Anthropic client, each bot's two
+    python-telegram-bot clients, aiohttp's default context in each process) builds a TLS
+    context from SSL_CERT_FILE, and OpenSSL 3 takes ~50 ms to load a full CA bundle. No test
+    speaks TLS (every fake is plain HTTP on loopback), so the suite and the processes it starts
+    trust a bundle of one public root instead; a stray request to the internet would fail
+    verification all the same."""
+    bundle = Path(certifi.where()).read_text()
+    first = re.search(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", bundle, re.S)
+    assert first is not None, f"no certificate in {certifi.where()}"
+    folder = Path(tempfile.mkdtemp(prefix="sb-tls-"))
+    (folder / "root.pem").write_text(first.group(0))
+    os.environ["SSL_CERT_FILE"] = str(folder / "root.pem")
+    os.environ.pop("SSL_CERT_DIR", None)
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 @pytest.hookimpl(wrapper=True)
