@@ -66,6 +66,10 @@ class SlackAdapter:
             self.client, self._session, self.settings.bot_token.get_secret_value()
         )
         self.app = AsyncApp(
+            # Named here: left unnamed, Bolt names the app after its caller's file, which it
+            # finds with inspect.stack(), reading the source of every frame (a tenth of a
+            # second per workspace started).
+            name=f"switchboard-{workspace.id}",
             client=self._client(None),
             signing_secret=secret.get_secret_value() if secret else None,
             request_verification_enabled=secret is not None,
