@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from runtime.store.database import Database, Migrations
-from runtime.store.postgres import PostgresDatabase
 from runtime.store.sqlite_db import SqliteDatabase
 
 
@@ -20,5 +19,9 @@ async def open_database(
 
     `exclusive` (SQLite only) makes this process the file's only runner."""
     if is_url(location):
+        # psycopg is imported only for a PostgreSQL URL: a SQLite process (and every short
+        # `switchboard status` or `check-config` on one) never loads it.
+        from runtime.store.postgres import PostgresDatabase
+
         return await PostgresDatabase.open(str(location), migrations)
     return await SqliteDatabase.open(Path(location), migrations, exclusive=exclusive)
