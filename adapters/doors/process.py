@@ -65,7 +65,7 @@ class Doors:
 
     async def slack(self, request: web.Request) -> web.Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        checked = slack.check(self._keys.slack, await request.read(), headers, request.query_string)
+        checked = slack.check(self._keys.slack, await request.read(), headers)
         if isinstance(checked, web.Response):
             return checked
         if checked.team is None:

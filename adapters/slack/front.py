@@ -41,7 +41,7 @@ class SlackFront:
 
     async def handle(self, request: web.Request) -> web.Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        checked = check(self._keys, await request.read(), headers, request.query_string)
+        checked = check(self._keys, await request.read(), headers)
         if isinstance(checked, web.Response):
             return checked
         adapter = self._adapters[checked.workspace_id]
@@ -58,7 +58,9 @@ class SlackFront:
         if checked.team is not None and adapter.identity is None:  # restarting, or not started
             log.info("slack request while its workspace's bot is not running; answered 503")
             return web.json_response({"error": "not running, send it again later"}, status=503)
-        return await to_aiohttp_response(await adapter.app.async_dispatch(checked.bolt))
+        bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
+        bolt = AsyncBoltRequest(body=checked.text, query=request.query_string, headers=bolt_headers)
+        return await to_aiohttp_response(await adapter.app.async_dispatch(bolt))
 
     async def replay(self, request: Forwarded) -> None:
         """A request a standby replica checked and stored, handled here as if it had just

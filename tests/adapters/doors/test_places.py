@@ -26,7 +26,7 @@ def checked(body: dict[str, Any]) -> slack.SlackRequest:
         "x-slack-request-timestamp": stamp,
         "x-slack-signature": signature(SECRET, stamp, text),
     }
-    result = slack.check([KEY], text.encode(), headers, "")
+    result = slack.check([KEY], text.encode(), headers)
     assert isinstance(result, slack.SlackRequest), result
     return result
 
