@@ -202,6 +202,17 @@ class InboxReader:
 
         await self._run(count)
 
+    async def backlog(self) -> tuple[int, float | None]:
+        """How many requests wait to be handled, and when the oldest came (epoch seconds)."""
+
+        def count() -> tuple[int, float | None]:
+            found = self._conn.execute("SELECT count(*), min(received_at) FROM inbox").fetchone()
+            return int(found[0]), found[1]
+
+        result = await self._run(count)
+        assert isinstance(result, tuple)
+        return result
+
     def close(self) -> None:
         self._thread.shutdown(wait=True)
         self._conn.close()

@@ -260,6 +260,7 @@ async def status(config: SwitchboardConfig) -> str:
             "deliveries: " + (", ".join(f"{k} {n}" for k, n in deliveries.items()) or "none")
         )
         lines += await pairing_lines(PairingStore(store), store.clock.wall())
+        lines += await inbox_lines(config, store.clock.wall())
         for w in config.workspaces:
             undelivered = await undelivered_notifications(store, bridge_store, w.id)
             lines.append(f"workspace {w.id}: {len(undelivered)} undelivered notification(s)")
@@ -269,6 +270,22 @@ async def status(config: SwitchboardConfig) -> str:
         return "\n".join(lines)
     finally:
         await store.close()
+
+
+async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
+    """What the door process stored that the main process has not handled yet."""
+    from adapters.doors.store import InboxReader, inbox_path
+
+    path = inbox_path(Path(config.storage.path))
+    if config.storage.shared or not path.exists():
+        return []
+    inbox = InboxReader(path)
+    try:
+        count, oldest = await inbox.backlog()
+    finally:
+        inbox.close()
+    since = f", the oldest from {now - oldest:.0f} s ago" if oldest is not None else ""
+    return [f"inbox (the door process): {count} request(s) not yet handled{since}"]
 
 
 async def paired_operators(config: SwitchboardConfig) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from tests.adapters.cli_process import start
+from tests.adapters.cli_process import start, switchboard
 from tests.adapters.replicas.processes import Replica
 from tests.adapters.slack_harness import ACME_OPERATOR, OPS, SlackSide
 from tests.config_file import anthropic, workspace, write_config
@@ -173,6 +173,10 @@ async def test_acks_while_the_main_process_is_frozen_and_nothing_is_lost_when_it
         await first.process.wait()
         await until(lambda: not alive(doors), 10)  # it goes with the main process
         assert anthropic_api.requests == [], "nothing was handled while the main process slept"
+        status = switchboard("status", "--config", path)
+        assert "inbox (the door process): 4 request(s) not yet handled" in status.stdout, (
+            status.stdout + status.stderr
+        )
     finally:
         await first.stop()
 
