@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import socket
 import sys
@@ -14,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from adapters.doors import wire
 from config.schema import SwitchboardConfig
 
 log = logging.getLogger(__name__)
 
 STOP_S = 5.0  # how long the door process gets to finish the requests under way
 RESTART_S = 1.0
-_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
 
 class DoorsFailed(Exception):
@@ -160,12 +159,10 @@ class DoorProcess:
 
     async def _receive(self) -> dict[str, Any] | None:
         assert self._reader is not None
-        line = await self._reader.readline()
-        return json.loads(line) if line else None
+        return await wire.receive(self._reader)
 
     def _send(self, **message: Any) -> None:
-        if self._writer is not None and not self._writer.is_closing():
-            self._writer.write(json.dumps(message).encode() + b"\n")
+        wire.send(self._writer, **message)
 
     def _handle(self, message: dict[str, Any]) -> None:
         if "stored" in message:
@@ -176,6 +173,7 @@ class DoorProcess:
         elif "log" in message:
             entry = dict(message["log"])
             level, name, text = entry.pop("level"), entry.pop("name"), entry.pop("msg")
-            fields = {k: v for k, v in entry.items() if k not in _STANDARD}
-            fields["origin"] = "doors"  # not `process`: a LogRecord's own attribute
+            # The door process sent no record attribute as a field (wire.RECORD_ATTRIBUTES);
+            # `origin`, not `process`, which is one.
+            fields = {**entry, "origin": "doors"}
             logging.getLogger(name).log(level, text, extra=fields)

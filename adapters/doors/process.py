@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import signal
 import socket
@@ -31,14 +30,12 @@ from typing import Any
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, telegram
+from adapters.doors import slack, telegram, wire
 from adapters.doors.polling import Polling, PollingKey
 from adapters.doors.proxy import Proxy
 from adapters.doors.store import InboxWriter, Request
 
 log = logging.getLogger(__name__)
-
-_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
 
 class Keys:
@@ -117,12 +114,10 @@ class Control:
         self._writer = writer
 
     def send(self, **message: Any) -> None:
-        if not self._writer.is_closing():
-            self._writer.write(json.dumps(message).encode() + b"\n")
+        wire.send(self._writer, **message)
 
     async def receive(self) -> dict[str, Any] | None:
-        line = await self.reader.readline()
-        return json.loads(line) if line else None
+        return await wire.receive(self.reader)
 
 
 class ToMain(logging.Handler):
@@ -134,7 +129,7 @@ class ToMain(logging.Handler):
         self._loop = loop
 
     def emit(self, record: logging.LogRecord) -> None:
-        fields = {k: str(v) for k, v in record.__dict__.items() if k not in _STANDARD}
+        fields = {k: str(v) for k, v in record.__dict__.items() if k not in wire.RECORD_ATTRIBUTES}
         if record.exc_info:
             fields["traceback"] = logging.Formatter().formatException(record.exc_info)
         entry = {"level": record.levelno, "name": record.name, "msg": record.getMessage()}

@@ -38,7 +38,6 @@ class SlackRequest:
     team: str | None  # None: Slack's URL or SSL check of the endpoint, which names no team
     text: str
     body: dict[str, Any]
-    headers: dict[str, str]
 
     @property
     def platform_id(self) -> str | None:
@@ -101,7 +100,7 @@ def check(
         signed = [k for k in signed if k.team_id == team]
     if not signed:
         return web.json_response({"error": "invalid request"}, status=401)
-    return SlackRequest(signed[0].workspace_id, team, text, body, headers)
+    return SlackRequest(signed[0].workspace_id, team, text, body)
 
 
 # The fields bolt's context extraction and our listeners read, with the types Slack sends them
