@@ -11,12 +11,12 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 
+from adapters.doors import telegram_shape
 from adapters.doors.store import InboxWriter, Request
-from adapters.doors.telegram import parse_update, place
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +80,17 @@ class Poller:
             self._offset = max(ids) + 1
 
     async def _store(self, data: object) -> None:
-        update = parse_update(data, None)
-        if isinstance(update, str):  # never from Telegram; nothing could act on it
-            fields = {"workspace": self.key.workspace_id, "reason": update}
+        found = telegram_shape.problem(data)
+        if found is not None:  # never from Telegram; nothing could act on it
+            fields = {"workspace": self.key.workspace_id, "reason": found}
             log.warning("telegram update refused", extra=fields)
             return
+        update = cast(dict[str, Any], data)
         workspace = self.key.workspace_id
-        body = json.dumps(data)
-        key = str(update.update_id)
-        await self._inbox.put(Request("telegram", workspace, place(update), key, body, {}, ""))
+        body = json.dumps(update)
+        key = str(update["update_id"])
+        where = telegram_shape.place(update)
+        await self._inbox.put(Request("telegram", workspace, where, key, body, {}, ""))
 
     async def _call(self, http: aiohttp.ClientSession, method: str, params: dict[str, Any]) -> Any:
         async with http.post(self._url + method, json=params) as response:

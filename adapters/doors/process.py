@@ -30,7 +30,7 @@ from typing import Any
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, telegram, wire
+from adapters.doors import slack, telegram, telegram_shape, wire
 from adapters.doors.polling import Polling, PollingKey
 from adapters.doors.proxy import Proxy
 from adapters.doors.store import InboxWriter, Request
@@ -88,12 +88,12 @@ class Doors:
         if not telegram.secret_matches(request, secret):
             raise web.HTTPForbidden(text="wrong secret token")
         raw = await request.read()
-        update = telegram.check(workspace, raw, None)
+        update = telegram.checked_json(workspace, raw)
         if isinstance(update, web.Response):
             return update
-        where = telegram.place(update)
+        where = telegram_shape.place(update)
         await self._store(
-            Request("telegram", workspace, where, str(update.update_id), raw.decode(), {}, "")
+            Request("telegram", workspace, where, str(update["update_id"]), raw.decode(), {}, "")
         )
         return web.Response(text="ok")
 

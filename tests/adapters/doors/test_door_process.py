@@ -168,13 +168,19 @@ async def test_acks_while_the_main_process_is_frozen_and_nothing_is_lost_when_it
             assert refused == 403, "the secret token is checked before anything is stored"
             malformed = await post_update(http, first.port, b'{"update_id": "one"}', SECRET)
             assert malformed == 400
+            # The door checks the fields the handlers read, not all python-telegram-bot
+            # builds: this one is taken, and refused when the main process handles it.
+            unreadable = json.loads(update(503, "where am I"))
+            unreadable["message"]["location"] = "here"
+            taken = await post_update(http, first.port, json.dumps(unreadable).encode(), SECRET)
+            assert taken == 200
         first.process.send_signal(signal.SIGKILL)
         first.process.send_signal(signal.SIGCONT)
         await first.process.wait()
         await until(lambda: not alive(doors), 10)  # it goes with the main process
         assert anthropic_api.requests == [], "nothing was handled while the main process slept"
         status = switchboard("status", "--config", path)
-        assert "inbox (the door process): 4 request(s) not yet handled" in status.stdout, (
+        assert "inbox (the door process): 5 request(s) not yet handled" in status.stdout, (
             status.stdout + status.stderr
         )
     finally:
@@ -191,6 +197,10 @@ async def test_acks_while_the_main_process_is_frozen_and_nothing_is_lost_when_it
         replies = [p["text"] for p in slack_api.posts(OPS)]
         assert all(any(f"answer to thread {i}" in r for r in replies) for i in range(3)), replies
         assert "answer to telegram please" in telegram_api.sent()[-1]["text"]
+        await until(lambda: any("telegram update refused" in line for line in second.lines))
+        [refusal] = [line for line in second.lines if "telegram update refused" in line]
+        assert "Location" in refusal, refusal
+        assert not any("where am I" in s for s in prompts(anthropic_api))
     finally:
         await second.stop()
 

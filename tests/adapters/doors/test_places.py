@@ -11,7 +11,14 @@ from typing import Any
 
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, telegram
+from adapters.doors import slack, telegram, telegram_shape
+from tests.adapters.hostile.real_payloads import (
+    ALICE_CHAT,
+    callback_query,
+    channel_post,
+    edited_message,
+    my_chat_member,
+)
 from tests.adapters.slack_harness import signature
 
 SECRET = "place-secret"
@@ -63,21 +70,30 @@ def test_slack_places_follow_the_sessions() -> None:
     assert press.place == "COPS"
 
 
-def update(chat: dict[str, Any], **fields: Any) -> telegram.Update:
+def update(chat: dict[str, Any], **fields: Any) -> dict[str, Any]:
     data = {
         "update_id": 1,
         "message": {"message_id": 9, "date": 0, "chat": chat, "text": "hi", **fields},
     }
-    parsed = telegram.parse_update(data, None)
-    assert not isinstance(parsed, str), parsed
-    return parsed
+    assert telegram_shape.problem(data) is None
+    assert not isinstance(telegram.parse_update(data, None), str), "PTB reads it as well"
+    return data
 
 
 def test_telegram_places_are_chats_and_forum_topics() -> None:
     forum = {"id": -100, "type": "supergroup", "is_forum": True}
     topic = update(forum, message_thread_id=7, is_topic_message=True)
-    assert telegram.place(topic) == "-100:7"
-    assert telegram.place(update(forum)) == "-100:", "the general topic"
+    assert telegram_shape.place(topic) == "-100:7"
+    assert telegram_shape.place(update(forum)) == "-100:", "the general topic"
     reply_in_group = update({"id": -5, "type": "group"}, message_thread_id=3)
-    assert telegram.place(reply_in_group) == "-5:", "a reply thread is no topic"
-    assert telegram.place(update({"id": 42, "type": "private"})) == "42:"
+    assert telegram_shape.place(reply_in_group) == "-5:", "a reply thread is no topic"
+    assert telegram_shape.place(update({"id": 42, "type": "private"})) == "42:"
+
+
+def test_telegram_places_of_the_other_updates_the_bot_gets() -> None:
+    alice = f"{ALICE_CHAT['id']}:"
+    assert telegram_shape.place(callback_query()) == alice, "a button press: its message's chat"
+    assert telegram_shape.place(callback_query(inaccessible=True)) == alice
+    assert telegram_shape.place(edited_message()) == alice
+    assert telegram_shape.place(channel_post()) == "-1001:"
+    assert telegram_shape.place(my_chat_member()) == "", "no message: a place of its own"

@@ -78,7 +78,7 @@ TELEGRAM_BAD: list[tuple[str, bytes | str, str]] = [
     (
         "no chat",
         json.dumps({"update_id": 4, "message": {"message_id": 1, "date": 0}}),
-        "message.chat.id",
+        "`message.chat` is missing",
     ),
     (
         "operator text a number",
