@@ -1,6 +1,11 @@
 """The main process's side of the door process: starts it, tells it each workspace's keys (at
 start and after a reload), passes its log records on, wakes the inbox's replay when it has
-stored something, and starts it again should it die."""
+stored something, and starts it again should it die.
+
+The door process is started, waited for and started again from a thread of its own, made
+before the main process lowers its priority (`adapters/server/intake.py`): on Linux a
+thread's nice value is its own and a child takes its parent thread's, so a door process
+started again after a crash keeps the priority the first one had."""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ import asyncio
 import contextlib
 import logging
 import socket
+import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +77,9 @@ class DoorProcess:
         self._keys = keys
         self._on_stored = on_stored
         self._on_polling_failed = on_polling_failed
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._exited: asyncio.Future[int] | None = None  # the process's exit status
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="doors")
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._watching: asyncio.Task[None] | None = None
@@ -92,45 +101,52 @@ class DoorProcess:
         self._stopping = True
         if self._writer is not None:
             self._writer.close()  # its end reads the end: it stops
-        if self._process is not None:
+        if self._process is not None and self._exited is not None:
             try:
-                await asyncio.wait_for(self._process.wait(), STOP_S)
+                await asyncio.wait_for(asyncio.shield(self._exited), STOP_S)
             except TimeoutError:
                 log.warning("door process did not stop in time; killed")
                 self._process.kill()
-                await self._process.wait()
+                await self._exited
         if self._watching is not None:
             self._watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watching
+        self._thread.shutdown(wait=False)
 
     async def _spawn(self) -> None:
         ours, theirs = socket.socketpair()
+        argv = [
+            sys.executable,
+            "-m",
+            "adapters.doors",
+            *("--fd", str(theirs.fileno()), "--inbox", str(self._inbox)),
+            *("--upstream", str(self._upstream), "--host", self._host),
+            *("--port", str(self.port)),
+            *("--log-level", logging.getLevelName(logging.getLogger().getEffectiveLevel())),
+        ]
+        loop = asyncio.get_running_loop()
         with theirs:
-            self._process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "adapters.doors",
-                *("--fd", str(theirs.fileno()), "--inbox", str(self._inbox)),
-                *("--upstream", str(self._upstream), "--host", self._host),
-                *("--port", str(self.port)),
-                *("--log-level", logging.getLevelName(logging.getLogger().getEffectiveLevel())),
-                pass_fds=(theirs.fileno(),),
-                stdin=asyncio.subprocess.DEVNULL,
+            self._process = process = await loop.run_in_executor(
+                self._thread,
+                lambda: subprocess.Popen(
+                    argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL
+                ),
             )
+        self._exited = loop.run_in_executor(self._thread, process.wait)
         self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
         self._send(keys=self._keys)
         while True:
             message = await self._receive()
             if message is None:
-                status = await self._process.wait()
+                status = await self._exited
                 raise DoorsFailed(f"the door process exited with status {status}")
             if "cannot_listen" in message:
-                await self._process.wait()
+                await self._exited
                 raise DoorsFailed(str(message["cannot_listen"]))
             if "listening" in message:
                 self.port = int(message["listening"])
-                log.info("doors listening", extra={"port": self.port, "pid": self._process.pid})
+                log.info("doors listening", extra={"port": self.port, "pid": process.pid})
                 return
             self._handle(message)
 
@@ -143,8 +159,8 @@ class DoorProcess:
                 except Exception:  # one bad message must not stop the watch
                     log.exception("message from the door process not handled")
                 continue
-            assert self._process is not None
-            status = await self._process.wait()
+            assert self._exited is not None
+            status = await self._exited
             if self._stopping:
                 return
             log.error("door process exited; starting it again", extra={"status": status})

@@ -75,8 +75,8 @@ class DoorIntake:
                 "running? Set [server] port in the config to use another port."
             ) from None
         # When both want the CPU, the doors get it first: acknowledgements stay fast, turns
-        # fall behind (the door process keeps the priority it was started with; one started
-        # again after a crash has this process's).
+        # fall behind. (This thread's, on Linux; the door process is started from one of its
+        # own, made before, so one started again after a crash keeps its priority.)
         os.nice(MAIN_NICE)
         return port
 

@@ -83,11 +83,19 @@ class Port:
         self.port = port
 
 
+def door_pids(replica: Replica) -> list[int]:
+    """The door processes it started, in order."""
+    lines = [line for line in replica.lines if "doors listening" in line]
+    return [int(found.group(1)) for line in lines if (found := re.search(r"pid=(\d+)", line))]
+
+
 def door_pid(replica: Replica) -> int:
-    line = next(line for line in replica.lines if "doors listening" in line)
-    found = re.search(r"pid=(\d+)", line)
-    assert found, line
-    return int(found.group(1))
+    return door_pids(replica)[0]
+
+
+def nice(pid: int) -> int:
+    """A process's nice value (its main thread's)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
 def alive(pid: int) -> bool:
@@ -239,7 +247,9 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
                 assert r.status == 303 and "switchboard" in r.headers.get("Set-Cookie", "")
             async with http.get(f"{base}/admin/w/acme/") as r:
                 assert r.status == 200 and "acme" in await r.text()
-            os.kill(door_pid(server), signal.SIGKILL)
+            first_door = door_pid(server)
+            assert (nice(server.process.pid), nice(first_door)) == (5, 0), "acks go first"
+            os.kill(first_door, signal.SIGKILL)
             await server.expect("door process exited; starting it again")
             deadline = time.monotonic() + 20
             while True:  # connections are refused until it is back
@@ -250,6 +260,8 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
                 assert time.monotonic() < deadline, "the door process never came back"
                 await asyncio.sleep(0.1)
         await until(lambda: any("answer to back?" in m["text"] for m in telegram_api.sent()))
+        [_, second_door] = door_pids(server)
+        assert nice(second_door) == 0, "started again, it keeps the priority the first had"
     finally:
         await server.stop()
 
