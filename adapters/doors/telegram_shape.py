@@ -58,7 +58,13 @@ UPDATE: dict[str, Kind] = {
     "my_chat_member": {"chat!": CHAT, "from!": USER, "date!": int},
 }
 # Where an update's conversation is read from, first present wins (PTB's effective_message).
-CONVERSATION_KEYS = ("message", "edited_message", "callback_query", "channel_post")
+CONVERSATION_KEYS = (
+    "message",
+    "edited_message",
+    "callback_query",
+    "channel_post",
+    "edited_channel_post",
+)
 
 _JSON_NAMES = {
     dict: "an object",

@@ -96,4 +96,6 @@ def test_telegram_places_of_the_other_updates_the_bot_gets() -> None:
     assert telegram_shape.place(callback_query(inaccessible=True)) == alice
     assert telegram_shape.place(edited_message()) == alice
     assert telegram_shape.place(channel_post()) == "-1001:"
+    edited_post = {"update_id": 9, "edited_channel_post": channel_post()["channel_post"]}
+    assert telegram_shape.place(edited_post) == "-1001:"
     assert telegram_shape.place(my_chat_member()) == "", "no message: a place of its own"
