@@ -24,10 +24,11 @@ MAIN_NICE = 5  # how much lower this process's priority is than the door process
 
 
 def wanted(config: SwitchboardConfig) -> bool:
-    """The doors get their own process: asked for, the store is a file of this process
-    (replicas on PostgreSQL keep the doors in each replica's process), and the config at
-    start has a platform door or a bot to poll (a console-only one has none; a workspace a
-    reload adds then is served inline)."""
+    """The doors get their own process: asked for, the store is a file of this process, and
+    the config at start has a platform door or a bot to poll (a console-only one has none; a
+    workspace a reload adds then is served inline). Replicas on PostgreSQL keep the doors in
+    each replica's process: there a request is acknowledged once the shared database has it,
+    so it outlives the machine that took it, which a local inbox would not."""
     storage = config.storage
     keys = door_keys(config)
     return (
