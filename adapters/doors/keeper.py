@@ -2,10 +2,10 @@
 start and after a reload), passes its log records on, wakes the inbox's replay when it has
 stored something, and starts it again should it die.
 
-The door process is started, waited for and started again from a thread of its own, made
-before the main process lowers its priority (`adapters/server/intake.py`): on Linux a
-thread's nice value is its own and a child takes its parent thread's, so a door process
-started again after a crash keeps the priority the first one had."""
+The door process is started (and started again) from a thread of its own, made before the
+main process lowers its priority (`adapters/server/intake.py`): on Linux a thread's nice
+value is its own and a child takes its parent thread's, so a door process started again
+after a crash keeps the priority the first one had."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 STOP_S = 5.0  # how long the door process gets to finish the requests under way
 RESTART_S = 1.0
+EXITED_POLL_S = 0.1  # how often an exit is looked for once its socket has closed
 
 
 class DoorsFailed(Exception):
@@ -78,7 +79,7 @@ class DoorProcess:
         self._on_stored = on_stored
         self._on_polling_failed = on_polling_failed
         self._process: subprocess.Popen[bytes] | None = None
-        self._exited: asyncio.Future[int] | None = None  # the process's exit status
+        self._exited: asyncio.Task[int] | None = None  # the process's exit status
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="doors")
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -133,7 +134,7 @@ class DoorProcess:
                     argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL
                 ),
             )
-        self._exited = loop.run_in_executor(self._thread, process.wait)
+        self._exited = loop.create_task(_exit_status(process), name="doors-exit")
         self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
         self._send(keys=self._keys)
         while True:
@@ -193,3 +194,11 @@ class DoorProcess:
             # `origin`, not `process`, which is one.
             fields = {**entry, "origin": "doors"}
             logging.getLogger(name).log(level, text, extra=fields)
+
+
+async def _exit_status(process: subprocess.Popen[bytes]) -> int:
+    """Once the process has exited, its status. Looked for rather than waited for on a
+    thread: a thread blocked in `wait()` would hold up this interpreter's exit."""
+    while (status := process.poll()) is None:  # noqa: ASYNC110 - an exit sets no event
+        await asyncio.sleep(EXITED_POLL_S)
+    return status
