@@ -20,6 +20,8 @@ from typing import Any
 import aiohttp
 
 from tests.adapters.cli_process import start, switchboard
+from tests.adapters.hostile.send import post_telegram
+from tests.adapters.hostile.test_telegram_door import TELEGRAM_BAD
 from tests.adapters.replicas.processes import Replica
 from tests.adapters.slack_harness import ACME_OPERATOR, OPS, SlackSide
 from tests.config_file import anthropic, workspace, write_config
@@ -236,6 +238,10 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
             assert challenge.status == 200 and json.loads(challenge.body) == {"challenge": "c-123"}
             refused = await server.expect("slack request refused")  # the door's log, in ours
             assert "origin='doors'" in refused and "`event` is a list" in refused
+            door = Port(server.port)
+            for name, body, reason in TELEGRAM_BAD:  # the same refusals as the inline front's
+                status, said = await post_telegram(http, door, body, secret=SECRET)  # type: ignore[arg-type]
+                assert status == 400 and reason in said, (name, status, said)
 
             wrong = {"token": "not-the-token"}  # the console, behind the door process
             async with http.post(f"{base}/admin/login", data=wrong) as r:
