@@ -4,6 +4,7 @@ which the tool runs and the answer reaches the operator in Telegram."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -50,7 +51,7 @@ async def test_an_admin_approves_a_waiting_tool_call(
         await until(lambda: runs_waiting(app), wait_s=20)
         async with AdminClient(app) as client:
             await client.login(ACME_TOKEN)
-            status, html = await client.get("/admin/w/acme/approvals")
+            status, html = await listing_one(client)
             assert status == 200 and "hunter2" not in html and "deploy" in html
             [approval] = re.findall(r'<tr data-approval="(apr_[^"]+)">', html)
             assert runs(tmp_path) == []
@@ -67,6 +68,17 @@ async def test_an_admin_approves_a_waiting_tool_call(
         assert decided.data.decided_by == "admin acme/lead"
     finally:
         await app.stop()
+
+
+async def listing_one(client: AdminClient) -> tuple[int, str]:
+    """The Approvals page once it lists a call, as an admin reloading it would see it: the
+    turn says it waits a moment before the request is stored."""
+    for _ in range(200):
+        status, html = await client.get("/admin/w/acme/approvals")
+        if status != 200 or "data-approval=" in html:
+            break
+        await asyncio.sleep(0.05)
+    return status, html
 
 
 def runs_waiting(app: App) -> bool:
