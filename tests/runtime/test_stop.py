@@ -68,8 +68,8 @@ async def test_stop_during_tool_kills_the_process_group(
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("run the long tool"))
     tool = await wait_for(rt, EventType.TOOL_STARTED)
-    for _ in range(100):
-        if marker.exists():
+    for _ in range(1500):  # the shell creates the file before it writes its pid's line
+        if marker.exists() and marker.read_text().endswith("\n"):
             break
         await asyncio.sleep(0.02)
     pid = int(marker.read_text().split()[0])
