@@ -92,17 +92,26 @@ async def round_overhead(
     return {"per_round_ms": (long - short) / (rounds - 1) * 1000, "turn_ms": short * 1000}
 
 
-async def submit_throughput(
-    location: str | Path, sessions: int = 100, messages: int = 10_000
-) -> float:
-    settings = RuntimeSettings(default_queue_mode=QueueMode.FOLLOWUP, queue_cap=messages)
+async def busy_runtime(
+    location: str | Path, sessions: int, queue_cap: int
+) -> tuple[Runtime, list[str]]:
+    """A runtime whose `sessions` each hold a running turn (a model that never answers), so
+    every later submit only queues; and their ids."""
+    settings = RuntimeSettings(default_queue_mode=QueueMode.FOLLOWUP, queue_cap=queue_cap)
     rt = await Runtime.open(
         location, provider=HeldProvider(), agents=[AgentSpec("a")], settings=settings
     )
     ids = [await rt.create_session("a") for _ in range(sessions)]
-    for sid in ids:  # one running turn each, so every later submit only queues
+    for sid in ids:
         await rt.submit(sid, prompt("hold"))
     await asyncio.sleep(0.2)
+    return rt, ids
+
+
+async def submit_throughput(
+    location: str | Path, sessions: int = 100, messages: int = 10_000
+) -> float:
+    rt, ids = await busy_runtime(location, sessions, messages)
     start = time.perf_counter()
     for i in range(messages):
         await rt.submit(ids[i % sessions], prompt(f"m{i}", Priority.NORMAL))

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.runtime_bench import HeldProvider, prompt
-from runtime import AgentSpec, Priority, QueueMode, Runtime, RuntimeSettings
+from bench.runtime_bench import busy_runtime, prompt
+from runtime import Priority
 from runtime.store.sqlite_db import PRAGMAS
 
 TABLE = "CREATE TABLE rows (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, text TEXT, at REAL)"
@@ -48,14 +48,7 @@ def bare_commits(path: Path, rows: int) -> float:
 
 async def submits(path: Path, messages: int, submitters: int, sessions: int = 100) -> float:
     """Durable submits a second: `submitters` callers at once over `sessions` busy sessions."""
-    settings = RuntimeSettings(default_queue_mode=QueueMode.FOLLOWUP, queue_cap=messages)
-    rt = await Runtime.open(
-        path, provider=HeldProvider(), agents=[AgentSpec("a")], settings=settings
-    )
-    ids = [await rt.create_session("a") for _ in range(sessions)]
-    for sid in ids:  # one running turn each, so every later submit only queues
-        await rt.submit(sid, prompt("hold"))
-    await asyncio.sleep(0.2)
+    rt, ids = await busy_runtime(path, sessions, messages)
     each = messages // submitters
 
     async def submitter(n: int) -> None:
