@@ -21,11 +21,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from bridge.store.records import Forwarded
 
+T = TypeVar("T")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbox (
     id INTEGER PRIMARY KEY,
@@ -157,13 +158,13 @@ class InboxReader:
         self._conn = _connect(path)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inbox-reader")
 
-    async def _run(self, fn: Callable[[], object]) -> object:
+    async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
     async def pending(self, limit: int) -> list[Forwarded]:
         from bridge.store.records import Forwarded  # here: the door process never loads the bridge
 
-        def read() -> list[tuple[object, ...]]:
+        def read() -> list[Any]:  # sqlite3 rows
             sql = (
                 "SELECT id, platform, workspace_id, place, body, headers, query, received_at,"
                 " attempts FROM inbox ORDER BY id LIMIT ?"
@@ -171,7 +172,6 @@ class InboxReader:
             return self._conn.execute(sql, (limit,)).fetchall()
 
         rows = await self._run(read)
-        assert isinstance(rows, list)
         return [
             Forwarded(
                 id=int(r[0]),
@@ -209,9 +209,7 @@ class InboxReader:
             found = self._conn.execute("SELECT count(*), min(received_at) FROM inbox").fetchone()
             return int(found[0]), found[1]
 
-        result = await self._run(count)
-        assert isinstance(result, tuple)
-        return result
+        return await self._run(count)
 
     def close(self) -> None:
         self._thread.shutdown(wait=True)
