@@ -32,6 +32,9 @@ class Proxy:
     def __init__(self, upstream: Path) -> None:
         self._session = aiohttp.ClientSession(
             connector=aiohttp.UnixConnector(path=str(upstream)),
+            # Shares nothing between clients: a jar would keep one client's session cookie
+            # and send it with every other client's request.
+            cookie_jar=aiohttp.DummyCookieJar(),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=5),
             auto_decompress=False,
         )

@@ -24,6 +24,7 @@ from runtime import CommandToolSpec
 from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
+from tests.topology import Topology
 
 _REPO = Path(__file__).resolve().parents[2]
 _WRAPPER = next(
@@ -56,10 +57,12 @@ async def start_app(
     more_workspaces: Sequence[Table] = (),
     slack_extra: Table | None = None,
     acme_extra: Table | None = None,
+    topology: Topology | None = None,
 ) -> App:
     """Workspace `acme` on team T1: events over HTTP (signed with `signing_secret`) and, with
     `app_token`, Socket Mode; operator alice and the channel OPS allowed. `slack_extra`,
-    `acme_extra`: more keys of acme's [slack] table and of acme's own."""
+    `acme_extra`: more keys of acme's [slack] table and of acme's own. With `topology`, started
+    there (its database, not `db_path`): the App a client talks to."""
     acme = next(t for t in slack.teams.values() if t.team_id == "T1")
     team = {
         "team_id": "T1",
@@ -74,11 +77,13 @@ async def start_app(
     acme = workspace("acme", [ACME_OPERATOR], slack=team, agent_tools=agent_tools, tools=tools)
     workspaces = [{**acme, **(acme_extra or {})}, *more_workspaces]
     path = write_config(
-        db_path.parent / "switchboard.toml",
-        db=db_path,
+        (topology.folder if topology else db_path.parent) / "switchboard.toml",
+        db=topology.db if topology else db_path,
         provider=anthropic(anthropic_api.url),
         workspaces=workspaces,
     )
+    if topology is not None:
+        return await topology.start(path)
     app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO())
     await app.start()
     return app

@@ -13,6 +13,7 @@ from runtime import CommandToolSpec
 from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
+from tests.topology import Topology
 
 ALICE = {"id": "alice", "primary": True, "telegram_user_id": 1001, "notify_via": "telegram"}
 
@@ -29,10 +30,12 @@ async def start_app(
     more_workspaces: Sequence[Table] = (),
     chats: Sequence[int] = (-100,),
     acme_extra: Table | None = None,
+    topology: Topology | None = None,
 ) -> App:
     """Workspace `acme`: its bot polls, or with `webhook_secret` takes webhooks; operator
     alice (1001) and the group -100 allowed (or `chats`); `acme_extra`: more keys of acme's
-    table (agents, bindings, respond_to)."""
+    table (agents, bindings, respond_to). With `topology`, started there (its database, not
+    `db_path`): the App a client talks to."""
     bot = {
         "bot_token": telegram.token,
         "api_base_url": telegram.base_url,
@@ -43,12 +46,14 @@ async def start_app(
     acme = workspace("acme", [ALICE], telegram=bot, agent_tools=agent_tools, tools=tools)
     acme = {**acme, **(acme_extra or {})}
     path = write_config(
-        db_path.parent / "switchboard.toml",
-        db=db_path,
+        (topology.folder if topology else db_path.parent) / "switchboard.toml",
+        db=topology.db if topology else db_path,
         provider=anthropic(anthropic_api.url),
         public_url=public_url,
         workspaces=[acme, *more_workspaces],
     )
+    if topology is not None:
+        return await topology.start(path)
     app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO(), path=path)
     await app.start()
     return app

@@ -22,6 +22,7 @@ from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
+from tests.topology import Topology
 
 GLOBAL_TOKEN = "global-admin-token-for-tests-0001"
 ACME_TOKEN = "acme-lead-token-for-tests-0002"
@@ -40,14 +41,15 @@ def config_path(
     acme_extra: Table | None = None,
     globex_extra: Table | None = None,
     agent_tools: tuple[str, ...] = ("notify_operator",),
+    topology: Topology | None = None,
 ) -> Path:
     bot = {"bot_token": telegram.token, "api_base_url": telegram.base_url, "chats": [-100]}
     acme = workspace("acme", [ALICE], telegram=bot, agent_tools=agent_tools)
     acme = {**acme, "admins": [ACME_ADMIN], **(acme_extra or {})}
     globex = {**globex_workspace(slack), "admins": [GLOBEX_ADMIN], **(globex_extra or {})}
     return write_config(
-        db_path.parent / "switchboard.toml",
-        db=db_path,
+        (topology.folder if topology else db_path.parent) / "switchboard.toml",
+        db=topology.db if topology else db_path,
         provider=anthropic(anthropic_api.url),
         admin={"token": GLOBAL_TOKEN} if admin is None else admin,
         workspaces=[acme, globex],
@@ -62,6 +64,8 @@ async def start_console(
     **kwargs: Any,
 ) -> App:
     path = config_path(db_path, anthropic_api, telegram, slack, **kwargs)
+    if (topology := kwargs.get("topology")) is not None:
+        return await topology.start(path)
     app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO(), path=path)
     await app.start()
     return app

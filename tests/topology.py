@@ -1,0 +1,103 @@
+"""The topologies a public port is served in, and one fixture parametrized over them, so a test
+of what a client meets at the port runs where users run it:
+
+- `process`: the default of `switchboard run` on SQLite, the doors in a process of their own
+  (`adapters/doors/`): it owns the port, stores platform requests in its inbox and forwards every
+  other path (the console, health, metrics) to the main process over a Unix socket;
+- `inline`: `[server] intake = "inline"`, one process serving the port;
+- `replicas`: two replicas on PostgreSQL; the client talks to the standby, whose doors store what
+  they take for the active replica (the console is the active replica's only: a standby answers
+  503 there, so a console test asks for `CONSOLE` topologies).
+
+A test asks for `topology`, writes its config with `topology.db` as the database and starts it with
+`await topology.start(path)`: the App whose port a client uses (on replicas, the standby). All it
+started is stopped at the end of the test."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.server.app import App
+from config import load
+from tests.postgres import fresh_database
+
+EVERY = ("process", "inline", "replicas")
+CONSOLE = ("process", "inline")  # a standby replica serves no console
+SQLITE = CONSOLE  # surfaces that exist only where the store is a local file
+
+
+class Topology:
+    def __init__(self, kind: str, folder: Path) -> None:
+        self.kind = kind
+        self.folder = folder  # where the test keeps its config file
+        self.db: Path | str = fresh_database() if kind == "replicas" else folder / "sb.db"
+        self.apps: list[App] = []
+
+    def __repr__(self) -> str:
+        return self.kind
+
+    async def start(self, path: Path) -> App:
+        """Start the config at `path` in this topology: the App a client talks to."""
+        if self.kind == "replicas":
+            await self._app(path, replica="replica-active")
+            standby = await self._app(path, replica="replica-standby")
+            assert not standby.active, "the second replica is a standby"
+            return standby
+        return await self._app(path, doors=self.kind == "process")
+
+    @property
+    def active(self) -> App:
+        """The App that runs the turns (on replicas, the first one)."""
+        return self.apps[0]
+
+    async def _app(self, path: Path, *, replica: str | None = None, doors: bool = False) -> App:
+        app = App(
+            load(path),
+            stdin=io.StringIO(),
+            stdout=io.StringIO(),
+            path=path,
+            replica=replica,
+            doors=doors,
+        )
+        await app.start()
+        self.apps.append(app)
+        assert not doors or app.intake is not None, "the config has no door for a door process"
+        return app
+
+    async def stop(self) -> None:
+        for app in reversed(self.apps):
+            await app.stop()
+        self.apps.clear()
+
+
+async def _started(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Topology]:
+    # `switchboard run` lowers its own priority below the door process's; a test worker that
+    # did so for every test would run the rest of the suite at the lowest priority.
+    monkeypatch.setattr("adapters.server.intake.MAIN_NICE", 0)
+    topology = Topology(request.param, tmp_path)
+    yield topology
+    await topology.stop()
+
+
+@pytest.fixture(params=EVERY)
+async def topology(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Topology]:
+    """Every topology: process, inline and replicas."""
+    async for started in _started(request, tmp_path, monkeypatch):
+        yield started
+
+
+@pytest.fixture(params=CONSOLE)
+async def console_topology(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Topology]:
+    """Where the console is served: process and inline."""
+    async for started in _started(request, tmp_path, monkeypatch):
+        yield started
