@@ -1,6 +1,9 @@
 """The console's edits of one workspace, written back into the admin's file with tomlkit: only
 the keys whose value changes are touched, so comments, layout and `${VAR}` references
-elsewhere (and in every key left as it was) stay byte for byte."""
+elsewhere (and in every key left as it was) stay byte for byte. What is typed in the console is
+stored as typed: a `${NAME}` in it is written `$${NAME}`, the loader's literal, so nothing typed
+there is ever filled from the environment (an admin of one workspace would read the process's
+secrets through it)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import tomlkit
 from tomlkit.items import AoT, Array
 
 from config.errors import ConfigError
+from config.loading import literal
 from config.schema import QueueModeName, WorkspaceConfig
 
 
@@ -101,10 +105,20 @@ def _set(table: Any, key: str, value: Any, running: Any, *, default: Any) -> Non
         return
     if key not in table and value == default:
         return
+    value = as_typed(value)
     if isinstance(value, str) and "\n" in value:
         table[key] = tomlkit.string(value, multiline=True)
     else:
         table[key] = value
+
+
+def as_typed(value: Any) -> Any:
+    """`value` as the file must hold it to load as typed."""
+    if isinstance(value, str):
+        return literal(value)
+    if isinstance(value, list):
+        return [as_typed(v) for v in value]
+    return value
 
 
 def _operators(table: Any, running: WorkspaceConfig, change: WorkspaceEdit) -> None:
@@ -141,6 +155,7 @@ def _operator_fields(edit: OperatorEdit) -> dict[str, Any]:
 
 
 def _append(operators: Any, fields: dict[str, Any]) -> None:
+    fields = {key: as_typed(value) for key, value in fields.items()}
     if isinstance(operators, AoT):
         table = tomlkit.table()
         table.update(fields)

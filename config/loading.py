@@ -19,6 +19,12 @@ DEFAULT_PATH = Path("config/switchboard.toml")
 ENV_PATH = "SWITCHBOARD_CONFIG"
 # `${NAME}` is filled from the environment; `$${NAME}` is the literal text `${NAME}`.
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_FILLED = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*\})")  # the `$` of each `${NAME}`
+
+
+def literal(text: str) -> str:
+    """`text` as a value in the file that loads as `text` itself: each `${NAME}` escaped."""
+    return _FILLED.sub("$$", text)
 
 
 def resolve_path(cli_path: str | None, environ: Mapping[str, str] = os.environ) -> Path:

@@ -3,9 +3,12 @@ other byte (comments, blank lines, key order, `${VAR}` references) stays as the 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from config.edit import AgentEdit, OperatorEdit, WorkspaceEdit, edit_workspace, write_atomically
 from config.errors import ConfigError
@@ -159,3 +162,14 @@ def test_the_file_is_replaced_whole(tmp_path: Path) -> None:
     assert path.read_text().endswith("# edited\n")
     assert path.stat().st_mode & 0o777 == 0o600, "the file keeps its permissions (secrets)"
     assert [p.name for p in tmp_path.iterdir()] == ["switchboard.toml"]
+
+
+@given(typed=st.text(alphabet=st.sampled_from('$${}AB_ \n"\\x'), max_size=24))
+def test_whatever_is_typed_loads_as_typed_and_never_from_the_environment(typed: str) -> None:
+    """`${ACME_BOT}` typed as a system prompt would otherwise load as the bot's token: an
+    admin of one workspace reading the process's secrets. (The other free-text fields, ids
+    and channels, allow no `$`.)"""
+    acme, same = running()
+    change = replace(same, agents=(AgentEdit("helper", typed, ("notify_operator",)),))
+    edited = parse(edit_workspace(SOURCE, acme, change), Path("acme.toml"), ENV).workspaces[0]
+    assert edited.agents[0].system_prompt == typed
