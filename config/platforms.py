@@ -3,11 +3,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from config.strict import Strict
+
+# Telegram's rule for setWebhook's secret_token.
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+
+def present(secret: SecretStr | None) -> SecretStr | None:
+    """An empty secret would check nothing (an absent header matches an empty secret, and
+    anyone can sign with an empty key): refused, so no door opens by a variable left empty."""
+    if secret is not None and not secret.get_secret_value().strip():
+        raise ValueError("is empty; set it (an empty secret would let anyone in)")
+    return secret
 
 
 class SuggestedPrompt(Strict):
@@ -37,6 +49,8 @@ class SlackConfig(Strict):
         default_factory=lambda: list(DEFAULT_SUGGESTED_PROMPTS), max_length=4
     )
 
+    _present = field_validator("bot_token", "signing_secret", "app_token")(present)
+
     @model_validator(mode="after")
     def _one_way_in(self) -> SlackConfig:
         if self.signing_secret is None and self.app_token is None:
@@ -52,6 +66,19 @@ class TelegramConfig(Strict):
     webhook_secret: SecretStr | None = None
     api_base_url: str = "https://api.telegram.org/bot"
     chats: list[int] = []
+
+    _present = field_validator("bot_token")(present)
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _as_telegram_takes_it(cls, secret: SecretStr | None) -> SecretStr | None:
+        if secret is not None and not _WEBHOOK_SECRET.fullmatch(secret.get_secret_value()):
+            raise ValueError(
+                "must be 1 to 256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for a "
+                "webhook's secret token; an empty one would let anyone post updates); make one "
+                "with python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
+        return secret
 
     @model_validator(mode="after")
     def _webhook_needs_secret(self) -> TelegramConfig:

@@ -30,7 +30,7 @@ def secret_matches(request: web.Request, expected: str | None) -> bool:
     """The request carries the webhook's secret token."""
     # As bytes: the header may hold any character, and compare_digest takes only ASCII text.
     given = request.headers.get(SECRET_HEADER, "").encode("utf-8", "surrogateescape")
-    return expected is not None and hmac.compare_digest(given, expected.encode())
+    return bool(expected) and hmac.compare_digest(given, expected.encode())
 
 
 def check(workspace: str, raw: bytes, bot: Bot | None) -> Update | web.Response:
