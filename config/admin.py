@@ -11,10 +11,11 @@ TOKEN_HINT = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
 def strong(token: SecretStr | None) -> SecretStr | None:
-    """Admin tokens are passwords an attacker can try over HTTP: refuse short ones."""
+    """Tokens (an admin's, the metrics') are passwords an attacker can try over HTTP: refuse
+    short ones."""
     if token is not None and len(token.get_secret_value()) < MIN_TOKEN_CHARS:
         raise ValueError(
-            f"an admin token must be at least {MIN_TOKEN_CHARS} characters; make one with "
+            f"a token must be at least {MIN_TOKEN_CHARS} characters; make one with "
             f"{TOKEN_HINT} and pass it as ${{VAR}} from the environment"
         )
     return token

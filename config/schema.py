@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
-from config.admin import AdminConfig, WorkspaceAdminConfig
+from config.admin import AdminConfig, WorkspaceAdminConfig, strong
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
 from config.mcp import (
     APPROVAL_TIMEOUT_S,
@@ -32,6 +32,11 @@ class ServerConfig(Strict):
     # request and answers the platform without waiting on turns (SQLite; replicas on
     # PostgreSQL keep them inline). "inline": everything in one process.
     intake: Literal["process", "inline"] = "process"
+    # `/metrics` names the workspaces: it answers a client on this machine, or one that sends
+    # `Authorization: Bearer <metrics_token>` (set it to scrape from another host).
+    metrics_token: SecretStr | None = None
+
+    _strong = field_validator("metrics_token")(strong)
 
 
 class StorageConfig(Strict):

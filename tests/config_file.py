@@ -83,13 +83,15 @@ def write_config(
     logging: Table | None = None,
     admin: Table | None = None,
     storage: Table | None = None,
+    server: Table | None = None,
 ) -> Path:
     """Write the config file at `path` and return it. `port` None: no `[server]` table (for a
     bridge that never serves HTTP); `admin`: the `[admin]` table; `storage`: more keys of
-    `[storage]` (the lease's time to live)."""
-    server = {"port": port, "public_url": public_url} if port is not None else None
+    `[storage]` (the lease's time to live); `server`: more keys of `[server]`."""
+    if port is not None:
+        server = {"port": port, "public_url": public_url, **(server or {})}
     document = {
-        "server": server,
+        "server": server if port is not None else None,
         "storage": {
             **({"url": db} if isinstance(db, str) and "://" in db else {"path": db}),
             **(storage or {}),

@@ -23,8 +23,9 @@ _NOT_PASSED = frozenset(
         "host",
     }
 )
-# Set by us: the client's own would let it pose as any address (the console's login limits
-# wrong tokens per address).
+# Set by us: the address we saw appended to the client's own chain, and the main process
+# takes only the last one (the console's login limits wrong tokens per address; a client on
+# this machine may read /metrics, unless it came through a proxy of its own).
 _OURS = frozenset({"x-forwarded-for"})
 
 
@@ -43,7 +44,8 @@ class Proxy:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED | _OURS}
         headers["Host"] = request.host
         if request.remote:
-            headers["X-Forwarded-For"] = request.remote
+            chain = request.headers.getall("X-Forwarded-For", [])
+            headers["X-Forwarded-For"] = ", ".join([*chain, request.remote])
         try:
             upstream = await self._session.request(
                 request.method,

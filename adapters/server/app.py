@@ -319,6 +319,7 @@ class App:
             console if self._console_on else None,
             replica=self.replica,
             active=lambda: self.active,
+            metrics_token=lambda: self.config.server.metrics_token,
         )
         self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()

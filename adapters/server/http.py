@@ -8,11 +8,14 @@ replica only) lets a load balancer send /admin there."""
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import SecretStr
 
 from adapters.admin import AdminDeps, admin_app
 from adapters.slack import SlackFront
@@ -25,13 +28,37 @@ from config.errors import ConfigError
 async def behind_the_doors(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """A request the door process passed on (over our Unix socket) comes from the address
-    it names in X-Forwarded-For, which it sets itself."""
+    """A request the door process passed on (over our Unix socket) comes from the address it
+    appended to X-Forwarded-For; what comes before it is the client's own chain."""
     peer = request.transport.get_extra_info("socket") if request.transport else None
     forwarded = request.headers.get("X-Forwarded-For")
     if forwarded and peer is not None and peer.family == socket.AF_UNIX:
-        request = request.clone(remote=forwarded)
+        *chain, seen = (hop.strip() for hop in forwarded.split(","))
+        headers = request.headers.copy()
+        del headers["X-Forwarded-For"]
+        if chain:
+            headers["X-Forwarded-For"] = ", ".join(chain)
+        request = request.clone(remote=seen, headers=headers)
     return await handler(request)
+
+
+_PROXIED = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+
+
+def may_scrape(request: web.Request, token: SecretStr | None) -> bool:
+    """`/metrics` names the workspaces: only for a client on this machine (not one a reverse
+    proxy on this machine passed on), or with the token."""
+    if token is not None:
+        expected = f"Bearer {token.get_secret_value()}".encode()
+        given = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
+        if hmac.compare_digest(given, expected):
+            return True
+    if any(name in request.headers for name in _PROXIED):
+        return False
+    try:
+        return ipaddress.ip_address(request.remote or "").is_loopback
+    except ValueError:
+        return False
 
 
 def build_app(
@@ -42,6 +69,7 @@ def build_app(
     *,
     replica: str = "",
     active: Callable[[], bool] = lambda: True,
+    metrics_token: Callable[[], SecretStr | None] = lambda: None,
 ) -> web.Application:
     def role() -> str:
         return "active" if active() else "standby"
@@ -68,6 +96,12 @@ def build_app(
         return web.json_response({"replica": replica, "role": role()}, status=status)
 
     async def metrics(request: web.Request) -> web.Response:
+        if not may_scrape(request, metrics_token()):
+            raise web.HTTPUnauthorized(
+                text="/metrics answers a client on this machine, or one that sends "
+                "Authorization: Bearer <[server] metrics_token>.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         bridge.metrics.replica_active.labels(replica).set(1 if active() else 0)
         body = await bridge.metrics.scrape(bridge.runtime, bridge.store)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -118,7 +118,7 @@ def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
         (("timeout_s = 10", "timeout_s = -1"), "workspaces[0].tools[0].timeout_s"),
         (
             ("[[workspaces]]", '[admin]\ntoken = "hunter2"\n\n[[workspaces]]'),
-            "admin.token: an admin token must be at least 16 characters",
+            "admin.token: a token must be at least 16 characters",
         ),
         (
             (

@@ -251,7 +251,9 @@ async def test_one_port_serves_health_and_metrics_and_a_dead_door_process_comes_
             right = {"token": ADMIN_TOKEN}
             async with http.post(f"{base}/admin/login", data=right, allow_redirects=False) as r:
                 assert r.status == 303 and "switchboard" in r.headers.get("Set-Cookie", "")
-            async with http.get(f"{base}/admin/w/acme/") as r:
+                # as a browser sends it back (this session's jar keeps none for an IP address)
+                cookie = r.headers["Set-Cookie"].split(";")[0]
+            async with http.get(f"{base}/admin/w/acme/", headers={"Cookie": cookie}) as r:
                 assert r.status == 200 and "acme" in await r.text()
             first_door = door_pid(server)
             assert (nice(server.process.pid), nice(first_door)) == (5, 0), "acks go first"
