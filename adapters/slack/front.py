@@ -60,7 +60,10 @@ class SlackFront:
             return web.json_response({"error": "not running, send it again later"}, status=503)
         bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
         bolt = AsyncBoltRequest(body=checked.text, query=request.query_string, headers=bolt_headers)
-        return await to_aiohttp_response(await adapter.app.async_dispatch(bolt))
+        response = await adapter.app.async_dispatch(bolt)
+        if response.status == 404:  # no listener takes it: acknowledged, as every front does
+            return web.Response(status=200)  # (Slack resends a 404, and counts it as a failure)
+        return await to_aiohttp_response(response)
 
     async def replay(self, request: Forwarded) -> None:
         """A request a standby replica checked and stored, handled here as if it had just

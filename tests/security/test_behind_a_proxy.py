@@ -42,6 +42,7 @@ async def app(topology: Topology, telegram_api: FakeTelegram) -> AsyncIterator[A
         server={"metrics_token": METRICS_TOKEN},
     )
     yield await topology.start(path)
+    await topology.stop()  # while the fakes still answer
 
 
 async def scrape(app: App, headers: dict[str, str]) -> tuple[int, str]:

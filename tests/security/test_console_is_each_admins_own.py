@@ -34,6 +34,7 @@ async def app(
     yield await start_console(
         path, anthropic_api, telegram_api, slack_api, topology=console_topology
     )
+    await console_topology.stop()  # while the fakes still answer
 
 
 async def anonymous(app: App, method: str, path: str, **kwargs: object) -> int:

@@ -15,6 +15,9 @@ from tests.adapters.hostile.send import TG_SECRET
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
+from tests.topology import Topology, topology
+
+__all__ = ["topology"]
 
 
 @pytest.fixture
@@ -32,19 +35,19 @@ def _quick_stop(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 async def slack_app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+    topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
 ) -> AsyncIterator[App]:
-    app = await slack_harness.start_app(db_path, anthropic_api, slack_api)
-    yield app
-    await app.stop()
+    """acme on Slack, in each topology (`tests/topology.py`): the App a client knocks on."""
+    yield await slack_harness.start_app(db_path, anthropic_api, slack_api, topology=topology)
+    await topology.stop()  # while the fakes still answer
 
 
 @pytest.fixture
 async def telegram_app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+    topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> AsyncIterator[App]:
-    app = await telegram_harness.start_app(
-        db_path, anthropic_api, telegram_api, webhook_secret=TG_SECRET
+    """acme on Telegram webhooks, in each topology: the App a client knocks on."""
+    yield await telegram_harness.start_app(
+        db_path, anthropic_api, telegram_api, webhook_secret=TG_SECRET, topology=topology
     )
-    yield app
-    await app.stop()
+    await topology.stop()  # while the fakes still answer

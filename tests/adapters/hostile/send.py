@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import hmac
@@ -75,13 +76,20 @@ async def post_telegram(
         return response.status, await response.text()
 
 
-async def prompts(app: App) -> list[str | None]:
-    """The texts of every operator prompt that reached the store (and so the model)."""
-    return [
-        entry.message.text
-        for entry in await app.runtime.store.messages()
-        if entry.message.kind is MessageKind.OPERATOR_PROMPT
-    ]
+async def prompts(app: App, *, at_least: int = 0, limit_s: float = 10) -> list[str | None]:
+    """The texts of every operator prompt that reached the store (and so the model), once there
+    are `at_least` of them (or `limit_s` passed): behind the door process or a standby replica,
+    a request answered is handled a moment later."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        found = [
+            entry.message.text
+            for entry in await app.runtime.store.messages()
+            if entry.message.kind is MessageKind.OPERATOR_PROMPT
+        ]
+        if len(found) >= at_least or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.02)
 
 
 def server_errors(records: list[logging.LogRecord]) -> list[str]:

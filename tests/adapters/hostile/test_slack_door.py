@@ -146,7 +146,9 @@ SLACK_BAD: list[tuple[str, str, str, int]] = [
         form(block_actions() | {"team": None, "user": {"id": MALLORY}}),
         400,
     ),
-    ("unknown type (well formed)", "application/json", '{"type": "wat", "team_id": "T1"}', 404),
+    # signed and well formed, but nothing takes it: acknowledged on every topology (the door
+    # process cannot know what bolt would take; a 404 would only make Slack send it again)
+    ("unknown type (well formed)", "application/json", '{"type": "wat", "team_id": "T1"}', 200),
 ]
 
 
@@ -163,6 +165,7 @@ async def test_slack_refuses_each_signed_bad_body_with_4xx_and_keeps_working(
         answer = await post_slack(http, slack_app, body, content_type=content_type)
         assert answer[0] == status, (name, answer)
         if status == 400:
+            await until(lambda: bool(refusals(caplog.records[seen:])))  # noqa: B023
             [line] = refusals(caplog.records[seen:])
             reason = getattr(line, "reason", "")
             assert reason and line.exc_info is None, "what was wrong, and no traceback"
@@ -172,7 +175,9 @@ async def test_slack_refuses_each_signed_bad_body_with_4xx_and_keeps_working(
         unsigned = await post_slack(http, slack_app, body, content_type=content_type, signed=False)
         assert unsigned[0] == 401, name
         await slack.say(f"still there after {name}?")
-        assert len(await prompts(slack_app)) == n, "only the real operator messages are prompts"
+        assert len(await prompts(slack_app, at_least=n)) == n, (
+            "only the real operator messages are prompts"
+        )
 
 
 async def test_slack_refuses_a_body_that_is_not_utf8(
@@ -187,7 +192,7 @@ async def test_slack_refuses_a_body_that_is_not_utf8(
         assert status == 400 and "UTF-8" in answer
     assert server_errors(caplog.records) == []
     await SlackSide(slack_app, slack_api).say("still there?")
-    assert await prompts(slack_app) == ["still there?"]
+    assert await prompts(slack_app, at_least=1) == ["still there?"]
 
 
 async def test_slack_header_garbage_is_401_not_500(
@@ -237,12 +242,15 @@ async def test_slack_real_payloads_that_are_no_prompt_are_acknowledged_and_ignor
     assert (await post_slack(http, slack_app, json.dumps(file_share(slack))))[0] == 200
     said = "file.png (it could not be downloaded: it is served from files.slack.com"
     await until(lambda: any(said in p["text"] for p in slack.fake.posts("DALICE")))
-    assert await prompts(slack_app) == ["here is the log"]
+    assert await prompts(slack_app, at_least=1) == ["here is the log"]
     assert server_errors(caplog.records) == [] and refusals(caplog.records) == []
     await until(lambda: bool(anthropic_api.requests))
     assert anthropic_api.requests[0]["messages"][0]["content"][0]["text"] == "here is the log"
 
 
+# The front's own store failing is a 500 only where the front stores: inline. (A standby
+# forwards instead; the door process stores in its inbox, tests/adapters/doors/.)
+@pytest.mark.parametrize("topology", ["inline"], indirect=True)
 async def test_slack_event_the_store_fails_to_take_is_a_5xx_and_the_retry_lands(
     slack_app: App, slack_api: FakeSlack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -257,7 +265,7 @@ async def test_slack_event_the_store_fails_to_take_is_a_5xx_and_the_retry_lands(
         assert (await slack.post(body)).status == 500
     assert await prompts(slack_app) == []
     assert (await slack.post(body, retry=1)).status == 200
-    assert await prompts(slack_app) == ["store me"]
+    assert await prompts(slack_app, at_least=1) == ["store me"]
 
 
 # Slack: the fields bolt and our listeners read, with values of every type

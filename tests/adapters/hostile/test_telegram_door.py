@@ -149,6 +149,7 @@ async def test_telegram_refuses_each_bad_body_with_400_and_keeps_working(
             seen = len(caplog.records)
             answer = await post_telegram(http, telegram_app, body, content_type=content_type)
             assert answer[0] == 400 and reason in answer[1], (name, answer)
+            await until(lambda: bool(refusals(caplog.records[seen:])))  # noqa: B023
             [line] = refusals(caplog.records[seen:])
             assert getattr(line, "reason", "") == answer[1] and line.exc_info is None
             assert server_errors(caplog.records) == [], name
@@ -156,7 +157,9 @@ async def test_telegram_refuses_each_bad_body_with_400_and_keeps_working(
         assert (await post_telegram(http, telegram_app, body, secret=None))[0] == 403, name
         real = text_message(f"still there after {name}?")
         assert await post_telegram(http, telegram_app, json.dumps(real)) == (200, "ok"), name
-        assert len(await prompts(telegram_app)) == n, "only the real operator messages are prompts"
+        assert len(await prompts(telegram_app, at_least=n)) == n, (
+            "only the real operator messages are prompts"
+        )
 
 
 async def test_telegram_secret_header_garbage_is_403_not_500(
@@ -186,17 +189,20 @@ async def test_telegram_real_updates_that_are_no_prompt_are_acknowledged_and_ign
     ):
         assert await post_telegram(http, telegram_app, json.dumps(real)) == (200, "ok"), real
     assert await prompts(telegram_app) == []
-    assert telegram_api.sent("answerCallbackQuery"), "the Stop click is answered"
+    await until(lambda: bool(telegram_api.sent("answerCallbackQuery")))  # the Stop click
     assert (await post_telegram(http, telegram_app, json.dumps(text_message("go"))))[0] == 200
-    assert await prompts(telegram_app) == ["go"]
+    assert await prompts(telegram_app, at_least=1) == ["go"]
     # a photo with a caption: the caption is a prompt, and what became of the photo is said
     # (this one is unknown to the Bot API, so getFile refuses it)
     assert await post_telegram(http, telegram_app, json.dumps(photo_message())) == (200, "ok")
     await until(lambda: any("photo.jpg (it could not" in m["text"] for m in telegram_api.sent()))
-    assert await prompts(telegram_app) == ["go", "see this"]
+    assert await prompts(telegram_app, at_least=2) == ["go", "see this"]
     assert server_errors(caplog.records) == [] and refusals(caplog.records) == []
 
 
+# The front's own store failing is a 500 only where the front stores: inline. (A standby
+# forwards instead; the door process stores in its inbox, tests/adapters/doors/.)
+@pytest.mark.parametrize("topology", ["inline"], indirect=True)
 async def test_telegram_update_the_store_fails_to_take_is_a_5xx_and_the_retry_lands(
     telegram_app: App,
     http: aiohttp.ClientSession,
@@ -216,7 +222,7 @@ async def test_telegram_update_the_store_fails_to_take_is_a_5xx_and_the_retry_la
     ]
     assert await prompts(telegram_app) == []
     assert await post_telegram(http, telegram_app, body) == (200, "ok"), "Telegram's resend lands"
-    assert await prompts(telegram_app) == ["store me"]
+    assert await prompts(telegram_app, at_least=1) == ["store me"]
 
 
 # Telegram: Update-like objects drawn from the Bot API spec, each field sometimes of a wrong type
