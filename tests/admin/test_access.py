@@ -23,15 +23,22 @@ from tests.admin.harness import (
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
+from tests.topology import Topology
 
 
 @pytest.fixture
 async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, slack_api: FakeSlack
+    console_topology: Topology,
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
 ) -> AsyncIterator[App]:
-    app = await start_console(db_path, anthropic_api, telegram_api, slack_api)
-    yield app
-    await app.stop()
+    """The console on each topology that serves it (`tests/topology.py`)."""
+    yield await start_console(
+        db_path, anthropic_api, telegram_api, slack_api, topology=console_topology
+    )
+    await console_topology.stop()  # while the fakes still answer
 
 
 def console_urls(app: App, workspace: str) -> list[tuple[str, str]]:

@@ -15,11 +15,13 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 ALICE = 1001
 
 
 async def test_an_admin_approves_a_waiting_tool_call(
+    console_topology: Topology,
     db_path: Path,
     tmp_path: Path,
     anthropic_api: FakeAnthropic,
@@ -41,6 +43,7 @@ async def test_an_admin_approves_a_waiting_tool_call(
         slack_api,
         agent_tools=("deploy",),
         acme_extra={"tools": [deploy]},
+        topology=console_topology,
     )
     try:
         anthropic_api.script = [
@@ -67,7 +70,7 @@ async def test_an_admin_approves_a_waiting_tool_call(
         ]
         assert decided.data.decided_by == "admin acme/lead"
     finally:
-        await app.stop()
+        await console_topology.stop()
 
 
 async def listing_one(client: AdminClient) -> tuple[int, str]:

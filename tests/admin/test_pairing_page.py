@@ -16,19 +16,29 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 BOB = 4242
 
 
 @pytest.fixture
 async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, slack_api: FakeSlack
+    console_topology: Topology,
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
 ) -> AsyncIterator[App]:
-    app = await start_console(
-        db_path, anthropic_api, telegram_api, slack_api, acme_extra={"pairing": {"enabled": True}}
+    """The console on each topology that serves it (`tests/topology.py`)."""
+    yield await start_console(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        slack_api,
+        acme_extra={"pairing": {"enabled": True}},
+        topology=console_topology,
     )
-    yield app
-    await app.stop()
+    await console_topology.stop()  # while the fakes still answer
 
 
 async def test_an_admin_approves_and_revokes_from_the_console(

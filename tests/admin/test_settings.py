@@ -21,6 +21,7 @@ from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 PAGE = "/admin/w/acme/config"
 COMMENT = "# Kept by the admin: who to call when the bot is down.\n"
@@ -28,13 +29,20 @@ COMMENT = "# Kept by the admin: who to call when the bot is down.\n"
 
 @pytest.fixture
 async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, slack_api: FakeSlack
+    console_topology: Topology,
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
 ) -> AsyncIterator[App]:
-    app = await start_console(db_path, anthropic_api, telegram_api, slack_api)
+    """The console on each topology that serves it (`tests/topology.py`)."""
+    app = await start_console(
+        db_path, anthropic_api, telegram_api, slack_api, topology=console_topology
+    )
     assert app.path is not None
     app.path.write_text(COMMENT + app.path.read_text())
     yield app
-    await app.stop()
+    await console_topology.stop()  # while the fakes still answer
 
 
 async def test_an_admin_adds_an_operator_who_is_then_heard(

@@ -21,17 +21,24 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 ALICE = 1001
 
 
 @pytest.fixture
 async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, slack_api: FakeSlack
+    console_topology: Topology,
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
 ) -> AsyncIterator[App]:
-    app = await start_console(db_path, anthropic_api, telegram_api, slack_api)
-    yield app
-    await app.stop()
+    """The console on each topology that serves it (`tests/topology.py`)."""
+    yield await start_console(
+        db_path, anthropic_api, telegram_api, slack_api, topology=console_topology
+    )
+    await console_topology.stop()  # while the fakes still answer
 
 
 def acme_session(app: App) -> str:
