@@ -74,7 +74,7 @@ class Topology:
         self.apps.clear()
 
 
-async def _started(
+async def topology_started(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Topology]:
     # `switchboard run` lowers its own priority below the door process's; a test worker that
@@ -90,7 +90,7 @@ async def topology(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Topology]:
     """Every topology: process, inline and replicas."""
-    async for started in _started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path, monkeypatch):
         yield started
 
 
@@ -99,5 +99,5 @@ async def console_topology(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Topology]:
     """Where the console is served: process and inline."""
-    async for started in _started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path, monkeypatch):
         yield started

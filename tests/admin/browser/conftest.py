@@ -25,6 +25,7 @@ from tests.admin.harness import start_console
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
+from tests.topology import CONSOLE, Topology, topology_started
 
 WAIT_MS = 10_000  # Playwright's waits: a page slow under a loaded machine is not a failure
 expect.set_options(timeout=WAIT_MS)
@@ -126,24 +127,34 @@ def gate(tmp_path: Path) -> Path:
     return tmp_path / "gate"
 
 
+@pytest_asyncio.fixture(loop_scope="session", params=CONSOLE)
+async def console_topology(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Topology]:
+    """Each topology that serves the console (`tests/topology.py`), in the browser's loop."""
+    async for started in topology_started(request, tmp_path, monkeypatch):
+        yield started
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def app(
+    console_topology: Topology,
     db_path: Path,
     anthropic_api: FakeAnthropic,
     telegram_api: FakeTelegram,
     slack_api: FakeSlack,
     gate: Path,
 ) -> AsyncIterator[App]:
-    app = await start_console(
+    yield await start_console(
         db_path,
         anthropic_api,
         telegram_api,
         slack_api,
         agent_tools=("notify_operator", GATED),
         acme_extra={"tools": [gated_tool(gate)]},
+        topology=console_topology,
     )
-    yield app
-    await app.stop()
+    await console_topology.stop()  # while the fakes still answer
 
 
 @pytest.fixture
