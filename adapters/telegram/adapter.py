@@ -9,7 +9,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from telegram import BotCommand, Update
+from telegram import BotCommand, CallbackQuery, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
@@ -125,15 +125,27 @@ class TelegramAdapter:
             self._later(self.transport.received(chat.route, budget))
 
     async def _callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        query, chat = update.callback_query, stop_chat(update, workspace_id=self.workspace.id)
-        if query is not None and chat is not None:
-            await query.answer("Stopping\u2026")
-            await self._store(chat)
+        """A button press is stored like any update, then answered (see `_answer`)."""
+        query = update.callback_query
+        stop = stop_chat(update, workspace_id=self.workspace.id)
+        chat = stop or message_button_chat(update, workspace_id=self.workspace.id)
+        if query is None or chat is None:
             return
-        chat = message_button_chat(update, workspace_id=self.workspace.id)
-        if query is not None and chat is not None:
-            await query.answer()  # the answer comes as a message, once the bridge decides
-            await self._store(chat)
+        await self._store(chat)
+        # A button other than Stop is answered with a message, once the bridge decides.
+        self._later(self._answer(query, "Stopping\u2026" if stop is not None else None))
+
+    async def _answer(self, query: CallbackQuery, text: str | None) -> None:
+        """Answer a stored press: this only stops the spinner on the client, so it is best
+        effort. Telegram refuses it once the press is some seconds old ("query is too old"):
+        that neither undoes the press nor holds any other update up."""
+        try:
+            await query.answer(text)
+        except TelegramError as exc:
+            log.warning(
+                "telegram button press not answered",
+                extra={"workspace": self.workspace.id, "error": str(exc)},
+            )
 
     def _later(self, work: Coroutine[Any, Any, None]) -> None:
         """Work that must not hold up the next update (the reaction on receipt)."""
