@@ -24,7 +24,9 @@ class McpServerConfig(BaseModel):
     name: ServerName
     command: str | None = None  # stdio: the program that is the server
     args: list[str] = []
-    env: dict[str, SecretStr] = {}  # added to the server's environment; values may be ${VAR}
+    # A stdio server's environment is PATH, HOME, LANG and TZ (and the few harmless variables
+    # the SDK adds), plus these (values may be ${VAR}); never Switchboard's own secrets.
+    env: dict[str, SecretStr] = {}
     url: str | None = None  # streamable HTTP: the server's endpoint
     headers: dict[str, SecretStr] = {}  # sent with every HTTP request (an Authorization token)
     timeout_s: float = Field(60.0, gt=0, le=3600)  # one tool call's time limit

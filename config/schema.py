@@ -205,6 +205,10 @@ class ToolConfig(Strict):
     command: list[str] = Field(min_length=1)
     timeout_s: float = Field(600, gt=0)
     input_schema: dict[str, Any] = {"type": "object", "properties": {}}
+    # The tool's environment is PATH, HOME, LANG and TZ, plus these (values may be ${VAR});
+    # nothing else of Switchboard's own environment (its tokens, the model key) is passed.
+    # The values count as secrets: masked wherever they could be shown.
+    env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], SecretStr] = {}
     # Each call waits for an operator's Approve (or /approve) before it runs; no answer
     # within approval_timeout_s is a no.
     requires_approval: bool = False

@@ -46,6 +46,7 @@ def runtime_roster(
             t.timeout_s,
             t.input_schema,
             Approval(t.approval_timeout_s) if t.requires_approval else None,
+            {k: v.get_secret_value() for k, v in t.env.items()},
         )
         for w in config.workspaces
         for t in w.tools

@@ -1,4 +1,5 @@
-"""Admin-defined command tools: argv, JSON input on stdin, stdout as the result.
+"""Admin-defined command tools: argv, JSON input on stdin, stdout as the result, and an
+environment of their own (`environment.py`), never this process's.
 
 The process runs in its own process group; a timeout or a cancel kills the whole group,
 so a shell pipeline never outlives the tool call that started it.
@@ -12,11 +13,13 @@ import json
 import logging
 import os
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.tools.base import Approval, ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
+from runtime.tools.environment import tool_environment
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,7 @@ class CommandToolSpec:
     timeout_s: float = 600.0
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     approval: Approval | None = None  # None: runs without asking
+    env: Mapping[str, str] = field(default_factory=dict)  # added to PATH, HOME, LANG, TZ
 
 
 class CommandTool:
@@ -46,6 +50,7 @@ class CommandTool:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
+                env=tool_environment(d.env),
                 start_new_session=True,
             )
         except OSError as exc:

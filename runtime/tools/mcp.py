@@ -3,9 +3,10 @@
 Each configured server is one `McpServer`: a task of its own holds the SDK's connection (a
 stdio child process, or streamable HTTP), lists the server's tools, and pings it; when the
 server dies or stops answering, the task connects again with backoff, and meanwhile its
-tools answer a clear, retryable error at once instead of hanging the turn. Every call has
-the server's time limit, and a cancelled call (a stop, an interrupt, the limit) is cancelled
-at the server too: the SDK sends the protocol's cancellation notification.
+tools answer a clear, retryable error at once instead of hanging the turn. A stdio server
+starts with a tool's small environment (`environment.py`), never this process's. Every call
+has the server's time limit, and a cancelled call (a stop, an interrupt, the limit) is
+cancelled at the server too: the SDK sends the protocol's cancellation notification.
 
 The model sees each tool as `<server>__<tool>` (the Anthropic API's names are
 `^[a-zA-Z0-9_-]{1,64}$`, unique); an agent's `tools` list names them as `<server>.<tool>` or
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.tools.base import Approval, ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
+from runtime.tools.environment import tool_environment
 from runtime.tools.mcp_results import envelope
 
 if TYPE_CHECKING:
@@ -110,7 +112,9 @@ class McpServer:
                 streamable_http_client(s.url, http_client=client)
             )
         assert s.command is not None
-        params = StdioServerParameters(command=s.command, args=list(s.args), env=dict(s.env))
+        params = StdioServerParameters(
+            command=s.command, args=list(s.args), env=tool_environment(s.env)
+        )
         # The server's stderr comes through our logging (and so its redaction of secrets: a
         # server may print the token it was given), not straight onto our own stderr.
         read_fd, write_fd = os.pipe()

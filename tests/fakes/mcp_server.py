@@ -1,7 +1,7 @@
 """A real MCP server for the tests, written with the SDK's own server API (`MCPServer`):
 a fast tool, a slow one that notes its cancellation, a failing one, one returning
-structured content, and one returning a picture. Run over stdio (the default) or streamable
-HTTP (`--http PORT`).
+structured content, one returning a picture, and one returning its environment. Run over
+stdio (the default) or streamable HTTP (`--http PORT`).
 
 `--notes DIR` is where it writes what a test checks: `pid` (so a test can kill it),
 `cancelled` (a call of `slow` that was cancelled), `calls` (one line per call). `--say-env NAME`
@@ -59,6 +59,13 @@ def weather(city: str) -> dict[str, object]:
     """The weather in a city, as structured data."""
     note("calls", f"weather {city}")
     return {"city": city, "celsius": 21, "sky": "clear"}
+
+
+@server.tool()
+def environment() -> dict[str, str]:
+    """The environment this server was started with."""
+    note("calls", "environment")
+    return dict(os.environ)
 
 
 def png(width: int, height: int) -> bytes:

@@ -45,8 +45,8 @@ def test_check_config_names_each_server_and_probe_lists_its_tools(tmp_path: Path
     probed = switchboard("check-config", "--config", path, "--probe")
     assert probed.returncode == 0, probed.stdout + probed.stderr
     assert (
-        "ok    workspace local: mcp_servers[0] (demo): 5 tool(s): add, broken, slow, snapshot, "
-        "weather" in probed.stdout
+        "ok    workspace local: mcp_servers[0] (demo): 6 tool(s): add, broken, environment, "
+        "slow, snapshot, weather" in probed.stdout
     )
 
 
