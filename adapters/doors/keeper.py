@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from adapters.doors import wire
+from adapters.doors import slow_clients, wire
 from config.schema import SwitchboardConfig
 
 log = logging.getLogger(__name__)
@@ -125,6 +125,8 @@ class DoorProcess:
             *("--upstream", str(self._upstream), "--host", self._host),
             *("--port", str(self.port)),
             *("--log-level", logging.getLevelName(logging.getLogger().getEffectiveLevel())),
+            *("--headers-timeout", str(slow_clients.HEADERS_S)),
+            *("--body-timeout", str(slow_clients.BODY_S)),
         ]
         loop = asyncio.get_running_loop()
         with theirs:

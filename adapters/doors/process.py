@@ -30,7 +30,7 @@ from typing import Any
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, telegram, telegram_shape, wire
+from adapters.doors import slack, slow_clients, telegram, telegram_shape, wire
 from adapters.doors.polling import Polling, PollingKey
 from adapters.doors.proxy import Proxy
 from adapters.doors.store import InboxWriter, Request
@@ -158,7 +158,9 @@ async def serve(args: argparse.Namespace) -> int:
     app.router.add_post("/slack/events", doors.slack)
     app.router.add_post("/telegram/{workspace_id}", doors.telegram)
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = slow_clients.runner(
+        app, args.headers_timeout, args.body_timeout, access_log=None, handle_signals=False
+    )
     await runner.setup()
     try:
         await web.TCPSite(runner, args.host, args.port, reuse_address=True).start()
@@ -189,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--headers-timeout", type=float, default=slow_clients.HEADERS_S)
+    parser.add_argument("--body-timeout", type=float, default=slow_clients.BODY_S)
     return asyncio.run(serve(parser.parse_args(argv)))
 
 

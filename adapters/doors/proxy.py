@@ -4,10 +4,13 @@ passed on as it comes, chunk by chunk, so a stream of server-sent events stays l
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+
+log = logging.getLogger(__name__)
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and those aiohttp sets itself for what it sends.
 _NOT_PASSED = frozenset(
@@ -51,7 +54,7 @@ class Proxy:
                 request.method,
                 f"http://switchboard{request.path_qs}",
                 headers=headers,
-                data=await request.read() if request.can_read_body else None,
+                data=await request.read() if request.body_exists else None,
                 allow_redirects=False,
             )
         except (aiohttp.ClientError, OSError):
@@ -66,10 +69,13 @@ class Proxy:
                     response.headers.add(name, value)
             if upstream.content_length is not None:
                 response.content_length = upstream.content_length
-            await response.prepare(request)
-            async for chunk in upstream.content.iter_any():
-                await response.write(chunk)
-            await response.write_eof()
+            try:
+                await response.prepare(request)
+                async for chunk in upstream.content.iter_any():
+                    await response.write(chunk)
+                await response.write_eof()
+            except ConnectionResetError:  # the client went (a closed tab): no one to tell
+                log.debug("client gone before its answer", extra={"path": request.path})
         return response
 
     async def close(self) -> None:

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from adapters.admin import AdminDeps
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
+from adapters.doors import slow_clients
 from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
 from adapters.server.http import build_app, listen
 from adapters.server.intake import DoorIntake, wanted
@@ -321,7 +322,12 @@ class App:
             active=lambda: self.active,
             metrics_token=lambda: self.config.server.metrics_token,
         )
-        self._runner = web.AppRunner(routes, access_log=None)
+        if self.intake is None:  # this process serves the port: any client may be slow
+            self._runner = slow_clients.runner(
+                routes, slow_clients.HEADERS_S, slow_clients.BODY_S, access_log=None
+            )
+        else:  # behind the door process, its only client, which has timed out the slow ones
+            self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
         try:
             if self.intake is not None:
