@@ -2,12 +2,15 @@
 (or `url_private`) with the bot token as a Bearer header; `files.info` gives the URL when the
 event did not. Without a valid token (or the `files:read` scope) Slack answers with a redirect
 to its login page rather than an error, so a redirect or an HTML page is a refusal here.
-The token goes only to Slack's own file host (or, with another `api_base_url`, a proxy or a
-test double, to that host)."""
+
+The token goes only to an allowed origin (scheme, host and port alike): Slack's hosts over
+https on 443 (files come from `https://files.slack.com/files-pri/...`), or, with another
+`api_base_url` (a proxy or a test double), that URL's own origin. A redirect is never
+followed, so the token never follows one elsewhere."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -21,6 +24,31 @@ from bridge import FetchError, InboundFile
 DOWNLOAD_TIMEOUT_S = 120.0
 CHUNK = 64 * 1024
 REDIRECTS = {301, 302, 303, 307, 308}
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class Origin(NamedTuple):
+    scheme: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        default = self.port == DEFAULT_PORTS[self.scheme]
+        return f"{self.scheme}://{self.host}" + ("" if default else f":{self.port}")
+
+
+def origin_of(url: str) -> Origin | None:
+    """Where `url` is served from, its port spelled out; None unless it is an absolute http(s)
+    URL without credentials of its own."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # not a port number
+        return None
+    if scheme not in DEFAULT_PORTS or not parts.hostname or parts.username is not None:
+        return None
+    return Origin(scheme, parts.hostname, port or DEFAULT_PORTS[scheme])
 
 
 class SlackFiles:
@@ -31,10 +59,10 @@ class SlackFiles:
         self._client = client
         self._session = session
         self._token = token
-        api_host = urlsplit(client.base_url).hostname or ""
-        # Slack serves files from files.slack.com; a proxy or a test double, from its own host.
+        self._api = origin_of(client.base_url)
+        api_host = self._api.host if self._api else ""
+        # Slack serves files from files.slack.com; a proxy or a test double, from its own origin.
         self._slack = api_host == "slack.com" or api_host.endswith(".slack.com")
-        self._api_host = api_host
 
     async def describe(self, workspace_id: str, file: InboundFile) -> InboundFile:
         """What `files.info` says of a file the event described only in part."""
@@ -44,11 +72,11 @@ class SlackFiles:
 
     async def fetch(self, workspace_id: str, file: InboundFile, max_bytes: int) -> bytes:
         url = file.url or await self._url(file.file_id)
-        host = urlsplit(url).hostname or ""
-        ours = host.endswith(".slack.com") if self._slack else host == self._api_host
-        if not ours:  # the bot token goes nowhere else
+        origin = origin_of(url)
+        if origin is None or not self._allowed(origin):  # the bot token goes nowhere else
             raise FetchError(
-                f"it is served from {host}, not from the configured Slack ({self._api_host})",
+                f"it is served from {origin or 'an unusable URL'}, not from the configured "
+                f"Slack ({self._allowed_origins()})",
                 retryable=False,
             )
         headers = {"Authorization": f"Bearer {self._token}"}
@@ -66,6 +94,17 @@ class SlackFiles:
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise FetchError(f"Slack did not answer ({_why(exc)})", retryable=True) from exc
         return bytes(data)
+
+    def _allowed(self, origin: Origin) -> bool:
+        if self._slack:
+            slack_host = origin.host.endswith(".slack.com")
+            return origin.scheme == "https" and origin.port == 443 and slack_host
+        return origin == self._api
+
+    def _allowed_origins(self) -> str:
+        if self._slack:
+            return "https://*.slack.com"
+        return str(self._api) if self._api else "no usable api_base_url"
 
     @staticmethod
     def _refused(response: aiohttp.ClientResponse, file: InboundFile) -> None:

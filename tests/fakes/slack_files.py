@@ -1,7 +1,8 @@
 """Files in the fake Slack workspace, served as Slack serves them to apps: `url_private` and
 `url_private_download` answer only a request with a bot token of the file's workspace in an
 `Authorization: Bearer` header; without one (or with another) Slack redirects to its login
-page, which is what this does too. Every download is recorded, so a test can tell that no
+page, which is what this does too. A file in `moved` is answered (to its bot) with a redirect
+to the URL given there. Every download is recorded, so a test can tell that no
 request for a file arrived at all."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class SlackFiles:
     tokens: Callable[[], dict[str, str]]  # bot token -> team id
     stored: dict[str, tuple[str, dict[str, Any], bytes]] = field(default_factory=dict)
     downloads: list[Download] = field(default_factory=list)
+    moved: dict[str, str] = field(default_factory=dict)  # file id -> where it redirects
     gate: asyncio.Event | None = None  # set: downloads are answered only once it is set
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -83,6 +85,8 @@ class SlackFiles:
             login = f"https://{team_id.lower()}.slack.test/?redir={request.path}"
             return web.Response(status=302, headers={"Location": login})
         _, info, data = found
+        if file_id in self.moved:
+            return web.Response(status=302, headers={"Location": self.moved[file_id]})
         if self.gate is not None:
             await self.gate.wait()
         return web.Response(body=data, content_type=info["mimetype"])

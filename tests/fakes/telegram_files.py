@@ -27,12 +27,20 @@ class TelegramFiles:
     declared: dict[str, int] = field(default_factory=dict)  # sizes claimed beyond the bytes
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
-    def add(self, data: bytes, folder: str, suffix: str, size: int | None = None) -> dict[str, Any]:
+    def add(
+        self,
+        data: bytes,
+        folder: str,
+        suffix: str,
+        size: int | None = None,
+        path: str | None = None,
+    ) -> dict[str, Any]:
         """A file a user sent; its `file_id`, `file_unique_id` and `file_size` for a message.
-        `size`: what Telegram says it weighs, when a test wants more than the bytes given."""
+        `size`: what Telegram says it weighs, when a test wants more than the bytes given;
+        `path`: the `file_path` getFile answers, when a test wants one of its own."""
         n = next(self._ids)
         file_id = f"AgAC{n:06d}fileid"
-        self.stored[file_id] = (f"{folder}/file_{n}.{suffix}", data)
+        self.stored[file_id] = (path or f"{folder}/file_{n}.{suffix}", data)
         if size is not None:
             self.declared[file_id] = size
         return {

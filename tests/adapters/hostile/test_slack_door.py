@@ -240,7 +240,7 @@ async def test_slack_real_payloads_that_are_no_prompt_are_acknowledged_and_ignor
     # a file shared by the operator is an operator message, once its files were fetched (this
     # one is not on the configured Slack's host: the token is not sent there, and it is said)
     assert (await post_slack(http, slack_app, json.dumps(file_share(slack))))[0] == 200
-    said = "file.png (it could not be downloaded: it is served from files.slack.com"
+    said = "file.png (it could not be downloaded: it is served from https://files.slack.com,"
     await until(lambda: any(said in p["text"] for p in slack.fake.posts("DALICE")))
     assert await prompts(slack_app, at_least=1) == ["here is the log"]
     assert server_errors(caplog.records) == [] and refusals(caplog.records) == []
