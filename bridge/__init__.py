@@ -14,6 +14,7 @@ from bridge.types import (
     Quoted,
     Route,
     TransportLimits,
+    Via,
 )
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "Route",
     "Transport",
     "TransportLimits",
+    "Via",
     "command_menu",
 ]

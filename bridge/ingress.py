@@ -126,7 +126,7 @@ class Ingress:
             kind = chat.attachment_kind or "attachment"
             await self._reply(chat, keys, texts.NOT_TEXT.format(kind=kind), "non_text")
             return Outcome.REJECTED
-        if not chat.text.strip():
+        if not chat.text.strip() and not chat.context:  # a forward alone has no words
             await self._reply(chat, keys, texts.EMPTY, "empty")
             return Outcome.REJECTED
         command = parse(chat.text)
@@ -161,7 +161,7 @@ class Ingress:
         """A message with files (or one behind it) is held until they are in; it goes to the
         agent a plain prompt would, framed the same way."""
         assert self._files is not None
-        context = () if notification is not None else await self._pointing.context(chat)
+        context = await self._pointing.context(chat, notification)
         profile = self._outbox.transports.profile(chat.route.platform)
         addressee = Addressee(
             session_id=notification.session_id if notification else None,
@@ -300,7 +300,7 @@ class Ingress:
             text = text[:MAX_PROMPT_CHARS]
         # A reply to a notification goes to the agent that raised it; the context comes from
         # the message (and its thread, read before this conversation becomes a session).
-        context = () if notification is not None else await self._pointing.context(chat)
+        context = await self._pointing.context(chat, notification)
         profile = self._outbox.transports.profile(chat.route.platform)
         text = compose(text, notification, context, verdict.workspace, profile)
         if notification is not None:

@@ -1,12 +1,15 @@
 """What an operator's message points at (issue 12): a notification it answers, and the
-messages it replies to, quotes, or was written under (a Slack thread).
+messages it replies to, quotes, or was written under (a Slack thread), or passes on (a forward,
+a shared message, a link's preview).
 
 A reply to a notification, or a press of its buttons, acts on the session that raised it
 (a private child's notification names its parent's session: the parent supervises the child
 and holds the conversation the child was spawned for). What the operator pointed at becomes
 part of the prompt text, after a header, each quoted line marked with "> ", so the runtime
 stores it in the transcript (compaction keeps it) and the model can tell it from the
-operator's own words, which follow their own header.
+operator's own words, which follow their own header. This is the one place that frames text
+the operator did not write: each message's header says how it came and who wrote it, as far as
+the platform says.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from bridge.ratelimit import PacedTransports
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, NotificationPost
 from bridge.transport import Call, ThreadReader
-from bridge.types import InboundChat, Quoted, Route
+from bridge.types import InboundChat, Quoted, Route, Via
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
 MAX_QUOTE_CHARS = 2_000  # of one quoted message
+MAX_PASSED_ON_CHARS = 6_000  # of one forwarded or shared message: a whole Telegram message
 MAX_CONTEXT_CHARS = 6_000  # of everything quoted with one message
 MAX_CONTEXT_MESSAGES = 20  # quoted with one message: the newest of a thread
 THREAD_READ = 100  # messages of a thread read at most (one page)
@@ -38,6 +42,14 @@ CONTEXT_HEADER = (
 )
 EARLIER_LEFT_OUT = "[{count} earlier message(s) left out]"
 WORDS_HEADER = "[The operator's message]"
+NO_WORDS = "[The operator passed this on without a message of their own]"
+# How a message came with the operator's, as its header names it.
+CAME_AS = {
+    Via.QUOTE: "message",
+    Via.FORWARD: "forwarded message",
+    Via.SHARE: "shared message",
+    Via.LINK_PREVIEW: "preview of a link in the operator's message,",
+}
 CUT = " [\u2026 cut]"
 
 
@@ -63,9 +75,14 @@ class Pointing:
             return None
         return await self._store.decision_at(chat.route, chat.replied_to)
 
-    async def context(self, chat: InboundChat) -> tuple[Quoted, ...]:
-        """What the message quotes, after the thread it was written in when the platform asks
-        for that and the thread is new to the bot (its messages never reached the agent)."""
+    async def context(
+        self, chat: InboundChat, notification: NotificationPost | None
+    ) -> tuple[Quoted, ...]:
+        """What the message quotes or passes on, after the thread it was written in when the
+        platform asks for that and the thread is new to the bot (its messages never reached the
+        agent). An answer to a notification names it: only what it passes on comes along."""
+        if notification is not None:
+            return tuple(q for q in chat.context if q.via is not Via.QUOTE)
         if not chat.wants_thread or self._sessions.session_of(chat.route) is not None:
             return chat.context
         return (*await self._thread(chat.route), *chat.context)
@@ -98,8 +115,8 @@ def compose(
     workspace: WorkspaceConfig,
     profile: PlatformProfile | None,
 ) -> str:
-    """The prompt text: what the message points at, then the operator's words. Just the
-    words when it points at nothing."""
+    """The prompt text: what the message points at, then the operator's words (or that it
+    has none: a forward sent on its own). Just the words when it points at nothing."""
     if notification is None and not context:
         return words
     parts = []
@@ -113,17 +130,23 @@ def compose(
             parts.append(EARLIER_LEFT_OUT.format(count=left_out))
         for quoted in kept:
             parts.append(f"[{author(quoted, workspace, profile)}]")
-            parts.append(_quote(_cut(quoted.text)))
-    parts += [WORDS_HEADER, words]
+            parts.append(_quote(_cut(quoted)))
+    parts += [WORDS_HEADER, words] if words.strip() or not context else [NO_WORDS]
     return "\n".join(parts)
 
 
 def author(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile | None) -> str:
-    """Who wrote a quoted message, as the model is told: itself, an operator, or someone else
-    (who is an operator is the config's word, never the platform's)."""
+    """How a message came and who wrote it, as the model is told: itself, an operator, or
+    someone else (who is an operator is the config's word, never the platform's), and where
+    it was posted when the platform says."""
+    source = f", from {_one_line(quoted.source)}" if quoted.source else ""
     part = ", the part the operator quoted" if quoted.partial else ""
+    return f"{CAME_AS[quoted.via]} by {_writer(quoted, workspace, profile)}{source}{part}"
+
+
+def _writer(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile | None) -> str:
     if quoted.by_bot:
-        return f"message by you (the agent){part}"
+        return "you (the agent)"
     operator = next(
         (
             o
@@ -135,18 +158,23 @@ def author(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile 
         None,
     )
     if operator is not None:
-        return f"message by operator {operator.id}{part}"
-    name = f" ({' '.join(quoted.author_name.split())})" if quoted.author_name else ""
-    return f"message by someone else{name}, not an operator{part}"
+        return f"operator {operator.id}"
+    name = f" ({_one_line(quoted.author_name)})" if quoted.author_name else ""
+    return f"someone else{name}, not an operator"
+
+
+def _one_line(name: str) -> str:
+    """A name or place the platform gave, on one line, with no brackets to close its header."""
+    return " ".join(name.split()).replace("[", "(").replace("]", ")")
 
 
 def _bounded(context: Sequence[Quoted]) -> tuple[list[Quoted], int]:
     """The newest messages, at most MAX_CONTEXT_MESSAGES, that fit MAX_CONTEXT_CHARS (each
-    cut to MAX_QUOTE_CHARS first), in their order, and how many older ones were left out."""
+    cut to its `_limit` first), in their order, and how many older ones were left out."""
     kept: list[Quoted] = []
     total = 0
     for quoted in reversed(context):
-        size = min(len(quoted.text), MAX_QUOTE_CHARS)
+        size = min(len(quoted.text), _limit(quoted))
         if len(kept) == MAX_CONTEXT_MESSAGES or (kept and total + size > MAX_CONTEXT_CHARS):
             break
         kept.append(quoted)
@@ -154,8 +182,15 @@ def _bounded(context: Sequence[Quoted]) -> tuple[list[Quoted], int]:
     return kept[::-1], len(context) - len(kept)
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_QUOTE_CHARS else text[:MAX_QUOTE_CHARS] + CUT
+def _limit(quoted: Quoted) -> int:
+    """A message passed on is what the operator asks about: it is kept whole, as far as it can
+    be; one pointed at is context, and cut shorter."""
+    return MAX_PASSED_ON_CHARS if quoted.via in (Via.FORWARD, Via.SHARE) else MAX_QUOTE_CHARS
+
+
+def _cut(quoted: Quoted) -> str:
+    limit = _limit(quoted)
+    return quoted.text if len(quoted.text) <= limit else quoted.text[:limit] + CUT
 
 
 def _quote(text: str) -> str:

@@ -67,16 +67,28 @@ class InboundFile:
     smaller: tuple[InboundFile, ...] = ()  # the same picture in smaller sizes, largest first
 
 
+class Via(StrEnum):
+    """How text the operator did not write came with their message."""
+
+    QUOTE = "quote"  # a message they replied to or quoted, or the thread they wrote in
+    FORWARD = "forward"  # a message they forwarded (Telegram `forward_origin`)
+    SHARE = "share"  # a message they shared or forwarded (Slack `is_share`)
+    LINK_PREVIEW = "link_preview"  # the platform's preview of a link in their message
+
+
 @dataclass(frozen=True, slots=True)
 class Quoted:
     """A message the operator pointed at (replied to, quoted, or the thread around their
-    words), passed to the model as context, never as the operator's instructions."""
+    words) or passed on (forwarded, shared, a link's preview), given to the model as context
+    with its origin, never as the operator's instructions."""
 
     text: str
     author_id: str | None  # the platform's user id; None when the platform hides it
     author_name: str | None = None
     by_bot: bool = False  # written by this bot (its answer, a notification)
     partial: bool = False  # only the part the operator quoted
+    via: Via = Via.QUOTE
+    source: str | None = None  # where it was posted, as the platform names it (a chat, a URL)
 
 
 @dataclass(frozen=True, slots=True)

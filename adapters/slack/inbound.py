@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.slack.platform import NAME
-from bridge import FileKind, InboundChat, InboundFile, Route
+from bridge import FileKind, InboundChat, InboundFile, Quoted, Route, Via
 
 STOP_ACTION = "switchboard_stop"
 # A notification's buttons, and the command each one is.
@@ -72,6 +72,39 @@ def files(event: dict[str, Any]) -> tuple[InboundFile, ...]:
     return tuple(found)
 
 
+def passed_on(event: dict[str, Any], bot: BotIdentity) -> tuple[Quoted, ...]:
+    """What a message carries that its sender did not write, with who wrote it and where, as
+    far as Slack says: a message shared or forwarded into it (an attachment with `is_share`),
+    and Slack's previews of the links in it (an unfurl names its link: `from_url`,
+    `original_url`; a Slack message's preview names its author too). Other attachments are an
+    app's own, and are left out."""
+    found = []
+    attachments = event.get("attachments")
+    for a in attachments if isinstance(attachments, list) else []:
+        if not isinstance(a, dict):
+            continue
+        share = a.get("is_share") is True
+        url = _text(a.get("from_url")) or _text(a.get("original_url"))
+        if not share and url is None:
+            continue
+        parts = (a.get("text"),) if share else (a.get("title"), a.get("text"))
+        text = "\n".join(p for p in map(_text, parts) if p) or _text(a.get("fallback"))
+        if text is None:
+            continue
+        channel = _text(a.get("channel_name"))
+        found.append(
+            Quoted(
+                text,
+                _text(a.get("author_id")),
+                _text(a.get("author_name")) or _text(a.get("service_name")),
+                by_bot=a.get("bot_id") == bot.bot_id or a.get("author_id") == bot.user_id,
+                via=Via.SHARE if share else Via.LINK_PREVIEW,
+                source=f"#{channel}" if share and channel else url,
+            )
+        )
+    return tuple(found)
+
+
 def message_chat(
     event: dict[str, Any],
     *,
@@ -82,7 +115,8 @@ def message_chat(
 ) -> InboundChat | None:
     """A `message` or `app_mention` event as a chat message, or None when it is not one
     the bot should answer: its own posts, other bots, edits and deletions, and chatter in a
-    channel it was invited to but neither allowed in nor mentioned."""
+    channel it was invited to but neither allowed in nor mentioned. Its text is the sender's
+    words; what it shares or previews comes as context (`passed_on`)."""
     if event.get("subtype") not in TALKING_SUBTYPES or event.get("bot_id"):
         return None
     user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
@@ -116,6 +150,7 @@ def message_chat(
         attachment_kind="file" if attached else None,
         files=files(event),
         replied_to=replied_to,
+        context=passed_on(event, bot),
         # Pulled into a channel's thread by a mention: what was said there is context.
         wants_thread=replied_to is not None and mentioned and not is_direct,
         mentions_bot=mentioned,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import (
+    Chat,
     Message,
     MessageEntity,
     MessageOrigin,
@@ -22,7 +23,7 @@ from telegram import (
 )
 
 from adapters.telegram.platform import NAME
-from bridge import FileKind, InboundChat, InboundFile, Quoted, Route
+from bridge import FileKind, InboundChat, InboundFile, Quoted, Route, Via
 
 STOP = "stop"  # the callback data of a progress message's Stop button
 # The callback data of a notification's buttons, and the command each one is.
@@ -54,8 +55,9 @@ class BotUser:
 
 
 def _addressing(message: Message, bot: BotUser | None) -> tuple[bool, bool, bool]:
-    """(mentions the bot, replies to one of its messages, a command for another bot)."""
-    if bot is None:
+    """(mentions the bot, replies to one of its messages, a command for another bot). A
+    forward's mentions and commands are its author's, not the operator's."""
+    if bot is None or message.forward_origin is not None:
         return False, False, False
     name = f"@{bot.username}".lower()
     mentions = for_another = False
@@ -132,7 +134,8 @@ def message_chat(
 ) -> InboundChat | None:
     """A new message as a chat message, or None when it is no person's (a bot's, or none) or
     a command for another bot (`/status@other_bot`). The bot's own @username is taken out of
-    the text; `bot` also tells its own messages among those replied to."""
+    the text; `bot` also tells its own messages among those replied to. A forward's text is
+    none of the operator's words: it comes as context, with its origin."""
     message = update.message
     if message is None or message.from_user is None or message.from_user.is_bot:
         return None
@@ -142,7 +145,12 @@ def message_chat(
     kind = next((a for a in ATTACHMENTS if getattr(message, a, None)), None)
     replied_to, context = pointed_at(message, bot.id if bot else None)
     text = message.text if message.text is not None else message.caption
-    if text is not None and bot is not None and mentions and not text.startswith("/"):
+    passed_on = forward(message, bot.id if bot else None)
+    if passed_on is not None:
+        context, text = (*context, passed_on), ""
+    elif message.forward_origin is not None:
+        text = None  # a forward with no text (a sticker, a photo without a caption)
+    if text and bot is not None and mentions and not text.startswith("/"):
         text = re.sub(rf"@{re.escape(bot.username)}\b", "", text, flags=re.IGNORECASE).strip()
     return InboundChat(
         route=route(message, workspace_id=workspace_id),
@@ -186,9 +194,21 @@ def pointed_at(message: Message, bot_id: int | None) -> tuple[str | None, tuple[
         )
         return f"{message.chat.id}:{replied.message_id}", (quoted,) if quoted else ()
     if message.external_reply is not None and quote:
-        author_id, name = _origin(message.external_reply.origin)
-        return None, (Quoted(quote, author_id, name, partial=True),)
+        author_id, name, place = _origin(message.external_reply.origin)
+        return None, (Quoted(quote, author_id, name, partial=True, source=place),)
     return None, ()
+
+
+def forward(message: Message, bot_id: int | None) -> Quoted | None:
+    """What the operator forwarded (its text or caption), with who wrote it and where, as far
+    as its `forward_origin` tells; None when it is no forward, or one without text."""
+    origin = message.forward_origin
+    text = message.text if message.text is not None else message.caption
+    if origin is None or not text:
+        return None
+    author_id, name, place = _origin(origin)
+    by_bot = bot_id is not None and author_id == str(bot_id)
+    return Quoted(text, author_id, name, by_bot=by_bot, via=Via.FORWARD, source=place)
 
 
 def _topic_root(message: Message, replied: Message) -> bool:
@@ -204,16 +224,26 @@ def _chat_name(message: Message) -> str | None:
     return chat.title or chat.username if chat is not None else None
 
 
-def _origin(origin: MessageOrigin) -> tuple[str | None, str | None]:
-    """Who first wrote a message of another chat, as far as Telegram tells."""
+def _origin(origin: MessageOrigin) -> tuple[str | None, str | None, str | None]:
+    """Who first wrote a message of another chat (user id, name) and where (a group or
+    channel), as far as Telegram tells: a user who hides their account gives a name only, a
+    group's anonymous admin or a channel post the chat and, if signed, the signature."""
     match origin:
         case MessageOriginUser(sender_user=user):
-            return str(user.id), user.full_name
+            return str(user.id), user.full_name, None
         case MessageOriginHiddenUser(sender_user_name=name):
-            return None, name
-        case MessageOriginChat(sender_chat=chat) | MessageOriginChannel(chat=chat):
-            return None, chat.title or chat.username
-    return None, None
+            return None, name, None
+        case MessageOriginChat(sender_chat=chat, author_signature=signature):
+            return None, signature, _place(chat)
+        case MessageOriginChannel(chat=chat, author_signature=signature):
+            return None, signature, _place(chat)
+    return None, None, None
+
+
+def _place(chat: Chat) -> str:
+    kind = "channel" if chat.type == Chat.CHANNEL else "group"
+    named = f'the {kind} "{chat.title}"' if chat.title else f"a {kind}"
+    return f"{named} (@{chat.username})" if chat.username else named
 
 
 def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:

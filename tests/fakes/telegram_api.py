@@ -168,6 +168,13 @@ class FakeTelegram:
         self._new_update.set()
         return update_id
 
+    def push_update(self, update: dict[str, Any]) -> int:
+        """An update exactly as given: a real-shaped one (tests/adapters/hostile/real_payloads.py),
+        its `update_id` above those pushed before it, as Telegram numbers them."""
+        self._updates.append(update)
+        self._new_update.set()
+        return int(update["update_id"])
+
     @staticmethod
     def entity(kind: str, text: str, part: str, **more: Any) -> dict[str, Any]:
         """The entity Telegram marks `part` of `text` with (offsets in UTF-16 code units)."""
