@@ -18,6 +18,9 @@ import pytest
 from pytest_aiohttp import AiohttpServer
 
 from tests.fakes.anthropic_api import FakeAnthropic
+from tests.topology import console_topology, topology
+
+__all__ = ["console_topology", "topology"]  # fixtures: the topologies of the public port
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -241,7 +241,7 @@ class SlackSide:
             "user": {"id": user, "team_id": "T1"},
             "api_app_id": "A0SWITCH",
             "token": "legacy-verification-token",
-            "trigger_id": "1.2.3",
+            "trigger_id": f"{next(_event_ids)}.{int(time.time())}.abcdef",  # Slack's: one a press
             "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel},
             "channel": {"id": channel, "name": "ops"},
             "message": {k: v for k, v in message.items() if k != "bot" and v is not None},

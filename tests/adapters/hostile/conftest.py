@@ -15,9 +15,7 @@ from tests.adapters.hostile.send import TG_SECRET
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
-from tests.topology import Topology, topology
-
-__all__ = ["topology"]
+from tests.topology import Topology
 
 
 @pytest.fixture

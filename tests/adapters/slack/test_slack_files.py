@@ -8,15 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
+import pytest
 
 from adapters.server.app import App
-from tests.adapters.slack_harness import ALICE, MALLORY, SlackSide
+from tests.adapters.slack_harness import ALICE, MALLORY, SlackSide, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.files_samples import pdf, png
 from tests.runtime.helpers import until
+from tests.topology import Topology
+
+
+@pytest.fixture
+async def app(
+    topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> AsyncIterator[App]:
+    """Files come through the public port: on each topology (tests/topology.py)."""
+    yield await start_app(db_path, anthropic_api, slack_api, topology=topology)
+    await topology.stop()  # while the fakes still answer
 
 
 async def test_an_image_shared_in_a_dm_reaches_the_model_with_the_message(
@@ -49,10 +62,13 @@ async def test_the_event_is_acknowledged_before_the_download(
         slack_api.files.add("T1", ALICE, "plan.pdf", "application/pdf", paper),
         slack_api.files.add("T1", ALICE, "notes.md", "text/markdown", notes, "markdown"),
     ]
-    await slack.say("", subtype="file_share", files=files, upload=False)  # answered 200
-    assert slack_api.files.downloads and anthropic_api.requests == [], "downloading after the ack"
-    [held] = await app.bridge.store.held()
-    gate.set()
+    try:
+        await slack.say("", subtype="file_share", files=files, upload=False)  # answered 200
+        await until(lambda: bool(slack_api.files.downloads))  # downloading after the ack
+        assert anthropic_api.requests == []
+        [held] = await app.bridge.store.held()
+    finally:
+        gate.set()
     await until(lambda: bool(slack_api.posts("DALICE")))
     assert await app.bridge.store.held() == [] and held.platform == "slack"
     content = anthropic_api.requests[0]["messages"][0]["content"]
@@ -106,16 +122,22 @@ async def test_a_message_sent_while_a_file_downloads_does_not_overtake_it(
     gate = asyncio.Event()
     slack_api.files.gate = gate
     shared = slack_api.files.add("T1", ALICE, "first.png", "image/png", png())
-    await slack.say("first, with a file", subtype="file_share", files=[shared])
-    await slack.say("second, right after")
-    await slack.say("/status")  # a command is not held: answered at once
-    await until(lambda: bool(slack_api.posts("DALICE")))
-    assert slack_api.posts("DALICE")[0]["text"].startswith("No session here yet")
-    assert [m.message.text for m in await app.runtime.store.messages()] == []
-    gate.set()
-    await until(lambda: len(anthropic_api.requests) >= 1)
-    await app.bridge.settle()
-    stored = [m.message.text for m in await app.runtime.store.messages()]
+    try:
+        await slack.say("first, with a file", subtype="file_share", files=[shared])
+        await slack.say("second, right after")
+        await slack.say("/status")  # a command is not held: answered at once
+        await until(lambda: bool(slack_api.posts("DALICE")))
+        assert slack_api.posts("DALICE")[0]["text"].startswith("No session here yet")
+        assert [m.message.text for m in await app.runtime.store.messages()] == []
+    finally:
+        gate.set()
+    stored: list[str | None] = []
+    for _ in range(500):  # behind a standby replica, the active one takes them
+        stored = [m.message.text for m in await app.runtime.store.messages()]
+        if len(stored) >= 2:
+            break
+        await asyncio.sleep(0.02)
     assert stored == ["first, with a file", "second, right after"]
+    await until(lambda: len(anthropic_api.requests) >= 1)
     first = anthropic_api.requests[0]["messages"][0]["content"]
     assert first[1]["type"] == "image" and "first, with a file" in first[2]["text"]

@@ -17,6 +17,7 @@ from tests.adapters.slack_harness import ALICE, BOB, MALLORY, SlackSide, start_a
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 CODE = re.compile(r"pairing code is ([A-Z2-9]{8})")
 APPROVE = "switchboard_approve"
@@ -24,13 +25,17 @@ APPROVE = "switchboard_approve"
 
 @pytest.fixture
 async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+    topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
 ) -> AsyncIterator[App]:
-    app = await start_app(
-        db_path, anthropic_api, slack_api, acme_extra={"pairing": {"enabled": True}}
+    """Pairing comes through the public port: on each topology (tests/topology.py)."""
+    yield await start_app(
+        db_path,
+        anthropic_api,
+        slack_api,
+        acme_extra={"pairing": {"enabled": True}},
+        topology=topology,
     )
-    yield app
-    await app.stop()
+    await topology.stop()  # while the fakes still answer
 
 
 def ask(slack: FakeSlack) -> dict[str, Any] | None:
@@ -60,7 +65,9 @@ async def test_a_stranger_pairs_by_dm_and_alice_approves_with_a_button(
     assert [b["action_id"] for b in actions["elements"]] == [APPROVE, "switchboard_deny"]
 
     await slack.click(request, "DALICE", APPROVE, user=BOB)  # not an operator of acme
-    await app.bridge.settle()
+    before = len(slack_api.shown("DALICE"))
+    await slack.say("/status", user=ALICE, channel="DALICE")  # handled after the press
+    await until(lambda: len(slack_api.shown("DALICE")) > before)
     assert not any("now an operator" in t for t in slack_api.shown("DMALLORY"))
     await slack.click(request, "DALICE", APPROVE, user=ALICE)
     await until(lambda: any("now an operator of acme" in t for t in slack_api.shown("DMALLORY")))
