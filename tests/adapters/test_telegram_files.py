@@ -20,15 +20,16 @@ from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.files_samples import jpeg, pdf, png
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 
 @pytest.fixture
 async def app(
-    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+    topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> AsyncIterator[App]:
-    app = await start_app(db_path, anthropic_api, telegram_api)
-    yield app
-    await app.stop()
+    """Files come in polled by the door process, or by this one: on each topology."""
+    yield await start_app(db_path, anthropic_api, telegram_api, topology=topology)
+    await topology.stop()  # while the fakes still answer
 
 
 def photo_sizes(telegram: FakeTelegram) -> tuple[list[dict[str, Any]], bytes]:
