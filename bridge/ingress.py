@@ -180,11 +180,13 @@ class Ingress:
 
     def _pairs(self, chat: InboundChat, verdict: Refused) -> bool:
         """A DM from someone who is not an operator, where the workspace pairs: it gets a
-        pairing code instead of the refusal. Groups and channels never pair."""
+        pairing code instead of the refusal. Groups and channels never pair, and a press on
+        one of the bot's buttons is no request to pair, wherever it is."""
         workspace = verdict.workspace
         return (
             self._pairing is not None
             and chat.is_direct
+            and not chat.pressed
             and _stranger(verdict)
             and workspace is not None
             and workspace.pairing.enabled

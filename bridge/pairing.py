@@ -3,11 +3,12 @@
 A direct message from someone who is not an operator of the workspace (with
 `[workspaces.pairing] enabled`) gets a code instead of the "not an operator" reply: one per
 sender while it is valid, at most `max_pending` at once per workspace, never for a group or
-channel. The primary operator is asked on their notify route, with Approve and Deny buttons;
-`switchboard pairing approve CODE` and the admin console do the same store operation. An
-approved sender is an operator of that workspace from their next message on. What a sender
-wrote while unpaired never reaches the agent, and nothing is replayed after approval. A
-code is never written to a log line.
+channel, nor for a press on one of the bot's buttons (wherever it is). The primary operator
+is asked on their notify route, with Approve and Deny buttons; `switchboard pairing approve
+CODE` and the admin console do the same store operation. An approved sender is an operator
+of that workspace from their next message on. What a sender wrote while unpaired never
+reaches the agent, and nothing is replayed after approval. A code is never written to a log
+line.
 """
 
 from __future__ import annotations

@@ -114,6 +114,9 @@ class InboundChat:
     replies_to_bot: bool = False
     thread_reply: bool = False
     files: tuple[InboundFile, ...] = ()  # photos, documents, voice notes ... with the message
+    # A press on one of the bot's buttons (as the command it is), not words the sender wrote:
+    # a stranger's press is refused like their message, but it never asks to pair.
+    pressed: bool = False
 
 
 class DeliveryStatus(StrEnum):

@@ -204,5 +204,6 @@ def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | Non
         is_direct=channel.startswith("D"),
         message_ref=f"button on {ts}",
         mentions_bot=True,  # a press on the bot's own button is addressed to it
+        pressed=True,
         replied_to=f"{channel}:{ts}" if action in MESSAGE_ACTIONS else None,
     )

@@ -261,6 +261,7 @@ def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
         is_direct=message.chat.type == "private",
         message_ref=f"button {query.id}",
         mentions_bot=True,  # a press on the bot's own button is addressed to it
+        pressed=True,
     )
 
 
@@ -284,5 +285,6 @@ def message_button_chat(update: Update, *, workspace_id: str) -> InboundChat | N
         is_direct=message.chat.type == "private",
         message_ref=f"button {query.id}",
         mentions_bot=True,  # a press on the bot's own button is addressed to it
+        pressed=True,
         replied_to=f"{message.chat.id}:{message.message_id}",
     )
