@@ -1,5 +1,6 @@
 """Operators' answers to tool calls that wait for approval (issue 15): the request as people
-read it (the agent, the tool, its input with secrets masked), and /approve and /deny, typed
+read it (the agent, the tool, its input with secret-named values masked; the secrets the
+process knows are masked on the way out, like all text), and /approve and /deny, typed
 or pressed (the buttons send them, about the request they sit on). The same commands answer
 a pairing request (issue 17): its buttons, or `/approve CODE`."""
 
@@ -14,11 +15,11 @@ from bridge.pairing import Pairing, is_code
 from bridge.sessions import Sessions
 from bridge.types import Route
 from config.schema import WorkspaceConfig
+from config.secrets import MASK
 from runtime import Runtime
 from runtime.payloads import ApprovalRequested
 from runtime.records import ApprovalRecord, ApprovalStatus
 
-MASK = "\u2022" * 6
 # Keys whose values are secrets by their name, whatever the value.
 SECRET_KEY = re.compile(
     r"pass(word|wd|phrase)?$|secret|token|api[_-]?key|authorization|credential|"
@@ -28,20 +29,16 @@ SECRET_KEY = re.compile(
 INPUT_CHARS = 1_500  # of the input shown; the rest is cut
 
 
-def masked(value: Any, secrets: list[str]) -> Any:
-    """`value` with every secret replaced: the values of secret-named keys, and every secret
-    of the config file wherever it appears in a string."""
+def masked(value: Any) -> Any:
+    """`value` with the values of secret-named keys (a password, a token) masked, whatever
+    they are: secrets the process never knew."""
     if isinstance(value, dict):
         return {
-            k: MASK if SECRET_KEY.search(str(k)) and v not in (None, "") else masked(v, secrets)
+            k: MASK if SECRET_KEY.search(str(k)) and v not in (None, "") else masked(v)
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [masked(v, secrets) for v in value]
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, MASK)
-        return value
+        return [masked(v) for v in value]
     return value
 
 
@@ -57,8 +54,8 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
-def request_text(asked: ApprovalRequested, secrets: list[str], now: float) -> str:
-    shown = json.dumps(masked(asked.input, secrets), indent=2, ensure_ascii=False)
+def request_text(asked: ApprovalRequested, now: float) -> str:
+    shown = json.dumps(masked(asked.input), indent=2, ensure_ascii=False)
     if len(shown) > INPUT_CHARS:
         shown = shown[:INPUT_CHARS] + "\n\u2026 (cut)"
     agent = asked.agent_id.split("/", 1)[-1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
 
 from bridge import texts
 from bridge.approvals import duration, request_text
@@ -54,10 +53,8 @@ class Dispatcher:
         router: Router,
         presenter: ProgressPresenter,
         metrics: Metrics,
-        secrets: Callable[[], Iterable[str]] = frozenset,
     ) -> None:
         self._runtime = runtime
-        self._secrets = secrets  # masked in what a tool call asks approval for
         self._store = store
         self._router = router
         self._presenter = presenter
@@ -185,8 +182,7 @@ class Dispatcher:
     async def _approval(self, event: Event, asked: ApprovalRequested) -> None:
         """The buttons go where the turn's output goes (a private child's: its parent's)."""
         route = await self._router.resolve(event.session_id or "", event.run_id)
-        secrets = sorted(self._secrets(), key=len, reverse=True)
-        text = request_text(asked, secrets, self._runtime.clock.wall())
+        text = request_text(asked, self._runtime.clock.wall())
         async with self._store.write() as tx:
             if route is None:
                 unroutable = OutputUnroutable(

@@ -13,8 +13,10 @@ once, not after `min_gap_s`, and then the newest text with each update. The tran
 where the platform can (a draft in a Telegram private chat, a Slack stream in an assistant
 thread, else in the progress message itself); the complete answer still goes through the
 outbox, and the preview is cleared like any progress. A stopped turn's partial answer stays
-shown, marked stopped. The messages progress shows are recorded in the bridge store, so that a
-crash cannot leave a half-streamed preview behind: `sweep` removes them on the next start.
+shown, marked stopped. The preview masks the process's secrets, and holds back an end that
+could be the start of one, so none shows a piece at a time. The messages progress shows are
+recorded in the bridge store, so that a crash cannot leave a half-streamed preview behind:
+`sweep` removes them on the next start.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bridge.ratelimit import PacedTransports
 from bridge.store import BridgeStore
 from bridge.transport import Call, LiveMessages, ProgressView
 from bridge.types import Route
+from config.secrets import Secrets
 from runtime.clock import Clock
 
 log = logging.getLogger(__name__)
@@ -67,9 +70,11 @@ class ProgressPresenter:
         interval_s: float = 4.0,
         min_gap_s: float = 1.0,
         store: BridgeStore | None = None,
+        secrets: Secrets | None = None,
     ) -> None:
         self._transports = transports
         self._store = store
+        self._secrets = secrets if secrets is not None else Secrets()  # in the streamed answer
         self._clock = clock
         self._interval = interval_s
         self._min_gap = min_gap_s
@@ -224,7 +229,8 @@ class ProgressPresenter:
 
     def _view(self, live: _Live) -> ProgressView:
         elapsed = round(self._clock.monotonic() - live.started, 1)
-        return ProgressView(live.run_id, live.step, elapsed, live.note, live.answer, live.stopped)
+        answer = self._secrets.mask_unfinished(live.answer)
+        return ProgressView(live.run_id, live.step, elapsed, live.note, answer, live.stopped)
 
     async def _show(self, live: _Live, view: ProgressView | None) -> tuple[bool, float, bool]:
         """Show (None: clear) within the budget: whether it all went, and if not, when the

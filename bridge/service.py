@@ -28,6 +28,7 @@ from bridge.transport import Transport
 from bridge.types import InboundChat, Route
 from config.current import CurrentConfig
 from config.schema import SwitchboardConfig
+from config.secrets import Secrets
 from runtime import Runtime
 
 
@@ -51,7 +52,11 @@ class Bridge:
             self.current, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
         )
         self.presenter = ProgressPresenter(
-            self.outbox.transports, runtime.clock, progress_interval_s, store=self.store
+            self.outbox.transports,
+            runtime.clock,
+            progress_interval_s,
+            store=self.store,
+            secrets=self.secrets,
         )
         self.pairing = Pairing(self.store, self.router, runtime.clock)
         commands = Commands(runtime, self.sessions, Status(runtime, self.store), self.pairing)
@@ -75,7 +80,6 @@ class Bridge:
             self.router,
             self.presenter,
             self.metrics,
-            secrets=self.current.secrets_seen,
         )
         self.retention = Retention(config.retention, runtime.store, self.store)
         self.forwarding = Forwarding(runtime, self.store)
@@ -85,6 +89,12 @@ class Bridge:
     def config(self) -> SwitchboardConfig:
         """The config running now (a reload replaces it)."""
         return self.current()
+
+    @property
+    def secrets(self) -> Secrets:
+        """Every secret the process knows (the runtime's set): masked wherever text leaves
+        towards a person (chat, the console) or the store."""
+        return self.runtime.store.secrets
 
     def attach(self, transport: Transport) -> None:
         self.outbox.attach(transport)
@@ -112,7 +122,8 @@ class Bridge:
         """Run a command for only its sender to see (a Slack slash command); its answer."""
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
         profile = self.outbox.transports.profile(chat.route.platform)
-        return await self.ephemeral.answer(chat, profile, invoked_as=invoked_as)
+        answer = await self.ephemeral.answer(chat, profile, invoked_as=invoked_as)
+        return self.secrets.mask(answer)  # it goes to chat without the outbox
 
     def budget(self, route: Route) -> ProgressBudget:
         """Room for a best-effort platform call (a reaction on receipt) within the platform's

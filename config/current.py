@@ -9,19 +9,12 @@ from config.schema import SwitchboardConfig, WorkspaceConfig
 class CurrentConfig:
     def __init__(self, config: SwitchboardConfig) -> None:
         self._config = config
-        self._secrets = set(config.secret_values())
 
     def __call__(self) -> SwitchboardConfig:
         return self._config
 
     def replace(self, config: SwitchboardConfig) -> None:
         self._config = config
-        self._secrets.update(config.secret_values())
-
-    def secrets_seen(self) -> frozenset[str]:
-        """Every secret any config of this process held: an error recorded before a reload
-        may quote a token the new config no longer has."""
-        return frozenset(self._secrets)
 
     def workspace(self, workspace_id: str) -> WorkspaceConfig | None:
         return next((w for w in self._config.workspaces if w.id == workspace_id), None)

@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from config.secrets import Secrets
 from runtime.admission import record_admission
 from runtime.agents import AgentSpec
 from runtime.approvals import Approvals
@@ -112,14 +113,18 @@ class Runtime:
         clock: Clock | None = None,
         extra_migrations: Mapping[str, Sequence[str | Migration]] | None = None,
         resume: bool = True,
+        secrets: Secrets | None = None,
     ) -> Runtime:
         """Open the store, recover what a crash left behind, and resume queued work.
 
         `extra_migrations` lets the layer above keep its tables in the same database.
         `resume=False` opens the store only: a standby replica resumes (`resume()`) once it
-        is the active one, since recovery takes over every running turn."""
+        is the active one, since recovery takes over every running turn. `secrets` are masked
+        in the ledger and in what the layers above store for people to read."""
         clock = clock or SystemClock()
-        store = await Store.open(path, clock=clock, extra_migrations=extra_migrations)
+        store = await Store.open(
+            path, clock=clock, extra_migrations=extra_migrations, secrets=secrets
+        )
         runtime = cls(
             store,
             provider,

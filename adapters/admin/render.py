@@ -1,5 +1,7 @@
 """Pages from Jinja2 templates (autoescaped), each with the context every page needs and a
-Content-Security-Policy that lets only our own inline scripts (by nonce) run."""
+Content-Security-Policy that lets only our own inline scripts (by nonce) run. Every value a
+page shows passes one mask: the process's secrets never reach a page, whatever a transcript,
+an error or a tool's input quotes."""
 
 from __future__ import annotations
 
@@ -9,14 +11,29 @@ from typing import Any
 
 import jinja2
 from aiohttp import web
+from markupsafe import Markup
 
 from adapters.admin.access import current_login, visible_workspaces, workspace_of
+from adapters.admin.deps import DEPS
 
 HERE = Path(__file__).parent
+SECRETS = "_secrets"  # the context's key for the process's secrets
+
+
+@jinja2.pass_context
+def _masked(context: jinja2.runtime.Context, value: Any) -> Any:
+    """Each `{{ value }}` a template prints, before it is escaped: secrets masked."""
+    if not isinstance(value, str):
+        return value
+    text = context[SECRETS].mask(value)
+    return value if text == value else (Markup(text) if isinstance(value, Markup) else text)
+
+
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
+    finalize=_masked,
 )
 
 
@@ -37,6 +54,7 @@ def render(
         "workspace": workspace_of(request) if "workspace" in request.match_info else None,
         "flashes": flashes,
         "nonce": nonce,
+        SECRETS: request.app[DEPS].bridge.secrets,
     }
     body = TEMPLATES.get_template(template).render({**base, **context})
     response = web.Response(text=body, content_type="text/html", status=status)

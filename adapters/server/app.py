@@ -21,7 +21,6 @@ from adapters.server.http import build_app, listen
 from adapters.server.intake import DoorIntake, wanted
 from adapters.server.leadership import Leadership, exit_at_once, replica_name
 from adapters.server.live import LiveAdapters
-from adapters.server.logs import Redactor, learn_secrets
 from adapters.server.reloading import report_fields
 from adapters.slack import SlackAdapter
 from adapters.telegram import TELEGRAM, TelegramAdapter
@@ -32,6 +31,7 @@ from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_ato
 from config.errors import ConfigError
 from config.loading import env_file, load, parse, read_text
 from config.schema import SwitchboardConfig
+from config.secrets import Secrets, known_secrets
 from runtime import Clock, Runtime
 from runtime.providers import Provider
 from runtime.records import Lease
@@ -54,8 +54,12 @@ class App:
         replica: str | None = None,
         on_lease_lost: Callable[[str], None] = exit_at_once,
         doors: bool = False,
+        secrets: Secrets | None = None,
     ) -> None:
         self.current = CurrentConfig(config)
+        # Every secret the process knows, masked wherever text leaves it (the logs share it
+        # when `switchboard run` passes it); a reload adds the new config's.
+        self.secrets = secrets if secrets is not None else known_secrets(config, path)
         self.replica = replica or replica_name()
         self._on_lease_lost = on_lease_lost
         self.leadership: Leadership | None = None  # PostgreSQL: which replica is active
@@ -109,7 +113,11 @@ class App:
         returns once the first try is over, and, if it won, once everything has started)."""
         shared = self.config.storage.shared
         self.runtime = await open_runtime(
-            self.config, provider=self._provider, clock=self._clock, resume=not shared
+            self.config,
+            provider=self._provider,
+            clock=self._clock,
+            resume=not shared,
+            secrets=self.secrets,
         )
         self.bridge = Bridge(self.current, self.runtime)
         self.live = LiveAdapters(self.bridge, polled_elsewhere=self.intake is not None)
@@ -213,8 +221,7 @@ class App:
             if self._closing:
                 return self._refused("Switchboard is stopping; start it again to apply the file")
             effective, report = plan(self.config, new)
-            learn_secrets(new.secret_values())  # before anything may log the new tokens
-            redactor = Redactor(new.secret_values())
+            self.secrets.learn(known_secrets(new, self.path))  # before anything shows them
             if effective.console_enabled() and not self._console_on:  # not mounted at start
                 restart = (*report.restart_needed, "admin")
                 report = report.model_copy(update={"restart_needed": restart})
@@ -236,7 +243,7 @@ class App:
                 if workspace.id in report.changed or workspace.id in report.added:
                     failure = await self._restart(workspace.id, effective.server.public_url)
                     if failure is not None:
-                        failures.append(redactor.redact(failure))
+                        failures.append(self.secrets.mask(failure))
             for workspace_id in report.removed:
                 self.live.hold(workspace_id, False)
             self.live.doors()  # a removed workspace's door closes

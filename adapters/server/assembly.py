@@ -6,6 +6,7 @@ from bridge.sessions import agent_key
 from bridge.store.schema import MIGRATIONS
 from config.mcp import McpServerConfig
 from config.schema import ProviderConfig, SwitchboardConfig
+from config.secrets import Secrets
 from runtime import (
     AgentSpec,
     Clock,
@@ -86,7 +87,9 @@ async def open_runtime(
     provider: Provider | None = None,
     clock: Clock | None = None,
     resume: bool = True,
+    secrets: Secrets | None = None,
 ) -> Runtime:
+    """The runtime of `config`; `secrets` (else the config's own) are masked in its ledger."""
     agents, tools = runtime_roster(config)
     settings = RuntimeSettings(
         default_queue_mode=QueueMode(config.workspaces[0].queue_mode),
@@ -108,4 +111,5 @@ async def open_runtime(
         clock=clock,
         extra_migrations={"bridge": MIGRATIONS},
         resume=resume,
+        secrets=secrets if secrets is not None else Secrets(config.secret_values()),
     )

@@ -23,6 +23,7 @@ from config.errors import SwitchboardError
 from config.loading import variables
 from config.mcp import shown_url
 from config.schema import WorkspaceConfig
+from config.secrets import Secrets, known_secrets
 
 if TYPE_CHECKING:  # the runtime pulls in every SDK: imported only where it is used
     from runtime.records import Lease
@@ -73,16 +74,17 @@ def _main(argv: list[str] | None) -> int:
             print(asyncio.run(status(config)))
             return 0
         console = any(w.console and w.console.enabled for w in config.workspaces)
+        secrets = known_secrets(config, path)  # the logs' and the App's: one set, one mask
         log_file = logs.configure(
             config.logging,
-            secrets=_secrets(config),
+            secrets=secrets,
             to_stderr=not console,
             default_file=Path(config.storage.path).parent / "switchboard.log",
         )
         if log_file is not None and console:
             print(f"Logs go to {log_file}.", flush=True)
         try:
-            return asyncio.run(run(config, path))
+            return asyncio.run(run(config, path, secrets))
         except Exception as exc:
             if isinstance(exc, SwitchboardError):
                 raise
@@ -136,12 +138,6 @@ def _parser() -> argparse.ArgumentParser:
                 ),
             )
     return parser
-
-
-def _secrets(config: SwitchboardConfig) -> list[str]:
-    """What the logs must never show: the file's secrets and the model key the SDK reads."""
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    return [*config.secret_values(), *([key] if key else [])]
 
 
 def summary(path: Path, config: SwitchboardConfig) -> str:
@@ -318,7 +314,9 @@ def lease_lines(leases: list[Lease], now: float) -> list[str]:
     return lines
 
 
-async def run(config: SwitchboardConfig, path: Path | None = None) -> int:
+async def run(
+    config: SwitchboardConfig, path: Path | None = None, secrets: Secrets | None = None
+) -> int:
     from adapters.server.app import App
     from adapters.server.reloading import on_sighup
 
@@ -326,7 +324,7 @@ async def run(config: SwitchboardConfig, path: Path | None = None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path, doors=True)
+    app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path, doors=True, secrets=secrets)
     started = on_sighup(app.reload, config.storage.path, path)
     await app.start()
     started.set()

@@ -10,12 +10,11 @@ import sys
 from collections.abc import Iterable
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from urllib.parse import quote
 
 from config.schema import LoggingConfig
+from config.secrets import MASK, Secrets
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
-REDACTED = "[redacted]"
 # Libraries that log every request at INFO; their lines are wanted only when debugging.
 _CHATTY = ("httpx", "httpcore", "aiosqlite", "anthropic")
 
@@ -26,29 +25,18 @@ PAIRING_CODE = re.compile(r"(?i)(pairing code(?: is)?|/approve|/deny)\s+[A-HJ-NP
 
 
 class Redactor(logging.Filter):
-    """Replaces every configured secret (and its URL-encoded forms), and every pairing code,
-    in a record's message, arguments, traceback and extra fields. Attached to every handler,
-    so it sees records of every logger."""
+    """Masks every secret the process knows (`config.secrets`: a set the running process
+    keeps learning, as a reload brings new tokens), and every pairing code, in a record's
+    message, arguments, traceback and extra fields. Attached to every handler, so it sees
+    records of every logger."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Secrets | Iterable[str]) -> None:
         super().__init__()
-        self._secrets: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-        self.learn(secrets)
-
-    def learn(self, secrets: Iterable[str]) -> None:
-        """Redact these too (a reloaded config's new tokens); the earlier ones stay."""
-        self._secrets.update(s for s in secrets if s)
-        variants = {f for s in self._secrets for f in (s, quote(s), quote(s, safe=""))}
-        ordered = sorted(variants, key=len, reverse=True)  # a longer form first
-        # In any case: python-telegram-bot capitalizes an error's first letter, which can be
-        # the first letter of a token it quotes.
-        pattern = "|".join(map(re.escape, ordered))
-        self._pattern = re.compile(pattern, re.IGNORECASE) if ordered else None
+        self._secrets = secrets if isinstance(secrets, Secrets) else Secrets(secrets)
 
     def redact(self, text: str) -> str:
-        text = PAIRING_CODE.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-        return text if self._pattern is None else self._pattern.sub(REDACTED, text)
+        text = PAIRING_CODE.sub(lambda m: f"{m.group(1)} {MASK}", text)
+        return self._secrets.mask(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = self.redact(record.getMessage())
@@ -90,7 +78,11 @@ class KeyValueFormatter(logging.Formatter):
 
 
 def configure(
-    settings: LoggingConfig, *, secrets: Iterable[str], to_stderr: bool, default_file: Path
+    settings: LoggingConfig,
+    *,
+    secrets: Secrets | Iterable[str],
+    to_stderr: bool,
+    default_file: Path,
 ) -> Path | None:
     """Log to stderr, and to `settings.file` if set (rotated). When the terminal belongs to a
     console chat (`to_stderr` False), only to a file: `settings.file`, else `default_file`.
@@ -119,12 +111,3 @@ def configure(
         logging.getLogger(name).setLevel(level if level == logging.DEBUG else logging.WARNING)
     logging.captureWarnings(True)
     return file
-
-
-def learn_secrets(secrets: Iterable[str]) -> None:
-    """Every handler's redactor learns the secrets of a config applied while running."""
-    secrets = list(secrets)
-    for handler in logging.getLogger().handlers:
-        for found in handler.filters:
-            if isinstance(found, Redactor):
-                found.learn(secrets)

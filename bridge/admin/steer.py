@@ -110,7 +110,7 @@ class Steering:
                     intent.id,
                     self._bridge.sessions.session_of(intent.route),
                     f"{intent.kind} to {intent.route.conversation_key}; last error: "
-                    f"{self._view.redact(intent.last_error)}",
+                    f"{intent.last_error}",
                 )
             )
         return f"Delivery {intent.id} is queued again."
@@ -128,8 +128,7 @@ class Steering:
                     intent.id,
                     self._bridge.sessions.session_of(intent.route),
                     f"{intent.kind} to {intent.route.conversation_key}: "
-                    f"{intent.text[:TEXT_IN_AUDIT]!r}; last error: "
-                    f"{self._view.redact(intent.last_error)}",
+                    f"{intent.text[:TEXT_IN_AUDIT]!r}; last error: {intent.last_error}",
                 )
             )
         return f"Delivery {intent.id} was discarded."

@@ -1,12 +1,11 @@
 """The admin console's reads of one workspace: connections, sessions, one session's
 transcript and audit trail, deliveries, undelivered notifications. Typed rows out; every
-object named by the caller is checked to belong to the workspace."""
+object named by the caller is checked to belong to the workspace. The console masks the
+process's secrets in everything it shows (`adapters/admin/render.py`), not here."""
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import replace
 
 from bridge.admin.audit import entry
 from bridge.admin.errors import NotInWorkspace
@@ -31,7 +30,6 @@ from runtime.transcript import AttachmentBlock, TextBlock, ToolResultBlock, Tool
 
 AUDIT_LIMIT = 200  # a session's newest events shown
 TEXT_PREVIEW = 300  # characters of a delivery's text shown
-REDACTED = "[redacted]"
 
 
 def workspace_of_agent(agent_id: str) -> str:
@@ -55,20 +53,6 @@ class AdminView:
         self._bridge = bridge
         self._runtime = bridge.runtime
         self._config = config
-        seen = bridge.current.secrets_seen() | set(config.secret_values())
-        secrets = sorted((s for s in seen if s), key=len, reverse=True)
-        self._secrets = secrets
-        # Any case: a library may change it (python-telegram-bot capitalizes an error's text,
-        # which lowercases a bot token quoted in it).
-        self._secret = (
-            re.compile("|".join(map(re.escape, secrets)), re.IGNORECASE) if secrets else None
-        )
-
-    def redact(self, text: str | None) -> str | None:
-        """An error text as shown: a platform's error may quote a URL with a bot token."""
-        if text is None or self._secret is None:
-            return text
-        return self._secret.sub(REDACTED, text)
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -84,9 +68,7 @@ class AdminView:
         """The workspace's tool calls waiting for an operator's approval, oldest first."""
         ids = [s.id for s in self._sessions(workspace_id)]
         return [
-            ApprovalRow(
-                a.id, a.agent_id, a.tool, masked(a.input, self._secrets), a.created_at, a.deadline
-            )
+            ApprovalRow(a.id, a.agent_id, a.tool, masked(a.input), a.created_at, a.deadline)
             for a in await self._runtime.approvals.pending(ids)
         ]
 
@@ -128,15 +110,8 @@ class AdminView:
         routes = await self._bridge.store.notification_routes(ids)
         return SessionDetail(
             row=self.session_row(session),
-            transcript=[
-                replace(line, text=self.redact(line.text) or "")
-                for row in rows
-                for line in _lines(row.role, row.blocks)
-            ],
-            audit=[
-                replace(a, summary=self.redact(a.summary) or "")
-                for a in (entry(e, routes) for e in events)
-            ],
+            transcript=[line for row in rows for line in _lines(row.role, row.blocks)],
+            audit=[entry(e, routes) for e in events],
             children=[c.id for c in self._runtime.children(session)],
         )
 
@@ -144,7 +119,7 @@ class AdminView:
 
     def connections(self, workspace: WorkspaceConfig) -> list[ConnectionRow]:
         return [
-            ConnectionRow.of(c, receiving_mode(workspace, c.platform), self.redact(c.last_error))
+            ConnectionRow.of(c, receiving_mode(workspace, c.platform), c.last_error)
             for c in self._bridge.metrics.connections.of(workspace.id)
         ]
 
@@ -164,7 +139,7 @@ class AdminView:
             i.attempts,
             i.chunks_sent,
             text,
-            self.redact(i.last_error),
+            i.last_error,
             i.created_at,
         )
 
@@ -175,10 +150,9 @@ class AdminView:
         return found
 
     async def undelivered(self, workspace_id: str) -> list[Undelivered]:
-        found = await undelivered_notifications(
+        return await undelivered_notifications(
             self._runtime.store, self._bridge.store, workspace_id
         )
-        return [replace(u, error=self.redact(u.error)) for u in found]
 
     async def overview(self, workspace: WorkspaceConfig) -> Overview:
         deliveries = await self._bridge.store.workspace_deliveries(workspace.id)

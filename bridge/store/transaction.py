@@ -3,6 +3,8 @@
 A `BridgeTx` wraps the runtime's `Writer`, so a bridge record commits together with what the
 runtime writes (a message stored with its platform id marked seen; an intent with the ledger
 cursor that produced it). An enqueued intent wakes the outbox once the transaction commits.
+What people read of these records (a message to chat, an error, an admin's action) is stored
+with the process's secrets masked (`Writer.mask`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ class BridgeTx:
 
     def now(self) -> float:
         return self._w.now()
+
+    def _error(self, error: str | None) -> str | None:
+        """A platform's error as stored: it may quote a URL that holds a bot token."""
+        return None if error is None else self._w.mask(error)
 
     def emit(
         self, payload: Payload, session_id: str | None = None, run_id: str | None = None
@@ -63,7 +69,7 @@ class BridgeTx:
     def hold_failed(self, pending_id: str, error: str) -> None:
         self._w.write_sql(
             "UPDATE inbound_pending SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-            (error, pending_id),
+            (self._w.mask(error), pending_id),
         )
 
     def refusal_replied(self, sender_key: str) -> None:
@@ -107,7 +113,7 @@ class BridgeTx:
     def forwarded_failed(self, forwarded_id: int, error: str) -> None:
         self._w.write_sql(
             "UPDATE forwarded_requests SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-            (error, forwarded_id),
+            (self._w.mask(error), forwarded_id),
         )
 
     # -- outbound ----------------------------------------------------------------------
@@ -123,7 +129,8 @@ class BridgeTx:
 
     def enqueue(self, intent_id: str, route: Route, kind: DeliveryKind, text: str) -> None:
         """A delivery intent; the same id twice is one intent (a ledger event handled again
-        after a crash). Its conversation's outbox worker wakes after the commit."""
+        after a crash). Its conversation's outbox worker wakes after the commit. Every
+        message to chat passes here: the secrets the process knows are masked in it."""
         now = self.now()
         self._w.write_sql(
             "INSERT INTO deliveries (id, conversation_key, route, kind, text, status,"
@@ -134,7 +141,7 @@ class BridgeTx:
                 route.conversation_key,
                 route.model_dump_json(),
                 kind,
-                text,
+                self._w.mask(text),
                 DeliveryStatus.PENDING,
                 now,
                 now,
@@ -232,7 +239,7 @@ class BridgeTx:
             "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
             " chunks_sent = COALESCE(?, chunks_sent), last_error = COALESCE(?, last_error),"
             " updated_at = ? WHERE id = ?",
-            (status, attempts, chunks, error, self.now(), intent_id),
+            (status, attempts, chunks, self._error(error), self.now(), intent_id),
         )
 
     def finish_intent(
@@ -249,7 +256,7 @@ class BridgeTx:
             "UPDATE deliveries SET status = ?, attempts = COALESCE(?, attempts),"
             " chunks_sent = COALESCE(?, chunks_sent), last_error = ?, updated_at = ?"
             " WHERE id = ?",
-            (status, attempts, chunks, error, self.now(), intent_id),
+            (status, attempts, chunks, self._error(error), self.now(), intent_id),
         )
 
     def retry_intent(self, intent_id: str, conversation_key: str) -> None:
@@ -269,7 +276,8 @@ class BridgeTx:
 
     def admin_action(self, action: AdminActionRecord) -> None:
         """What an admin did, in the workspace's list and, as its audit event, in the ledger
-        (under the session it concerns, if any)."""
+        (under the session it concerns, if any); secrets masked in its detail."""
+        detail = self._w.mask(action.detail)
         self._w.write_sql(
             "INSERT INTO admin_actions (workspace_id, admin, action, target, session_id, detail,"
             " at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -279,7 +287,7 @@ class BridgeTx:
                 action.action,
                 action.target,
                 action.session_id,
-                action.detail,
+                detail,
                 self.now(),
             ),
         )
@@ -288,7 +296,7 @@ class BridgeTx:
             action=action.action,
             workspace_id=action.workspace_id,
             target=action.target,
-            detail=action.detail,
+            detail=detail,
         )
         self.emit(payload, action.session_id)
 
@@ -301,7 +309,7 @@ class BridgeTx:
                 route.conversation_key,
                 route.workspace_id,
                 route.model_dump_json(),
-                reason,
+                self._w.mask(reason),
                 self.now(),
             ),
         )

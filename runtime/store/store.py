@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from config.secrets import Secrets
 from runtime.clock import Clock, SystemClock
 from runtime.events import Event, EventFeed, Payload
 from runtime.messages import PENDING_STATUSES, QueueEntry, QueueMode, QueueStatus
@@ -54,14 +55,16 @@ log = logging.getLogger(__name__)
 class Store:
     """The runtime's persistence, on whichever `Database` the config names."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, secrets: Secrets | None = None) -> None:
         self.db = db
         self.clock = clock
+        # Masked in the ledger's events and in what a layer above writes for people to read.
+        self.secrets = secrets if secrets is not None else Secrets()
         self.leases = Leases(self.write, self._rows, clock)  # runtime/store/leases.py
         self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
-        self._tx = Transactions(db, clock, self._publisher)
+        self._tx = Transactions(db, clock, self._publisher, self.secrets)
 
     @property
     def engine(self) -> Engine:
@@ -79,6 +82,7 @@ class Store:
         clock: Clock | None = None,
         extra_migrations: Mapping[str, Sequence[str | Migration]] | None = None,
         exclusive: bool = True,
+        secrets: Secrets | None = None,
     ) -> Store:
         """Open (creating and migrating) the database: a file path (SQLite) or a
         `postgresql://` URL. Layers above the runtime bring their own tables as
@@ -86,10 +90,11 @@ class Store:
 
         `exclusive` (the default; SQLite only) makes this process the file's only runner: a
         second one would take the first one's running turns for crashed ones. Readers that
-        only report (`switchboard status`) pass False. PostgreSQL is shared by design."""
+        only report (`switchboard status`) pass False. PostgreSQL is shared by design.
+        `secrets`: what the store masks (see `Writer`); none by default."""
         migrations = {"runtime": MIGRATIONS, **(extra_migrations or {})}
         db = await open_database(location, migrations, exclusive=exclusive)
-        store = cls(db, clock or SystemClock())
+        store = cls(db, clock or SystemClock(), secrets)
         [row] = await store._rows(hot_reads.SEQUENCES)
         store._tx.seq = Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
         store._publisher.published = store._tx.committed = store._tx.seq.event - 1

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from config.secrets import Secrets
 from runtime.clock import Clock
 from runtime.records import Lease
 from runtime.store.database import Database, Sequences, Statement
@@ -53,9 +54,10 @@ class _Sealed:
 
 
 class Transactions:
-    def __init__(self, db: Database, clock: Clock, publisher: Publisher) -> None:
+    def __init__(self, db: Database, clock: Clock, publisher: Publisher, secrets: Secrets) -> None:
         self.db = db
         self.clock = clock
+        self.secrets = secrets
         self.lock = asyncio.Lock()
         self.seq = Sequences()  # the next numbers to give out
         self.committed = 0  # the newest ledger event committed, as far as this process knows
@@ -154,7 +156,7 @@ class _Transaction:
             if fresh is not None:
                 tx.seq = fresh
                 tx.committed = max(tx.committed, fresh.event - 1)
-            self._writer = Writer(tx.clock, tx.seq)
+            self._writer = Writer(tx.clock, tx.seq, tx.secrets)
             if tx.fence is not None:
                 self._writer.fenced(tx.fence)
         except BaseException:

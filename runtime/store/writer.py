@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from config.secrets import Secrets
 from runtime.clock import Clock
 from runtime.events import Event
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
@@ -41,11 +42,14 @@ def dumps(value: Any) -> str:
 
 
 class Writer:
-    """One open write transaction. Events emitted here commit with it."""
+    """One open write transaction. Events emitted here commit with it, every secret in them
+    masked: the ledger is the audit people read (the console, `switchboard status`), and the
+    runtime -> bridge contract, so chat never gets a secret from it either."""
 
-    def __init__(self, clock: Clock, sequences: Sequences) -> None:
+    def __init__(self, clock: Clock, sequences: Sequences, secrets: Secrets) -> None:
         self._clock = clock
         self._seq = sequences
+        self._secrets = secrets
         self.statements: list[Statement] = []
         self.events: list[Event] = []
         self.on_commit: list[Callable[[], None]] = []
@@ -53,8 +57,15 @@ class Writer:
     def emit(self, event: Event) -> Event:
         if not event.at:
             event.at = self._clock.wall()
+        if self._secrets and self._secrets.found_in(event.data_json()):
+            event.data = self._secrets.masked(event.data)
         self.events.append(event)
         return event
+
+    def mask(self, text: str) -> str:
+        """`text` as a layer above stores what people read (an outgoing message, an admin's
+        action): every secret masked."""
+        return self._secrets.mask(text)
 
     def now(self) -> float:
         return self._clock.wall()

@@ -33,8 +33,10 @@ def write(
     *,
     acme_extra: Table | None = None,
     agent_tools: tuple[str, ...] = ("notify_operator",),
+    logging: Table | None = None,
 ) -> tuple[Path, dict[str, str]]:
-    """The config file (and its env file, and the environment), and every secret by name."""
+    """The config file (and its env file, and the environment), and every secret by name;
+    `logging`: the config's `[logging]` table."""
     globex_token = next(t.token for t in slack_api.teams.values() if t.team_id == "T2")
     environment = {
         "ANTHROPIC_API_KEY": MODEL_KEY,  # the provider names no key: the SDK reads this one
@@ -70,6 +72,7 @@ def write(
         db=db,
         provider={"kind": "anthropic", "model": "claude-test-model", "base_url": anthropic_api.url},
         admin={"token": "${SB_ADMIN_TOKEN}"},
+        logging=logging,
         workspaces=[{**acme, **(acme_extra or {})}, globex],
     )
     return path, {**environment, **env_file}

@@ -186,7 +186,7 @@ async def test_the_request_masks_secrets_in_the_input(
     await until(lambda: bool(approval_messages(telegram_api)), wait_s=20)
     [request] = approval_messages(telegram_api)
     assert "hunter2" not in request["text"] and telegram_api.token not in request["text"]
-    assert request["text"].count("\u2022" * 6) == 2
+    assert request["text"].count("[redacted]") == 2
 
 
 async def test_a_restart_while_waiting_shows_the_buttons_again_and_runs_once(
