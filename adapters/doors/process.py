@@ -158,6 +158,7 @@ async def serve(args: argparse.Namespace) -> int:
     app.router.add_post("/slack/events", doors.slack)
     app.router.add_post("/telegram/{workspace_id}", doors.telegram)
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
+    app.on_shutdown.append(proxy.end_streams)
     runner = slow_clients.runner(
         app, args.headers_timeout, args.body_timeout, access_log=None, handle_signals=False
     )

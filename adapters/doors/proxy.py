@@ -42,6 +42,7 @@ class Proxy:
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=5),
             auto_decompress=False,
         )
+        self._streaming: set[aiohttp.ClientResponse] = set()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED | _OURS}
@@ -69,6 +70,7 @@ class Proxy:
                     response.headers.add(name, value)
             if upstream.content_length is not None:
                 response.content_length = upstream.content_length
+            self._streaming.add(upstream)
             try:
                 await response.prepare(request)
                 async for chunk in upstream.content.iter_any():
@@ -76,7 +78,21 @@ class Proxy:
                 await response.write_eof()
             except ConnectionResetError:  # the client went (a closed tab): no one to tell
                 log.debug("client gone before its answer", extra={"path": request.path})
+            except aiohttp.ClientError:
+                if upstream not in self._streaming:  # ended by `end_streams`: we stop
+                    return response
+                raise
+            finally:
+                self._streaming.discard(upstream)
         return response
+
+    async def end_streams(self, app: web.Application | None = None) -> None:
+        """Cut the answers still streaming (the console's live page never ends by itself), so
+        that a stop waits on the requests that finish, not on an open tab. Its signature is
+        aiohttp's `on_shutdown`."""
+        streaming, self._streaming = self._streaming, set()
+        for upstream in streaming:
+            upstream.close()
 
     async def close(self) -> None:
         await self._session.close()
