@@ -17,7 +17,6 @@ import logging
 from typing import Any, cast
 
 from aiohttp import web
-from telegram import Bot, Update
 
 from adapters.doors import telegram_shape
 
@@ -35,17 +34,6 @@ def secret_matches(request: web.Request, expected: str | None) -> bool:
     return hmac.compare_digest(given, expected.encode())
 
 
-def check(workspace: str, raw: bytes, bot: Bot | None) -> Update | web.Response:
-    """The body as an update our handlers can act on, or the 400 refusing it."""
-    data = checked_json(workspace, raw)
-    if isinstance(data, web.Response):
-        return data
-    update = _built(data, bot)
-    if isinstance(update, str):
-        return refused(workspace, raw, update)
-    return update
-
-
 def checked_json(workspace: str, raw: bytes) -> dict[str, Any] | web.Response:
     """The body parsed, if it has a Telegram update's shape (`telegram_shape.py`), or the 400
     refusing it. The door process checks only this; python-telegram-bot's objects are built
@@ -58,19 +46,6 @@ def checked_json(workspace: str, raw: bytes) -> dict[str, Any] | web.Response:
     if found is not None:
         return refused(workspace, raw, found)
     return cast(dict[str, Any], data)
-
-
-def parse_update(data: object, bot: Bot | None) -> Update | str:
-    """Parsed JSON as an update our handlers can act on, or what is wrong with it."""
-    found = telegram_shape.problem(data)
-    return found if found is not None else _built(cast(dict[str, Any], data), bot)
-
-
-def _built(data: dict[str, Any], bot: Bot | None) -> Update | str:
-    try:
-        return Update.de_json(data, bot)
-    except Exception as exc:  # parsing only, no I/O: any failure is the update's
-        return f"not a Telegram update ({type(exc).__name__}: {str(exc)[:200]})"
 
 
 def refused(workspace: str, raw: bytes, reason: str) -> web.Response:

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 
 from aiohttp import web
 
-from adapters.doors.telegram import check, parse_update, secret_matches
+from adapters.doors.telegram import secret_matches
 from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.updates import check, parse_update
 from bridge.forwarding import Forwarding, NotReady
 from bridge.store import Forwarded
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, telegram, telegram_shape
+from adapters.doors import slack, telegram_shape
+from adapters.telegram import updates
 from tests.adapters.hostile.real_payloads import (
     ALICE_CHAT,
     callback_query,
@@ -76,7 +77,7 @@ def update(chat: dict[str, Any], **fields: Any) -> dict[str, Any]:
         "message": {"message_id": 9, "date": 0, "chat": chat, "text": "hi", **fields},
     }
     assert telegram_shape.problem(data) is None
-    assert not isinstance(telegram.parse_update(data, None), str), "PTB reads it as well"
+    assert not isinstance(updates.parse_update(data, None), str), "PTB reads it as well"
     return data
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.doors import telegram, telegram_shape
+from adapters.doors import telegram_shape
+from adapters.telegram import updates
 from tests.adapters.hostile.real_payloads import TYPES, conforms
 from tests.adapters.hostile.send import PROPERTY
 
@@ -108,7 +109,7 @@ def obj(kind: str, depth: int) -> st.SearchStrategy[Any]:
 def test_every_update_of_the_documented_types_passes_the_door(update: dict[str, Any]) -> None:
     assert conforms(update, ["Update"]), "the strategy draws only what the spec allows"
     assert telegram_shape.problem(update) is None
-    assert not isinstance(telegram.parse_update(update, None), str), "and PTB reads it"
+    assert not isinstance(updates.parse_update(update, None), str), "and PTB reads it"
     where = telegram_shape.place(update)
     first = next((k for k in telegram_shape.CONVERSATION_KEYS if k in update), None)
     if first is not None and first != "callback_query":
