@@ -17,7 +17,7 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
-MODEL_KEY = "sk-ant-model-key-from-the-environment-0042"
+MODEL_KEY = "fake-model-key-from-the-environment-0042"
 GLOBAL_ADMIN_TOKEN = "global-admin-token-from-the-environment-01"
 ACME_ADMIN_TOKEN = "acme-admin-token-from-the-env-file-0002"
 SPARE_VALUE = "spare-value-of-the-env-file-0003"  # in the env file, named by nothing

@@ -68,18 +68,23 @@ async def test_metrics_answer_this_machine_or_the_token_and_no_one_a_proxy_passe
     assert (await scrape(app, wrong))[0] == 401
 
 
+async def console(topology: Topology, telegram: FakeTelegram, public_url: str | None) -> App:
+    """acme on a polling bot, with the global admin's console."""
+    bot = {"bot_token": telegram.token, "api_base_url": telegram.base_url}
+    path = write_config(
+        topology.folder / "switchboard.toml",
+        db=topology.db,
+        workspaces=[workspace("acme", [ALICE], telegram=bot)],
+        public_url=public_url,
+        admin={"token": GLOBAL_TOKEN},
+    )
+    return await topology.start(path)
+
+
 async def test_the_console_cookie_is_secure_when_the_public_address_is_https(
     console_topology: Topology, telegram_api: FakeTelegram
 ) -> None:
-    bot = {"bot_token": telegram_api.token, "api_base_url": telegram_api.base_url}
-    path = write_config(
-        console_topology.folder / "switchboard.toml",
-        db=console_topology.db,
-        workspaces=[workspace("acme", [ALICE], telegram=bot)],
-        public_url="https://bot.example.com",
-        admin={"token": GLOBAL_TOKEN},
-    )
-    app = await console_topology.start(path)
+    app = await console(console_topology, telegram_api, "https://bot.example.com")
     url = f"http://127.0.0.1:{app.port}/admin/login"  # TLS ends at the load balancer
     async with (
         aiohttp.ClientSession() as http,
@@ -94,14 +99,7 @@ async def test_the_console_cookie_is_secure_when_the_public_address_is_https(
 async def test_wrong_tries_from_a_shared_address_do_not_lock_the_admins_out(
     console_topology: Topology, telegram_api: FakeTelegram
 ) -> None:
-    bot = {"bot_token": telegram_api.token, "api_base_url": telegram_api.base_url}
-    path = write_config(
-        console_topology.folder / "switchboard.toml",
-        db=console_topology.db,
-        workspaces=[workspace("acme", [ALICE], telegram=bot)],
-        admin={"token": GLOBAL_TOKEN},
-    )
-    app = await console_topology.start(path)
+    app = await console(console_topology, telegram_api, None)
     async with AdminClient(app) as stranger, AdminClient(app) as admin:
         statuses = [(await stranger.login(f"guess-{n:02d}-" + "x" * 16))[0] for n in range(8)]
         assert statuses == [401] * 5 + [429] * 3

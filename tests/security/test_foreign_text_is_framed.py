@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
-from tests.adapters.hostile.real_payloads import (
+from tests.adapters.hostile.passed_on import (
     forward_origin,
     forwarded,
     link_unfurled,
