@@ -1,22 +1,27 @@
-# Every target creates .venv and installs the project (with its test extras) if needed,
-# so `make run` and `make test` work on a fresh clone.
+# Every target creates .venv and installs what it needs if missing, so `make run` and
+# `make test` work on a fresh clone: `make run` only the product, `make test` (and check,
+# bench) the test extras too (Playwright, mypy, a PostgreSQL server), which running never needs.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+TEST_STAMP := $(VENV)/.test-installed-stamp
 
 .PHONY: run test check bench clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(TEST_STAMP)
 
 run: $(STAMP)
 	$(BIN)/switchboard run
 
-check: $(STAMP)
+check: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -54,7 +59,7 @@ chromium:
 	echo "Install it with: apt-get install chromium (as root), or set SWITCHBOARD_CHROMIUM."; \
 	echo "******************************************************************************"
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python -m bench
 
 clean:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,12 @@ CHARS_PER_TOKEN = 4
 class _Call:
     name: str
     input: dict[str, Any]
+
+
+def _tool_use_id() -> str:
+    """Unique across every session and restart, as the real API's `toolu_...` ids are: the
+    store keys tool calls by id alone."""
+    return f"toolu_offline_{uuid.uuid4().hex[:20]}"
 
 
 def _plan(prompt: str) -> list[_Call]:
@@ -138,11 +145,10 @@ class OfflineProvider:
             call = plan[done]
             if call.name not in offered:
                 return [TextBlock(text=f"{ack}I have no tool named {call.name}.")]
-            used = sum(len(m.tool_uses()) for m in messages)
             step = f"Step {done + 1} of {len(plan)}: {call.name}."
             return [
                 TextBlock(text=f"{ack}{step}"),
-                ToolUseBlock(id=f"toolu_offline_{used + 1:04d}", name=call.name, input=call.input),
+                ToolUseBlock(id=_tool_use_id(), name=call.name, input=call.input),
             ]
         if plan:
             since = messages[prompt_index + 1 :]
