@@ -11,7 +11,7 @@ TEST_STAMP := $(VENV)/.test-installed-stamp
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e .
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
