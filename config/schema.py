@@ -120,6 +120,9 @@ class ProviderConfig(Strict):
 
 class LoggingConfig(Strict):
     level: Literal["debug", "info", "warning", "error"] = "info"
+    # "text": a line per event for people; "json": one JSON object per line for a log
+    # collector. `switchboard run --log-format` overrides it.
+    format: Literal["text", "json"] = "text"
     # Also write log lines here, rotated. With a console chat in the terminal, log lines go
     # only to a file (this one, else switchboard.log beside the database).
     file: str | None = None

@@ -75,8 +75,11 @@ def _main(argv: list[str] | None) -> int:
             return 0
         console = any(w.console and w.console.enabled for w in config.workspaces)
         secrets = known_secrets(config, path)  # the logs' and the App's: one set, one mask
+        settings = config.logging
+        if getattr(args, "log_format", None):  # the command line's word over the file's
+            settings = settings.model_copy(update={"format": args.log_format})
         log_file = logs.configure(
-            config.logging,
+            settings,
             secrets=secrets,
             to_stderr=not console,
             default_file=Path(config.storage.path).parent / "switchboard.log",
@@ -128,6 +131,16 @@ def _parser() -> argparse.ArgumentParser:
         if name == "reload":
             add_pairing_parser(sub, config)
             add_init_parser(sub, config)
+        if name == "run":
+            command.add_argument(
+                "--log-format",
+                choices=("text", "json"),
+                default=None,
+                help=(
+                    "text: a line per event for people; json: one JSON object per line, for "
+                    "a log collector (default: [logging] format in the config, else text)"
+                ),
+            )
         if name == "check-config":
             command.add_argument(
                 "--probe",

@@ -1,15 +1,22 @@
-"""Log lines: one per event with `key=value` fields, to stderr or a rotated file, and never a
+"""Log lines: one per event with structured fields, to stderr or a rotated file, and never a
 secret, whatever library logged it (HTTP clients log request URLs, and a Telegram URL
-carries the bot token)."""
+carries the bot token).
+
+Two formats: `text` (`time LEVEL logger: message key=value ...`, a traceback below it on
+indented lines) for people, `json` (one object per line) for log collectors."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import sys
+import textwrap
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from typing import Any
 
 from config.schema import LoggingConfig
 from config.secrets import MASK, Secrets
@@ -17,6 +24,7 @@ from config.secrets import MASK, Secrets
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
 # Libraries that log every request at INFO; their lines are wanted only when debugging.
 _CHATTY = ("httpx", "httpcore", "aiosqlite", "anthropic")
+TRACE_INDENT = "    "  # every line of a traceback starts so: a reader sees where a record ends
 
 
 # A DM pairing code, wherever a line quotes a message that carries one (python-telegram-bot
@@ -56,25 +64,60 @@ class Redactor(logging.Filter):
         return True
 
 
+def fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The structured fields a caller gave with `extra=`."""
+    return {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
+
+
+def traceback_text(record: logging.LogRecord, formatter: logging.Formatter) -> str:
+    """The record's traceback and stack, as Python prints them; empty when it has none."""
+    if record.exc_info and not record.exc_text:
+        record.exc_text = formatter.formatException(record.exc_info)
+    parts = [record.exc_text or "", record.stack_info or ""]
+    return "\n".join(p.rstrip("\n") for p in parts if p)
+
+
 class KeyValueFormatter(logging.Formatter):
-    """`time LEVEL logger: message key=value ...` on one line; a traceback becomes a field."""
+    """`time LEVEL logger: message key=value ...` on one line (newlines in the message and
+    fields escaped); a traceback follows on lines of its own, each indented."""
 
     def format(self, record: logging.LogRecord) -> str:
         record.message = record.getMessage()
+        message = record.message.replace("\r", "\\r").replace("\n", "\\n")
         line = (
             f"{self.formatTime(record, '%Y-%m-%dT%H:%M:%S')} {record.levelname} {record.name}: "
-            + record.message.replace("\n", "\\n")
+            + message
         )
-        fields = {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            fields["traceback"] = record.exc_text
-        if record.stack_info:
-            fields["stack"] = record.stack_info
-        if not fields:
-            return line
-        return line + " " + " ".join(f"{k}={v!r}" for k, v in sorted(fields.items()))
+        extra = fields(record)
+        if extra:
+            line += " " + " ".join(f"{k}={v!r}" for k, v in sorted(extra.items()))
+        trace = traceback_text(record, self)
+        if trace:
+            line += "\n" + textwrap.indent(trace, TRACE_INDENT, lambda _: True)
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time (UTC), level, logger, message, every structured field,
+    and `traceback` as one string, for log collectors."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.message = record.getMessage()
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.message,
+        }
+        for key, value in fields(record).items():
+            entry.setdefault(key, value)
+        trace = traceback_text(record, self)
+        if trace:
+            entry["traceback"] = trace
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+FORMATTERS: dict[str, type[logging.Formatter]] = {"text": KeyValueFormatter, "json": JsonFormatter}
 
 
 def configure(
@@ -99,7 +142,7 @@ def configure(
             )
         )
     redactor = Redactor(secrets)
-    formatter = KeyValueFormatter()
+    formatter = FORMATTERS[settings.format]()
     for handler in handlers:
         handler.addFilter(redactor)
         handler.setFormatter(formatter)

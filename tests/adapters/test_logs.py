@@ -5,6 +5,7 @@ wrote the line (HTTP clients log request URLs, and a Telegram URL carries the bo
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import signal
@@ -103,7 +104,7 @@ async def test_no_secret_in_any_line_of_a_full_run(
     assert "delivery retry" in log_file.read_text(), "and to the configured file"
 
 
-def test_one_line_per_event_and_the_file_rotates(tmp_path: Path) -> None:
+def test_one_line_per_event_its_traceback_below_it_and_the_file_rotates(tmp_path: Path) -> None:
     root = logging.getLogger()
     saved = root.handlers[:], root.level
     try:
@@ -120,6 +121,7 @@ def test_one_line_per_event_and_the_file_rotates(tmp_path: Path) -> None:
             log.exception(
                 "send failed\nfor chat %s", 42, extra={"chat": 42, "url": "/bothunter2/x"}
             )
+        log.info("after", extra={"n": 1})
         lines = (tmp_path / "sb.log").read_text().splitlines()
         for _ in range(100):
             log.info("filler", extra={"n": 1})
@@ -127,11 +129,44 @@ def test_one_line_per_event_and_the_file_rotates(tmp_path: Path) -> None:
         root.handlers[:], level = saved
         root.setLevel(level)
     assert file == tmp_path / "sb.log"
-    assert len(lines) == 1, lines
-    assert " ERROR switchboard.test: send failed\\nfor chat 42 chat=42 traceback=" in lines[0]
-    assert "ValueError: token [redacted] was refused" in lines[0]
-    assert "url='/bot[redacted]/x'" in lines[0] and "hunter2" not in lines[0]
+    assert (
+        " ERROR switchboard.test: send failed\\nfor chat 42 chat=42 url='/bot[redacted]/x'"
+        in (lines[0])
+    ), "the message's own newline is escaped: one line per record"
+    assert lines[1] == "    Traceback (most recent call last):", lines
+    assert "    ValueError: token [redacted] was refused" in lines
+    assert "    second line" in lines, "every line of the traceback is indented under its record"
+    assert lines[-1].endswith(" INFO switchboard.test: after n=1")
+    assert "hunter2" not in "\n".join(lines)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sb.log", "sb.log.1", "sb.log.2"]
+
+
+def test_json_lines_for_a_collector(tmp_path: Path) -> None:
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        logs.configure(
+            LoggingConfig(file=str(tmp_path / "sb.log"), format="json"),
+            secrets=["hunter2"],
+            to_stderr=False,
+            default_file=tmp_path / "unused.log",
+        )
+        log = logging.getLogger("switchboard.test")
+        try:
+            raise ValueError("token hunter2 was refused")
+        except ValueError:
+            log.exception("send failed\nfor chat %s", 42, extra={"chat": 42, "ids": ["a", "b"]})
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    (line,) = (tmp_path / "sb.log").read_text().splitlines()
+    entry = json.loads(line)
+    assert list(entry)[:4] == ["time", "level", "logger", "message"]
+    assert entry["level"] == "ERROR" and entry["logger"] == "switchboard.test"
+    assert entry["message"] == "send failed\nfor chat 42"
+    assert entry["chat"] == 42 and entry["ids"] == ["a", "b"]
+    assert entry["traceback"].startswith("Traceback (most recent call last):\n")
+    assert entry["traceback"].endswith("ValueError: token [redacted] was refused")
 
 
 def test_a_secret_is_redacted_whatever_its_case() -> None:
