@@ -3,6 +3,7 @@ step 4). Each returns the sentence to answer the operator with."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -22,6 +23,8 @@ from runtime import (
     StopStatus,
     UnknownRunError,
 )
+
+log = logging.getLogger(__name__)
 
 
 class CommandName(StrEnum):
@@ -113,7 +116,7 @@ class Commands:
             case CommandName.QUEUE:
                 return await self._queue(route, workspace, command.argument, direct)
             case CommandName.STOP:
-                return await self._stop(route)
+                return await self._stop(route, operator_id)
             case CommandName.COMPACT:
                 return self._compact(route)
             case CommandName.APPROVE | CommandName.DENY:
@@ -128,7 +131,7 @@ class Commands:
         raise AssertionError(f"unhandled command {command!r}")
 
     async def run_on(
-        self, command: Command, session_id: str, workspace: WorkspaceConfig
+        self, command: Command, session_id: str, workspace: WorkspaceConfig, *, operator_id: str
     ) -> str | None:
         """A command about one agent's session (a reply to its notification, or a press of
         its buttons): /stop stops that agent's turn, /status reports on it; None for the
@@ -138,7 +141,7 @@ class Commands:
                 idle = texts.NOTIFICATION_AGENT_IDLE.format(
                     agent=self._runtime.session(session_id).agent_id
                 )
-                return await self._stop_session(session_id, idle)
+                return await self._stop_session(session_id, idle, operator_id)
             case CommandName.STATUS:
                 return await self._status.text(session_id, workspace)
         return None
@@ -162,13 +165,13 @@ class Commands:
         status = self._runtime.compact(session_id)
         return texts.COMPACTING if status is CompactStatus.STARTED else texts.COMPACT_NEXT_STEP
 
-    async def _stop(self, route: Route) -> str:
+    async def _stop(self, route: Route, operator_id: str) -> str:
         session_id = self._sessions.session_of(route)
         if session_id is None:
             return texts.NOTHING_TO_STOP
-        return await self._stop_session(session_id, texts.NOTHING_TO_STOP)
+        return await self._stop_session(session_id, texts.NOTHING_TO_STOP, operator_id)
 
-    async def _stop_session(self, session_id: str, idle: str) -> str:
+    async def _stop_session(self, session_id: str, idle: str, operator_id: str) -> str:
         run_id = self._runtime.status(session_id).run_id
         if run_id is None:
             return idle
@@ -176,4 +179,9 @@ class Commands:
             result = await self._runtime.stop(session_id, run_id)
         except (StaleRunError, UnknownRunError):
             return idle
-        return texts.STOPPED if result.status is StopStatus.STOPPED else texts.ALREADY_STOPPED
+        if result.status is not StopStatus.STOPPED:
+            return texts.ALREADY_STOPPED
+        log.info(
+            "turn stopped", extra={"session_id": session_id, "run_id": run_id, "by": operator_id}
+        )
+        return texts.STOPPED

@@ -134,7 +134,10 @@ class Ingress:
             answer = None
             if notification is not None and isinstance(command, Command):
                 answer = await self._commands.run_on(
-                    command, notification.session_id, verdict.workspace
+                    command,
+                    notification.session_id,
+                    verdict.workspace,
+                    operator_id=verdict.operator.id,
                 )
             if answer is None:
                 pointed = await self._pointing.decision(chat) if answers_approval(command) else None

@@ -70,6 +70,17 @@ def who(request: PairingRequest | PairedSender) -> str:
     return f"{name}(id {request.sender_id} on {request.platform})"
 
 
+def decision_fields(request: PairingRequest, decision: str, by: str | None) -> dict[str, str]:
+    """For the log: which sender, what was decided, by whom (never the code: a credential)."""
+    return {
+        "workspace": request.workspace_id,
+        "platform": request.platform,
+        "sender_id": request.sender_id,
+        "decision": decision,
+        **({"by": by} if by else {}),
+    }
+
+
 class Pairing:
     def __init__(self, store: BridgeStore, router: Router, clock: Clock) -> None:
         self._store = store
@@ -152,6 +163,8 @@ class Pairing:
             return texts.PAIRING_UNKNOWN.format(code=code)
         problem = self.problem(request)
         if problem is not None:
+            if request.status is PairingStatus.PENDING:  # its time ran out unanswered
+                log.info("pairing decided", extra=decision_fields(request, "expired", by))
             return problem
         status = PairingStatus.APPROVED if approve else PairingStatus.DENIED
         async with self._store.write() as tx:
@@ -212,6 +225,9 @@ class Pairing:
             async with self._store.write() as tx:
                 self._tell(tx, request)
                 announced(tx, request.code)
+            # Here once, whoever decided (a button, the console, the CLI in another process).
+            status, by = request.status.value, request.decided_by
+            log.info("pairing decided", extra=decision_fields(request, status, by))
 
     def _tell(self, tx: BridgeTx, request: PairingRequest) -> None:
         said = {

@@ -148,6 +148,18 @@ class Approvals:
                 w.emit(Event(decided, record.session_id, record.run_id))
                 now = w.now()
             record = replace(record, status=status, decided_by=by, decided_at=now)
+        # Every answer comes here (an operator's, the console's, a timeout, a stop): one line.
+        log.info(
+            "approval decided",
+            extra={
+                "approval_id": approval_id,
+                "decision": status.value,
+                "tool": record.tool,
+                "agent": record.agent_id,
+                "session_id": record.session_id,
+                **({"by": by} if by else {}),  # none for a timeout or a stop
+            },
+        )
         answered = self._answered.get(record.tool_use_id)
         if answered is not None:
             answered.set()

@@ -77,6 +77,7 @@ class TurnOutcome:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     context_tokens: int | None = None  # the size of its last request, as counted
+    rounds: int = 0  # model rounds it ran
 
 
 class Turn:
@@ -107,13 +108,14 @@ class Turn:
             self._progress_event,
         )
         self.usage = Usage()
+        self.rounds = 0
 
     # -- the loop ----------------------------------------------------------------------
 
     async def run(self) -> TurnOutcome:
         outcome = await self._outcome()
         counted = self.session.context.last_request_tokens
-        return replace(outcome, usage=self.usage, context_tokens=counted)
+        return replace(outcome, usage=self.usage, context_tokens=counted, rounds=self.rounds)
 
     async def _outcome(self) -> TurnOutcome:
         try:
@@ -139,6 +141,7 @@ class Turn:
                     "",
                     f"the turn did not finish within {self.deps.max_rounds} rounds",
                 )
+            self.rounds = round_no
             if round_no > 1:
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
             if round_no > self._announced_round:

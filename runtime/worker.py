@@ -103,9 +103,12 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         session.running = None
         session.queue.push_front(entries)
         raise
+    resumed = len(fresh) < len(entries)
+    log.info("turn started", extra=turn_fields(session, handle) | {"resumed": resumed})
     if row_id is not None:
         transcript.append(row, row_id, [e.id for e in fresh])
         transcript.files.update(await rt.store.files([a.id for a in row.attachments()]))
+    outcome: TurnOutcome | None = None  # None: the process stopped while it ran
     try:
         outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
     except asyncio.CancelledError:
@@ -115,7 +118,50 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         outcome = TurnOutcome(RunStatus.FAILED, "", f"internal error: {exc!r}")
     finally:
         session.running = None
+        log_turn_end(rt, session, handle, outcome)
     await finish_run(rt, session, handle, outcome)
+
+
+OUTCOME_WORDS = {
+    RunStatus.COMPLETED: "answered",
+    RunStatus.STOPPED: "stopped",
+    RunStatus.FAILED: "failed",
+}
+
+
+def turn_fields(session: Session, handle: RunHandle) -> dict[str, object]:
+    """Who and where, for a turn's log lines (the bridge names an agent `workspace/agent`)."""
+    workspace, slash, agent = session.record.agent_id.partition("/")
+    return {
+        **({"workspace": workspace, "agent": agent} if slash else {"agent": workspace}),
+        "session_id": session.id,
+        "run_id": handle.run_id,
+        "messages": len(handle.message_ids),
+    }
+
+
+def log_turn_end(
+    rt: Host, session: Session, handle: RunHandle, outcome: TurnOutcome | None
+) -> None:
+    """The turn's one end line: how it ended, its rounds, tokens and duration (never text)."""
+    duration_s = round(rt.clock.monotonic() - handle.started_at, 3)
+    who = turn_fields(session, handle)
+    if outcome is None:
+        log.info("turn ended", extra={"outcome": "interrupted", "duration_s": duration_s} | who)
+        return
+    fields: dict[str, object] = {"outcome": OUTCOME_WORDS.get(outcome.status, outcome.status.value)}
+    if outcome.error:  # why it stopped (who stopped it) or failed
+        fields["reason" if outcome.status is RunStatus.STOPPED else "error"] = outcome.error
+    usage = outcome.usage
+    fields |= {
+        "rounds": outcome.rounds,
+        "duration_s": duration_s,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+    }
+    log.info("turn ended", extra=fields | who)
 
 
 async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: TurnOutcome) -> None:

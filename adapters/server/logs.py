@@ -78,8 +78,9 @@ def traceback_text(record: logging.LogRecord, formatter: logging.Formatter) -> s
 
 
 class KeyValueFormatter(logging.Formatter):
-    """`time LEVEL logger: message key=value ...` on one line (newlines in the message and
-    fields escaped); a traceback follows on lines of its own, each indented."""
+    """`time LEVEL logger: message key=value ...` on one line, the fields in the caller's
+    order (newlines in the message and fields escaped); a traceback follows on lines of its
+    own, each indented."""
 
     def format(self, record: logging.LogRecord) -> str:
         record.message = record.getMessage()
@@ -90,7 +91,7 @@ class KeyValueFormatter(logging.Formatter):
         )
         extra = fields(record)
         if extra:
-            line += " " + " ".join(f"{k}={v!r}" for k, v in sorted(extra.items()))
+            line += " " + " ".join(f"{k}={v!r}" for k, v in extra.items())
         trace = traceback_text(record, self)
         if trace:
             line += "\n" + textwrap.indent(trace, TRACE_INDENT, lambda _: True)

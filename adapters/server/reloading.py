@@ -36,14 +36,17 @@ class Verdict(BaseModel):
 
 
 def report_fields(report: ReloadReport) -> dict[str, Any]:
-    return {
-        "ok": report.ok,
-        "changed": list(report.changed),
-        "added": list(report.added),
-        "removed": list(report.removed),
-        "restart_needed": list(report.restart_needed),
-        "errors": report.errors,
+    """A reload's log fields: what it changed, in a few words (`what`) and by name; or why it
+    was refused (`errors`)."""
+    if not report.ok:
+        return {"errors": report.errors}
+    named = {
+        "changed": report.changed,
+        "added": report.added,
+        "removed": report.removed,
+        "restart_needed": report.restart_needed,
     }
+    return {"what": "; ".join(report.lines())} | {k: list(v) for k, v in named.items() if v}
 
 
 def holder(database: str | Path) -> int | None:

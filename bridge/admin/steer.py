@@ -8,6 +8,7 @@ one line the console flashes."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from bridge import texts
@@ -24,6 +25,8 @@ from runtime import QueueMode, StaleRunError, StopStatus, UnknownRunError
 from runtime.ids import new_id
 from runtime.payloads import NotificationRequested
 from runtime.records import ApprovalStatus
+
+log = logging.getLogger(__name__)
 
 TEXT_IN_AUDIT = 200  # characters of a discarded delivery's text kept in its audit event
 
@@ -73,6 +76,10 @@ class Steering:
             )
         if not stopped:
             return f"The turn {run_id} was already stopped."
+        log.info(
+            "turn stopped",
+            extra={"session_id": session_id, "run_id": run_id, "by": f"admin {admin}"},
+        )
         return f"Stopped the turn {run_id} of session {session_id}."
 
     async def set_queue_mode(

@@ -45,6 +45,20 @@ class Engine(StrEnum):
 Migrations = Mapping[str, Sequence["str | Migration"]]
 
 
+def migrations_line(applied: Mapping[str, Sequence[int]]) -> str:
+    """The one log line of a store's start: `store ready: 16 migrations applied (runtime 1-9,
+    bridge 1-7)`, or `store up to date`."""
+    spans = [
+        f"{component} {numbers[0]}" + (f"-{numbers[-1]}" if len(numbers) > 1 else "")
+        for component, numbers in applied.items()
+        if numbers
+    ]
+    if not spans:
+        return "store up to date"
+    count = sum(len(numbers) for numbers in applied.values())
+    return f"store ready: {count} migration{'s' if count > 1 else ''} applied ({', '.join(spans)})"
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     """A migration whose SQL differs by engine (most are one text for both)."""

@@ -25,7 +25,14 @@ from psycopg_pool import AsyncConnectionPool
 
 from runtime.errors import LeaseLostError, StoreConflictError, StoreUnavailableError
 from runtime.store import dialect, hot_reads
-from runtime.store.database import Engine, Migrations, Row, Sequences, Statement
+from runtime.store.database import (
+    Engine,
+    Migrations,
+    Row,
+    Sequences,
+    Statement,
+    migrations_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +227,7 @@ def notify_statement(origin: str, last_seq: int) -> Statement:
 async def migrate(conn: psycopg.AsyncConnection[Any], migrations: Migrations, where: str) -> None:
     """Every component's schema brought up to date, by one replica at a time."""
     await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    applied: dict[str, list[int]] = {}
     try:
         await conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
@@ -245,6 +253,8 @@ async def migrate(conn: psycopg.AsyncConnection[Any], migrations: Migrations, wh
                         " DO UPDATE SET version = excluded.version",
                         (component, number),
                     )
-                log.info("store migrated", extra={"component": component, "version": number})
+                log.debug("store migrated", extra={"component": component, "version": number})
+                applied.setdefault(component, []).append(number)
     finally:
         await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    log.info(migrations_line(applied), extra={"database": where})

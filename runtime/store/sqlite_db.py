@@ -29,7 +29,14 @@ from typing import IO, Any
 import aiosqlite
 
 from runtime.errors import LeaseLostError, StoreBusyError, StoreConflictError
-from runtime.store.database import Engine, Migrations, Row, Sequences, Statement
+from runtime.store.database import (
+    Engine,
+    Migrations,
+    Row,
+    Sequences,
+    Statement,
+    migrations_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +143,7 @@ def open_writer(path: Path, migrations: Migrations) -> sqlite3.Connection:
         "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
         " version INTEGER NOT NULL)"
     )
+    applied: dict[str, list[int]] = {}
     for component, scripts in migrations.items():
         row = conn.execute(
             "SELECT version FROM schema_versions WHERE component = ?", (component,)
@@ -152,7 +160,9 @@ def open_writer(path: Path, migrations: Migrations) -> sqlite3.Connection:
                 f"BEGIN;\n{text}\nINSERT INTO schema_versions VALUES ('{component}', {number})"
                 f" ON CONFLICT (component) DO UPDATE SET version = {number};\nCOMMIT;"
             )
-            log.info("store migrated", extra={"component": component, "version": number})
+            log.debug("store migrated", extra={"component": component, "version": number})
+            applied.setdefault(component, []).append(number)
+    log.info(migrations_line(applied), extra={"database": str(path)})
     return conn
 
 

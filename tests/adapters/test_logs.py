@@ -95,7 +95,7 @@ async def test_no_secret_in_any_line_of_a_full_run(
 
     assert "/bot[redacted]/sendMessage" in everything, "the HTTP client's URL log was redacted"
     assert (
-        "mcp server stderr line='starting with DEMO_TOKEN=[redacted]' server='demo'" in everything
+        "mcp server stderr server='demo' line='starting with DEMO_TOKEN=[redacted]'" in everything
     )
     for name, secret in secrets.items():
         for form in {secret, quote(secret), quote(secret, safe="")}:

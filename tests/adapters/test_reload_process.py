@@ -67,7 +67,11 @@ async def test_reload_checks_the_file_then_the_running_process_applies_it(
         await proc.stdin.drain()
         await read_until(proc, "Done: 2 step(s)")
         log = (tmp_path / "switchboard.log").read_text()
-        assert "config applied" in log
+        assert "config applied what='workspaces changed: local' changed=['local']" in log
+        assert (
+            "config applied what='no workspace changed; needs a restart to take effect"
+            " (running values kept): queue' restart_needed=['queue']" in log
+        ), "each reload is one line saying what it changed"
     finally:
         proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.wait(), 20)
