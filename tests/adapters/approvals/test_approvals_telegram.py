@@ -6,6 +6,7 @@ shows the buttons again and the tool runs once."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -54,9 +55,19 @@ async def asked(
     return approval_messages(telegram)[-1]
 
 
+def decisions_logged(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    """The log's "approval decided" lines, by their fields."""
+    return [vars(r) for r in caplog.records if r.getMessage() == "approval decided"]
+
+
 async def test_the_tool_waits_for_approve_and_then_runs_once(
-    app: App, tmp_path: Path, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+    app: App,
+    tmp_path: Path,
+    telegram_api: FakeTelegram,
+    anthropic_api: FakeAnthropic,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="runtime.approvals")
     request = await asked(telegram_api, anthropic_api)
     assert buttons(request) == [APPROVE, DENY]
     assert (
@@ -80,6 +91,8 @@ async def test_the_tool_waits_for_approve_and_then_runs_once(
         lambda: any("already answered: approved by alice" in t for t in telegram_api.chat(ALICE))
     )
     assert len(runs(tmp_path)) == 1
+    [line] = decisions_logged(caplog)  # one line, though the button was pressed twice
+    assert (line["decision"], line["by"], line["tool"]) == ("approved", "alice", "deploy")
 
 
 async def test_deny_answers_the_call_with_an_error_and_the_transcript_stays_valid(
@@ -158,8 +171,13 @@ async def test_stop_while_waiting_stops_the_turn_and_nothing_runs(
 
 
 async def test_no_answer_in_time_is_a_no(
-    db_path: Path, tmp_path: Path, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+    db_path: Path,
+    tmp_path: Path,
+    telegram_api: FakeTelegram,
+    anthropic_api: FakeAnthropic,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="runtime.approvals")
     app = await start(db_path, tmp_path, anthropic_api, telegram_api, timeout_s=1.0)
     try:
         anthropic_api.script = [tools(("deploy", {"host": "db1"})), text("nobody answered")]
@@ -171,6 +189,8 @@ async def test_no_answer_in_time_is_a_no(
         assert any(
             t.startswith("No operator answered within 1 s") for t in telegram_api.chat(ALICE)
         )
+        [line] = decisions_logged(caplog)
+        assert line["decision"] == "timed_out" and "by" not in line
     finally:
         await app.stop()
 

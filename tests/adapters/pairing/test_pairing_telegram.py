@@ -7,6 +7,7 @@ from their next message, deny and revoke; nothing a stranger wrote reaches the m
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -61,9 +62,19 @@ def model_saw(anthropic: FakeAnthropic, words: str) -> bool:
     return words in str(anthropic.requests)
 
 
+def decisions_logged(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    """The log's "pairing decided" lines, by their fields."""
+    return [vars(r) for r in caplog.records if r.getMessage() == "pairing decided"]
+
+
 async def test_a_stranger_gets_one_code_and_the_primary_operator_approves_it(
-    app: App, db_path: Path, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+    app: App,
+    db_path: Path,
+    telegram_api: FakeTelegram,
+    anthropic_api: FakeAnthropic,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="bridge.pairing")
     telegram_api.push_message("hi, let me in", user=BOB)
     await until(lambda: code_of(telegram_api, BOB) is not None)
     code = code_of(telegram_api, BOB)
@@ -88,6 +99,9 @@ async def test_a_stranger_gets_one_code_and_the_primary_operator_approves_it(
     press(telegram_api, "approval_approve", ask)
     await until(lambda: any("You are now an operator of acme" in t for t in telegram_api.chat(BOB)))
     await until(lambda: any(t.startswith("Approved: user4242") for t in telegram_api.chat(ALICE)))
+    [line] = decisions_logged(caplog)
+    assert (line["decision"], line["sender_id"], line["by"]) == ("approved", str(BOB), "alice")
+    assert code not in caplog.text, "a code is never logged"
     anthropic_api.script = [text("hello Bob")]
     telegram_api.push_message("what can you do?", user=BOB)
     await until(lambda: "hello Bob" in telegram_api.chat(BOB), wait_s=20)
@@ -188,8 +202,12 @@ async def test_a_restart_keeps_pending_codes(
 
 
 async def test_an_expired_code_is_refused_and_the_sender_may_ask_again(
-    db_path: Path, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+    db_path: Path,
+    telegram_api: FakeTelegram,
+    anthropic_api: FakeAnthropic,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="bridge.pairing")
     app = await start(db_path, anthropic_api, telegram_api, code_ttl_s=1)
     try:
         telegram_api.push_message("hello", user=BOB)
@@ -198,6 +216,8 @@ async def test_an_expired_code_is_refused_and_the_sender_may_ask_again(
         await asyncio.sleep(1.1)
         telegram_api.push_message(f"/approve {code}", user=ALICE)
         await until(lambda: any(f"{code} has expired" in t for t in telegram_api.chat(ALICE)))
+        [line] = decisions_logged(caplog)
+        assert (line["decision"], line["sender_id"]) == ("expired", str(BOB))
         telegram_api.push_message("hello again", user=BOB)
         await until(lambda: sum(1 for t in telegram_api.chat(BOB) if CODE.search(t)) == 2)
     finally:

@@ -1,0 +1,22 @@
+"""A bug, forced: Python loads this module at the start of any process whose PYTHONPATH holds
+this folder. With SB_TEST_CRASHING_SLEEP set, the `sleep` tool raises when asked to sleep 0
+seconds, and its error quotes the model key of the environment (a secret the log must mask),
+so a test reads how a crash shows in the log of a real `switchboard run`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+if os.environ.get("SB_TEST_CRASHING_SLEEP"):
+    from runtime.tools import builtins
+
+    sleep = builtins.Sleep.run
+
+    async def crashing(self: builtins.Sleep, tool_input: dict[str, Any], ctx: Any) -> Any:
+        if float(tool_input["seconds"]) == 0:
+            key = os.environ.get("ANTHROPIC_API_KEY", "")
+            raise RuntimeError(f"forced for the test: the sleep tool broke, holding {key}")
+        return await sleep(self, tool_input, ctx)
+
+    builtins.Sleep.run = crashing  # type: ignore[method-assign]
