@@ -90,9 +90,11 @@ class KeyValueFormatter(logging.Formatter):
             + message
         )
         extra = fields(record)
+        # The door process sends its records' tracebacks as a field: shown as ours are.
+        sent = extra.pop("traceback") if isinstance(extra.get("traceback"), str) else ""
         if extra:
             line += " " + " ".join(f"{k}={v!r}" for k, v in extra.items())
-        trace = traceback_text(record, self)
+        trace = "\n".join(t for t in (traceback_text(record, self), sent) if t)
         if trace:
             line += "\n" + textwrap.indent(trace, TRACE_INDENT, lambda _: True)
         return line

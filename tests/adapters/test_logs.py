@@ -122,6 +122,8 @@ def test_one_line_per_event_its_traceback_below_it_and_the_file_rotates(tmp_path
                 "send failed\nfor chat %s", 42, extra={"chat": 42, "url": "/bothunter2/x"}
             )
         log.info("after", extra={"n": 1})
+        sent = "Traceback (most recent call last):\nOSError: disk full"  # by the door process
+        log.error("request not stored", extra={"traceback": sent, "origin": "doors"})
         lines = (tmp_path / "sb.log").read_text().splitlines()
         for _ in range(100):
             log.info("filler", extra={"n": 1})
@@ -136,7 +138,9 @@ def test_one_line_per_event_its_traceback_below_it_and_the_file_rotates(tmp_path
     assert lines[1] == "    Traceback (most recent call last):", lines
     assert "    ValueError: token [redacted] was refused" in lines
     assert "    second line" in lines, "every line of the traceback is indented under its record"
-    assert lines[-1].endswith(" INFO switchboard.test: after n=1")
+    assert lines[-4].endswith(" INFO switchboard.test: after n=1")
+    assert lines[-3].endswith(" ERROR switchboard.test: request not stored origin='doors'")
+    assert lines[-2:] == ["    Traceback (most recent call last):", "    OSError: disk full"]
     assert "hunter2" not in "\n".join(lines)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sb.log", "sb.log.1", "sb.log.2"]
 
