@@ -25,7 +25,9 @@ async def test_sigterm_stops_cleanly_and_the_work_resumes(tmp_path: Path) -> Non
     out = await read_until(proc, "Switchboard stopped")
     assert await asyncio.wait_for(proc.wait(), 20) == 0, out
     assert " INFO " not in out, "log lines never interleave with the console chat"
-    assert "http listening" in (tmp_path / "switchboard.log").read_text()
+    log = (tmp_path / "switchboard.log").read_text()
+    assert "http listening" in log
+    assert " turn ended outcome='interrupted' " in log, "the log says the turn was cut off"
 
     status = switchboard("status", "--config", config)
     assert status.returncode == 0, status.stderr
