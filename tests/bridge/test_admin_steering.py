@@ -4,6 +4,7 @@ naming the admin, and refuses an object of another workspace."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,9 @@ ADMIN = "acme/lead"
 
 
 async def test_stop_stops_the_running_turn_tells_the_chat_and_is_audited(
-    anthropic_api: FakeAnthropic, db_path: Path
+    anthropic_api: FakeAnthropic, db_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="bridge.admin.steer")
     config = two_workspaces(db_path, anthropic_api)
     transport = RecordingTransport()
     bridge = await open_bridge(config, transport)
@@ -51,6 +53,8 @@ async def test_stop_stops_the_running_turn_tells_the_chat_and_is_audited(
         )
         with pytest.raises(NotPossible):
             await Steering(bridge, config).stop(acme, row.session_id, ADMIN)  # nothing runs
+        [logged] = [vars(r) for r in caplog.records if r.getMessage() == "turn stopped"]
+        assert (logged["session_id"], logged["by"]) == (row.session_id, f"admin {ADMIN}")
     finally:
         await rows.aclose()
         await close_bridge(bridge)
