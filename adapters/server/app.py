@@ -28,7 +28,7 @@ from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport, plan, unapplied
 from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
-from config.errors import ConfigError
+from config.errors import ConfigError, PlatformUnreachable
 from config.loading import env_file, load, parse, read_text
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets, known_secrets
@@ -269,7 +269,7 @@ class App:
             try:
                 await self.live.start_slack(workspace_id)
                 await self.live.start_telegram(workspace_id, public_url)
-            except ConfigError as exc:  # its bot refused to start
+            except (ConfigError, PlatformUnreachable) as exc:  # refused, or not reached
                 failure = str(exc)
             except Exception as exc:  # a connection that failed otherwise (Socket Mode, ...)
                 log.exception("workspace did not start", extra={"workspace": workspace_id})

@@ -3,7 +3,8 @@ real, one line per check, and whether all passed: each workspace's Telegram bot 
 (`getMe`), Slack bot token (`auth.test`, and its team against `team_id`) and app token, the
 model key (the configured model, asked of the Models API), and each MCP server (started or
 reached, initialized, asked for its tools). Every check runs side by side; none waits for
-another. Nothing is printed that a secret could be read from."""
+another. A platform that cannot be reached is told apart from one that refuses: its line
+says the credential was not checked. Nothing is printed that a secret could be read from."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from adapters.server.assembly import mcp_servers
 from adapters.server.logs import Redactor
 from adapters.slack.probe import check_app_token, whose_bot_token
 from adapters.telegram.probe import whose_bot
-from config.errors import CredentialRefused
+from config.errors import CredentialRefused, PlatformUnreachable
 from config.schema import SwitchboardConfig
 from runtime.tools.mcp import McpServer
 
@@ -77,6 +78,8 @@ async def _run(check: Callable[[], Awaitable[str]]) -> tuple[bool, str]:
         return True, await check()
     except CredentialRefused as exc:
         return False, str(exc)
+    except PlatformUnreachable as exc:
+        return False, f"not checked: {exc}"
 
 
 async def _mcp(config: SwitchboardConfig, servers: list[McpServer]) -> tuple[list[str], bool]:

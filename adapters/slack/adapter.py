@@ -34,7 +34,7 @@ from adapters.slack.inbound import (
 )
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, texts
-from config.errors import ConfigError
+from config.errors import ConfigError, PlatformUnreachable
 from config.platforms import SlackConfig
 from config.schema import WorkspaceConfig
 
@@ -44,6 +44,11 @@ T = TypeVar("T")
 # Slack retries an event it has no answer for within 3 s; storing takes milliseconds, but
 # should the database stall, the ack still goes out in time and the store finishes after.
 ACK_BUDGET_S = 2.0
+NOT_STARTED = (
+    "slack.bot_token was not checked and this workspace's Slack did not start (Switchboard "
+    "does not keep trying). Once this machine reaches Slack (check its network, a proxy, or "
+    "slack.api_base_url), start Switchboard again (or, if it runs on, reload)."
+)
 
 
 class SlackAdapter:
@@ -98,17 +103,30 @@ class SlackAdapter:
         )
 
     async def start(self) -> None:
-        where = f"workspace {self.workspace.id}: Slack at {self.settings.api_base_url}"
+        """Ask Slack whose the bot token is and connect. A token Slack refuses is a
+        ConfigError; a Slack that cannot be reached (or answers 5xx or 429) is
+        PlatformUnreachable: the token was not checked. Nothing tries again until a restart
+        or reload."""
+        url = self.settings.api_base_url
+        workspace = f"workspace {self.workspace.id}"
+        where = f"{workspace}: Slack at {url}"
         try:
             auth = await self.client.auth_test()
         except SlackApiError as exc:
+            status, error = exc.response.status_code, exc.response.get("error")
+            if status >= 500 or status == 429:
+                reason = f"{status} {error or 'server error'}"
+                raise PlatformUnreachable(
+                    "Slack", url, reason, where=workspace, then=NOT_STARTED
+                ) from None
             raise ConfigError(
-                f"{where} refused the bot token ({exc.response.get('error')}). Check "
-                "slack.bot_token and slack.api_base_url."
+                f"{where} refused the bot token ({error}). Check slack.bot_token and "
+                "slack.api_base_url."
             ) from None
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise ConfigError(
-                f"{where} is unreachable ({exc or type(exc).__name__}). Check slack.api_base_url."
+            reason = str(exc) or type(exc).__name__
+            raise PlatformUnreachable(
+                "Slack", url, reason, where=workspace, then=NOT_STARTED
             ) from None
         team = str(auth.get("team_id"))
         if team != self.settings.team_id:

@@ -1,6 +1,7 @@
 """Are these Slack tokens good, and for which workspace? `auth.test` for the bot token,
 `apps.connections.open` for a Socket Mode app token (`check-config --probe`,
-`switchboard init`)."""
+`switchboard init`). Slack's refusal raises CredentialRefused; a Slack that could not be
+asked raises PlatformUnreachable (the token was not checked)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from config.errors import CredentialRefused
+from config.errors import CredentialRefused, PlatformUnreachable
 
 SLACK_API = "https://slack.com/api/"
 
@@ -42,7 +43,11 @@ async def _call(token: str, api_base_url: str, method: str) -> dict[str, object]
     try:
         response = await client.api_call(method)
     except SlackApiError as exc:
+        status = exc.response.status_code
+        if status >= 500 or status == 429:  # busy or failing: Slack did not judge the token
+            reason = f"{status} {exc.response.get('error') or 'server error'}"
+            raise PlatformUnreachable("Slack", api_base_url, reason) from None
         raise CredentialRefused(f"Slack said {exc.response.get('error')}") from None
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        raise CredentialRefused(f"Slack at {api_base_url} could not be reached: {exc}") from None
+    except (aiohttp.ClientError, TimeoutError) as exc:  # the token was not checked
+        raise PlatformUnreachable("Slack", api_base_url, str(exc) or "timed out") from None
     return dict(response.data) if isinstance(response.data, dict) else {}

@@ -10,7 +10,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from telegram import BotCommand, CallbackQuery, Update
-from telegram.error import TelegramError
+from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
 from adapters.telegram.files import TelegramFiles, file_base_url
@@ -18,12 +18,17 @@ from adapters.telegram.inbound import BotUser, message_button_chat, message_chat
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
 from bridge import Bridge, InboundChat, Outcome, command_menu
-from config.errors import ConfigError
+from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
 MAX_STORE_RETRY_S = 30.0  # a polled update the store did not take is tried again this often
+NOT_STARTED = (
+    "telegram.bot_token was not checked and this bot did not start (Switchboard does not keep "
+    "trying). Once this machine reaches Telegram (check its network, a proxy, or "
+    "telegram.api_base_url), start Switchboard again (or, if it runs on, reload)."
+)
 
 
 class TelegramAdapter:
@@ -57,13 +62,26 @@ class TelegramAdapter:
         self.files = TelegramFiles(self.application)
 
     async def start(self, public_url: str | None) -> None:
+        """Ask Telegram who the bot is and start it. A token Telegram refuses is a ConfigError;
+        a Telegram that cannot be reached is PlatformUnreachable (the token was not checked).
+        Either way the bot does not start, and nothing tries again until a restart or reload."""
+        where = f"workspace {self.workspace.id}"
+        url = self.settings.api_base_url
         try:
             await self._start(public_url)
+        except InvalidToken:  # PTB's message quotes the token: not passed on
+            raise ConfigError(
+                f"{where}: Telegram at {url} refused the bot token (Unauthorized). Check "
+                "telegram.bot_token and telegram.api_base_url."
+            ) from None
+        except NetworkError as exc:  # no connection, a timeout, a 5xx
+            raise PlatformUnreachable(
+                "Telegram", url, exc.message, where=where, then=NOT_STARTED
+            ) from None
         except TelegramError as exc:
             raise ConfigError(
-                f"workspace {self.workspace.id}: Telegram at {self.settings.api_base_url} "
-                f"refused to start the bot ({exc.message}). Check telegram.bot_token and "
-                "telegram.api_base_url."
+                f"{where}: Telegram at {url} answered {exc.message!r} while the bot started. "
+                "Check telegram.bot_token and telegram.api_base_url."
             ) from None
 
     async def _start(self, public_url: str | None) -> None:

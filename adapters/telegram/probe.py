@@ -4,19 +4,27 @@
 from __future__ import annotations
 
 from telegram import Bot
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import InvalidToken, NetworkError, TelegramError
 
-from config.errors import CredentialRefused
+from config.errors import CredentialRefused, PlatformUnreachable
+
+TELEGRAM_API = "https://api.telegram.org/bot"
 
 
-async def whose_bot(token: str, api_base_url: str = "https://api.telegram.org/bot") -> str:
-    """What the token belongs to (`@username, id N`); raises CredentialRefused with
-    Telegram's own reason."""
-    bot = Bot(token, base_url=api_base_url)
+async def whose_bot(token: str, api_base_url: str = TELEGRAM_API) -> str:
+    """What the token belongs to (`@username, id N`). CredentialRefused with Telegram's own
+    reason when it judged the token; PlatformUnreachable when it could not be asked (no
+    connection, a timeout, a 5xx), so the token was not checked."""
+    try:
+        bot = Bot(token, base_url=api_base_url)  # refuses an empty token itself
+    except InvalidToken:
+        raise CredentialRefused("the token is empty") from None
     try:
         me = await bot.get_me()
-    except InvalidToken:
+    except InvalidToken:  # 401 (a token Telegram does not know) or 404 (a malformed one)
         raise CredentialRefused("Telegram refused the token: Unauthorized") from None
+    except NetworkError as exc:  # includes TimedOut and the 5xx answers
+        raise PlatformUnreachable("Telegram", api_base_url, exc.message) from None
     except TelegramError as exc:
         raise CredentialRefused(f"Telegram at {api_base_url} said: {exc.message}") from None
     finally:

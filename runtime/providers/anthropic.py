@@ -19,7 +19,7 @@ from typing import Any
 
 import anthropic
 
-from config.errors import CredentialRefused
+from config.errors import CredentialRefused, PlatformUnreachable
 from runtime.clock import Clock, SystemClock
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.prompts import render_summary
@@ -242,16 +242,21 @@ def _retry_delay(exc: Exception, attempt: int) -> float:
 
 async def check_model(model: str, api_key: str | None, base_url: str | None = None) -> str:
     """Does this key reach this model? Asks the Models API for it (no tokens spent); what
-    the API calls it, or CredentialRefused with the API's own reason."""
+    the API calls it, or CredentialRefused with the API's own reason (PlatformUnreachable when
+    the API could not be asked)."""
     client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
     try:
         found = await client.models.retrieve(model)
     except anthropic.NotFoundError:
         raise CredentialRefused(f"Anthropic has no model {model!r} for this key") from None
+    except anthropic.InternalServerError as exc:  # a 5xx: the key was not judged
+        reason = f"{exc.status_code} {exc.message}"
+        raise PlatformUnreachable("the Anthropic API", str(client.base_url), reason) from None
     except anthropic.APIStatusError as exc:
         raise CredentialRefused(str(_map_api_error(exc))) from None
-    except anthropic.APIConnectionError as exc:
-        raise CredentialRefused(f"the Anthropic API could not be reached: {exc}") from None
+    except anthropic.APIConnectionError as exc:  # the key was not checked
+        reason = str(exc.__cause__ or exc)
+        raise PlatformUnreachable("the Anthropic API", str(client.base_url), reason) from None
     finally:
         await client.close()
     return f"model {found.id} ({found.display_name})"
