@@ -1,55 +1,69 @@
-"""`switchboard init`: a config for your own bot, each credential checked against its
-platform as you give it. It writes the TOML with `${NAME}` references and the secrets in the
-env file beside it (mode 0600, read with the config), never overwrites a config without
-`--force`, and ends with the one command that starts the bot. Every question has a flag;
-`--non-interactive` takes only flags and names each one missing."""
+"""`switchboard init`: a config for your own bot. Each answer's shape is checked on this
+machine, then each credential against its platform (unless `--no-probe`); a platform that
+cannot be reached is told apart from one that refuses. It writes the TOML with `${NAME}`
+references and the secrets in the env file beside it (init_config.py), never overwrites a
+config without `--force`, and ends with the one command that starts the bot (and the one
+that checks what was not checked). Every question has a flag; `--non-interactive` takes
+only flags and names each one missing or of the wrong shape."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import getpass
-import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from config.errors import CredentialRefused
+from adapters.server.credential_shapes import (
+    ANTHROPIC_KEY,
+    SLACK_APP_TOKEN,
+    SLACK_BOT_TOKEN,
+    SLACK_SIGNING_SECRET,
+    SLACK_TEAM_ID,
+    SLACK_USER_ID,
+    TELEGRAM_TOKEN,
+    Shape,
+    problem,
+)
+from adapters.server.init_checks import Checks, outcome
+from adapters.server.init_config import Answers, write
+from adapters.server.init_interview import SKIPPED, Interview
 from config.loading import env_file_of
 
 DEFAULT_CONFIG = Path("config/bot.toml")
-MODEL = "claude-sonnet-4-5"
-TRIES = 3  # a wrong token may be typed again this often
 
 
 class InitError(Exception):
     """Setup cannot go on; the message says why and what to do."""
 
 
-@dataclass
-class Answers:
-    platforms: list[str] = field(default_factory=list)
-    telegram_token: str | None = None
-    slack_bot_token: str | None = None
-    slack_team_id: str | None = None
-    slack_app_token: str | None = None
-    slack_signing_secret: str | None = None
-    anthropic_key: str | None = None
-    operator_telegram_id: int | None = None
-    operator_slack_id: str | None = None
-
-
 def add_parser(sub: Any, config: argparse.ArgumentParser) -> None:
-    text = "set up a config for your bot, checking each token as you give it"
-    init = sub.add_parser("init", parents=[config], help=text, description=text)
+    """`config`, the shared `--config`, is not a parent here: init's default path is its own."""
+    text = (
+        f"set up a config for your bot (default {DEFAULT_CONFIG}, its secrets in "
+        f"{env_file_of(DEFAULT_CONFIG)}), checking each token with its platform as you give it"
+    )
+    init = sub.add_parser("init", help=text, description=text)
+    init.add_argument(
+        "--config",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help=f"where to write the config (default {DEFAULT_CONFIG}; the .env file goes beside)",
+    )
     init.add_argument("--force", action="store_true", help="overwrite an existing config")
     init.add_argument("--non-interactive", action="store_true", help="take only these flags")
+    init.add_argument(
+        "--no-probe",
+        action="store_true",
+        help=(
+            "write the config without checking the tokens with their platforms (no network "
+            "needed); check them later with `switchboard check-config --config PATH --probe`"
+        ),
+    )
     init.add_argument("--platform", action="append", choices=["telegram", "slack"])
     init.add_argument("--telegram-token")
     init.add_argument("--slack-bot-token")
+    init.add_argument("--slack-team-id", help="T...; asked of Slack with the bot token if omitted")
     init.add_argument("--slack-app-token", help="Socket Mode (no public URL needed)")
     init.add_argument("--slack-signing-secret", help="events over HTTP instead")
     init.add_argument("--anthropic-key", help="else the offline model")
@@ -67,19 +81,26 @@ def init_command(args: argparse.Namespace, path: Path) -> int:
     if path.exists() and not args.force:
         print(f"switchboard: {path} exists; pass --force to replace it", file=sys.stderr)
         return 2
+    me = _program()
+    check = f"{me} check-config --config {path} --probe"
+    checks = None if args.no_probe else Checks(args)
     try:
-        answers = _from_flags(args) if args.non_interactive else _interview(args)
         if args.non_interactive:
-            _check_all(args, answers)
+            answers = _from_flags(args)
+            _check_all(checks, answers, check)
+        else:
+            answers = Interview(args, checks).run()
     except InitError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, EOFError):
         print("\nswitchboard: setup stopped; nothing was written", file=sys.stderr)
         return 130
-    _write(path, env, answers, args)
+    write(path, env, answers, args, check)
     print(f"Wrote {path} and {env} (your secrets, readable by you only).")
-    me = _program()
+    if answers.unchecked:
+        print("The probe was skipped for: " + ", ".join(answers.unchecked) + ".")
+        print(f"Check them once this machine reaches their platforms:  {check}")
     print(f"Start your bot:  {me} run --config {path}")
     if answers.operator_telegram_id is None and answers.operator_slack_id is None:
         print(
@@ -102,95 +123,7 @@ def _program() -> str:
         return str(started)
 
 
-# -- asking --------------------------------------------------------------------------
-
-
-def _interview(args: argparse.Namespace) -> Answers:
-    print("Switchboard setup: each token is checked as you give it. Ctrl-C stops, writes nothing.")
-    asked = "Platforms: telegram, slack or both [telegram]: "
-    a = Answers(platforms=args.platform or _platforms(input(asked)))
-    if "telegram" in a.platforms:
-        a.telegram_token = _checked(
-            "Telegram bot token (from @BotFather; hidden): ",
-            lambda token: _telegram(args, token),
-        )
-    if "slack" in a.platforms:
-        a.slack_bot_token = _checked(
-            "Slack bot token (xoxb-...; hidden): ", lambda token: _slack_bot(args, a, token)
-        )
-        app = getpass.getpass("Slack app token for Socket Mode (xapp-...; hidden; empty: HTTP): ")
-        if app.strip():
-            _report(_slack_app(args, app.strip()))
-            a.slack_app_token = app.strip()
-        else:
-            a.slack_signing_secret = getpass.getpass("Slack signing secret (hidden): ").strip()
-    key = getpass.getpass("Anthropic API key (hidden; empty: the offline model): ").strip()
-    if key:
-        _report(_model(args, key))
-        a.anthropic_key = key
-    if "telegram" in a.platforms:
-        said = input("Your Telegram user id (empty: pair by DM instead): ").strip()
-        a.operator_telegram_id = int(said) if said.isdigit() else None
-    if "slack" in a.platforms:
-        said = input("Your Slack user id (U...; empty: pair by DM instead): ").strip()
-        a.operator_slack_id = said or None
-    return a
-
-
-def _platforms(said: str) -> list[str]:
-    said = said.strip().lower() or "telegram"
-    chosen = ["telegram", "slack"] if said == "both" else [p.strip() for p in said.split(",")]
-    wrong = [p for p in chosen if p not in ("telegram", "slack")]
-    if wrong:
-        raise InitError(f"unknown platform {wrong[0]!r}: answer telegram, slack or both")
-    return chosen
-
-
-def _checked(prompt: str, check: Callable[[str], Awaitable[str]]) -> str:
-    for attempt in range(1, TRIES + 1):
-        token = getpass.getpass(prompt).strip()
-        try:
-            print(f"  ok: {_run(check(token))}")
-            return token
-        except CredentialRefused as exc:
-            print(f"  wrong: {exc}" + ("; try again" if attempt < TRIES else ""))
-    raise InitError("no working token given; nothing was written")
-
-
-def _report(check: Awaitable[str]) -> None:
-    try:
-        print(f"  ok: {_run(check)}")
-    except CredentialRefused as exc:
-        raise InitError(f"{exc}; nothing was written") from None
-
-
-# -- checking ------------------------------------------------------------------------
-
-
-def _telegram(args: argparse.Namespace, token: str) -> Awaitable[str]:
-    from adapters.telegram.probe import whose_bot
-
-    return whose_bot(token, args.telegram_api_base_url or "https://api.telegram.org/bot")
-
-
-async def _slack_bot(args: argparse.Namespace, answers: Answers, token: str) -> str:
-    from adapters.slack.probe import SLACK_API, team_of
-
-    found, team_id = await team_of(token, args.slack_api_base_url or SLACK_API)
-    answers.slack_team_id = team_id
-    return found
-
-
-def _slack_app(args: argparse.Namespace, token: str) -> Awaitable[str]:
-    from adapters.slack.probe import SLACK_API, check_app_token
-
-    return check_app_token(token, args.slack_api_base_url or SLACK_API)
-
-
-def _model(args: argparse.Namespace, key: str) -> Awaitable[str]:
-    from runtime.providers.anthropic import check_model
-
-    return check_model(MODEL, key, args.anthropic_api_base_url)
+# -- the flags alone (--non-interactive) ------------------------------------------------
 
 
 def _from_flags(args: argparse.Namespace) -> Answers:
@@ -200,110 +133,80 @@ def _from_flags(args: argparse.Namespace) -> Answers:
         missing.append("--telegram-token")
     if "slack" in platforms:
         missing += [] if args.slack_bot_token else ["--slack-bot-token"]
+        if args.no_probe and not args.slack_team_id:
+            missing.append("--slack-team-id (with --no-probe, Slack is not asked for it)")
         if not (args.slack_app_token or args.slack_signing_secret):
             missing.append("--slack-app-token or --slack-signing-secret")
     if not (args.anthropic_key or args.offline):
         missing.append("--anthropic-key or --offline")
     if not (args.operator_telegram_id or args.operator_slack_id or args.pairing):
         missing.append("--operator-telegram-id, --operator-slack-id or --pairing")
-    if missing:
-        raise InitError("--non-interactive needs: " + "; ".join(missing))
-    return Answers(
+    answers = Answers(
         platforms=platforms,
-        telegram_token=args.telegram_token,
-        slack_bot_token=args.slack_bot_token,
+        telegram_token=args.telegram_token if "telegram" in platforms else None,
+        slack_bot_token=args.slack_bot_token if "slack" in platforms else None,
+        slack_team_id=args.slack_team_id,
         slack_app_token=args.slack_app_token,
         slack_signing_secret=args.slack_signing_secret,
-        anthropic_key=args.anthropic_key,
+        anthropic_key=None if args.offline else args.anthropic_key,
         operator_telegram_id=args.operator_telegram_id,
         operator_slack_id=args.operator_slack_id,
     )
+    wrong = _wrong_shapes(answers)
+    if missing or wrong:
+        needs = ["--non-interactive needs: " + "; ".join(missing)] if missing else []
+        raise InitError("\n  ".join(["nothing was sent or written:", *needs, *wrong]))
+    return answers
 
 
-def _check_all(args: argparse.Namespace, a: Answers) -> None:
-    if a.telegram_token:
-        _report(_telegram(args, a.telegram_token))
-    if a.slack_bot_token:
-        _report(_slack_bot(args, a, a.slack_bot_token))
-    if a.slack_app_token:
-        _report(_slack_app(args, a.slack_app_token))
-    if a.anthropic_key:
-        _report(_model(args, a.anthropic_key))
+def _wrong_shapes(a: Answers) -> list[str]:
+    """Every answer of the wrong shape: nothing is sent before they are all right."""
+    given: list[tuple[str, str | None, Shape]] = [
+        ("--telegram-token", a.telegram_token, TELEGRAM_TOKEN),
+        ("--slack-bot-token", a.slack_bot_token, SLACK_BOT_TOKEN),
+        ("--slack-team-id", a.slack_team_id, SLACK_TEAM_ID),
+        ("--slack-app-token", a.slack_app_token, SLACK_APP_TOKEN),
+        ("--slack-signing-secret", a.slack_signing_secret, SLACK_SIGNING_SECRET),
+        ("--anthropic-key", a.anthropic_key, ANTHROPIC_KEY),
+        ("--operator-slack-id", a.operator_slack_id, SLACK_USER_ID),
+    ]
+    return [
+        f"{flag}: {said}"
+        for flag, value, shape in given
+        if value is not None and (said := problem(value, shape)) is not None
+    ]
 
 
-def _run(check: Awaitable[str]) -> str:
-    async def wait() -> str:
-        return await check
-
-    return asyncio.run(wait())
-
-
-# -- writing -------------------------------------------------------------------------
-
-
-def _write(path: Path, env: Path, a: Answers, args: argparse.Namespace) -> None:
-    secrets = {
-        "SWITCHBOARD_TELEGRAM_TOKEN": a.telegram_token,
-        "SWITCHBOARD_SLACK_BOT_TOKEN": a.slack_bot_token,
-        "SWITCHBOARD_SLACK_APP_TOKEN": a.slack_app_token,
-        "SWITCHBOARD_SLACK_SIGNING_SECRET": a.slack_signing_secret,
-        "ANTHROPIC_API_KEY": a.anthropic_key,
+def _check_all(checks: Checks | None, a: Answers, check: str) -> None:
+    """Each credential against its platform (none with --no-probe); the first refused or
+    unreachable one stops it, and nothing is written."""
+    given = {
+        "Telegram bot token": a.telegram_token,
+        "Slack bot token": a.slack_bot_token,
+        "Slack app token": a.slack_app_token,
+        "Anthropic API key": a.anthropic_key,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(env, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode on open: set it
-    with os.fdopen(fd, "w") as out:
-        out.write("# Secrets for the config beside this file; read by switchboard with it.\n")
-        out.writelines(f"{k}={v}\n" for k, v in secrets.items() if v)
-    path.write_text(_toml(a, args, path), encoding="utf-8")
-
-
-def _toml(a: Answers, args: argparse.Namespace, path: Path) -> str:
-    pairing = a.operator_telegram_id is None and a.operator_slack_id is None
-    lines = [
-        f"# Written by `switchboard init`. Secrets are ${{NAME}}s, set in {path.stem}.env",
-        "# beside this file (or in the environment, which wins).",
-        "",
-        "[storage]",
-        f'path = "var/{path.stem}.db"',
-        "",
-        "[provider]",
-    ]
-    if a.anthropic_key:
-        lines += ['kind = "anthropic"', f'model = "{MODEL}"', 'api_key = "${ANTHROPIC_API_KEY}"']
-        if args.anthropic_api_base_url:
-            lines.append(f'base_url = "{args.anthropic_api_base_url}"')
-    else:
-        lines.append('kind = "offline"')
-    lines += ["", "[[workspaces]]", 'id = "main"', 'default_agent = "assistant"']
-    if a.telegram_token:
-        lines += ["", "  [workspaces.telegram]", '  bot_token = "${SWITCHBOARD_TELEGRAM_TOKEN}"']
-        if args.telegram_api_base_url:
-            lines.append(f'  api_base_url = "{args.telegram_api_base_url}"')
-    if a.slack_bot_token:
-        lines += [
-            "",
-            "  [workspaces.slack]",
-            f'  team_id = "{a.slack_team_id}"',
-            '  bot_token = "${SWITCHBOARD_SLACK_BOT_TOKEN}"',
-        ]
-        if a.slack_app_token:
-            lines.append('  app_token = "${SWITCHBOARD_SLACK_APP_TOKEN}"')
-        if a.slack_signing_secret:
-            lines.append('  signing_secret = "${SWITCHBOARD_SLACK_SIGNING_SECRET}"')
-        if args.slack_api_base_url:
-            lines.append(f'  api_base_url = "{args.slack_api_base_url}"')
-    lines += ["", "  [workspaces.pairing]", f"  enabled = {'true' if pairing else 'false'}"]
-    lines += ["", "  [[workspaces.operators]]", '  id = "owner"', "  primary = true"]
-    if a.operator_telegram_id is not None:
-        lines.append(f"  telegram_user_id = {a.operator_telegram_id}")
-    if a.operator_slack_id:
-        lines.append(f'  slack_user_id = "{a.operator_slack_id}"')
-    lines += [
-        "",
-        "  [[workspaces.agents]]",
-        '  id = "assistant"',
-        '  system_prompt = "You are a helpful assistant."',
-        "",
-    ]
-    return "\n".join(lines)
+    if checks is None:
+        a.unchecked = {label: SKIPPED for label, value in given.items() if value}
+        return
+    runs = {
+        "Telegram bot token": checks.telegram,
+        "Slack bot token": lambda token: checks.slack_bot(token, a.slack_team_id),
+        "Slack app token": checks.slack_app,
+        "Anthropic API key": checks.model,
+    }
+    for label, value in given.items():
+        if not value:
+            continue
+        result = outcome(runs[label](value), value)
+        if result.kind == "wrong":
+            raise InitError(f"{label}: {result.said}; nothing was written")
+        if result.kind == "unreachable":
+            raise InitError(
+                f"{label}: {result.said}; it was not checked, and nothing was written. Pass "
+                f"--no-probe to write the config unchecked, then run `{check}` once this "
+                "machine reaches the platform"
+            )
+        print(f"  ok: {result.said}")
+    if a.slack_bot_token and a.slack_team_id is None:
+        a.slack_team_id = checks.slack_team_id

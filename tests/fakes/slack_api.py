@@ -70,6 +70,7 @@ class FakeSlack:
     calls: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)  # method, args, team
     call_times: list[float] = field(default_factory=list)  # when each of `calls` arrived
     refused: list[tuple[str, str]] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)  # every request's method, refused too
     enforce_rate: bool = True  # answer 429 when the client breaks a rate limit
     post_interval_s: float = 1.0  # chat.postMessage, per channel
     tolerance: float = 0.95
@@ -172,6 +173,7 @@ class FakeSlack:
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        self.reached.append(method)
         args: dict[str, Any] = dict(request.query)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or None
         if request.content_type == "application/json":

@@ -81,6 +81,7 @@ class FakeTelegram:
     url: str = ""
     calls: list[Call] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)  # every request's method, refused too
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     # (method, which calls, event): such calls are recorded, then answered once it is set
     gates: list[tuple[str, Callable[[dict[str, Any]], bool], asyncio.Event]] = field(
@@ -253,6 +254,7 @@ class FakeTelegram:
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        self.reached.append(method)
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
         if request.content_type == "application/json":
