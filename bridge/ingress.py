@@ -16,6 +16,7 @@ from bridge.events import InboundIgnored, InboundRefused, InboundRejected, Inbou
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
+from bridge.places import named
 from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
@@ -325,6 +326,7 @@ class Ingress:
         def also(w: Writer, message_id: str) -> None:
             tx = self._store.join(w)
             tx.mark_seen(keys, message_id)
+            self._sessions.note_name(tx, named(chat, verdict.operator.id))
             if notice:
                 tx.emit(
                     InboundTruncated(message_id=message_id, length=len(chat.text or "")),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from bridge.bindings import agent_for
-from bridge.store import BridgeStore
+from bridge.store import BridgeStore, BridgeTx, ConversationName
 from bridge.types import Route
 from config.schema import WorkspaceConfig
 from runtime import QueueMode, Runtime
@@ -20,11 +23,29 @@ class Sessions:
         self._store = store
         self._by_conversation: dict[str, str] = {}
         self._route_of_session: dict[str, Route] = {}
+        self._names: dict[str, ConversationName] = {}
 
     async def load(self) -> None:
         for conversation in await self._store.conversations():
             self._by_conversation[conversation.key] = conversation.session_id
             self._route_of_session[conversation.session_id] = conversation.route
+        self._names = await self._store.conversation_names()
+
+    def names(self) -> Mapping[str, ConversationName]:
+        """How people name each conversation, by key, as its operators' messages told."""
+        return self._names
+
+    def note_name(self, tx: BridgeTx, name: ConversationName) -> None:
+        """Keep what a message told of its conversation, in `tx` (the message's own), when
+        it says something new: a name the platform left out stays as it was."""
+        known = self._names.get(name.key)
+        if known is not None:
+            name = replace(
+                name, title=name.title or known.title, person=name.person or known.person
+            )
+        if name != known:
+            tx.name_conversation(name)
+            self._names[name.key] = name
 
     def route_of(self, session_id: str) -> Route | None:
         """The conversation a session lives in (None for private children)."""

@@ -1,17 +1,20 @@
-"""What `/status` and `switchboard status` report."""
+"""What `/status` says in chat (a few short lines, readable on a phone), and the notifications
+no operator has received, which `/status`, `switchboard status` and the console list."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from bridge import texts
+from bridge.activity import ActivityReader, agent_name, duration, plain_error
+from bridge.places import place
 from bridge.store import BridgeStore, NotificationRouting
 from bridge.types import DeliveryStatus
 from config.schema import WorkspaceConfig
-from runtime import Runtime, SessionState
+from runtime import Runtime
 from runtime.store import Store
 
-NOT_ROUTED_YET = "not routed yet"
+NOT_ROUTED_YET = texts.NOT_ROUTED_YET
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +27,13 @@ class Undelivered:
     error: str | None
     session_id: str  # of the agent it is for (a child's: its parent's)
     created_at: float
+
+    @property
+    def words(self) -> str:
+        """Why no operator has it, in words, with the error where there is one."""
+        why = texts.UNDELIVERED_WORDS[self.status]
+        error = plain_error(self.error)
+        return f"{why}: {error}" if error else why
 
 
 async def undelivered_notifications(
@@ -69,41 +79,69 @@ class Status:
         """`bound_agent`: the agent a new session here would have (the bindings' choice)."""
         lines = []
         if session_id is None:
-            lines.append("No session here yet: send a message to start one.")
+            lines.append(texts.STATUS_NO_SESSION)
             if bound_agent is not None:
-                lines.append(texts.AGENT_HERE.format(agent=bound_agent))
+                lines.append(texts.AGENT_HERE.format(agent=agent_name(bound_agent)))
         else:
-            s = self._runtime.status(session_id)
-            if s.state is SessionState.RUNNING:
-                lines.append(
-                    f"Agent {s.agent_id} is working: {s.step} ({s.elapsed_s:.1f}s, run {s.run_id})."
+            lines += await self._session_lines(session_id)
+            agent = self._runtime.session(session_id).agent_id
+            if bound_agent is not None and bound_agent != agent:
+                lines.append(texts.AGENT_REBOUND.format(agent=agent_name(bound_agent)))
+        lines += await self._delivery_lines(workspace)
+        return "\n".join(lines)
+
+    async def _session_lines(self, session_id: str) -> list[str]:
+        runtime = self._runtime
+        records = [s.record for s in runtime.sessions.values()]
+        children = [r for r in records if r.parent_session_id == session_id]
+        mine = [runtime.session(session_id), *children]
+        own, *kids = await ActivityReader(runtime.store, self._store).read(mine)
+        now = runtime.clock.wall()
+        lines = [texts.STATUS_DOING.format(agent=own.agent, what=own.what_for(now, you=True))]
+        if own.turn_since is not None and own.since != own.turn_since:
+            turn = duration(max(0.0, now - own.turn_since))
+            lines.append(texts.STATUS_TURN.format(duration=turn))
+        lines += [
+            texts.STATUS_CHILD.format(agent=k.agent, what=k.what_for(now, you=True))
+            for k in kids
+            if k.active
+        ]
+        s = runtime.status(session_id)
+        mode = texts.STATUS_MODE.format(mode=s.mode.value, words=texts.QUEUE_MODE_WORDS[s.mode])
+        queue = texts.STATUS_QUEUE.format(count=own.queued, mode=mode)
+        lines.append(queue if own.queued else texts.STATUS_QUEUE_EMPTY.format(mode=mode))
+        if s.context_tokens is None:
+            lines.append(texts.CONTEXT_UNKNOWN.format(window=s.context_window))
+        else:
+            share = s.context_tokens / s.context_window
+            lines.append(
+                texts.CONTEXT_USE.format(
+                    tokens=s.context_tokens, window=s.context_window, share=share
                 )
-            else:
-                lines.append(f"Agent {s.agent_id} is idle.")
-            if bound_agent is not None and bound_agent != s.agent_id:
-                lines.append(texts.AGENT_REBOUND.format(agent=bound_agent))
-            lines.append(f"Queue: {s.queued} waiting; mode {s.mode}.")
-            if s.context_tokens is None:
-                lines.append(texts.CONTEXT_UNKNOWN.format(window=s.context_window))
-            else:
-                share = s.context_tokens / s.context_window
-                lines.append(
-                    texts.CONTEXT_USE.format(
-                        tokens=s.context_tokens, window=s.context_window, share=share
-                    )
-                )
-            if s.children:
-                lines.append(f"Child agents: {len(s.children)}.")
+            )
+        if own.last_error:
+            lines.append(texts.STATUS_LAST_ERROR.format(error=own.last_error))
+        return lines
+
+    async def _delivery_lines(self, workspace: WorkspaceConfig) -> list[str]:
         failed = await self._store.failed_routes(workspace.id)
-        lines += [f"Cannot deliver to {f.conversation_key}: {f.reason}" for f in failed]
+        names = await self._store.conversation_names() if failed else {}
+        lines = [
+            texts.STATUS_CANNOT_DELIVER.format(
+                where=place(f.conversation_key, names).where, reason=plain_error(f.reason)
+            )
+            for f in failed
+        ]
         undelivered = await undelivered_notifications(
             self._runtime.store, self._store, workspace.id
         )
-        if undelivered:
-            lines.append(f"Undelivered notifications: {len(undelivered)}")
-            lines += [
-                f"- {u.summary} (from {u.requested_by_agent_id}, {u.status})" for u in undelivered
-            ]
-        else:
-            lines.append("Undelivered notifications: none.")
-        return "\n".join(lines)
+        if not undelivered:
+            return [*lines, texts.STATUS_UNDELIVERED_NONE]
+        lines.append(texts.STATUS_UNDELIVERED.format(count=len(undelivered)))
+        lines += [
+            texts.STATUS_UNDELIVERED_LINE.format(
+                summary=u.summary, agent=agent_name(u.requested_by_agent_id), status=u.words
+            )
+            for u in undelivered
+        ]
+        return lines

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from runtime import Boundary
+from bridge.store.records import NotificationRouting
+from bridge.types import DeliveryKind, DeliveryStatus
+from runtime import Boundary, QueueMode, RunStatus
 
 # Every command with its arguments and what it does: the /help text, Telegram's `/` menu and
 # the Slack slash command's help are all made from this one list.
@@ -161,3 +163,83 @@ PAIRING_EXPIRED = "Pairing code {code} has expired; the sender can write again f
 PAIRING_ANSWERED = "That pairing request was already answered: {status} by {by}."
 PAIRING_NOT_PAIRED = "{user} on {platform} is not paired with this workspace."
 PAIRING_REVOKED_BY = "Revoked: {who} is no longer an operator of {workspace}."
+
+# -- What things are doing, in words: every internal status is named here, once -----------
+RUN_STATUS_WORDS = {
+    RunStatus.RUNNING: "running",
+    RunStatus.COMPLETED: "finished",
+    RunStatus.FAILED: "ended with an error",
+    RunStatus.STOPPED: "stopped",
+    RunStatus.INTERRUPTED: "cut short by a restart",
+}
+DELIVERY_STATUS_WORDS = {
+    DeliveryStatus.PENDING: "waiting to be sent",
+    DeliveryStatus.SENDING: "being sent",
+    DeliveryStatus.ACCEPTED_BY_TRANSPORT: "delivered",
+    DeliveryStatus.FAILED: "could not be delivered",
+}
+DELIVERY_KIND_WORDS = {
+    DeliveryKind.TURN_RESULT: "answer",
+    DeliveryKind.NOTIFICATION: "notification",
+    DeliveryKind.APPROVAL: "approval request",
+    DeliveryKind.PROGRESS: "progress note",
+    DeliveryKind.COMMAND_REPLY: "reply to a command",
+}
+QUEUE_MODE_WORDS = {
+    QueueMode.STEER: "a message sent during a turn reaches the agent at its next step",
+    QueueMode.FOLLOWUP: "each message gets a turn of its own, after the one running",
+    QueueMode.COLLECT: "messages sent during a turn are answered together after it",
+    QueueMode.INTERRUPT: "a new message stops the running turn and starts a fresh one",
+}
+NOT_ROUTED_YET = "not routed yet"  # a notification the dispatcher has not reached yet
+UNDELIVERED_WORDS = {
+    NOT_ROUTED_YET: "not sent yet",
+    NotificationRouting.UNROUTABLE: "no operator to send it to",
+    DeliveryStatus.FAILED: "its delivery failed",
+}
+DOING_THINKING = "thinking (model call)"
+DOING_TOOL = "running tool `{tool}`"
+DOING_APPROVAL = "waiting for {whom} approval of `{tool}`"
+APPROVER_YOU = "your"
+APPROVER_NAMED = "{who}\u2019s"
+APPROVER_ANY = "an operator\u2019s"
+DOING_CHILD = "waiting for its child agent {child}"
+DOING_QUEUED = "queued, about to start"
+DOING_INTERRUPTED = "stopped mid-turn when Switchboard stopped; it goes on at the next start"
+DOING_QUEUED_STOPPED = "queued; it starts when Switchboard starts"
+DOING_IDLE = "idle"
+FOR = "{what} for {duration}"
+QUEUED_COUNT = "{count} queued"
+PLACE_NONE = "no conversation"
+PLACE_DM = "DM with {person}"
+PLACE_CHAT = "chat {id}"
+PLACE_THREAD = " (a thread)"
+ERROR_INTERNAL = "Switchboard failed inside ({what}); its log has the details"
+ERROR_MODEL_KEY = "the model API refused the key (HTTP {status}); check provider.api_key"
+ERROR_MODEL_BUSY = "the model API is busy (HTTP {status}); a later message may get through"
+ERROR_MODEL_FAILED = "the model API failed (HTTP {status}): {detail}"
+ERROR_MODEL_UNREACHABLE = "could not reach the model API: {detail}"
+# /status in chat: a few short lines, readable on a phone.
+STATUS_NO_SESSION = "No session here yet: send a message to start one."
+STATUS_DOING = "{agent}: {what}."
+STATUS_TURN = "This turn has run for {duration}."
+STATUS_QUEUE_EMPTY = "Queue: empty ({mode})."
+STATUS_QUEUE = "Queue: {count} waiting ({mode})."
+STATUS_MODE = "mode {mode}: {words}"
+STATUS_CHILD = "Child agent {agent}: {what}."
+STATUS_LAST_ERROR = "Last error: {error}."
+STATUS_CANNOT_DELIVER = "Cannot deliver to {where}: {reason}"
+STATUS_UNDELIVERED = "Undelivered notifications: {count}"
+STATUS_UNDELIVERED_NONE = "Undelivered notifications: none."
+STATUS_UNDELIVERED_LINE = "- {summary} (from {agent}; {status})"
+# The console's board: what runs, what waits for whom, what failed.
+BOARD_APPROVAL = "`{tool}` for {agent} in {where}"
+BOARD_ANY_OPERATOR = "an operator"
+BOARD_PAIRING = "{who} on {platform} asks to become an operator"
+BOARD_OPERATORS_OF = "an operator of {workspace}"
+BOARD_QUEUED = "{count} message(s) for {agent} in {where}"
+BOARD_BEHIND_TURN = "the running turn to end"
+BOARD_NEXT_TURN = "the next turn"
+BOARD_FAILED_TURN = "a turn of {agent} in {where}"
+BOARD_FAILED_DELIVERY = "the {kind} to {where}"
+BOARD_UNDELIVERED = "the notification \u201c{summary}\u201d from {agent}"

@@ -101,6 +101,7 @@ class InboundChat:
     text: str | None  # None: not a text message (a file, a sticker)
     is_direct: bool = False  # a DM / private chat
     sender_name: str | None = None
+    conversation_name: str | None = None  # the chat's own name (a group's title), if given
     message_ref: str | None = None
     attachment_kind: str | None = None
     replied_to: str | None = None  # the message it answers, named as Transport.send names it

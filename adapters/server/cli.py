@@ -12,21 +12,16 @@ import signal
 import sys
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from adapters.server import logs
 from adapters.server.init_cli import add_parser as add_init_parser
 from adapters.server.pairing_cli import add_parser as add_pairing_parser
-from adapters.server.pairing_cli import pairing_lines
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import variables
 from config.mcp import shown_url
 from config.schema import WorkspaceConfig
 from config.secrets import Secrets, known_secrets
-
-if TYPE_CHECKING:  # the runtime pulls in every SDK: imported only where it is used
-    from runtime.records import Lease
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +63,9 @@ def _main(argv: list[str] | None) -> int:
 
             return pairing_command(args, config)
         if args.command == "status":
-            if not config.storage.shared and not Path(config.storage.path).exists():
-                print(f"no database yet at {config.storage.path}: nothing has run here yet.")
-                return 0
-            print(asyncio.run(status(config)))
-            return 0
+            from adapters.server.status_cli import status_command
+
+            return status_command(config)
         console = any(w.console and w.console.enabled for w in config.workspaces)
         secrets = known_secrets(config, path)  # the logs' and the App's: one set, one mask
         settings = config.logging
@@ -239,64 +232,6 @@ def _log_destination(config: SwitchboardConfig) -> str:
     return f"{' and '.join(where)}, level {settings.level}"
 
 
-async def status(config: SwitchboardConfig) -> str:
-    # Imported here, as in run(): the runtime pulls in every SDK (seconds of imports), and
-    # `--version`, `--help` and `check-config` need none of it.
-    from bridge.status import undelivered_notifications
-    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
-    from bridge.store import BridgeStore
-    from bridge.store.pairing import PairingStore
-    from runtime.store import Store
-
-    store = await Store.open(
-        config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
-    )
-    bridge_store = BridgeStore(store)
-    try:
-        sessions = await store.session_overview()
-        deliveries = await bridge_store.delivery_counts()
-        leases = await store.leases.all()
-        lines = lease_lines(leases, store.clock.wall())
-        active = next((x.holder for x in leases if x.name == "active"), None)
-        on = f" on {active}" if active and config.storage.shared else ""
-        lines.append(f"sessions: {len(sessions)}")
-        lines += [
-            f"  {s.id} {s.agent_id}: {'running' if s.running else 'idle'}{on}, {s.queued} queued"
-            for s in sessions
-            if s.queued or s.running
-        ]
-        lines.append(
-            "deliveries: " + (", ".join(f"{k} {n}" for k, n in deliveries.items()) or "none")
-        )
-        lines += await pairing_lines(PairingStore(store), store.clock.wall())
-        lines += await inbox_lines(config, store.clock.wall())
-        for w in config.workspaces:
-            undelivered = await undelivered_notifications(store, bridge_store, w.id)
-            lines.append(f"workspace {w.id}: {len(undelivered)} undelivered notification(s)")
-            lines += [
-                f"  - {u.summary} (from {u.requested_by_agent_id}, {u.status})" for u in undelivered
-            ]
-        return "\n".join(lines)
-    finally:
-        await store.close()
-
-
-async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
-    """What the door process stored that the main process has not handled yet."""
-    from adapters.doors.store import InboxReader, inbox_path
-
-    path = inbox_path(Path(config.storage.path))
-    if config.storage.shared or not path.exists():
-        return []
-    inbox = InboxReader(path)
-    try:
-        count, oldest = await inbox.backlog()
-    finally:
-        inbox.close()
-    since = f", the oldest from {now - oldest:.0f} s ago" if oldest is not None else ""
-    return [f"inbox (the door process): {count} request(s) not yet handled{since}"]
-
-
 async def paired_operators(config: SwitchboardConfig) -> list[str]:
     """The senders paired by DM beside the file's operators (from the SQLite file, when it
     exists; on PostgreSQL `switchboard status` says, as check-config stays offline)."""
@@ -315,16 +250,6 @@ async def paired_operators(config: SwitchboardConfig) -> list[str]:
         f"  workspace {p.workspace_id}: {p.platform} {p.sender_id} ({p.sender_name or 'no name'})"
         for p in paired
     ]
-
-
-def lease_lines(leases: list[Lease], now: float) -> list[str]:
-    """Which replica holds which lease (PostgreSQL): the `active` one runs every session."""
-    lines = []
-    for lease in leases:
-        left = lease.expires_at - now
-        state = f"expires in {left:.1f} s" if left >= 0 else f"expired {-left:.1f} s ago (free)"
-        lines.append(f"lease {lease.name}: {lease.holder}, fence {lease.fence}, {state}")
-    return lines
 
 
 async def run(

@@ -162,6 +162,7 @@ def message_chat(
         text=text,
         is_direct=message.chat.type == "private",
         sender_name=message.from_user.full_name,
+        conversation_name=message.chat.title,
         message_ref=str(message.message_id),
         attachment_kind=kind,
         files=files(message),

@@ -43,6 +43,19 @@ class Conversation:
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationName:
+    """How people name a conversation: what the platform told of it with the last operator's
+    message there (kept so that nobody has to look up an id)."""
+
+    key: str  # the conversation key (`Route.conversation_key`)
+    workspace_id: str
+    direct: bool  # a DM / private chat
+    title: str | None  # the chat's or channel's own name, when the platform gives it
+    person: str | None  # the name of who wrote last, as the platform gives it
+    operator_id: str  # which operator of the config that is
+
+
+@dataclass(frozen=True, slots=True)
 class FailedRoute:
     conversation_key: str
     workspace_id: str

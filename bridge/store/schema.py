@@ -202,4 +202,18 @@ MIGRATIONS: list[str | Migration] = [
         PRIMARY KEY (workspace_id, platform, sender_id)
     );
     """,
+    # 11: how people name a conversation (issue 29): what the platform told of it with the
+    # last operator's message there, so that status and the console say "Telegram, DM with
+    # Alice" where they said a conversation key.
+    """
+    CREATE TABLE conversation_names (
+        conversation_key TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        is_direct INTEGER NOT NULL,
+        title TEXT,
+        person TEXT,
+        operator_id TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    """,
 ]

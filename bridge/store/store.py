@@ -17,6 +17,7 @@ from bridge.store.records import (
     AdminActionRecord,
     Backlog,
     Conversation,
+    ConversationName,
     FailedRoute,
     Forwarded,
     Held,
@@ -164,6 +165,24 @@ class BridgeStore:
             )
             for r in rows
         ]
+
+    async def conversation_names(self) -> dict[str, ConversationName]:
+        """How people name each conversation an operator wrote in, by conversation key."""
+        rows = await self._store.read_sql(
+            "SELECT conversation_key, workspace_id, is_direct, title, person, operator_id"
+            " FROM conversation_names"
+        )
+        return {
+            r["conversation_key"]: ConversationName(
+                r["conversation_key"],
+                r["workspace_id"],
+                bool(r["is_direct"]),
+                r["title"],
+                r["person"],
+                r["operator_id"],
+            )
+            for r in rows
+        }
 
     async def forwarded(self, after_id: int = 0, limit: int = 100) -> list[Forwarded]:
         """Requests standby replicas took, oldest first: what the active replica handles."""

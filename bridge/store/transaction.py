@@ -14,7 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from bridge.events import AdminAction, RequestForwarded
-from bridge.store.records import AdminActionRecord, NotificationPost, NotificationRouting
+from bridge.store.records import (
+    AdminActionRecord,
+    ConversationName,
+    NotificationPost,
+    NotificationRouting,
+)
 from bridge.types import DeliveryKind, DeliveryStatus, Route
 from runtime.events import Event, Payload
 from runtime.store import Writer
@@ -86,6 +91,25 @@ class BridgeTx:
             " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_key) DO UPDATE"
             " SET session_id = excluded.session_id, updated_at = excluded.updated_at",
             (key, session_id, workspace_id, route.model_dump_json(), self.now()),
+        )
+
+    def name_conversation(self, name: ConversationName) -> None:
+        """How people name a conversation, as its latest operator's message told."""
+        self._w.write_sql(
+            "INSERT INTO conversation_names (conversation_key, workspace_id, is_direct, title,"
+            " person, operator_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
+            " (conversation_key) DO UPDATE SET is_direct = excluded.is_direct,"
+            " title = excluded.title, person = excluded.person,"
+            " operator_id = excluded.operator_id, updated_at = excluded.updated_at",
+            (
+                name.key,
+                name.workspace_id,
+                int(name.direct),
+                name.title,
+                name.person,
+                name.operator_id,
+                self.now(),
+            ),
         )
 
     def forward(

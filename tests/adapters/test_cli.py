@@ -56,7 +56,8 @@ def test_status_takes_config_before_or_after(tmp_path: Path, before: bool) -> No
         *(["--config", config, "status"] if before else ["status", "--config", config])
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"no database yet at {tmp_path / 'sb.db'}: nothing has run here yet.\n"
+    nothing = "Switchboard is not running, and has not run here yet: no database at"
+    assert result.stdout == f"{nothing} {tmp_path / 'sb.db'}.\n"
     assert not (tmp_path / "sb.db").exists(), "status only reads"
 
 

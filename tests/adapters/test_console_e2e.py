@@ -101,7 +101,9 @@ async def test_unknown_command_and_bad_arguments_get_clear_replies(
     console.type("/queue followup")
     await console.expect("Queue mode for this conversation is now followup.")
     console.type("/status")
-    await console.expect("Queue: 0 waiting; mode followup.")
+    await console.expect(
+        "Queue: empty (mode followup: each message gets a turn of its own, after the one running)."
+    )
     assert anthropic_api.requests == [], "no command reached the model"
     messages = await console.runtime.store.messages()
     assert messages == [], "no command or empty line became a runtime message"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import aiohttp
 
-from tests.adapters.cli_process import switchboard
+from runtime import EventType
+from tests.adapters.cli_process import run_to_end
 from tests.adapters.console_harness import ConsoleHarness, config_file, make_config
 from tests.adapters.test_metrics import parse, value
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.runtime.helpers import wait_for
 
 
 async def test_healthz_and_metrics(
@@ -33,20 +37,38 @@ async def test_healthz_and_metrics(
     assert value(m, "switchboard_platform_up", platform="console", workspace="local") == 1
 
 
-async def test_status_lists_sessions_and_deliveries(
+async def test_status_says_whether_switchboard_runs_and_what_each_session_does(
     anthropic_api: FakeAnthropic, db_path: Path
 ) -> None:
-    config = make_config(db_path, anthropic_api)
-    console = await ConsoleHarness(config).start()
-    console.type("hello")
-    await console.expect("agent> ok")
-    await console.app.bridge.settle()
-    await console.close()
-    file = config_file(db_path, anthropic_api, agent_tools=[])
+    """`switchboard status` as the admin types it, while a turn runs, then once it stopped."""
+    file = config_file(db_path, anthropic_api)
+    console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
+    try:
+        console.type("hello")
+        await console.expect("agent> ok")
+        anthropic_api.script = [tools(("sleep", {"seconds": 60})), text("done")]
+        console.type("wait a minute")
+        await wait_for(console.app.runtime, EventType.TOOL_STARTED)
 
-    result = switchboard("status", "--config", file)  # as the admin types it
+        code, out = await run_to_end("status", "--config", file)
 
-    assert result.returncode == 0, result.stderr
-    assert "sessions: 1" in result.stdout
-    assert "deliveries: accepted_by_transport 1" in result.stdout
-    assert "workspace local: 0 undelivered notification(s)" in result.stdout
+        assert code == 0, out
+        running = f"Switchboard is running: process {os.getpid()} on SQLite file {db_path}, since"
+        assert out.startswith(running), out
+        assert "Workspace local: 1 of 1 session(s) active.\n" in out, out
+        assert "  - console \u00b7 you \u00b7 assistant \u00b7 running tool `sleep` for " in out
+        assert "Deliveries: 1 delivered." in out, "hello's answer"
+        assert "  Undelivered notifications: none." in out
+        console.type("/stop")
+        await console.expect("Stopped.")
+        await console.app.bridge.settle()
+    finally:
+        await console.close()
+
+    code, out = await run_to_end("status", "--config", file)
+
+    assert code == 0, out
+    assert out.startswith(f"Switchboard is not running: no process has SQLite file {db_path}")
+    assert "Workspace local: 0 of 1 session(s) active.\n  Nothing running.\n" in out, out
+    assert re.search(r"^Deliveries: \d+ delivered\.$", out, re.MULTILINE), out
+    assert "accepted_by_transport" not in out

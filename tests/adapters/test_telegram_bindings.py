@@ -178,7 +178,7 @@ async def test_a_command_addressed_to_the_bot_works_in_a_group_and_others_are_le
             telegram_api.push_message(command, user=ALICE, entities=[entity], **group)
         await until(lambda: len(replies(telegram_api, GROUP)) == 1)
         [status] = replies(telegram_api, GROUP)
-        assert "Agent acme/ops answers here." in status["text"]
+        assert "\nAgent ops answers here.\n" in status["text"]
         menu = telegram_api.sent("setMyCommands")[0]["commands"]
         assert [c["command"] for c in menu] == [name.value for name in CommandName]
         assert [(c["command"], c["description"]) for c in menu] == command_menu()
@@ -205,8 +205,8 @@ async def test_a_new_binding_takes_over_at_new_and_status_says_so(
         telegram_api.push_message("/status", user=ALICE)
         await until(lambda: len(replies(telegram_api, ALICE)) == 3)
         status = replies(telegram_api, ALICE)[2]["text"]
-        assert "Agent acme/assistant is idle." in status
-        assert "now bound to agent acme/private" in status
+        assert status.startswith("assistant: idle.\n")
+        assert "now bound to agent private;" in status
         telegram_api.push_message("/new", user=ALICE)
         telegram_api.push_message("fresh", user=ALICE)
         await until(lambda: len(anthropic_api.requests) == 3)

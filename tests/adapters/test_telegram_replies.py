@@ -225,7 +225,8 @@ async def test_notification_buttons_stop_and_status_for_the_operator_only(
         [record] = await app.runtime.store.notifications()
 
         press(telegram_api, "notification_status", notification)
-        await until(lambda: said(telegram_api, GROUP, "Agent acme/assistant is working"))
+        working = "assistant: running tool <code>wait</code> for "
+        await until(lambda: said(telegram_api, GROUP, working))
 
         press(telegram_api, "notification_stop", notification, user=STRANGER)
         await until(lambda: said(telegram_api, GROUP, "You are not an operator"))

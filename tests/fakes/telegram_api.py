@@ -131,12 +131,13 @@ class FakeTelegram:
         sticker: bool = False,
         entities: list[dict[str, Any]] | None = None,
         reply_to: dict[str, Any] | None = None,
+        title: str | None = None,
         **fields: Any,
     ) -> int:
         """A person's message as Telegram delivers it; `entities` as Telegram marks up its text
-        (see `entity`), `reply_to` the message it replies to; `fields` add to it as Telegram
-        would (`reply_to_message` with the whole message replied to, `quote`,
-        `external_reply`, ...)."""
+        (see `entity`), `reply_to` the message it replies to, `title` a group's; `fields` add
+        to it as Telegram would (`reply_to_message` with the whole message replied to,
+        `quote`, `external_reply`, ...)."""
         update_id = next(self._ids)
         message: dict[str, Any] = {
             "message_id": 1000 + update_id,
@@ -144,6 +145,8 @@ class FakeTelegram:
             "chat": {"id": chat if chat is not None else user, "type": chat_type},
             "from": {"id": user, "is_bot": False, "first_name": f"user{user}"},
         }
+        if title is not None:
+            message["chat"]["title"] = title
         if text is not None:
             message["text"] = text
         if entities:

@@ -128,8 +128,9 @@ async def test_the_slash_command_answers_its_operator_alone_and_refuses_a_strang
         assert help_text.startswith("/sb followed by")
         assert "/sb queue steer|followup" in help_text and "/sb stop - " in help_text
         assert texts[1] == "Queue mode for this conversation is now collect."
-        assert "Agent acme/assistant is idle." in texts[2]
-        assert "Queue: 0 waiting; mode collect." in texts[2]
+        assert texts[2].startswith("assistant: idle.\n")
+        collect = "messages sent during a turn are answered together after it"
+        assert f"Queue: empty (mode collect: {collect})." in texts[2]
         assert texts[3].startswith("You are not an operator")
         assert slack_api.posts() == [], "nothing was posted in the conversations"
         assert anthropic_api.requests == []

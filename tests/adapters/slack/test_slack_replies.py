@@ -85,7 +85,7 @@ async def test_notification_buttons_answer_operators_and_refuse_strangers(
     assert posted is not None
 
     assert (await slack.click(posted, OPS, STATUS)).status == 200
-    await until(lambda: said(slack_api, OPS, "Agent acme/assistant is idle.") is not None)
+    await until(lambda: said(slack_api, OPS, "assistant: idle.") is not None)
 
     assert (await slack.click(posted, OPS, STOP)).status == 200
     await until(lambda: said(slack_api, OPS, "Agent acme/assistant is not working") is not None)

@@ -1,0 +1,183 @@
+"""`switchboard status`, read from the store by another process than the one running: first
+whether Switchboard runs (the SQLite file's lock, held by the running process with its pid
+inside; on PostgreSQL the `active` lease), then what each active session does, deliveries and
+undelivered notifications, in the words `/status` and the console use (`bridge/activity.py`,
+`bridge/texts.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from adapters.server.pairing_cli import pairing_lines
+from adapters.server.reloading import holder
+from bridge import texts
+from bridge.activity import Activity, ActivityReader, agent_name, duration, plain_error
+from bridge.places import place
+from bridge.status import undelivered_notifications
+from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+from bridge.store import BridgeStore, ConversationName, Intent
+from bridge.store.pairing import PairingStore
+from bridge.types import DeliveryStatus
+from config.schema import SwitchboardConfig
+from runtime.records import Lease
+from runtime.store import Store
+
+RUNNING = "Switchboard is running: {who} on {where}, since {since} ({ago} ago)."
+RUNNING_REPLICA = "Switchboard is running: replica {holder} is active on {where} (lease {left})."
+NOT_RUNNING = (
+    "Switchboard is not running: no process has {where} open. What it left goes on at the "
+    "next `switchboard run`."
+)
+NOT_RUNNING_REPLICA = (
+    "Switchboard is not running: no replica holds the active lease on {where}{last}. What it "
+    "left goes on once one runs."
+)
+LEASE_LEFT = "renewed, {left:.0f} s left"
+LAST_HOLDER = " (replica {holder} let it go {ago} ago)"
+SESSIONS = "Workspace {workspace}: {active} of {count} session(s) active."
+NOTHING_RUNS = "  Nothing running."
+LAST_ERROR = "      last error: {error}"
+DELIVERIES = "Deliveries: {counts}."
+NO_DELIVERIES = "Deliveries: none yet."
+FAILED_DELIVERY = "  Failed: the {kind} to {where}: {error}"
+UNDELIVERED = "  Undelivered notifications: {count}"
+UNDELIVERED_NONE = "  Undelivered notifications: none."
+UNDELIVERED_LINE = "    - {summary} (from {agent}; {status})"
+NO_DATABASE = "Switchboard is not running, and has not run here yet: no database at {path}."
+
+
+def no_database(config: SwitchboardConfig) -> str | None:
+    """What to say when there is nothing to read (the command creates no database)."""
+    if not config.storage.shared and not Path(config.storage.path).exists():
+        return NO_DATABASE.format(path=config.storage.path)
+    return None
+
+
+def status_command(config: SwitchboardConfig) -> int:
+    print(no_database(config) or asyncio.run(status(config)))
+    return 0
+
+
+async def status(config: SwitchboardConfig) -> str:
+    store = await Store.open(
+        config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
+    )
+    bridge_store = BridgeStore(store)
+    try:
+        now = store.clock.wall()
+        leases = await store.leases.all()
+        running, line = _fleet(config, leases, now) if config.storage.shared else _one(config, now)
+        lines = [line, *(lease_lines(leases, now) if config.storage.shared else [])]
+        reader = ActivityReader(store, bridge_store, running=running)
+        activities = await reader.read(await store.sessions())
+        lines.append(_deliveries(await bridge_store.delivery_counts()))
+        names = await bridge_store.conversation_names()
+        for w in config.workspaces:
+            lines += _sessions(w.id, [a for a in activities if a.workspace_id == w.id], now)
+            failed = await bridge_store.workspace_deliveries(w.id)
+            lines += _failed(failed, names)
+            lines += await _undelivered(store, bridge_store, w.id)
+        lines += await pairing_lines(PairingStore(store), now)
+        lines += await inbox_lines(config, now)
+        return "\n".join(lines)
+    finally:
+        await store.close()
+
+
+def _one(config: SwitchboardConfig, now: float) -> tuple[bool, str]:
+    """Whether a process runs the SQLite file: it holds the file's lock while it does."""
+    where = config.storage.described
+    pid = holder(config.storage.path)
+    if pid is None:
+        return False, NOT_RUNNING.format(where=where)
+    since = Path(f"{config.storage.path}.lock").stat().st_mtime  # written when it took the lock
+    who = f"process {pid}" if pid else "a process"
+    shown = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since))
+    return True, RUNNING.format(who=who, where=where, since=shown, ago=duration(now - since))
+
+
+def _fleet(config: SwitchboardConfig, leases: Sequence[Lease], now: float) -> tuple[bool, str]:
+    """Whether a replica runs the PostgreSQL database: one holds the `active` lease."""
+    where = config.storage.described
+    active = next((lease for lease in leases if lease.name == "active"), None)
+    if active is not None and active.expires_at > now:
+        left = LEASE_LEFT.format(left=active.expires_at - now)
+        return True, RUNNING_REPLICA.format(holder=active.holder, where=where, left=left)
+    last = (
+        LAST_HOLDER.format(holder=active.holder, ago=duration(now - active.expires_at))
+        if active is not None and active.expires_at > 0
+        else ""
+    )
+    return False, NOT_RUNNING_REPLICA.format(where=where, last=last)
+
+
+def _sessions(workspace_id: str, activities: Sequence[Activity], now: float) -> list[str]:
+    active = [a for a in activities if a.active]
+    lines = [SESSIONS.format(workspace=workspace_id, active=len(active), count=len(activities))]
+    if not active:
+        return [*lines, NOTHING_RUNS]
+    for a in active:
+        lines.append(f"  - {a.line(now)}")
+        if a.last_error:
+            lines.append(LAST_ERROR.format(error=a.last_error))
+    return lines
+
+
+def _deliveries(counts: dict[DeliveryStatus, int]) -> str:
+    if not counts:
+        return NO_DELIVERIES
+    shown = ", ".join(f"{n} {texts.DELIVERY_STATUS_WORDS[s]}" for s, n in counts.items())
+    return DELIVERIES.format(counts=shown)
+
+
+def _failed(intents: Sequence[Intent], names: dict[str, ConversationName]) -> list[str]:
+    return [
+        FAILED_DELIVERY.format(
+            kind=texts.DELIVERY_KIND_WORDS[i.kind],
+            where=place(i.route.conversation_key, names).where,
+            error=plain_error(i.last_error) or texts.DELIVERY_STATUS_WORDS[i.status],
+        )
+        for i in intents
+        if i.status is DeliveryStatus.FAILED
+    ]
+
+
+async def _undelivered(store: Store, bridge_store: BridgeStore, workspace_id: str) -> list[str]:
+    undelivered = await undelivered_notifications(store, bridge_store, workspace_id)
+    if not undelivered:
+        return [UNDELIVERED_NONE]
+    return [UNDELIVERED.format(count=len(undelivered))] + [
+        UNDELIVERED_LINE.format(
+            summary=u.summary, agent=agent_name(u.requested_by_agent_id), status=u.words
+        )
+        for u in undelivered
+    ]
+
+
+async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
+    """What the door process stored that the main process has not handled yet."""
+    from adapters.doors.store import InboxReader, inbox_path
+
+    path = inbox_path(Path(config.storage.path))
+    if config.storage.shared or not path.exists():
+        return []
+    inbox = InboxReader(path)
+    try:
+        count, oldest = await inbox.backlog()
+    finally:
+        inbox.close()
+    since = f", the oldest from {now - oldest:.0f} s ago" if oldest is not None else ""
+    return [f"inbox (the door process): {count} request(s) not yet handled{since}"]
+
+
+def lease_lines(leases: Sequence[Lease], now: float) -> list[str]:
+    """Which replica holds which lease (PostgreSQL): the `active` one runs every session."""
+    lines = []
+    for lease in leases:
+        left = lease.expires_at - now
+        state = f"expires in {left:.1f} s" if left >= 0 else f"expired {-left:.1f} s ago (free)"
+        lines.append(f"lease {lease.name}: {lease.holder}, fence {lease.fence}, {state}")
+    return lines
