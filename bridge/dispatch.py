@@ -107,7 +107,9 @@ class Dispatcher:
                 )
             case ContextCompacted() as compacted:
                 await self._compacted(event, compacted)
-            case TurnStarted():
+            case TurnStarted(resumed=resumed):
+                if resumed:
+                    await self._resumed(event)
                 await self._progress(event, "starting", 0.0)
             case Progress(step=step, elapsed_s=elapsed):
                 await self._progress(event, step, elapsed)
@@ -131,6 +133,15 @@ class Dispatcher:
         route = await self._route(session_id, run_id)
         if route is not None:
             self._presenter.update(route, run_id, step, elapsed_s)
+
+    async def _resumed(self, event: Event) -> None:
+        """A turn a restart cut off goes on (its messages taken again): its conversation is
+        told, before the turn's answer."""
+        session_id = event.session_id or ""
+        if self._is_child(session_id):
+            return  # a child's work reaches the operator through its parent
+        route = await self._router.resolve(session_id, event.run_id)
+        await self._deliver(event, route, DeliveryKind.COMMAND_REPLY, texts.TURN_RESUMED)
 
     async def _turn_finished(self, event: Event, finished: TurnFinished) -> None:
         session_id, run_id = event.session_id or "", event.run_id

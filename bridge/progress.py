@@ -6,7 +6,9 @@ One task per running turn shows its state: at once, then on each change (at most
 the turn ends it clears it, before the next turn in the same conversation shows its own. Each
 show spends from the platform's pacing budget, shared with the replies on worse terms (see
 `bridge.ratelimit`): a call there is no room for now is skipped, not waited for, and the newest
-state is shown once there is room. Updates are coalesced, never queued.
+state is shown once there is room. Updates are coalesced, never queued; a transport that
+prints lines with no rate limit (a terminal: `ProgressLog`) is also told every step and note
+at once, in order.
 
 The answer streams in the same view (`ProgressView.answer`): the first words are shown at
 once, not after `min_gap_s`, and then the newest text with each update. The transport shows it
@@ -24,11 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bridge.ratelimit import PacedTransports
 from bridge.store import BridgeStore
-from bridge.transport import Call, LiveMessages, ProgressView
+from bridge.transport import Call, LiveMessages, ProgressLog, ProgressView
 from bridge.types import Route
 from config.secrets import Secrets
 from runtime.clock import Clock
@@ -100,13 +102,26 @@ class ProgressPresenter:
         elif step != live.step:
             live.step = step
             live.changed.set()
+        else:
+            return
+        self._log(live, None)
 
     async def note(self, run_id: str, text: str) -> None:
         """A one-off line under the step, shown with the next update."""
         live = self._live.get(run_id)
-        if live is not None:
+        if live is not None and not self._log(live, text):
             live.note = text
             live.changed.set()
+
+    def _log(self, live: _Live, note: str | None) -> bool:
+        """Tell a transport that prints progress as lines this step or note at once (see
+        `ProgressLog`); whether it is one."""
+        transport = self._transports.get(live.route.platform)
+        if not isinstance(transport, ProgressLog):
+            return False
+        view = replace(self._view(live), note=None if note is None else self._secrets.mask(note))
+        transport.log_progress(live.route, view)
+        return True
 
     def stream(self, run_id: str, delta: str) -> None:
         """More of the answer: shown with the next update (the first words at once)."""

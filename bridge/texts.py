@@ -73,6 +73,10 @@ CONTEXT_UNKNOWN = "Context: not measured yet ({window:,}-token window)."
 NEW_SESSION = "Started a fresh session; the agent no longer sees the earlier conversation."
 DROPPED = "Your message \u201c{text}\u201d was dropped: {reason}."
 TURN_FAILED = "The agent could not finish: {error}"
+TURN_RESUMED = (
+    "Switchboard restarted while the agent was working on this; it goes on now (a tool that "
+    "was running then is not run again)."
+)
 INTERJECTED = "(your message reached the agent {where})"
 BOUNDARY_WORDS = {
     Boundary.BEFORE_PROVIDER_REQUEST: "before its next model call",

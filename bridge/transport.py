@@ -128,6 +128,17 @@ class LiveMessages(Protocol):
         ...
 
 
+@runtime_checkable
+class ProgressLog(Protocol):
+    """A transport that prints progress as lines, with no rate limit (a terminal): it is told
+    every step and every note at once, in order, where a paced view shows only the newest
+    state. Its `show_progress` still gets the paced views (and the clear)."""
+
+    def log_progress(self, route: Route, view: ProgressView) -> None:
+        """Print one step (`view.note` None) or one note; no platform call, no waiting."""
+        ...
+
+
 class Transport(Protocol):
     profile: PlatformProfile  # the platform's facts: its name, limits, markup
 

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from adapters.admin import AdminDeps
-from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport
+from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport, Ending
 from adapters.doors import slow_clients
 from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
 from adapters.server.http import build_app, listen
@@ -72,7 +72,8 @@ class App:
         self._provider = provider
         self._clock = clock
         self._runner: web.AppRunner | None = None
-        self._console: asyncio.Task[None] | None = None
+        self._console: asyncio.Task[Ending] | None = None
+        self._terminal = ConsoleTransport(stdout)
         self._reloading = asyncio.Lock()
         self._editing = asyncio.Lock()
         self._console_on = False
@@ -177,7 +178,7 @@ class App:
     def _prepare(self) -> None:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
         if consoles:
-            self.bridge.attach(ConsoleTransport(self._stdout))
+            self.bridge.attach(self._terminal)
         self.live.add_all(self.config.workspaces)
 
     async def _go_live(self) -> None:
@@ -195,7 +196,10 @@ class App:
                 {"slack": self.live.slack_front.replay, "telegram": self.live.telegram_front.replay}
             )
         if consoles:
-            console = ConsoleAdapter(self.bridge, consoles[0], self._stdin)
+            data_dir = Path(self.config.storage.path).parent  # its history is kept there
+            console = ConsoleAdapter(
+                self.bridge, consoles[0], self._stdin, self._terminal, data_dir=data_dir
+            )
             self._console = asyncio.get_running_loop().create_task(console.run())
             metrics.connection(CONSOLE.name, consoles[0].id, up=True)
             self._console.add_done_callback(  # input ended, failed or was stopped
@@ -365,7 +369,7 @@ class App:
                     self._leading.result()  # an activation that failed: raised to the caller
                 return
             await asyncio.wait({stopper, self._console}, return_when=asyncio.FIRST_COMPLETED)
-            if stop.is_set():
+            if stop.is_set() or _quit_now(self._console):
                 return
             settled: asyncio.Future[Any] = asyncio.ensure_future(self.bridge.settle())
             await asyncio.wait({stopper, settled}, return_when=asyncio.FIRST_COMPLETED)
@@ -412,3 +416,10 @@ class App:
             await self._end_leadership()
             await self.leadership.release()
         await self.runtime.close()
+
+
+def _quit_now(console: asyncio.Task[Ending]) -> bool:
+    """The operator left the terminal chat without waiting for the agent (Ctrl-C twice)."""
+    return (
+        not console.cancelled() and console.exception() is None and console.result() is Ending.NOW
+    )

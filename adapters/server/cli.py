@@ -294,10 +294,20 @@ def replica_line(config: SwitchboardConfig, replica: str, active: bool) -> str:
 def banner(config: SwitchboardConfig, port: int) -> str:
     model = "the offline model" if config.provider.kind == "offline" else config.provider.model
     lines = [f"Switchboard is running with {model}; http on {config.server.host}:{port}."]
+    if config.console_enabled():
+        host = config.server.host
+        if host in ("0.0.0.0", "::", ""):  # every interface: this machine's own is one
+            host = "[::1]" if host == "::" else "127.0.0.1"
+        elif ":" in host:  # an IPv6 address
+            host = f"[{host}]"
+        base = config.server.public_url or f"http://{host}:{port}"
+        lines.append(f"Admin console: {base.rstrip('/')}/admin (log in with an admin token).")
     if any(w.console for w in config.workspaces):
         lines.append(
-            "Type a message and press Enter. Try: work 5 (then type while it works),"
-            " notify hello, spawn check the disk, /help. Ctrl-D quits."
+            "Type a message and press Enter (a paste of several lines is one message; Alt-Enter"
+            " starts a new line, Up recalls earlier ones). Try: work 5 (then type while it"
+            " works), notify hello, spawn check the disk, /help. Ctrl-C stops the agent's turn;"
+            " Ctrl-D quits."
         )
     return "\n".join(lines)
 

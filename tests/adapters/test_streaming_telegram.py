@@ -168,10 +168,11 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_preview_left(
     await asyncio.sleep(1.0)  # a process starts again no sooner than the chat's second is over
     app = await start_app(db_path, anthropic_api, telegram_api)
     try:
-        await until(lambda: telegram_api.chat(GROUP) == [ANSWER])
+        shown = [texts.TURN_RESUMED, ANSWER]  # the chat is told the turn goes on
+        await until(lambda: telegram_api.chat(GROUP) == shown)
         await app.bridge.settle()
-        assert telegram_api.chat(GROUP) == [ANSWER]
-        assert [m["text"] for m in replies(telegram_api, GROUP)] == [ANSWER]
+        assert telegram_api.chat(GROUP) == shown
+        assert [m["text"] for m in replies(telegram_api, GROUP)] == shown
         assert_clean(telegram_api)
     finally:
         await app.stop()

@@ -1,60 +1,122 @@
-"""The console chat as a person meets it: `switchboard run` in a real terminal (tmux), a
-task typed, a message typed while the agent works, the answer, and Ctrl-D. Log lines never
-appear on the screen."""
+"""The console chat as a person meets it: `switchboard run` in a real terminal (tmux), with
+the offline model. What they paste arrives whole and as one message; what is printed while
+they type leaves their line alone; Up recalls; Ctrl-C stops the turn, Ctrl-D quits; the demo
+works in any order, across /new and a restart, and a turn a kill cut off goes on, saying so.
+Log lines never appear on the screen."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import time
+import os
+import re
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.adapters.cli_process import ROOT, SCRIPT
+import pytest
 
-TMUX = shutil.which("tmux")
+from bridge import texts
+from tests.adapters.cli_process import ROOT
+from tests.adapters.terminal import Terminal
 
-
-def screen(session: str) -> str:
-    return subprocess.run(
-        ["tmux", "capture-pane", "-p", "-t", session, "-S", "-200"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+ADMIN_TOKEN = "a-long-enough-admin-token-for-tests"
 
 
-def wait_for_screen(session: str, text: str, limit_s: float = 30) -> str:
-    deadline = time.monotonic() + limit_s
-    while text not in (shown := screen(session)):
-        assert time.monotonic() < deadline, f"{text!r} never appeared; the screen:\n{shown}"
-        time.sleep(0.2)
-    return shown
-
-
-def test_a_conversation_in_a_real_terminal(tmp_path: Path) -> None:
-    assert TMUX, "tmux is part of this project's machine image; install it: apt-get install tmux"
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
     config = tmp_path / "switchboard.toml"
     default = (ROOT / "config/switchboard.toml").read_text()
-    config.write_text(default + "\n[server]\nport = 0\n")
-    session = f"sb-test-{tmp_path.name}"
-    command = f"'{SCRIPT}' run --config '{config}'; echo \"[exit $?]\"; sleep 60"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "150", "-y", "50", command],
-        check=True,
-        cwd=tmp_path,
-    )
-    try:
-        wait_for_screen(session, "Type a message and press Enter")
-        subprocess.run(["tmux", "send-keys", "-t", session, "work 3", "Enter"], check=True)
-        wait_for_screen(session, "Step 1 of 3")
-        subprocess.run(
-            ["tmux", "send-keys", "-t", session, "also check the disk", "Enter"], check=True
-        )
-        wait_for_screen(session, "While I worked you said: “also check the disk”.")
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-d"], check=True)
-        shown = wait_for_screen(session, "[exit 0]")
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    config.write_text(default + f'\n[server]\nport = 0\n\n[admin]\ntoken = "{ADMIN_TOKEN}"\n')
+    terminal = Terminal(tmp_path, config)
+    yield terminal
+    terminal.close()
+
+
+def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> None:
+    terminal.start()
+    shown = terminal.wait_for_line("you>")  # the line editor's prompt: it reads keys now
+    port = re.search(r"http on 127\.0\.0\.1:(\d+)\.", shown)
+    assert port, shown
+    assert f"Admin console: http://127.0.0.1:{port[1]}/admin" in shown
+
+    terminal.paste("first line\nsecond line\nthird line")
+    terminal.keys("Enter")
+    shown = terminal.wait_for("agent> You said: first line")
+    assert "agent> You said: first line\n       second line\n       third line\n" in shown
+    assert shown.count("You said:") == 1 and "Noted your message" not in shown, "one message"
+
+    # 10,199 characters: a terminal's own line editing holds 4,095; this editor has no limit
+    long = " ".join(f"w{i:04d}" for i in range(1700))
+    terminal.paste(long)
+    terminal.keys("Enter")
+    shown = terminal.wait_for(f"agent> You said: {long}\n")
+    assert "was cut" not in shown and "left out" not in shown
+
+    terminal.type("work 2")
+    terminal.wait_for("Step 1 of 2: sleep.")
+    terminal.type("also check the disk")  # a message while the agent works
+    terminal.type("still typ", enter=False)  # and half a line when the answer comes
+    terminal.wait_for("While I worked you said: “also check the disk”.")
+    shown = terminal.wait_for_line("you> still typ")  # whole, below what was printed
+    assert shown.count("still typ") == 1, "nothing printed split the line being typed"
+    lines = re.findall(r"Step (\d) of 2|\(your message reached the agent", shown)
+    assert [n for n in lines if n] == ["1", "2"], "each step printed once, in order"
+    assert lines.count("") == 1, "and the note on the message typed meanwhile"
+    terminal.type("ing")
+    terminal.wait_for("agent> You said: still typing")
+
+    terminal.keys("Up", "Up", "Up")  # still typing, also check the disk, work 2
+    terminal.wait_for("you> work 2", count=2)
+    terminal.keys("BSpace")
+    terminal.type("5")
+    terminal.wait_for("Step 1 of 5: sleep.")
+    terminal.keys("C-c")  # stops the turn, not Switchboard
+    terminal.wait_for(f"switchboard> {texts.STOPPED}")
+    terminal.type("are you there?")
+    shown = terminal.wait_for("agent> You said: are you there?")
+    assert "Done: 5 step(s)" not in shown
+    assert terminal.exit_status() is None
+
+    terminal.keys("C-d")
+    assert terminal.wait_exit() == 0
+    shown = terminal.screen()
     assert "Switchboard stopped" in shown
     assert " INFO " not in shown and "Traceback" not in shown, "logs went to the screen"
-    assert (tmp_path / "var/switchboard.log").exists(), "logs went to the file beside the db"
+    assert (terminal.folder / "var/switchboard.log").exists(), "logs went to the file beside the db"
+
+
+def demo(terminal: Terminal, times: int) -> None:
+    """The banner's suggestions, after a fresh session: each answered (the `times`th time)."""
+    terminal.type("work 1")
+    terminal.wait_for("agent> Done: 1 step(s). Last result: slept 1s", count=2 * times - 1)
+    terminal.type("/new")
+    terminal.wait_for(f"switchboard> {texts.NEW_SESSION}", count=times)
+    terminal.type("work 1")
+    terminal.wait_for("agent> Done: 1 step(s). Last result: slept 1s", count=2 * times)
+    terminal.type("notify hello")
+    terminal.wait_for("notice> 🔔 local/assistant:", count=times)
+    terminal.wait_for("Last result: operator notified: hello", count=times)
+    terminal.type("spawn check the disk")
+    terminal.wait_for("agent> My child agent reported back:", count=times)
+
+
+def test_the_demo_across_new_sessions_a_kill_and_a_restart(terminal: Terminal) -> None:
+    terminal.start()
+    terminal.wait_for_line("you>")
+    demo(terminal, times=1)
+
+    terminal.type("work 3")
+    terminal.wait_for("Step 2 of 3: sleep.")
+    os.kill(terminal.pid(), signal.SIGKILL)  # mid-turn, no goodbye
+    assert terminal.wait_exit() == 128 + signal.SIGKILL
+
+    terminal.start()  # the same data folder
+    shown = terminal.wait_for("agent> Done: 3 step(s)")
+    resumed = shown.index(f"switchboard> {texts.TURN_RESUMED}")
+    assert resumed < shown.index("agent> Done: 3 step(s)"), "told before the answer"
+    terminal.wait_for_line("you>")
+    demo(terminal, times=2)
+
+    terminal.keys("C-c")  # nothing runs: Ctrl-C quits
+    assert terminal.wait_exit() == 0
+    shown = terminal.screen()
+    assert "could not finish" not in shown and "Traceback" not in shown

@@ -1,0 +1,40 @@
+"""The terminal as a platform: its name, its one conversation, its limits and operator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bridge import TransportLimits
+from config.schema import OperatorConfig, WorkspaceConfig
+
+NAME = "console"
+CONVERSATION = "console"  # the one conversation: this terminal
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleProfile:
+    """The terminal: plain text, no limits to speak of, its one operator from the config."""
+
+    name: str = NAME
+    limits: TransportLimits = field(default=TransportLimits(max_chars=100_000))
+
+    def render(self, text: str) -> str:
+        return text
+
+    def serves(self, workspace: WorkspaceConfig) -> bool:
+        return workspace.console is not None
+
+    def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
+        console = workspace.console
+        return operator.id if console is not None and console.operator == operator.id else None
+
+    def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
+        return workspace.console is not None
+
+    def direct_conversation(
+        self, workspace: WorkspaceConfig, operator: OperatorConfig
+    ) -> str | None:
+        return CONVERSATION if workspace.console is not None else None
+
+
+CONSOLE = ConsoleProfile()

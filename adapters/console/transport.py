@@ -1,0 +1,70 @@
+"""What the bridge says in the terminal: replies, notifications and progress, printed."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from adapters.console.profile import CONSOLE
+from bridge import DeliveryKind, PlatformProfile, ProgressView, Route, texts
+from bridge.transport import Budget
+
+PREFIX = {
+    DeliveryKind.TURN_RESULT: "agent> ",
+    DeliveryKind.NOTIFICATION: "notice> ",
+    DeliveryKind.APPROVAL: "approve?> ",
+    DeliveryKind.COMMAND_REPLY: "switchboard> ",
+    DeliveryKind.PROGRESS: "... ",
+}
+
+
+class Screen:
+    """Where the console prints. While the line editor runs, `out` is its proxy, which prints
+    above the line being typed and draws that line again below."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def print(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+
+class ConsoleTransport:
+    """Replies and notifications as labelled lines; every step and note of a running turn as
+    a line of its own, in order (`ProgressLog`: a terminal has no rate limit)."""
+
+    profile: PlatformProfile = CONSOLE
+
+    def __init__(self, out: TextIO) -> None:
+        self.screen = Screen(out)
+        self._runs: dict[str, str] = {}  # conversation -> the run whose progress shows there
+
+    def running(self, route: Route) -> str | None:
+        """The run working for this conversation now, if any (its progress is shown)."""
+        return self._runs.get(route.conversation_key)
+
+    async def send(
+        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+    ) -> str | None:
+        prefix = PREFIX[kind]
+        if kind is DeliveryKind.APPROVAL:
+            text += texts.APPROVAL_HINT  # a terminal has no buttons: the commands answer
+        indent = " " * len(prefix)
+        self.screen.print(prefix + text.replace("\n", "\n" + indent))
+        return None  # a printed line cannot be replied to
+
+    async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
+        return None
+
+    def log_progress(self, route: Route, view: ProgressView) -> None:
+        if view.note is not None:
+            self.screen.print(f"    {view.note}")
+        else:
+            self.screen.print(f"    ... {view.step} ({view.elapsed_s:.1f}s)")
+
+    async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
+        """Nothing to print (`log_progress` printed every line): whether a turn runs here."""
+        if view is None:
+            self._runs.pop(route.conversation_key, None)
+        else:
+            self._runs[route.conversation_key] = view.run_id
