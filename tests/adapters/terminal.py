@@ -110,7 +110,16 @@ class Terminal:
         return status
 
     def close(self) -> None:
+        """Stop its tmux server (and what runs in it), and remove the server's socket."""
+        where = subprocess.run(
+            ["tmux", "-L", self.socket, "display-message", "-p", "#{socket_path}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False, capture_output=True)
+        if where:
+            Path(where).unlink(missing_ok=True)
 
 
 def _last_line(screen: str) -> str:
