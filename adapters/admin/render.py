@@ -41,7 +41,8 @@ def render(
     request: web.Request, template: str, *, status: int = 200, **context: Any
 ) -> web.Response:
     """Every page gets admin, csrf, workspaces (those this admin may see), workspace, flashes
-    (what the last actions did) and nonce (for an inline `<script nonce=...>`)."""
+    (what the last actions did), here (the page's path) and nonce (for an inline
+    `<script nonce=...>`)."""
     nonce = secrets.token_urlsafe(16)
     login = current_login(request)
     flashes = list(login.flashes) if login else []
@@ -53,6 +54,7 @@ def render(
         "workspaces": visible_workspaces(request) if login else [],
         "workspace": workspace_of(request) if "workspace" in request.match_info else None,
         "flashes": flashes,
+        "here": request.path,  # which of the workspace's tabs is shown
         "nonce": nonce,
         SECRETS: request.app[DEPS].bridge.secrets,
     }

@@ -2,15 +2,17 @@
 actions an admin steers it with. No HTTP here: `adapters/admin/` serves the pages."""
 
 from bridge.admin.errors import NotInWorkspace, NotPossible
+from bridge.admin.history import History
 from bridge.admin.live import live_sessions
 from bridge.admin.records import (
     AuditEntry,
     ConnectionRow,
     DeliveryRow,
     Overview,
+    Paged,
     SessionDetail,
     SessionRow,
-    TranscriptLine,
+    TurnView,
 )
 from bridge.admin.steer import Steering
 from bridge.admin.view import AdminView
@@ -21,13 +23,15 @@ __all__ = [
     "AuditEntry",
     "ConnectionRow",
     "DeliveryRow",
+    "History",
     "NotInWorkspace",
     "NotPossible",
     "Overview",
+    "Paged",
     "QueueMode",
     "SessionDetail",
     "SessionRow",
     "Steering",
-    "TranscriptLine",
+    "TurnView",
     "live_sessions",
 ]

@@ -1,16 +1,23 @@
-"""A session's ledger events as the console's audit list: one line each, saying what the
-admin needs to know (a drain's boundary, a drop's reason, a stop, a notification's target
-boundary and route, who did what from the console)."""
+"""A session's ledger events as the console's audit list: one line each, in words, saying who
+did what ("operator alice sent a message: it starts a turn", "tool shell ran 1.2 s, ok",
+"admin acme/lead stopped the turn"), with what the admin needs to know (a drain's boundary,
+a drop's reason, a notification's target and route)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from bridge.admin.records import AuditEntry
-from bridge.events import AdminAction
+from bridge.admin.words import chars, short_input, took
+from bridge.approvals import masked
+from bridge.events import AdminAction, AdminActionKind, InboundTruncated, OutputUnroutable
+from bridge.events import NotificationUnroutable as Unroutable
 from bridge.store import NotificationRoute
 from runtime.events import Event
 from runtime.payloads import (
+    ApprovalDecided,
+    ApprovalRequested,
+    AssistantText,
     ChildSpawned,
     ContextCompacted,
     InterjectionAdmitted,
@@ -28,56 +35,158 @@ from runtime.payloads import (
     TurnFinished,
     TurnStarted,
 )
+from runtime.records import ApprovalStatus, RunStatus, ToolCallRecord
+from runtime.scheduler import DecisionKind
+from runtime.tools.envelope import ToolStatus
+
+_DECISIONS = {
+    DecisionKind.START_TURN: "it starts a turn",
+    DecisionKind.WAIT_FOR_SAFE_POINT: "the running turn takes it in at its next safe point",
+    DecisionKind.QUEUE_FOR_NEXT_TURN: "it waits for the next turn",
+    DecisionKind.INTERRUPT_RUNNING_TURN: "it interrupts the running turn",
+    DecisionKind.DROP_NEW: "it is dropped",
+}
+ARROW = " \u2192 "
+_ADMIN_ACTIONS = {
+    AdminActionKind.STOP_TURN: "stopped the turn",
+    AdminActionKind.SET_QUEUE_MODE: "changed the queue mode",
+    AdminActionKind.RETRY_DELIVERY: "sent a failed delivery again",
+    AdminActionKind.DISCARD_DELIVERY: "discarded a failed delivery",
+    AdminActionKind.REROUTE_NOTIFICATION: "sent a notification",
+    AdminActionKind.EDIT_CONFIG: "changed the workspace's settings",
+    AdminActionKind.RELOAD_CONFIG: "reloaded the config file",
+}
 
 
-def entry(event: Event, routes: Mapping[str, NotificationRoute]) -> AuditEntry:
-    return AuditEntry(event.seq, event.at, event.type, event.run_id, _summary(event, routes))
+def entry(
+    event: Event,
+    routes: Mapping[str, NotificationRoute],
+    calls: Mapping[str, ToolCallRecord],
+) -> AuditEntry:
+    """`routes`: the notifications' routes by id; `calls`: the tool calls by tool_use id
+    (for how long each ran)."""
+    return AuditEntry(event.seq, event.at, event.type, event.run_id, _said(event, routes, calls))
 
 
-def _summary(event: Event, routes: Mapping[str, NotificationRoute]) -> str:
+def _said(
+    event: Event, routes: Mapping[str, NotificationRoute], calls: Mapping[str, ToolCallRecord]
+) -> str:
     match event.data:
-        case InterjectionAdmitted(boundary=boundary, sender=sender, message_id=message_id):
-            return f"operator message {message_id} from {sender} drained at {boundary}"
-        case InterjectionDrainFailed(boundary=boundary, error=error):
-            return f"drain at {boundary} failed ({error}); the messages went back to the queue"
-        case MessageDropped(reason=reason, sender=sender, message_id=message_id):
-            return f"message {message_id} from {sender} dropped: {reason}"
-        case MessageQueued(sender=sender, decision=decision, kind=kind):
-            return f"{kind} from {sender} queued: {decision}"
+        case AssistantText(text=text, tool_calls=n) if n:
+            said = f" and wrote {chars(text)}" if text.strip() else ""
+            return f"agent asked for {n} tool call{'s' if n != 1 else ''}{said}"
+        case AssistantText(text=text):
+            return f"agent answered ({chars(text)})"
+        case ToolStarted(name=name, input=tool_input):
+            given = short_input(masked(tool_input))
+            return f"tool {name} started" + (f": {given}" if given else "")
+        case ToolFinished() as finished:
+            return _tool_finished(finished, calls.get(finished.tool_use_id))
         case TurnStarted(message_ids=ids, mode=mode, resumed=resumed):
-            again = " (resumed)" if resumed else ""
-            return f"turn started{again} with {len(ids)} message(s), queue mode {mode}"
+            how = "resumed after a restart" if resumed else "started"
+            many = "s" if len(ids) != 1 else ""
+            return f"turn {how} with {len(ids)} message{many} (queue mode {mode})"
         case TurnFinished(outcome=outcome, error=error, duration_s=duration):
-            why = f": {error}" if error else ""
-            return f"turn {outcome} after {duration:.1f}s{why}"
+            return _turn_finished(outcome, error, duration)
+        case MessageQueued(sender=sender, decision=decision, kind=kind):
+            what = "a message" if kind == "operator_prompt" else kind.replace("_", " ")
+            return f"{_who(sender)} sent {what}: {_DECISIONS.get(decision, decision)}"
+        case InterjectionAdmitted(boundary=boundary, sender=sender, message_id=message_id):
+            where = boundary.replace("_", " ")
+            return f"{_who(sender)}'s message {message_id} joined the running turn ({where})"
+        case InterjectionDrainFailed(boundary=boundary, error=error):
+            return f"taking waiting messages in at {boundary} failed ({error}); they wait again"
+        case MessageDropped(reason=reason, sender=sender, message_id=message_id):
+            return f"{_who(sender)}'s message {message_id} was dropped: {reason}"
+        case ApprovalRequested(tool=tool, input=tool_input, reshown=reshown):
+            again = " again after a restart" if reshown else ""
+            shown = short_input(masked(tool_input))
+            return f"tool {tool} asks an operator's approval{again}: {shown}"
+        case ApprovalDecided(tool=tool, status=status, decided_by=by):
+            return _approval(tool, status, by)
         case NotificationRequested() as n:
             return _notification(n, routes.get(n.notification_id))
-        case ToolStarted(name=name):
-            return f"tool {name} started"
-        case ToolFinished(name=name, status=status, summary=summary):
-            return f"tool {name} {status}: {summary}"
+        case AdminAction(admin=admin, action=action, detail=detail):
+            return _admin(admin, action, detail)
         case QueueModeChanged(mode=mode):
-            return f"queue mode set to {mode or 'the default'}"
-        case SessionCreated(agent_id=agent, profile=profile):
-            return f"session created for {agent} ({profile})"
-        case ChildSpawned(child_agent_id=child):
-            return f"child agent {child} spawned"
+            return f"queue mode set to {mode or 'the workspace default'}"
+        case SessionCreated(agent_id=agent):
+            return f"session started for agent {agent}"
+        case ChildSpawned(child_agent_id=child, task=task):
+            return f"agent started child agent {child}: {short_input({'task': task})}"
         case ContextCompacted(rows=rows, fallback=fallback):
             how = "left out (the summary failed)" if fallback else "summarized"
-            return f"{rows} earlier transcript rows {how}"
+            return f"the earlier conversation ({rows} rows) was {how}"
         case ProviderRetry(attempt=attempt, error=error):
-            return f"model request retried (attempt {attempt}): {error}"
+            return f"model request failed ({error}); trying again (attempt {attempt})"
         case ProviderRequestRefused(problems=problems):
             return "model request refused before sending: " + "; ".join(problems)
         case RunRecovered(status=status):
-            return f"run recovered after a restart as {status}"
-        case AdminAction(admin=admin, action=action, detail=detail):
-            return f"{admin}: {action} ({detail})"
-    return event.type
+            return f"after a restart, the turn that was running is {status}"
+        case InboundTruncated(length=length):
+            return f"an operator's message of {length:,} characters was cut to fit"
+        case Unroutable(notification_id=notification_id, summary=summary):
+            return f"notification {notification_id} found no operator to go to: {summary}"
+        case OutputUnroutable(kind=kind):
+            return f"the agent's {kind} found no conversation to go to"
+    return event.type.replace("_", " ")
+
+
+def _who(sender: str | None) -> str:
+    return f"operator {sender}" if sender else "someone"
+
+
+def _tool_finished(finished: ToolFinished, call: ToolCallRecord | None) -> str:
+    ran = None
+    if call is not None and call.finished_at is not None:
+        ran = took(call.finished_at - call.started_at)
+    error = call.result.error if call is not None and call.result is not None else None
+    name, summary = finished.name, finished.summary
+    if error is not None and error.kind in ("denied", "approval_timed_out"):
+        return f"tool {name} was not run: {summary}"
+    if finished.status is ToolStatus.CANCELLED:
+        return f"tool {name} stopped" + (f" after {ran}" if ran else "") + f": {summary}"
+    outcome = "ok" if finished.status is ToolStatus.SUCCESS else f"error: {summary}"
+    return f"tool {name} ran {ran}, {outcome}" if ran else f"tool {name} ran, {outcome}"
+
+
+def _turn_finished(outcome: RunStatus, error: str | None, duration: float) -> str:
+    why = f": {error}" if error else ""
+    match outcome:
+        case RunStatus.COMPLETED:
+            return f"turn finished after {took(duration)}"
+        case RunStatus.STOPPED:
+            return f"turn stopped after {took(duration)}{why}"
+        case RunStatus.INTERRUPTED:
+            return f"turn interrupted after {took(duration)} (the process ended)"
+    return f"turn {outcome} after {took(duration)}{why}"
+
+
+def _approval(tool: str, status: ApprovalStatus, by: str | None) -> str:
+    who = by if by is None or by.startswith(("admin ", "operator ")) else f"operator {by}"
+    match status:
+        case ApprovalStatus.APPROVED:
+            return f"{who} approved tool {tool}"
+        case ApprovalStatus.DENIED:
+            return f"{who} denied tool {tool}"
+        case ApprovalStatus.TIMED_OUT:
+            return f"no one approved tool {tool} in time: it was not run"
+        case ApprovalStatus.CANCELLED:
+            return f"the turn stopped while tool {tool} waited for approval"
+    return f"the approval of tool {tool} is {status}"
+
+
+def _admin(admin: str, action: AdminActionKind, detail: str) -> str:
+    did = _ADMIN_ACTIONS.get(action, action.replace("_", " "))
+    if action is AdminActionKind.STOP_TURN and detail == "stopped":
+        return f"admin {admin} {did}"
+    if action is AdminActionKind.SET_QUEUE_MODE:
+        return f"admin {admin} {did}: {detail.replace(' -> ', ARROW)}"
+    return f"admin {admin} {did} ({detail})"
 
 
 def _notification(n: NotificationRequested, route: NotificationRoute | None) -> str:
-    head = f"notification {n.notification_id} to the {n.target_operator_boundary}"
+    head = f"agent notified the {n.target_operator_boundary.replace('_', ' ')}"
     if n.requested_by_agent_id != n.agent_id:
         head += f" (raised by {n.requested_by_agent_id})"
     if route is None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from bridge.admin.words import doing
 from bridge.connections import Connection
 from bridge.store import AdminActionRecord
 from bridge.types import DeliveryKind, DeliveryStatus
 from runtime import AgentProfile, QueueMode, SessionState
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,11 @@ class SessionRow:
     step: str | None
     elapsed_s: float | None
 
+    @property
+    def doing(self) -> str:
+        """What it does now, in words."""
+        return doing(self.state is SessionState.RUNNING, self.step, self.queued)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session_id,
@@ -51,15 +59,76 @@ class SessionRow:
             "queued": self.queued,
             "run": self.run_id,
             "step": self.step,
+            "doing": self.doing,
             "elapsed_s": self.elapsed_s,
         }
 
 
 @dataclass(frozen=True, slots=True)
-class TranscriptLine:
-    role: str  # "user", "assistant"
-    kind: str  # "text", "tool_use", "tool_result", "attachment"
+class Capped:
+    """A text as a page shows it: at most so many characters; `length` the whole text's
+    when it was cut."""
+
     text: str
+    length: int | None = None
+
+    @classmethod
+    def of(cls, text: str, limit: int) -> Capped:
+        return cls(text) if len(text) <= limit else cls(text[:limit], len(text))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallLine:
+    """One tool call, folded to a line (name, short input, outcome, duration) that opens to
+    its whole input and result."""
+
+    tool_use_id: str
+    name: str
+    short_input: str
+    outcome: str  # "ok", "error", "denied", "timed out", "stopped", "running", ...
+    duration: str  # "1.2 s"; empty while it runs
+    input: Capped
+    result: Capped | None  # None until it has finished
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What someone said in a turn: an operator's message, or the agent's answer."""
+
+    who: str  # "alice", "agent"
+    role: str  # "operator", "agent", "other" (a task from a parent agent, an event ...)
+    text: Capped
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One model round of a turn: what the agent said (None: nothing), the tools it called."""
+
+    said: Said | None
+    calls: list[ToolCallLine]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    """One turn of a session: the messages it took, the agent's rounds (its answer last),
+    and how it ended."""
+
+    run_id: str
+    started_at: float
+    status: str  # the run's: "running", "completed", "failed", "stopped", "interrupted"
+    outcome: str  # in words: "answered in 4.2 s", "stopped after 3 s: stopped by ..."
+    messages: list[Said]
+    steps: list[Step]
+
+
+@dataclass(frozen=True, slots=True)
+class Paged(Generic[T]):
+    """A page of a list shown newest first, with the cursors of the pages beside it: `older`
+    and `newer` name the item just beyond this page (None: nothing more that way)."""
+
+    items: list[T]
+    older: str | None
+    newer: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +137,12 @@ class AuditEntry:
     at: float
     type: str
     run_id: str | None
-    summary: str  # one line: what happened, with its boundary, route, admin ...
+    summary: str  # who did what, in words: "agent answered (312 chars)", "admin ... stopped"
 
 
 @dataclass(frozen=True, slots=True)
 class SessionDetail:
     row: SessionRow
-    transcript: list[TranscriptLine]
-    audit: list[AuditEntry]
     children: list[str]
 
 

@@ -5,9 +5,6 @@ process's secrets in everything it shows (`adapters/admin/render.py`), not here.
 
 from __future__ import annotations
 
-import json
-
-from bridge.admin.audit import entry
 from bridge.admin.errors import NotInWorkspace
 from bridge.admin.records import (
     ApprovalRow,
@@ -16,7 +13,6 @@ from bridge.admin.records import (
     Overview,
     SessionDetail,
     SessionRow,
-    TranscriptLine,
 )
 from bridge.approvals import masked
 from bridge.service import Bridge
@@ -24,11 +20,8 @@ from bridge.status import Undelivered, undelivered_notifications
 from bridge.store import Intent
 from bridge.types import DeliveryStatus
 from config.schema import SwitchboardConfig, WorkspaceConfig
-from runtime.payloads import NotificationRequested
 from runtime.session import Session
-from runtime.transcript import AttachmentBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
-AUDIT_LIMIT = 200  # a session's newest events shown
 TEXT_PREVIEW = 300  # characters of a delivery's text shown
 
 
@@ -101,17 +94,12 @@ class AdminView:
     def check_session(self, workspace_id: str, session_id: str) -> None:
         self._session(workspace_id, session_id)
 
-    async def session(self, workspace_id: str, session_id: str) -> SessionDetail:
+    def session(self, workspace_id: str, session_id: str) -> SessionDetail:
+        """The session's row and children; its turns and audit events are paged
+        (`history.py`)."""
         session = self._session(workspace_id, session_id)
-        store = self._runtime.store
-        rows = await store.full_transcript(session_id)
-        events = await store.session_events(session_id, AUDIT_LIMIT)
-        ids = [e.data.notification_id for e in events if isinstance(e.data, NotificationRequested)]
-        routes = await self._bridge.store.notification_routes(ids)
         return SessionDetail(
             row=self.session_row(session),
-            transcript=[line for row in rows for line in _lines(row.role, row.blocks)],
-            audit=[entry(e, routes) for e in events],
             children=[c.id for c in self._runtime.children(session)],
         )
 
@@ -166,21 +154,3 @@ class AdminView:
             actions=await self._bridge.store.admin_actions(workspace.id),
         )
 
-
-def _lines(
-    role: str, blocks: list[TextBlock | ToolUseBlock | ToolResultBlock | AttachmentBlock]
-) -> list[TranscriptLine]:
-    lines = []
-    for b in blocks:
-        match b:
-            case TextBlock(text=text):
-                lines.append(TranscriptLine(role, b.kind, text))
-            case ToolUseBlock(name=name, input=tool_input):
-                lines.append(TranscriptLine(role, b.kind, f"{name} {json.dumps(tool_input)}"))
-            case ToolResultBlock(content=content, is_error=is_error):
-                lines.append(
-                    TranscriptLine(role, b.kind, ("error: " if is_error else "") + content)
-                )
-            case AttachmentBlock():
-                lines.append(TranscriptLine(role, b.kind, b.describe()))
-    return lines

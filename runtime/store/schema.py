@@ -157,4 +157,12 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX approvals_pending ON approvals(status, session_id);
     """,
+    # 7: the admin console pages a session's turns (issue 29): its runs in a stable order
+    # (two that started at the same moment by id), and a page's tool calls and the agent's
+    # rows of the transcript by their runs.
+    """
+    CREATE INDEX runs_page ON runs(session_id, started_at, id);
+    CREATE INDEX tool_calls_run ON tool_calls(run_id, started_at);
+    CREATE INDEX transcript_run ON transcript(run_id, role, id);
+    """,
 ]

@@ -41,6 +41,7 @@ from runtime.store.database import (
     Sequences,
 )
 from runtime.store.engines import open_database
+from runtime.store.history import History
 from runtime.store.leases import Leases
 from runtime.store.publishing import Publisher
 from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
@@ -62,6 +63,7 @@ class Store:
         self.secrets = secrets if secrets is not None else Secrets()
         self.leases = Leases(self.write, self._rows, clock)  # runtime/store/leases.py
         self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
+        self.history = History(self._rows)  # runtime/store/history.py: pages for people
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
         self._tx = Transactions(db, clock, self._publisher, self.secrets)

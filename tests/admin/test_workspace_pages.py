@@ -84,8 +84,10 @@ async def test_a_running_turn_is_shown_and_stopped_from_its_page(
         assert 'button type="submit" name="action" value="stop"' in html
         status, html = await client.post(f"/admin/w/acme/sessions/{session_id}", {"action": "stop"})
         assert status == 200 and '<p class="flash" role="status">Stopped the turn run_' in html
-        assert cell(html, "state") == "idle" and 'data-when="running" hidden' in html
-        assert "acme/lead: stop_turn (stopped)" in html
+        assert cell(html, "doing") == "idle" and 'data-when="running" hidden' in html
+        assert "stopped by admin acme/lead" in html, "the turn says who stopped it"
+        _, audit = await client.get(f"/admin/w/acme/sessions/{session_id}/audit")
+        assert "admin acme/lead stopped the turn" in audit
         await until(
             lambda: "Stopped from the admin console by acme/lead." in telegram_api.chat(ALICE)
         )
@@ -108,7 +110,8 @@ async def test_the_queue_mode_is_changed_from_the_session_page(
         assert status == 200 and "now queues in collect mode" in html
         assert cell(html, "mode") == "collect"
         assert app.runtime.status(session_id).mode is QueueMode.COLLECT
-        assert "acme/lead: set_queue_mode (steer -&gt; collect)" in html
+        _, audit = await client.get(f"/admin/w/acme/sessions/{session_id}/audit")
+        assert "admin acme/lead changed the queue mode: steer \u2192 collect" in audit
         status, _ = await client.post(
             f"/admin/w/acme/sessions/{session_id}", {"action": "queue_mode", "mode": "fast"}
         )
@@ -298,7 +301,7 @@ async def test_no_workspace_page_shows_a_secret_even_in_an_error(
             for w in ("acme", "globex")
             for p in ("", "deliveries", "notifications", "live")
         ]
-        pages.append(f"/admin/w/acme/sessions/{session}")
+        pages += [f"/admin/w/acme/sessions/{session}", f"/admin/w/acme/sessions/{session}/audit"]
         for path in pages:
             status, html = await client.get(path)
             assert status == 200, path

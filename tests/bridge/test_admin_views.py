@@ -1,5 +1,5 @@
-"""What the admin console reads of a workspace: its sessions live, one session's transcript
-and audit trail, its connections; never another workspace's."""
+"""What the admin console reads of a workspace: its sessions live, one session's turns and
+audit trail, its connections; never another workspace's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.admin import AdminView, NotInWorkspace
+from bridge.admin import AdminView, History, NotInWorkspace
 from runtime import QueueMode, SessionState
 from tests.bridge.admin_harness import ALICE, CAROL, dm_in, feed, rows_until, two_workspaces
 from tests.bridge.fakes import RecordingTransport
@@ -45,7 +45,7 @@ async def test_the_live_feed_follows_a_running_turn_and_shows_only_its_workspace
         await close_bridge(bridge)
 
 
-async def test_a_session_shows_its_transcript_and_audit_trail(
+async def test_a_session_shows_its_turns_and_audit_trail_in_words(
     anthropic_api: FakeAnthropic, db_path: Path
 ) -> None:
     config = two_workspaces(db_path, anthropic_api)
@@ -63,25 +63,34 @@ async def test_a_session_shows_its_transcript_and_audit_trail(
         await bridge.receive(dm_in("acme", ALICE, "and clean up /tmp", 2))
         tool_round.set()
         await bridge.settle()
-        view = AdminView(bridge, config)
-        detail = await view.session("acme", row.session_id)
-        said = [(line.role, line.kind, line.text) for line in detail.transcript]
-        assert said[0] == ("user", "text", "check the disks")
-        assert any(
-            t.endswith("(from alice, via telegram, message 2)\nand clean up /tmp") for *_, t in said
+        history = History(bridge, config)
+        turns = await history.turns("acme", row.session_id, older=None, newer=None)
+        [turn] = turns.items
+        assert turns.older is None and turns.newer is None, "one page"
+        asked = [(m.who, m.role, m.text.text) for m in turn.messages]
+        assert asked == [
+            ("alice", "operator", "check the disks"),
+            ("alice", "operator", "and clean up /tmp"),  # taken into the running turn
+        ]
+        [call] = [c for step in turn.steps for c in step.calls]
+        assert (call.name, call.short_input, call.outcome) == (
+            "notify_operator",
+            "Disk at 95% on db-1",
+            "ok",
         )
-        assert any(k == "tool_use" and t.startswith("notify_operator") for _, k, t in said)
-        assert said[-1] == ("assistant", "text", "Cleaned up; disk at 60%.")
-        audit = [a.summary for a in detail.audit]
-        drained = [s for s in audit if "drained at" in s]
-        assert len(drained) == 1 and "from alice" in drained[0]
-        assert drained[0].endswith(("before_tool_execution", "after_tool_results"))
-        [notified] = [s for s in audit if s.startswith("notification ")]
-        assert "to the primary_operator via telegram:acme:1001" in notified
+        said = [step.said.text.text for step in turn.steps if step.said is not None]
+        assert said[-1] == "Cleaned up; disk at 60%." and turn.outcome.startswith("answered in")
+        events = await history.audit("acme", row.session_id, older=None, newer=None)
+        audit = [a.summary for a in events.items]
+        drained = [s for s in audit if "joined the running turn" in s]
+        assert len(drained) == 1 and drained[0].startswith("operator alice's message")
+        assert drained[0].endswith(("(before tool execution)", "(after tool results)"))
+        [notified] = [s for s in audit if s.startswith("agent notified the primary operator")]
+        assert "via telegram:acme:1001" in notified
         assert "delivery accepted_by_transport" in notified and "Disk at 95% on db-1" in notified
-        assert any(s.startswith("turn completed") for s in audit)
-        assert not any(a.type == "progress" for a in detail.audit), "steps are shown live"
-        newest, oldest = detail.audit[0].seq, detail.audit[-1].seq
+        assert any(s.startswith("turn finished after") for s in audit)
+        assert not any(a.type == "progress" for a in events.items), "steps are shown live"
+        newest, oldest = events.items[0].seq, events.items[-1].seq
         assert newest is not None and oldest is not None and newest > oldest, "newest first"
     finally:
         await rows.aclose()
@@ -98,9 +107,14 @@ async def test_another_workspaces_session_is_not_found(
         await bridge.settle()
         [beta_session] = AdminView(bridge, config).sessions("beta")
         with pytest.raises(NotInWorkspace):
-            await AdminView(bridge, config).session("acme", beta_session.session_id)
+            AdminView(bridge, config).session("acme", beta_session.session_id)
         with pytest.raises(NotInWorkspace):
-            await AdminView(bridge, config).session("acme", "ses_nonexistent")
+            AdminView(bridge, config).session("acme", "ses_nonexistent")
+        history = History(bridge, config)
+        with pytest.raises(NotInWorkspace):
+            await history.turns("acme", beta_session.session_id, older=None, newer=None)
+        with pytest.raises(NotInWorkspace):
+            await history.audit("acme", beta_session.session_id, older=None, newer=None)
     finally:
         await close_bridge(bridge)
 

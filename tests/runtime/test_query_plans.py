@@ -13,7 +13,7 @@ import pytest
 
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import store as bridge_store
-from runtime.store import Store, approvals, hot_reads, retention
+from runtime.store import Store, approvals, history, hot_reads, retention
 
 # A table read row by row: `SCAN events`, unlike `SCAN events USING INDEX ...` or a scan of
 # a subquery's few rows (`SCAN (subquery-1)`).
@@ -48,6 +48,16 @@ STATEMENTS = {
     "intent (admin)": bridge_store.INTENT,
     "admin_actions (admin)": bridge_store.ADMIN_ACTIONS,
     "notification_routes (admin, two ids)": bridge_store.notification_routes_sql(2),
+    "turn page: the cursor's start (admin)": history.RUN_STARTED_AT,
+    "turn page: newest runs (admin)": history.RUNS_NEWEST,
+    "turn page: older runs (admin)": history.RUNS_OLDER,
+    "turn page: newer runs (admin)": history.RUNS_NEWER,
+    "turn page: messages of two runs (admin)": history.messages_of_runs_sql(2),
+    "turn page: tool calls of two runs (admin)": history.tool_calls_of_runs_sql(2),
+    "turn page: the agent's rows of two runs (admin)": history.agent_rows_of_runs_sql(2),
+    "audit page: newest events (admin)": history.EVENTS_NEWEST,
+    "audit page: older events (admin)": history.EVENTS_OLDER,
+    "audit page: newer events (admin)": history.EVENTS_NEWER,
 }
 
 

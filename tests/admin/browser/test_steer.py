@@ -22,6 +22,7 @@ pytestmark = LOOP
 
 OPERATOR = int(ALICE["telegram_user_id"])
 DONE = "The checks passed."
+RUNNING_GATED = f"running tool `{GATED}`"  # the session page's words for the step
 
 
 async def test_a_running_turns_step_changes_on_the_overview_without_a_reload(
@@ -62,13 +63,16 @@ async def test_stop_on_the_console_stops_the_turn_as_the_operator_sees_in_chat(
     await expect(console.step()).to_have_text(f"running {GATED}")
     await console.session_row().locator("a.session").click()
     session = page.locator("#session")
-    await expect(session.locator('[data-field="step"]')).to_have_text(f"running {GATED}")
+    await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING_GATED)
     await session.get_by_role("button", name="Stop").click()
     await expect(page.get_by_role("status")).to_contain_text("Stopped the turn")
     stopped = texts.STOPPED_BY_ADMIN.format(admin="acme/lead")
     await until(lambda: stopped in telegram_api.chat(OPERATOR))
     await expect(session).to_have_attribute("data-state", "idle")
-    await expect(page.locator("#audit")).to_contain_text("acme/lead")  # who stopped it
+    turn = page.locator("#turns li.turn").first
+    await expect(turn).to_contain_text("stopped by admin acme/lead")  # who stopped it
+    await page.get_by_role("link", name="Audit trail").click()
+    await expect(page.locator("#audit")).to_contain_text("admin acme/lead stopped the turn")
     assert DONE not in telegram_api.chat(OPERATOR), "the stopped turn never answers"
     assert len(anthropic_api.requests) == 1, "nor asks the model again"
 
@@ -88,14 +92,14 @@ async def test_stop_is_offered_only_while_a_turn_runs(
     await console.session_row().locator("a.session").click()
     session = page.locator("#session")
     stop = session.get_by_role("button", name="Stop")
-    await expect(session.locator('[data-field="step"]')).to_have_text(f"running {GATED}")
+    await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING_GATED)
     await expect(stop).to_be_visible()
     await asyncio.to_thread(gate.touch)
     await until(lambda: telegram_api.chat(OPERATOR) == [DONE])
     await expect(session).to_have_attribute("data-state", "idle")
     await expect(stop).to_be_hidden()  # the turn ended: nothing to stop, live
     await page.reload()
-    await expect(session.locator('[data-field="state"]')).to_have_text("idle")
+    await expect(session.locator('[data-field="doing"]')).to_have_text("idle")
     await expect(stop).to_be_hidden()  # nor on a fresh page
 
 
