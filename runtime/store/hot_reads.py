@@ -1,8 +1,6 @@
 """The runtime's reads that run per message, per turn or per delivery, each served by an index
 (tests/runtime/test_query_plans.py fails on a full table scan in any of them)."""
 
-from runtime.events import EventType
-
 FIRST_MESSAGE_OF_RUN = "SELECT * FROM messages WHERE run_id = ? ORDER BY seq LIMIT 1"
 LATEST_RUN = "SELECT * FROM runs WHERE session_id = ? ORDER BY started_at DESC LIMIT 1"
 RUN = "SELECT * FROM runs WHERE id = ?"
@@ -14,12 +12,6 @@ LATEST_COMPACTION = (
 TRANSCRIPT_AFTER = (
     "SELECT id, role, blocks, source_message_ids FROM transcript"
     " WHERE session_id = ? AND id > ? ORDER BY id"
-)
-# The admin console's audit list of one session: its newest ledger events but the per-step
-# progress ones (the session page shows the current step live).
-SESSION_EVENTS = (
-    f"SELECT * FROM events WHERE session_id = ? AND type != '{EventType.PROGRESS.value}'"
-    " ORDER BY seq DESC LIMIT ?"
 )
 # Where the numbering of messages, ledger events and transcript rows stands (each an index's
 # last entry).

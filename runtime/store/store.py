@@ -284,12 +284,6 @@ class Store:
         found = await self._rows(hot_reads.NOTIFICATION, (notification_id,))
         return rows.notification(found[0]) if found else None
 
-    async def session_events(self, session_id: str, limit: int) -> list[Event]:
-        """A session's newest `limit` ledger events, newest first, without its progress
-        events: its audit trail (what is left of it after retention)."""
-        found = await self._rows(hot_reads.SESSION_EVENTS, (session_id, limit))
-        return [_event(r) for r in found]
-
     async def events_after(self, seq: int, limit: int | None = None) -> list[Event]:
         if limit:
             found = await self._rows(hot_reads.EVENTS_AFTER_LIMIT, (seq, limit))

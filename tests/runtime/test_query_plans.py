@@ -42,7 +42,6 @@ STATEMENTS = {
     "approvals of tool calls (two)": approvals.for_tool_uses_sql(2),
     "pending approvals (two sessions)": approvals.pending_sql(2),
     "prune delivery_posts": bridge_store.PRUNE_POSTS,
-    "session_events (admin)": hot_reads.SESSION_EVENTS,
     "notification (admin)": hot_reads.NOTIFICATION,
     "workspace_deliveries (admin)": bridge_store.WORKSPACE_DELIVERIES,
     "intent (admin)": bridge_store.INTENT,
