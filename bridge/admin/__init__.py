@@ -1,9 +1,10 @@
 """The admin console's view of the bridge: typed reads of a workspace, its live feed, and the
 actions an admin steers it with. No HTTP here: `adapters/admin/` serves the pages."""
 
+from bridge.admin.board import Board, Failure, Ref, Waiting, read_board
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.history import History
-from bridge.admin.live import live_sessions
+from bridge.admin.live import live_boards, live_sessions
 from bridge.admin.records import (
     AuditEntry,
     ConnectionRow,
@@ -21,17 +22,23 @@ from runtime import QueueMode  # what `Steering.set_queue_mode` takes
 __all__ = [
     "AdminView",
     "AuditEntry",
+    "Board",
     "ConnectionRow",
     "DeliveryRow",
+    "Failure",
     "History",
     "NotInWorkspace",
     "NotPossible",
     "Overview",
     "Paged",
     "QueueMode",
+    "Ref",
     "SessionDetail",
     "SessionRow",
     "Steering",
     "TurnView",
+    "Waiting",
+    "live_boards",
     "live_sessions",
+    "read_board",
 ]

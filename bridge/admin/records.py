@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from bridge.admin.board import Board
 from bridge.admin.words import doing
 from bridge.connections import Connection
 from bridge.store import AdminActionRecord
@@ -37,7 +38,8 @@ class SessionRow:
     agent_id: str
     profile: AgentProfile
     parent_session_id: str | None
-    conversation: str | None  # the conversation it serves (a child: none of its own)
+    where: str  # its conversation in words (a child agent's: its parent's)
+    who: str | None  # who wrote there last
     state: SessionState
     mode: QueueMode
     queued: int
@@ -54,6 +56,8 @@ class SessionRow:
         return {
             "session": self.session_id,
             "agent": self.agent_id,
+            "where": self.where,
+            "who": self.who,
             "state": self.state.value,
             "mode": self.mode.value,
             "queued": self.queued,
@@ -162,7 +166,7 @@ class DeliveryRow:
 @dataclass(frozen=True, slots=True)
 class Overview:
     connections: list[ConnectionRow]
-    sessions: list[SessionRow]
+    board: Board
     failed_deliveries: int
     pending_deliveries: int
     undelivered_notifications: int

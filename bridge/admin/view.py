@@ -5,6 +5,8 @@ process's secrets in everything it shows (`adapters/admin/render.py`), not here.
 
 from __future__ import annotations
 
+from bridge.activity import conversation_key
+from bridge.admin.board import read_board
 from bridge.admin.errors import NotInWorkspace
 from bridge.admin.records import (
     ApprovalRow,
@@ -15,6 +17,7 @@ from bridge.admin.records import (
     SessionRow,
 )
 from bridge.approvals import masked
+from bridge.places import Place, place
 from bridge.service import Bridge
 from bridge.status import Undelivered, undelivered_notifications
 from bridge.store import Intent
@@ -73,13 +76,14 @@ class AdminView:
 
     def session_row(self, session: Session) -> SessionRow:
         s = self._runtime.status(session.id)
-        route = self._bridge.sessions.route_of(session.id)
+        home = self._place(session)
         return SessionRow(
             session_id=session.id,
             agent_id=s.agent_id,
             profile=s.profile,
             parent_session_id=session.record.parent_session_id,
-            conversation=route.conversation_key if route else None,
+            where=home.where,
+            who=home.who,
             state=s.state,
             mode=s.mode,
             queued=s.queued,
@@ -87,6 +91,13 @@ class AdminView:
             step=s.step,
             elapsed_s=s.elapsed_s,
         )
+
+    def _place(self, session: Session) -> Place:
+        """The session's conversation by name; a child agent's is its parent's."""
+        record, sessions = session.record, self._runtime.sessions
+        while record.parent_session_id in sessions:
+            record = sessions[record.parent_session_id].record
+        return place(conversation_key(record), self._bridge.sessions.names())
 
     def sessions(self, workspace_id: str) -> list[SessionRow]:
         return [self.session_row(s) for s in self._sessions(workspace_id)]
@@ -147,10 +158,9 @@ class AdminView:
         failed = sum(1 for d in deliveries if d.status is DeliveryStatus.FAILED)
         return Overview(
             connections=self.connections(workspace),
-            sessions=self.sessions(workspace.id),
+            board=await read_board(self._bridge, workspace.id),
             failed_deliveries=failed,
             pending_deliveries=len(deliveries) - failed,
             undelivered_notifications=len(await self.undelivered(workspace.id)),
             actions=await self._bridge.store.admin_actions(workspace.id),
         )
-

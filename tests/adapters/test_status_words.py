@@ -1,17 +1,19 @@
 """`/status` in a Telegram chat while the agent works, as the operator reads it on a phone:
-what it does now in words (the tool it runs, the call it waits for their approval of), for
-how long, its queue and what its queue mode means; no run ids, no internal state names.
-Telegram shows the tool's name as code (the answer's markdown, in the Bot API's HTML)."""
+what it does now in words (the tool it runs, the call it waits for their approval of, the
+child agent it waits for), for how long, its queue and what its queue mode means; no run
+ids, no internal state names. Telegram shows a tool's name as code (the answer's markdown,
+in the Bot API's HTML)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from adapters.server.app import App
 from runtime import EventType
 from tests.adapters.approvals.telegram_approvals import ALICE, approval_messages, start
 from tests.adapters.telegram_harness import replies
-from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
 
@@ -36,7 +38,11 @@ async def test_status_says_what_the_agent_does_now_in_words(
     db_path: Path, tmp_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
     app = await start(
-        db_path, tmp_path, anthropic_api, telegram_api, agent_tools=("sleep", "deploy")
+        db_path,
+        tmp_path,
+        anthropic_api,
+        telegram_api,
+        agent_tools=("sleep", "deploy", "spawn_agent"),
     )
     anthropic_api.script = [
         tools(("sleep", {"seconds": 60})),
@@ -68,5 +74,28 @@ async def test_status_says_what_the_agent_does_now_in_words(
 
         assert status.startswith("assistant: waiting for your approval of <code>deploy</code> for ")
         assert status.split("\n")[1].startswith("This turn has run for "), status
+
+        telegram_api.push_message("/deny", user=ALICE)
+        await until(lambda: "Deployed web-1." in telegram_api.chat(ALICE))
+        child_steps = [tools(("deploy", {"host": "db2"})), text("done")]
+        parent_steps = [tools(("spawn_agent", {"task": "deploy db2"})), text("A helper is on it.")]
+
+        def respond(body: dict[str, Any]) -> Reply:
+            child = "private child agent" in str(body.get("system", ""))
+            return (child_steps if child else parent_steps).pop(0)
+
+        anthropic_api.responder = respond
+        telegram_api.push_message("have a helper deploy db2", user=ALICE)
+        await wait_for(
+            app.runtime, EventType.APPROVAL_REQUESTED, lambda e: "child" in e.data.agent_id
+        )
+        await until(lambda: "A helper is on it." in telegram_api.chat(ALICE))
+
+        status = await status_of(app, telegram_api)
+
+        first, second, *_ = status.split("\n")
+        assert first.startswith("assistant: waiting for its child agent assistant/child-1 for ")
+        waits = "Child agent assistant/child-1: waiting for your approval of <code>deploy</code>"
+        assert second.startswith(waits), status
     finally:
         await app.stop()

@@ -74,8 +74,10 @@ async def test_a_running_turn_is_shown_and_stopped_from_its_page(
         status, html = await client.get("/admin/w/acme/")
         assert status == 200
         assert f'href="/admin/w/acme/sessions/{session_id}"' in html
-        row = html[html.index(f'<tr data-session="{session_id}"') :]
-        assert cell(row, "state") == "running" and cell(row, "step")
+        row = html[html.index(f'<tr data-session="{session_id}" data-state="running"') :]
+        assert cell(row, "doing").startswith("thinking (model call) for ")
+        link = f'class="session" href="/admin/w/acme/sessions/{session_id}">'
+        assert f"{link}Telegram, DM with user{ALICE}</a>" in row, "named, not by its id"
         connection = html[html.index('<tr data-connection="telegram"') :]
         assert cell(connection, "mode") == "polling" and cell(connection, "up") == "up"
         assert cell(connection, "last_event") != "\u2014", "alice's message arrived"

@@ -31,7 +31,7 @@ async def test_the_live_feed_follows_a_running_turn_and_shows_only_its_workspace
         await bridge.receive(dm_in("acme", ALICE, "deploy status?", 2))
         [running] = await rows_until(rows, lambda r: bool(r) and r[0].step is not None)
         assert running.state is SessionState.RUNNING and running.run_id is not None
-        assert running.conversation == "telegram:acme:1001"
+        assert (running.where, running.who) == ("Telegram, DM with alice", "alice")
         assert running.mode is QueueMode.STEER and running.agent_id == "acme/assistant"
         later = await rows_until(rows, lambda r: (r[0].elapsed_s or 0) > (running.elapsed_s or 0))
         assert later[0].run_id == running.run_id, "ticks bring the elapsed time forward"

@@ -1,14 +1,27 @@
-"""The first page after login: the workspaces this admin may see."""
+"""The first page after login: the live board of every workspace this admin may see (what
+runs now, what waits for whom, what failed), then the workspaces themselves."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from adapters.admin.access import visible_workspaces
+from adapters.admin.deps import DEPS
+from adapters.admin.pages.overview import board_html, boards_of
 from adapters.admin.render import render
+from bridge.admin import read_board
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/")
 async def index(request: web.Request) -> web.Response:
-    return render(request, "index.html")
+    bridge = request.app[DEPS].bridge
+    boards = [await read_board(bridge, w.id) for w in visible_workspaces(request)]
+    return render(request, "index.html", board=board_html(request, boards, full=False))
+
+
+@routes.get("/board")
+async def board(request: web.Request) -> web.StreamResponse:
+    """Every visible workspace's board, as server-sent events of its HTML when it changes."""
+    return await boards_of(request, [w.id for w in visible_workspaces(request)], full=False)

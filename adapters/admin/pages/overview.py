@@ -1,27 +1,34 @@
-"""A workspace's overview (its connections, its sessions with their live step, how many
-deliveries and notifications need the admin) and the live feed those pages follow."""
+"""A workspace's overview: its live board (what runs now, what waits for whom, what failed,
+every session by its conversation's name), its connections and admin actions; and the live
+feeds the console's pages follow, as server-sent events."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import re
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
+from markupsafe import Markup, escape
 
 from adapters.admin.access import still_allowed, workspace_of
 from adapters.admin.deps import DEPS
-from adapters.admin.pages.steering import seconds, view_of, when
-from adapters.admin.render import render
-from bridge.admin import SessionRow, live_sessions
+from adapters.admin.pages.steering import view_of, when
+from adapters.admin.render import SECRETS, TEMPLATES, render
+from bridge.activity import duration
+from bridge.admin import Board, live_boards, live_sessions, read_board
 
 routes = web.RouteTableDef()
 
 EVENT_STREAM = "text/event-stream"
 KEEPALIVE_S = 15.0  # a comment line this often on a quiet stream: a gone browser is noticed
 RECHECK_S = 2.0  # how soon a stream ends after its login does (logout, expiry, a reload)
+T = TypeVar("T")
+_CODE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(slots=True)
@@ -34,11 +41,57 @@ class LiveStreams:
 STREAMS = web.AppKey("live_streams", LiveStreams)
 
 
+def ago(wall: float, now: float) -> str:
+    return f"{duration(max(0.0, now - wall))} ago"
+
+
+def so_far(wall: float, now: float) -> str:
+    return f"{duration(max(0.0, now - wall))} so far"
+
+
+def code(words: str) -> Markup:
+    """Words with `a tool's name` shown as code, as a chat shows them."""
+    return Markup(_CODE.sub(r"<code>\1</code>", str(escape(words))))
+
+
+def board_html(request: web.Request, boards: list[Board], *, full: bool) -> str:
+    """The boards as the page shows them (`board.html`), secrets masked as on every page;
+    `full`: one workspace's page, with every session listed."""
+    return TEMPLATES.get_template("board.html").render(
+        {
+            SECRETS: request.app[DEPS].bridge.secrets,
+            "boards": boards,
+            "full": full,
+            "ago": ago,
+            "so_far": so_far,
+            "code": code,
+        }
+    )
+
+
 @routes.get("/w/{workspace}/")
 async def overview(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
     found = await view_of(request).overview(workspace)
-    return render(request, "overview.html", overview=found, when=when, seconds=seconds)
+    board = board_html(request, [found.board], full=True)
+    return render(request, "overview.html", overview=found, board=board, when=when)
+
+
+@routes.get("/w/{workspace}/board")
+async def board(request: web.Request) -> web.StreamResponse:
+    """The workspace's board, as server-sent events of its HTML each time it changes, for a
+    client that asks for them (an EventSource); anyone else gets its HTML now."""
+    workspace = workspace_of(request)
+    return await boards_of(request, [workspace.id], full=True)
+
+
+async def boards_of(request: web.Request, ids: list[str], *, full: bool) -> web.StreamResponse:
+    bridge = request.app[DEPS].bridge
+    if EVENT_STREAM not in request.headers.get("Accept", ""):
+        found = [await read_board(bridge, w) for w in ids]
+        return web.Response(text=board_html(request, found, full=full), content_type="text/html")
+    live = live_boards(bridge, ids)
+    return await stream(request, live, lambda b: board_html(request, b, full=full))
 
 
 @routes.get("/w/{workspace}/live")
@@ -46,9 +99,18 @@ async def live(request: web.Request) -> web.StreamResponse:
     """Server-sent events, each a JSON list of the workspace's session rows, for a client
     that asks for them (an EventSource); anyone else gets the rows now, as JSON."""
     workspace = workspace_of(request)
-    deps = request.app[DEPS]
     if EVENT_STREAM not in request.headers.get("Accept", ""):
         return web.json_response([r.to_json() for r in view_of(request).sessions(workspace.id)])
+    deps = request.app[DEPS]
+    rows = live_sessions(deps.bridge, deps.config(), workspace.id)
+    return await stream(request, rows, lambda found: [r.to_json() for r in found])
+
+
+async def stream(
+    request: web.Request, source: AsyncGenerator[T, None], encode: Callable[[T], Any]
+) -> web.StreamResponse:
+    """Server-sent events of what `source` yields (`encode`d, as JSON) for as long as the
+    browser listens, its login lasts and the server runs."""
     response = web.StreamResponse(
         headers={"Content-Type": EVENT_STREAM, "Cache-Control": "no-store"}
     )
@@ -57,13 +119,12 @@ async def live(request: web.Request) -> web.StreamResponse:
     me = asyncio.current_task()
     if me is not None:
         streams.add(me)
-    rows = live_sessions(deps.bridge, deps.config(), workspace.id)
-    following: asyncio.Future[list[SessionRow]] | None = None
+    following: asyncio.Future[T] | None = None
     quiet_s = 0.0
     try:
         while still_allowed(request):
             if following is None:
-                following = asyncio.ensure_future(anext(rows))
+                following = asyncio.ensure_future(anext(source))
             done, _ = await asyncio.wait({following}, timeout=RECHECK_S)
             if not done:
                 quiet_s += RECHECK_S
@@ -79,7 +140,7 @@ async def live(request: web.Request) -> web.StreamResponse:
             following = None
             if not still_allowed(request):
                 break
-            data = json.dumps([r.to_json() for r in found], separators=(",", ":"))
+            data = json.dumps(encode(found), separators=(",", ":"))
             await response.write(f"data: {data}\n\n".encode())
     except (ConnectionResetError, asyncio.CancelledError):
         pass  # the browser went away, or the server is stopping
@@ -88,7 +149,7 @@ async def live(request: web.Request) -> web.StreamResponse:
             following.cancel()
             with contextlib.suppress(BaseException):
                 await following
-        await rows.aclose()
+        await source.aclose()
         if me is not None:
             streams.discard(me)
     return response

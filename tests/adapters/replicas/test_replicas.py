@@ -147,6 +147,9 @@ async def test_status_and_metrics_say_which_replica_is_active(fleet: Fleet) -> N
     assert held in metrics_a and held in metrics_b
     done = await asyncio.to_thread(switchboard, "status", "--config", fleet.config)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Switchboard is running: replica replica-a is active on "), (
+        done.stdout
+    )
     assert "lease active: replica-a, fence 1, expires in" in done.stdout
 
 

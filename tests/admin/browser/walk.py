@@ -69,8 +69,9 @@ class Console:
         return self.page.locator("#sessions tr[data-session]")
 
     def step(self) -> Locator:
-        """The running turn's step, on a workspace's overview (one session in it)."""
-        return self.session_row().locator('[data-field="step"]')
+        """What the session does now, in words, on a workspace's overview (one session in
+        it): "thinking (model call) for 2 s", "running tool `deploy` for 1 s", "idle"."""
+        return self.session_row().locator('[data-field="doing"]')
 
     def delivery(self, text: str) -> Locator:
         """The row of the delivery that says `text`, on a workspace's deliveries page."""
