@@ -117,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     for name, text in (
         ("run", "serve every configured workspace in one process, until SIGTERM or Ctrl-C"),
         ("check-config", "validate the config file and summarize it; exit 2 if it is wrong"),
-        ("status", "sessions, queues, deliveries and undelivered notifications"),
+        ("status", "whether Switchboard runs, what each session does now, what failed"),
         ("reload", "check the config file, then have the running process apply it (SIGHUP)"),
     ):
         command = sub.add_parser(name, parents=[config], help=text, description=text)
