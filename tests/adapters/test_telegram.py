@@ -4,6 +4,7 @@ against the published spec), the real App, bridge and runtime, the fake Anthropi
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from adapters.server.app import App
 from config import ConfigError
 from runtime import EventType
 from runtime.store import Store
+from tests.adapters.cli_process import run_to_end
 from tests.adapters.telegram_harness import replies, start_app
 from tests.config_file import workspace
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
@@ -199,6 +201,11 @@ async def test_blocked_bot_marks_the_route_failed_and_status_says_so(
     assert await app.bridge.store.failed_routes() == []
     events = [e.data for e in await app.runtime.store.events_after(0) if e.type == "route_failed"]
     assert events and "403" in str(events[0].model_dump()["reason"])
+    _, out = await run_to_end("status", "--config", app.path)  # the admin asks, in words
+    assert f"Switchboard is running: process {os.getpid()} " in out, out
+    assert "  Failed: the answer to Telegram, DM with user1001: Telegram 403" in out, out
+    [counts] = [line for line in out.splitlines() if line.startswith("Deliveries: ")]
+    assert "1 could not be delivered" in counts and "accepted_by_transport" not in counts
 
 
 async def test_stickers_get_a_clear_reply_and_refused_entities_fall_back_to_plain(
