@@ -88,11 +88,15 @@ BOUNDARY_WORDS = {
 }
 # The message on its own lines: an agent's markdown may open with a code block or a list.
 NOTIFICATION = "\U0001f514 {agent}:\n\n{message}"
-NOTIFICATION_FROM = "\n\n\u2014 raised by agent {agent}. Reply to this message to answer it."
+REPLY_TO_ANSWER = "Reply to this message to answer it."
+REPLY_GOES_TO = "a reply to this message goes to"
+NOTIFICATION_FROM = "\n\n\u2014 raised by agent {agent}. " + REPLY_TO_ANSWER
 NOTIFICATION_FROM_CHILD = (
-    "\n\n\u2014 raised by {child}, a child agent of {agent}; a reply to this message goes to "
-    "{agent}."
+    "\n\n\u2014 raised by {child}, a child agent of {agent}; " + REPLY_GOES_TO + " {agent}."
 )
+# A terminal cannot reply to a message: what is typed next goes to the same agent.
+TYPE_TO_ANSWER = "Type your answer: it reaches that agent."
+TYPED_GOES_TO = "what you type next goes to"
 NOTIFICATION_AGENT_IDLE = (
     "Agent {agent} is not working on anything now, so there is nothing to stop."
 )

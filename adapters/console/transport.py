@@ -49,6 +49,9 @@ class ConsoleTransport:
         prefix = PREFIX[kind]
         if kind is DeliveryKind.APPROVAL:
             text += texts.APPROVAL_HINT  # a terminal has no buttons: the commands answer
+        elif kind is DeliveryKind.NOTIFICATION:  # nor replies: the next line typed answers
+            text = text.replace(texts.REPLY_TO_ANSWER, texts.TYPE_TO_ANSWER)
+            text = text.replace(texts.REPLY_GOES_TO, texts.TYPED_GOES_TO)
         indent = " " * len(prefix)
         self.screen.print(prefix + text.replace("\n", "\n" + indent))
         return None  # a printed line cannot be replied to
