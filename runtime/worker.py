@@ -122,11 +122,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
     await finish_run(rt, session, handle, outcome)
 
 
-OUTCOME_WORDS = {
-    RunStatus.COMPLETED: "answered",
-    RunStatus.STOPPED: "stopped",
-    RunStatus.FAILED: "failed",
-}
+OUTCOME_WORDS = {RunStatus.COMPLETED: "answered"}  # the others are their status's own word
 
 
 def turn_fields(session: Session, handle: RunHandle) -> dict[str, object]:
@@ -147,7 +143,10 @@ def log_turn_end(
     duration_s = round(rt.clock.monotonic() - handle.started_at, 3)
     who = turn_fields(session, handle)
     if outcome is None:
-        log.info("turn ended", extra={"outcome": "interrupted", "duration_s": duration_s} | who)
+        log.info(
+            "turn ended",
+            extra={"outcome": RunStatus.INTERRUPTED.value, "duration_s": duration_s} | who,
+        )
         return
     fields: dict[str, object] = {"outcome": OUTCOME_WORDS.get(outcome.status, outcome.status.value)}
     if outcome.error:  # why it stopped (who stopped it) or failed
