@@ -5,19 +5,21 @@ an error or a tool's input quotes."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from aiohttp import web
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from adapters.admin.access import current_login, visible_workspaces, workspace_of
 from adapters.admin.deps import DEPS
 
 HERE = Path(__file__).parent
 SECRETS = "_secrets"  # the context's key for the process's secrets
+_CODE = re.compile(r"`([^`]+)`")
 
 
 @jinja2.pass_context
@@ -29,12 +31,25 @@ def _masked(context: jinja2.runtime.Context, value: Any) -> Any:
     return value if text == value else (Markup(text) if isinstance(value, Markup) else text)
 
 
+@jinja2.pass_context
+def _code(context: jinja2.runtime.Context, words: str) -> Markup:
+    """`{{ words | code }}`: our words with `a tool's name` shown as code, as a chat shows
+    them; secrets masked and everything escaped first."""
+    return code(context[SECRETS].mask(words))
+
+
+def code(words: str) -> Markup:
+    """Words (secrets already masked) as HTML: escaped, each `name` in <code>."""
+    return Markup(_CODE.sub(r"<code>\1</code>", str(escape(words))))
+
+
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
     finalize=_masked,
 )
+TEMPLATES.filters["code"] = _code
 
 
 def render(

@@ -37,7 +37,7 @@ async def live_sessions(
         return session is not None and workspace_of_agent(session.record.agent_id) == workspace_id
 
     async def rows() -> list[SessionRow]:
-        return view.sessions(workspace_id)
+        return await view.sessions(workspace_id)
 
     # Ticking on as long as the rows shown say a turn runs: its end may come without an
     # event after it (the ledger's turn_finished precedes the session going idle).

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from bridge.admin.board import Board
-from bridge.admin.words import doing
 from bridge.connections import Connection
 from bridge.store import AdminActionRecord
 from bridge.types import DeliveryKind, DeliveryStatus
@@ -44,13 +43,9 @@ class SessionRow:
     mode: QueueMode
     queued: int
     run_id: str | None
-    step: str | None
+    step: str | None  # the runtime's name for the turn's step
     elapsed_s: float | None
-
-    @property
-    def doing(self) -> str:
-        """What it does now, in words."""
-        return doing(self.state is SessionState.RUNNING, self.step, self.queued)
+    doing: str  # what it does now and for how long, as the board says it (`bridge.activity`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,7 +148,7 @@ class SessionDetail:
 @dataclass(frozen=True, slots=True)
 class DeliveryRow:
     delivery_id: str
-    conversation: str  # the conversation it goes to (its key)
+    conversation: str  # the conversation it goes to, by name
     kind: DeliveryKind
     status: DeliveryStatus
     attempts: int
@@ -178,7 +173,9 @@ class ApprovalRow:
     """A tool call waiting for an operator's approval, its input with secrets masked."""
 
     approval_id: str
-    agent_id: str
+    agent: str  # as the config names it
+    where: str  # the session's conversation, by name
+    session_id: str
     tool: str
     input: Any
     created_at: float

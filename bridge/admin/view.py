@@ -5,7 +5,7 @@ process's secrets in everything it shows (`adapters/admin/render.py`), not here.
 
 from __future__ import annotations
 
-from bridge.activity import conversation_key
+from bridge.activity import Activity, ActivityReader, agent_name
 from bridge.admin.board import read_board
 from bridge.admin.errors import NotInWorkspace
 from bridge.admin.records import (
@@ -17,7 +17,7 @@ from bridge.admin.records import (
     SessionRow,
 )
 from bridge.approvals import masked
-from bridge.places import Place, place
+from bridge.places import place
 from bridge.service import Bridge
 from bridge.status import Undelivered, undelivered_notifications
 from bridge.store import Intent
@@ -61,11 +61,22 @@ class AdminView:
         return sorted(found, key=lambda s: (s.record.created_at, s.id))
 
     async def approvals(self, workspace_id: str) -> list[ApprovalRow]:
-        """The workspace's tool calls waiting for an operator's approval, oldest first."""
-        ids = [s.id for s in self._sessions(workspace_id)]
+        """The workspace's tool calls waiting for an operator's approval, oldest first, each
+        with its conversation by name."""
+        found = self._sessions(workspace_id)
+        where = {a.session_id: a.where for a in await self._activities(found)}
         return [
-            ApprovalRow(a.id, a.agent_id, a.tool, masked(a.input), a.created_at, a.deadline)
-            for a in await self._runtime.approvals.pending(ids)
+            ApprovalRow(
+                a.id,
+                agent_name(a.agent_id),
+                where[a.session_id],
+                a.session_id,
+                a.tool,
+                masked(a.input),
+                a.created_at,
+                a.deadline,
+            )
+            for a in await self._runtime.approvals.pending(list(where))
         ]
 
     def _session(self, workspace_id: str, session_id: str) -> Session:
@@ -74,45 +85,46 @@ class AdminView:
             raise NotInWorkspace(f"workspace {workspace_id} has no session {session_id}")
         return session
 
-    def session_row(self, session: Session) -> SessionRow:
+    async def _activities(self, sessions: list[Session]) -> list[Activity]:
+        """What each session does, read as the board reads it (a child agent's conversation
+        is its parent's: the parent is among `sessions`)."""
+        reader = ActivityReader(self._runtime.store, self._bridge.store)
+        return await reader.read([s.record for s in sessions])
+
+    async def sessions(self, workspace_id: str) -> list[SessionRow]:
+        """The workspace's sessions, oldest first: what each does now in the board's words."""
+        found = self._sessions(workspace_id)
+        now = self._runtime.clock.wall()
+        activities = await self._activities(found)
+        return [self._row(s, a, now) for s, a in zip(found, activities, strict=True)]
+
+    def _row(self, session: Session, activity: Activity, now: float) -> SessionRow:
         s = self._runtime.status(session.id)
-        home = self._place(session)
         return SessionRow(
             session_id=session.id,
             agent_id=s.agent_id,
             profile=s.profile,
             parent_session_id=session.record.parent_session_id,
-            where=home.where,
-            who=home.who,
+            where=activity.where,
+            who=activity.who,
             state=s.state,
             mode=s.mode,
             queued=s.queued,
             run_id=s.run_id,
             step=s.step,
             elapsed_s=s.elapsed_s,
+            doing=activity.what_for(now),
         )
-
-    def _place(self, session: Session) -> Place:
-        """The session's conversation by name; a child agent's is its parent's."""
-        record, sessions = session.record, self._runtime.sessions
-        while record.parent_session_id in sessions:
-            record = sessions[record.parent_session_id].record
-        return place(conversation_key(record), self._bridge.sessions.names())
-
-    def sessions(self, workspace_id: str) -> list[SessionRow]:
-        return [self.session_row(s) for s in self._sessions(workspace_id)]
 
     def check_session(self, workspace_id: str, session_id: str) -> None:
         self._session(workspace_id, session_id)
 
-    def session(self, workspace_id: str, session_id: str) -> SessionDetail:
+    async def session(self, workspace_id: str, session_id: str) -> SessionDetail:
         """The session's row and children; its turns and audit events are paged
         (`history.py`)."""
         session = self._session(workspace_id, session_id)
-        return SessionDetail(
-            row=self.session_row(session),
-            children=[c.id for c in self._runtime.children(session)],
-        )
+        [row] = [r for r in await self.sessions(workspace_id) if r.session_id == session_id]
+        return SessionDetail(row=row, children=[c.id for c in self._runtime.children(session)])
 
     # -- connections, deliveries, notifications -----------------------------------------
 
@@ -132,7 +144,7 @@ class AdminView:
         text = i.text if len(i.text) <= TEXT_PREVIEW else i.text[:TEXT_PREVIEW] + "\u2026"
         return DeliveryRow(
             i.id,
-            i.route.conversation_key,
+            place(i.route.conversation_key, self._bridge.sessions.names()).where,
             i.kind,
             i.status,
             i.attempts,

@@ -1,37 +1,12 @@
-"""The console's words for what a session and its tool calls are doing: what an admin reads
-instead of the runtime's step names ("waiting", "model round 2") and its tool inputs."""
+"""The console's words for tool calls: how long one took and its input on one line (what a
+session does now is `bridge.activity`'s, the words every surface uses)."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from bridge import texts
-
 SHORT_INPUT = 80  # characters of a tool call's input on its one line
-
-_TOOL_STEP = re.compile(r"^running (?P<tool>[^,]+)")
-_APPROVAL_STEP = re.compile(r"^waiting for an operator to approve (?P<tool>.+)$")
-WAITING_FOR_MESSAGE = "waiting for an operator\u2019s next message"
-
-
-def doing(running: bool, step: str | None, queued: int) -> str:
-    """What a session does now, in the words `/status` uses (`texts.DOING_*`), from the
-    runtime's state: `running` whether a turn runs, `step` its name for the turn's step."""
-    if not running:
-        return texts.DOING_QUEUED if queued else texts.DOING_IDLE
-    if step is None:
-        return texts.DOING_THINKING
-    if found := _TOOL_STEP.match(step):
-        return texts.DOING_TOOL.format(tool=found["tool"])
-    if found := _APPROVAL_STEP.match(step):
-        return texts.DOING_APPROVAL.format(whom=texts.APPROVER_ANY, tool=found["tool"])
-    if step == "waiting":  # a tool waits a moment for the operator to say more
-        return WAITING_FOR_MESSAGE
-    if step == "waiting to start":
-        return texts.DOING_QUEUED
-    return texts.DOING_THINKING  # a model round, or summarizing the earlier conversation
 
 
 def took(seconds: float | None) -> str:

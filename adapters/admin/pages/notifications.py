@@ -16,9 +16,16 @@ routes = web.RouteTableDef()
 @routes.get("/w/{workspace}/notifications")
 async def notifications(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    rows = await view_of(request).undelivered(workspace.id)
+    view = view_of(request)
+    rows = await view.undelivered(workspace.id)
+    places = {r.session_id: r.where for r in await view.sessions(workspace.id)}
     return render(
-        request, "notifications.html", notifications=rows, when=when, not_routed_yet=NOT_ROUTED_YET
+        request,
+        "notifications.html",
+        notifications=rows,
+        places=places,
+        when=when,
+        not_routed_yet=NOT_ROUTED_YET,
     )
 
 

@@ -7,20 +7,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from aiohttp import web
-from markupsafe import Markup, escape
 
 from adapters.admin.access import still_allowed, workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import view_of, when
-from adapters.admin.render import SECRETS, TEMPLATES, render
+from adapters.admin.render import SECRETS, TEMPLATES, code, render
 from bridge.activity import duration
-from bridge.admin import Board, live_boards, live_sessions, read_board
+from bridge.admin import Board, SessionRow, live_boards, live_sessions, read_board
+from config.secrets import Secrets
 
 routes = web.RouteTableDef()
 
@@ -28,7 +28,6 @@ EVENT_STREAM = "text/event-stream"
 KEEPALIVE_S = 15.0  # a comment line this often on a quiet stream: a gone browser is noticed
 RECHECK_S = 2.0  # how soon a stream ends after its login does (logout, expiry, a reload)
 T = TypeVar("T")
-_CODE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(slots=True)
@@ -49,11 +48,6 @@ def so_far(wall: float, now: float) -> str:
     return f"{duration(max(0.0, now - wall))} so far"
 
 
-def code(words: str) -> Markup:
-    """Words with `a tool's name` shown as code, as a chat shows them."""
-    return Markup(_CODE.sub(r"<code>\1</code>", str(escape(words))))
-
-
 def board_html(request: web.Request, boards: list[Board], *, full: bool) -> str:
     """The boards as the page shows them (`board.html`), secrets masked as on every page;
     `full`: one workspace's page, with every session listed."""
@@ -64,7 +58,6 @@ def board_html(request: web.Request, boards: list[Board], *, full: bool) -> str:
             "full": full,
             "ago": ago,
             "so_far": so_far,
-            "code": code,
         }
     )
 
@@ -99,11 +92,20 @@ async def live(request: web.Request) -> web.StreamResponse:
     """Server-sent events, each a JSON list of the workspace's session rows, for a client
     that asks for them (an EventSource); anyone else gets the rows now, as JSON."""
     workspace = workspace_of(request)
+    encode = partial(_rows_json, request.app[DEPS].bridge.secrets)
     if EVENT_STREAM not in request.headers.get("Accept", ""):
-        return web.json_response([r.to_json() for r in view_of(request).sessions(workspace.id)])
+        return web.json_response(encode(await view_of(request).sessions(workspace.id)))
     deps = request.app[DEPS]
-    rows = live_sessions(deps.bridge, deps.config(), workspace.id)
-    return await stream(request, rows, lambda found: [r.to_json() for r in found])
+    return await stream(request, live_sessions(deps.bridge, deps.config(), workspace.id), encode)
+
+
+def _rows_json(secrets: Secrets, rows: list[SessionRow]) -> list[dict[str, Any]]:
+    """The rows as the live pages read them, with what each does now as the pages show it
+    (`doing_html`: names as code, as the `code` filter makes them), secrets masked."""
+    return [
+        {**secrets.masked(r.to_json()), "doing_html": str(code(secrets.mask(r.doing)))}
+        for r in rows
+    ]
 
 
 async def stream(

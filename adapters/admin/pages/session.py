@@ -10,7 +10,7 @@ from aiohttp import web
 
 from adapters.admin.access import checked_form, workspace_of
 from adapters.admin.deps import DEPS
-from adapters.admin.pages.steering import act, label_of, seconds, steering_of, view_of, when
+from adapters.admin.pages.steering import act, label_of, steering_of, view_of, when
 from adapters.admin.render import render
 from bridge.admin import History, NotInWorkspace, QueueMode
 
@@ -45,7 +45,7 @@ async def session(request: web.Request) -> web.Response:
     session_id = request.match_info["session"]
     older, newer = _cursor(request, "older"), _cursor(request, "newer")
     try:
-        detail = view_of(request).session(workspace.id, session_id)
+        detail = await view_of(request).session(workspace.id, session_id)
         turns = await _history(request).turns(workspace.id, session_id, older=older, newer=newer)
     except NotInWorkspace as exc:
         raise web.HTTPNotFound(text=str(exc)) from None
@@ -57,7 +57,6 @@ async def session(request: web.Request) -> web.Response:
         paged=older is not None or newer is not None,
         modes=[m.value for m in QueueMode],
         when=when,
-        seconds=seconds,
     )
 
 

@@ -37,10 +37,6 @@ def when(wall: float | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def seconds(elapsed: float | None) -> str:
-    return "" if elapsed is None else f"{elapsed:.1f}s"
-
-
 async def act(request: web.Request, action: Awaitable[str], back: str) -> web.Response:
     """Run an action; 303 to `back` with what it did (or why it could not) flashed. An
     object of another workspace, or none, is a 404."""

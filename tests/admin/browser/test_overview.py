@@ -100,9 +100,28 @@ async def test_the_first_page_says_what_runs_waits_and_failed_live_by_conversati
     await expect(globex.locator('[data-empty="running"]')).to_have_text("Nothing running.")
     assert await page.evaluate("window.stillThisPage === true"), "no reload: the board is live"
 
+    board_words = re.compile(rf"^running tool {GATED} for \d+ s$")
+    await expect(held.locator('[data-field="doing"]')).to_have_text(board_words)
     await held.get_by_role("link", name=DM).click()
     await expect(page.locator("h1")).to_have_text(f"{DM} \u00b7 assistant")
     await expect(page).to_have_title(re.compile(rf"^{DM} \u00b7 assistant \u00b7 acme"))
+    # the session's page says what the board says, in the same words, its tool's name as code
+    now = page.locator('#session [data-field="doing"]')
+    head = page.locator('#turns .turn-head [data-field="doing"]')
+    for said in (now, head):
+        await expect(said).to_have_text(board_words)
+        await expect(said.locator("code")).to_have_text(GATED)
+    # and so it goes on saying, live: a second later, from the live feed
+    await expect(now).to_have_text(re.compile(rf"^running tool {GATED} for [1-9]\d* s$"))
+    await expect(now.locator("code")).to_have_text(GATED)
+
+    # the approvals and deliveries pages name the conversation, not its key
+    await console.open("/w/acme/approvals")
+    asking = page.locator('#approvals [data-field="conversation"]')
+    await expect(asking).to_have_text(f"{OPS} \u00b7 assistant")
+    await console.open("/w/acme/deliveries")
+    refused = page.locator('#deliveries [data-field="conversation"]')
+    await expect(refused).to_have_text([OPS])
     await console.open("/w/acme/")
     rows = page.locator("#sessions tr[data-session]")
     await expect(rows.locator("a.session")).to_have_text([OPS, DM])  # by name, oldest first
