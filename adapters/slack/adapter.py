@@ -5,6 +5,8 @@ Listeners store the message through the bridge and only then let bolt acknowledg
 (`process_before_response`): a crash cannot lose an acknowledged event, and storing takes
 milliseconds, far inside Slack's 3 s (should it ever take longer than `ACK_BUDGET_S`, the ack
 goes out anyway and the store completes after). The agent's work happens after the ack.
+An operator's message first learns the names of its channel and sender (names.py): from
+memory, or from Slack within `LOOKUP_TIMEOUT_S`, well inside the ack's budget.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import aiohttp
@@ -32,6 +35,7 @@ from adapters.slack.inbound import (
     command_chat,
     message_chat,
 )
+from adapters.slack.names import SlackNames
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, texts
 from config.errors import ConfigError, PlatformUnreachable
@@ -67,6 +71,7 @@ class SlackAdapter:
         )
         self.client = self._client(self.settings.bot_token.get_secret_value())
         self.transport = SlackTransport(self.client, workspace.id)
+        self.names = SlackNames(self.client, workspace.id)
         self.files = SlackFiles(
             self.client, self._session, self.settings.bot_token.get_secret_value()
         )
@@ -203,7 +208,7 @@ class SlackAdapter:
         )
         if chat is None:
             return
-        stored = self._later(self._bridge.receive(chat))
+        stored = self._later(self._receive_named(chat))
         try:
             outcome = await asyncio.wait_for(asyncio.shield(stored), ACK_BUDGET_S)
         except TimeoutError:
@@ -214,6 +219,28 @@ class SlackAdapter:
             return
         if outcome is Outcome.PROMPT:
             self._later(self.transport.received(chat.route))
+
+    async def _receive_named(self, chat: InboundChat) -> Outcome:
+        """The message, with its channel's and sender's names when an operator may have
+        written it (a stranger's message is refused: no need to ask Slack who they are)."""
+        if self._may_be_operator(chat):
+            route = chat.route
+            place, person = await self.names.of(
+                route.conversation_id, chat.sender_id, direct=chat.is_direct
+            )
+            chat = replace(chat, conversation_name=place, sender_name=person)
+        return await self._bridge.receive(chat)
+
+    def _may_be_operator(self, chat: InboundChat) -> bool:
+        """An operator of the file, or, in a DM where the workspace pairs, perhaps a paired
+        one."""
+        workspace = next(
+            (w for w in self._bridge.config.workspaces if w.id == self.workspace.id),
+            self.workspace,
+        )
+        if chat.is_direct and workspace.pairing.enabled:
+            return True
+        return any(o.slack_user_id == chat.sender_id for o in workspace.operators)
 
     async def _on_button(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.slack_directory import SlackDirectory
 from tests.fakes.slack_files import SlackFiles
 from tests.fakes.slack_history import history
 from tests.fakes.slack_spec import STREAMING, SlackError, check, check_response
@@ -85,6 +86,7 @@ class FakeSlack:
     _acks: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _connected: dict[str, asyncio.Event] = field(default_factory=dict)
     files: SlackFiles = field(init=False)
+    directory: SlackDirectory = field(default_factory=SlackDirectory)  # names of ids
 
     def __post_init__(self) -> None:
         self.files = SlackFiles(
@@ -295,6 +297,10 @@ class FakeSlack:
                 if info is None:
                     raise SlackError("file_not_found")
                 return {"file": info}
+            case "conversations.info":
+                return self.directory.conversation(args)
+            case "users.info":
+                return self.directory.user(args, team.team_id)
             case "chat.startStream" | "chat.appendStream" | "chat.stopStream":
                 return stream(self, method, args, team)
             case "apps.connections.open":
