@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -85,7 +86,9 @@ async def test_the_overview_and_a_session_waiting_running_and_finished(
     deploy = tools(("deploy", {"release": "1.4", "host": "db1"}), say="Deploying 1.4 to db1.")
     anthropic_api.script = [deploy, text(DEPLOYED)]
     telegram_api.push_message("deploy release 1.4 to db1", user=OPERATOR)
-    await expect(doing).to_have_text("waiting for an operator\u2019s approval of `deploy`")
+    await expect(doing).to_have_text(
+        re.compile(r"^waiting for .+\u2019s approval of deploy for \d+ s$")
+    )
     await page.reload()
     waiting = newest.locator('li.call[data-outcome="waiting for approval"]')
     await waiting.locator("summary").click()
@@ -98,7 +101,7 @@ async def test_the_overview_and_a_session_waiting_running_and_finished(
     anthropic_api.script = [tools((GATED, {}), say="Running the checks."), text(CHECKED)]
     telegram_api.push_message("run the checks", user=OPERATOR)
     await console.open(f"/w/acme/sessions/{session}")
-    await expect(doing).to_have_text(f"running tool `{GATED}`")
+    await expect(doing).to_have_text(re.compile(rf"^running tool {GATED} for \d+ s$"))
     await page.reload()
     await expect(newest).to_have_attribute("data-status", "running")
     await shoot(page, "session-running")

@@ -16,16 +16,18 @@ from playwright.async_api import Page, expect
 from adapters.server.app import App
 from bridge.admin import history
 from tests.admin.browser.chromium import LOOP
-from tests.admin.browser.session_walk import DISK, LOG_CHARS, start, turn
+from tests.admin.browser.session_walk import DISK, LOG_CHARS, OPERATOR, start, turn
 from tests.admin.browser.walk import Console
 from tests.admin.harness import ACME_TOKEN
-from tests.fakes.anthropic_api import FakeAnthropic, tools
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.topology import Topology
 
 pytestmark = LOOP
 
+DM = f"Telegram, DM with user{OPERATOR}"  # the fake names alice "user1001"
+WAITS = re.compile(rf"^waiting for user{OPERATOR}\u2019s approval of deploy for \d+ s$")
 MOST_PX = 2_000  # the page of three turns with tool calls (it was 11,900 px of JSON)
 
 
@@ -101,6 +103,25 @@ async def test_three_turns_read_newest_first_with_each_tool_call_on_one_line(
     await expect(audit).to_contain_text(re.compile(r"agent answered \(\d+ chars\)"))
     await expect(audit).to_contain_text("agent asked for 2 tool calls")
     assert "assistant_text" not in await audit.inner_text(), "events read in words"
+
+    # a turn waits for alice's approval: the page's Now (live, then as loaded), its turn's head
+    # and the overview's board say it in the same words, the tool's name as code
+    anthropic_api.script = [tools(("deploy", {"release": "1.4"})), text("Deployed.")]
+    await console.open(f"/w/acme/sessions/{acme_session(app)}")
+    telegram_api.push_message("deploy 1.4", user=OPERATOR)
+    now = page.locator('#session [data-field="doing"]')
+    await expect(now).to_have_text(WAITS)
+    await expect(now.locator("code")).to_have_text("deploy")
+    await page.reload()
+    for said in (now, page.locator('#turns .turn-head [data-field="doing"]')):
+        await expect(said).to_have_text(WAITS)
+        await expect(said.locator("code")).to_have_text("deploy")
+    assert "`" not in await page.locator("main").inner_text(), "names as code, not backticks"
+    await console.open("/w/acme/")
+    await expect(page.locator('#sessions [data-field="doing"]')).to_have_text(WAITS)
+    await console.open("/w/acme/approvals")
+    asking = page.locator('#approvals [data-field="conversation"]')
+    await expect(asking).to_have_text(f"{DM} \u00b7 assistant")
 
 
 async def test_turns_are_paged_and_a_page_stays_put_as_new_turns_come(

@@ -25,7 +25,6 @@ OPERATOR = int(ALICE["telegram_user_id"])
 DONE = "The checks passed."
 THINKING = re.compile(r"^thinking \(model call\) for \d+ s$")  # the overview's words, timed
 RUNNING = re.compile(rf"^running tool {GATED} for \d+ s$")  # the tool's name as code
-RUNNING_GATED = f"running tool `{GATED}`"  # the session page's words for the step
 
 
 async def test_a_running_turns_step_changes_on_the_overview_without_a_reload(
@@ -66,7 +65,7 @@ async def test_stop_on_the_console_stops_the_turn_as_the_operator_sees_in_chat(
     await expect(console.step()).to_have_text(RUNNING)
     await console.session_row().locator("a.session").click()
     session = page.locator("#session")
-    await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING_GATED)
+    await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING)
     await session.get_by_role("button", name="Stop").click()
     await expect(page.get_by_role("status")).to_contain_text("Stopped the turn")
     stopped = texts.STOPPED_BY_ADMIN.format(admin="acme/lead")
@@ -95,7 +94,7 @@ async def test_stop_is_offered_only_while_a_turn_runs(
     await console.session_row().locator("a.session").click()
     session = page.locator("#session")
     stop = session.get_by_role("button", name="Stop")
-    await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING_GATED)
+    await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING)
     await expect(stop).to_be_visible()
     await asyncio.to_thread(gate.touch)
     await until(lambda: telegram_api.chat(OPERATOR) == [DONE])
