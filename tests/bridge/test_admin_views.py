@@ -39,7 +39,7 @@ async def test_the_live_feed_follows_a_running_turn_and_shows_only_its_workspace
         [idle] = await rows_until(rows, lambda r: r[0].state is SessionState.IDLE)
         assert idle.step is None and idle.run_id is None
         view = AdminView(bridge, config)
-        assert [s.agent_id for s in view.sessions("beta")] == ["beta/assistant"]
+        assert [s.agent_id for s in await view.sessions("beta")] == ["beta/assistant"]
     finally:
         await rows.aclose()
         await close_bridge(bridge)
@@ -105,11 +105,11 @@ async def test_another_workspaces_session_is_not_found(
     try:
         await bridge.receive(dm_in("beta", CAROL, "hello", 1))
         await bridge.settle()
-        [beta_session] = AdminView(bridge, config).sessions("beta")
+        [beta_session] = await AdminView(bridge, config).sessions("beta")
         with pytest.raises(NotInWorkspace):
-            AdminView(bridge, config).session("acme", beta_session.session_id)
+            await AdminView(bridge, config).session("acme", beta_session.session_id)
         with pytest.raises(NotInWorkspace):
-            AdminView(bridge, config).session("acme", "ses_nonexistent")
+            await AdminView(bridge, config).session("acme", "ses_nonexistent")
         history = History(bridge, config)
         with pytest.raises(NotInWorkspace):
             await history.turns("acme", beta_session.session_id, older=None, newer=None)
