@@ -148,7 +148,8 @@ class SessionDetail:
 @dataclass(frozen=True, slots=True)
 class DeliveryRow:
     delivery_id: str
-    conversation: str  # the conversation it goes to, by name
+    conversation: str  # the key of the conversation it goes to
+    where: str  # that conversation, by name
     kind: DeliveryKind
     status: DeliveryStatus
     attempts: int

@@ -144,6 +144,7 @@ class AdminView:
         text = i.text if len(i.text) <= TEXT_PREVIEW else i.text[:TEXT_PREVIEW] + "\u2026"
         return DeliveryRow(
             i.id,
+            i.route.conversation_key,
             place(i.route.conversation_key, self._bridge.sessions.names()).where,
             i.kind,
             i.status,
