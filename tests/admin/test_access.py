@@ -195,13 +195,13 @@ async def test_a_post_without_the_pages_csrf_token_is_refused(app: App) -> None:
 async def test_a_login_expires(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram, slack_api: FakeSlack
 ) -> None:
-    admin = {"token": GLOBAL_TOKEN, "session_ttl_s": 1}
+    admin = {"token": GLOBAL_TOKEN, "session_ttl_s": 3}  # a loaded machine takes a second
     app = await start_console(db_path, anthropic_api, telegram_api, slack_api, admin=admin)
     try:
         async with AdminClient(app) as client:
             await client.login(GLOBAL_TOKEN)
             assert (await client.get("/admin/", allow_redirects=False))[0] == 200
-            await asyncio.sleep(1.2)
+            await asyncio.sleep(3.2)
             assert (await client.get("/admin/", allow_redirects=False))[0] == 303
     finally:
         await app.stop()
