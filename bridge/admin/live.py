@@ -20,7 +20,7 @@ from runtime import Event, SessionState
 from runtime.payloads import AssistantTextDelta
 
 TICK_S = 1.0
-BOARD_GAP_S = 0.25  # a board is read at most this often: a busy ledger has many events a second
+GAP_S = 0.25  # a feed reads the store at most this often: a busy ledger has many events a second
 T = TypeVar("T")
 
 
@@ -44,7 +44,7 @@ async def live_sessions(
     def running(found: list[SessionRow]) -> bool:
         return any(r.state is SessionState.RUNNING for r in found)
 
-    async for found in _following(bridge, rows, ours, running, tick_s, gap_s=0.0):
+    async for found in _following(bridge, rows, ours, running, tick_s, GAP_S):
         yield found
 
 
@@ -60,7 +60,7 @@ async def live_boards(
     def busy(found: list[Board]) -> bool:
         return any(b.busy for b in found)
 
-    async for found in _following(bridge, boards, lambda _: True, busy, tick_s, BOARD_GAP_S):
+    async for found in _following(bridge, boards, lambda _: True, busy, tick_s, GAP_S):
         yield found
 
 
