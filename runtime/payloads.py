@@ -20,6 +20,15 @@ class ProgressState(StrEnum):
     CANCEL_REQUESTED = "cancel_requested"
 
 
+def thinking_step(round_no: int) -> str:
+    """A model round's progress step, as the operator reads it under the progress line."""
+    return "thinking" if round_no == 1 else f"thinking (round {round_no})"
+
+
+# The `sleep` tool listening for the operator while it waits.
+LISTENING_STEP = "waiting; a message from you wakes it"
+
+
 class SessionCreated(Payload):
     TYPE: ClassVar[str] = EventType.SESSION_CREATED
     agent_id: str

@@ -19,7 +19,7 @@ from runtime.clock import Clock
 from runtime.events import Event
 from runtime.ids import new_id
 from runtime.messages import QueueMode
-from runtime.payloads import ProgressState, ToolFinished, ToolStarted
+from runtime.payloads import LISTENING_STEP, ProgressState, ToolFinished, ToolStarted, thinking_step
 from runtime.records import ApprovalStatus
 from runtime.recovery import INTERRUPTED, answer_open_tool_calls
 from runtime.session import RunHandle, Session
@@ -171,7 +171,7 @@ class ToolRunner:
                     w.store_file(block.id, call_id, data)
             row_id = w.append_transcript(self.session.id, self.run_id, row)
             # The next round starts right after these results: announce it in this write.
-            w.emit(self._progress_event(f"model round {next_round}"))
+            w.emit(self._progress_event(thinking_step(next_round)))
         self.transcript.append(row, row_id)
         self.transcript.files.update({b.id: d for stored in pictures.values() for b, d in stored})
 
@@ -239,7 +239,7 @@ class ToolRunner:
         if seconds <= 0:
             return False
         signal = self.session.interjection_signal()
-        await self._progress("waiting", ProgressState.WAITING)
+        await self._progress(LISTENING_STEP, ProgressState.WAITING)
         waiter = asyncio.ensure_future(signal.wait())
         sleeper = asyncio.ensure_future(self.deps.clock.sleep(seconds))
         try:

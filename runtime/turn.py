@@ -28,6 +28,7 @@ from runtime.payloads import (
     ProgressState,
     ProviderRequestRefused,
     ProviderRetry,
+    thinking_step,
 )
 from runtime.prompts import interjection_row
 from runtime.providers.base import (
@@ -145,7 +146,7 @@ class Turn:
             if round_no > 1:
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
             if round_no > self._announced_round:
-                await self.progress(f"model round {round_no}")
+                await self.progress(thinking_step(round_no))
                 self._announced_round = round_no
             request = await self._fit(self._request(), round_no)
             try:
@@ -223,7 +224,7 @@ class Turn:
         if compacted is not None:
             self.usage += compacted.usage
         await self.checkpoint(Boundary.AFTER_COMPACTION)
-        await self.progress(f"model round {round_no}")
+        await self.progress(thinking_step(round_no))
         return self._request()
 
     async def _send(self, request: ProviderRequest) -> ProviderResponse:

@@ -11,7 +11,7 @@ from runtime.events import Event
 from runtime.host import Host
 from runtime.ids import new_id
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
-from runtime.payloads import ProgressState, TurnFinished, TurnStarted
+from runtime.payloads import ProgressState, TurnFinished, TurnStarted, thinking_step
 from runtime.prompts import turn_input_row
 from runtime.records import RunRecord, RunStatus
 from runtime.results import CompactStatus
@@ -97,7 +97,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
                 )
             )
             # Turn counts on this announcement of its first round.
-            progress = handle.progress(handle.started_at, ProgressState.RUNNING, "model round 1")
+            progress = handle.progress(handle.started_at, ProgressState.RUNNING, thinking_step(1))
             w.emit(Event(progress, session.id, handle.run_id))
     except BaseException:
         session.running = None

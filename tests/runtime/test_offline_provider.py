@@ -56,10 +56,10 @@ async def test_progress_states_over_a_turn(db_path: Path, cleanup: list[object])
     progress = [(e.data.state, e.data.step) for e in await all_events(rt, EventType.PROGRESS)]
     assert progress == [
         ("queued", "waiting to start"),
-        ("running", "model round 1"),
+        ("running", "thinking"),
         ("running", "running sleep"),
-        ("waiting", "waiting"),
-        ("running", "model round 2"),
+        ("waiting", "waiting; a message from you wakes it"),
+        ("running", "thinking (round 2)"),
     ]
 
 

@@ -30,7 +30,7 @@ async def test_stop_during_provider_request(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     first = await rt.submit(sid, operator("long question"))
-    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "model round 1")
+    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "thinking")
     run_id = started.run_id
     assert run_id is not None
     await until(lambda: len(anthropic_api.requests) == 1)
