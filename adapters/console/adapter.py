@@ -11,8 +11,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TextIO
 
-from adapters.console.editor import edit_lines, history, is_terminal
-from adapters.console.lines import read_lines
+from adapters.console.lines import is_terminal, read_lines
 from adapters.console.profile import CONVERSATION, NAME
 from adapters.console.transport import ConsoleTransport
 from bridge import Bridge, InboundChat, Route
@@ -63,6 +62,9 @@ class ConsoleAdapter:
         if not is_terminal(self._stdin, screen.out):
             await read_lines(self._stdin, self._receive)
             return Ending.SETTLE
+        # prompt_toolkit only in a terminal: a piped or served process never pays its import.
+        from adapters.console.editor import edit_lines, history
+
         # Typed messages go to the bridge in order, while the editor takes the next one.
         sending = asyncio.get_running_loop().create_task(self._send_typed(), name="console-in")
         try:

@@ -26,14 +26,6 @@ log = logging.getLogger(__name__)
 PROMPT = "you> "
 
 
-def is_terminal(stdin: TextIO, stdout: TextIO) -> bool:
-    """Both ends are a terminal: the editor can run (else lines are read as they come)."""
-    try:
-        return os.isatty(stdin.fileno()) and os.isatty(stdout.fileno())
-    except (AttributeError, OSError, ValueError):  # a stream without a file descriptor
-        return False
-
-
 def history(path: Path | None) -> History:
     """Earlier messages, kept in `path` (readable by its owner only) when one is given."""
     if path is None:

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 LineSource = Callable[[], Awaitable[str | None]]
 LONGEST_LINE = 1 << 22  # bytes: far above what the bridge passes on (it cuts, and says so)
+
+
+def is_terminal(stdin: TextIO, stdout: TextIO) -> bool:
+    """Both ends are a terminal: the line editor can run (else lines are read as they come)."""
+    try:
+        return os.isatty(stdin.fileno()) and os.isatty(stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a file descriptor
+        return False
 
 
 async def read_lines(stream: TextIO, take: Callable[[str], Awaitable[None]]) -> None:
