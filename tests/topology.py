@@ -15,6 +15,7 @@ started is stopped at the end of the test."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -69,9 +70,27 @@ class Topology:
         return app
 
     async def stop(self) -> None:
+        """Stop every App, newest first. A stop that hangs fails the test naming what each
+        task still awaits (rather than holding the whole run)."""
         for app in reversed(self.apps):
-            await app.stop()
+            try:
+                await asyncio.wait_for(app.stop(), STOP_LIMIT_S)
+            except TimeoutError:
+                raise AssertionError(f"App.stop() of {self.kind} hung:\n{_awaited()}") from None
         self.apps.clear()
+
+
+STOP_LIMIT_S = 60.0
+
+
+def _awaited() -> str:
+    """Each pending task and where it waits."""
+    lines = []
+    for task in asyncio.all_tasks():
+        frames = task.get_stack(limit=8)
+        where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
+        lines.append(f"  {task.get_name()}: {where}")
+    return "\n".join(sorted(lines))
 
 
 async def topology_started(

@@ -5,8 +5,11 @@ as it shows, wrapped lines joined."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -110,7 +113,11 @@ class Terminal:
         return status
 
     def close(self) -> None:
-        """Stop its tmux server (and what runs in it), and remove the server's socket."""
+        """Stop what runs in it, then its tmux server, and remove the server's socket. The
+        process is killed first: the SIGHUP of a closing pane is `switchboard run`'s reload."""
+        with contextlib.suppress(OSError, ValueError, subprocess.CalledProcessError):
+            if self.runs and self.exit_status() is None:
+                os.kill(self.pid(), signal.SIGKILL)
         where = subprocess.run(
             ["tmux", "-L", self.socket, "display-message", "-p", "#{socket_path}"],
             capture_output=True,
