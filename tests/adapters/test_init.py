@@ -30,9 +30,9 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.test_readme import readme_commands
 
-KEY = "sk-ant-api03-init-model-key-for-tests"
-TOKEN = "7123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"  # the shape @BotFather gives
-UNKNOWN_TOKEN = "7123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawX"  # that shape, no such bot
+KEY = "sk-ant-fake-key-of-the-init-tests"  # the prefix init checks, plainly not a key
+TOKEN = "1000001:fake-bot-token-of-the-init-tests-1"  # the shape @BotFather gives
+UNKNOWN_TOKEN = "1000001:fake-bot-token-of-the-init-tests-0"  # that shape, no such bot
 APP_TOKEN = "xapp-1-A0INIT-1234-abcdef"
 SIGNING_SECRET = "8f742231b10e8888abcd99aaa85a5f23"  # 32 hex digits, as Slack gives it
 BOB = 4242
