@@ -43,7 +43,6 @@ from runtime.recovery import recover
 from runtime.results import (
     CompactStatus,
     RuntimeSettings,
-    SessionState,
     SessionStatus,
     StopResult,
     StopStatus,
@@ -264,24 +263,8 @@ class Runtime:
 
     def status(self, session_id: str) -> SessionStatus:
         session = self._get(session_id)
-        run = session.running
-        children = tuple(
-            s.id for s in self.sessions.values() if s.record.parent_session_id == session_id
-        )
-        return SessionStatus(
-            session_id=session_id,
-            agent_id=session.record.agent_id,
-            profile=session.record.profile,
-            mode=session.mode,
-            state=SessionState.RUNNING if run else SessionState.IDLE,
-            run_id=run.run_id if run else None,
-            step=run.step if run else None,
-            elapsed_s=round(self.clock.monotonic() - run.started_at, 3) if run else None,
-            queued=len(session.queue),
-            children=children,
-            context_tokens=session.context.last_request_tokens,
-            context_window=self.turn_deps.budget.window,
-        )
+        children = tuple(c.id for c in self.children(session))
+        return session.status(self.clock.monotonic(), children, self.turn_deps.budget.window)
 
     def events(self, after_seq: int | None = None) -> AsyncIterator[Event]:
         return self.store.feed.subscribe(after_seq)

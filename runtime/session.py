@@ -12,6 +12,7 @@ from runtime.messages import QueueMode
 from runtime.payloads import Progress, ProgressState
 from runtime.queue import SessionQueue
 from runtime.records import SessionRecord
+from runtime.results import SessionState, SessionStatus
 
 T = TypeVar("T")
 
@@ -105,3 +106,21 @@ class Session:
             self._arrival = asyncio.Event()
         self._arrival.clear()
         return self._arrival
+
+    def status(self, now: float, children: tuple[str, ...], window: int) -> SessionStatus:
+        """What `Runtime.status` answers of this session at monotonic time `now`."""
+        run = self.running
+        return SessionStatus(
+            session_id=self.id,
+            agent_id=self.record.agent_id,
+            profile=self.record.profile,
+            mode=self.mode,
+            state=SessionState.RUNNING if run else SessionState.IDLE,
+            run_id=run.run_id if run else None,
+            step=run.step if run else None,
+            elapsed_s=round(now - run.started_at, 3) if run else None,
+            queued=len(self.queue),
+            children=children,
+            context_tokens=self.context.last_request_tokens,
+            context_window=window,
+        )

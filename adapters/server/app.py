@@ -28,7 +28,7 @@ from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport, plan, unapplied
 from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
-from config.errors import ConfigError, PlatformUnreachable
+from config.errors import ConfigError
 from config.loading import env_file, load, parse, read_text
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets, known_secrets
@@ -245,7 +245,8 @@ class App:
             failures: list[str] = []
             for workspace in effective.workspaces:
                 if workspace.id in report.changed or workspace.id in report.added:
-                    failure = await self._restart(workspace.id, effective.server.public_url)
+                    url = effective.server.public_url
+                    failure = await self.live.restart(workspace, url, serve=self._live)
                     if failure is not None:
                         failures.append(self.secrets.mask(failure))
             for workspace_id in report.removed:
@@ -257,34 +258,6 @@ class App:
                 report = report.model_copy(update={"errors": "\n".join(failures)})
             log.info("config applied", extra=report_fields(report))
             return report
-
-    async def _restart(self, workspace_id: str, public_url: str | None) -> str | None:
-        """Start the (changed or added) workspace's bots, held meanwhile; what went wrong if
-        one did not start (then none runs for it until a reload fixes it)."""
-        self.live.hold(workspace_id, True)
-        workspace = self.current.workspace(workspace_id)
-        assert workspace is not None
-        self.live.add(workspace)
-        failure: str | None = None
-        if not self._live:  # a standby starts no bot: its doors store for the active one
-            self.live.hold(workspace_id, False)
-            return None
-        try:
-            try:
-                await self.live.start_slack(workspace_id)
-                await self.live.start_telegram(workspace_id, public_url)
-            except (ConfigError, PlatformUnreachable) as exc:  # refused, or not reached
-                failure = str(exc)
-            except Exception as exc:  # a connection that failed otherwise (Socket Mode, ...)
-                log.exception("workspace did not start", extra={"workspace": workspace_id})
-                failure = f"workspace {workspace_id}: its bot did not start ("
-                failure += f"{type(exc).__name__}: {str(exc)[:300]}); see the log"
-            if failure is not None:  # none runs for it until a reload fixes it
-                await self.live.stop(workspace_id)
-                self.live.remove(workspace_id)
-        finally:
-            self.live.hold(workspace_id, False)
-        return failure
 
     async def edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
         """The console's edit of a workspace: written into the file (only the keys it

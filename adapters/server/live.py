@@ -13,6 +13,7 @@ from adapters.slack.files import SlackFiles
 from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramFront
 from adapters.telegram.files import TelegramFiles
 from bridge import Bridge
+from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,36 @@ class LiveAdapters:
         if (bot := self.telegram.get(workspace_id)) is not None:
             await bot.start(public_url)
             self._bridge.metrics.connection(TELEGRAM.name, workspace_id, up=True)
+
+    async def restart(
+        self, workspace: WorkspaceConfig, public_url: str | None, *, serve: bool
+    ) -> str | None:
+        """Add the (changed or added) workspace and, where this process `serve`s (a standby
+        starts no bot: its doors store for the active one), start its bots, held meanwhile.
+        What went wrong if one did not start: then none runs for it until a reload fixes it."""
+        workspace_id = workspace.id
+        self.hold(workspace_id, True)
+        self.add(workspace)
+        failure: str | None = None
+        if not serve:
+            self.hold(workspace_id, False)
+            return None
+        try:
+            try:
+                await self.start_slack(workspace_id)
+                await self.start_telegram(workspace_id, public_url)
+            except (ConfigError, PlatformUnreachable) as exc:  # refused, or not reached
+                failure = str(exc)
+            except Exception as exc:  # a connection that failed otherwise (Socket Mode, ...)
+                log.exception("workspace did not start", extra={"workspace": workspace_id})
+                failure = f"workspace {workspace_id}: its bot did not start ("
+                failure += f"{type(exc).__name__}: {str(exc)[:300]}); see the log"
+            if failure is not None:
+                await self.stop(workspace_id)
+                self.remove(workspace_id)
+        finally:
+            self.hold(workspace_id, False)
+        return failure
 
     async def stop(self, workspace_id: str) -> None:
         """Stop the workspace's adapters; they stay in the maps (see `remove`)."""
