@@ -331,3 +331,16 @@ async def test_a_secret_pasted_into_the_chat_is_not_shown_in_the_transcript(
     assert status == 200
     assert telegram_api.token not in html
     assert "our token is [redacted]" in html and "Noted: [redacted]." in html
+
+
+async def test_a_page_cursor_that_is_not_one_is_refused_with_400_never_500(app: App) -> None:
+    """The Older/Newer links' values come back from the address bar: anything else is a 400
+    that says what is expected (a 5,000-digit number and a superscript digit were 500s)."""
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        audit = "/admin/w/acme/sessions/ses_anything/audit?older="
+        for value in ("9" * 5000, "\u00b2", "-1", "1e3", "99999999999999999999"):
+            status, page = await client.get(audit + value)
+            assert (status, "must be an event's number" in page) == (400, True), (value, status)
+        status, page = await client.get("/admin/w/acme/sessions/ses_anything?older=" + "x" * 200)
+        assert (status, "must name a turn" in page) == (400, True)

@@ -18,6 +18,9 @@ routes = web.RouteTableDef()
 
 DEFAULT_MODE = ""  # the select's value for "the workspace's default"
 CURSOR = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")  # a turn's id in an Older/Newer link
+# An event's number: ASCII digits that fit a BIGINT (str.isdigit takes "²", and int() of a
+# 5,000-digit string raises).
+SEQ = re.compile(r"^[0-9]{1,18}$")
 
 
 def _history(request: web.Request) -> History:
@@ -34,7 +37,7 @@ def _cursor(request: web.Request, name: str) -> str | None:
 
 def _seq(request: web.Request, name: str) -> int | None:
     value = request.query.get(name)
-    if value is not None and not value.isdigit():
+    if value is not None and not SEQ.match(value):
         raise web.HTTPBadRequest(text=f"{name} must be an event's number, as the page's links do")
     return None if value is None else int(value)
 
