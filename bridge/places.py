@@ -7,12 +7,26 @@ own name (the terminal's) is called by that name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bridge import texts
 from bridge.store import ConversationName
 from bridge.types import InboundChat
+
+# Control characters (C0, DEL, C1) and the bidirectional overrides: a group's title or a
+# person's name is set by whoever is in the chat, and is printed in an admin's terminal by
+# `switchboard status`, where an escape sequence would act rather than show.
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+LONGEST_NAME = 128  # Telegram's longest chat title
+
+
+def printable(name: str | None) -> str | None:
+    """A name as it can be shown anywhere: its control characters dropped, at most 128."""
+    if name is None:
+        return None
+    return UNPRINTABLE.sub("", name)[:LONGEST_NAME].strip() or None
 
 
 def named(chat: InboundChat, operator_id: str) -> ConversationName:
@@ -21,8 +35,8 @@ def named(chat: InboundChat, operator_id: str) -> ConversationName:
         key=chat.route.home.conversation_key,
         workspace_id=chat.route.workspace_id,
         direct=chat.is_direct,
-        title=chat.conversation_name,
-        person=chat.sender_name,
+        title=printable(chat.conversation_name),
+        person=printable(chat.sender_name),
         operator_id=operator_id,
     )
 

@@ -186,11 +186,13 @@ async def test_blocked_bot_marks_the_route_failed_and_status_says_so(
     app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
 ) -> None:
     telegram_api.fail("sendMessage", 403, "Forbidden: bot was blocked by the user", times=10)
-    telegram_api.push_message("hi", user=1001)
+    # A name anyone may give themselves, with what would act in the admin's terminal.
+    sender = {"from": {"id": 1001, "is_bot": False, "first_name": "user\x1b1001\u202e\x07"}}
+    telegram_api.push_message("hi", user=1001, **sender)
     await until(lambda: "acme" in str(app.bridge.outbox.failed_routes))
     telegram_api.failures.clear()  # the operator unblocks the bot
     anthropic_api.script = [text("fine")]
-    telegram_api.push_message("/status", user=1001)  # writing again clears the mark
+    telegram_api.push_message("/status", user=1001, **sender)  # writing again clears the mark
     await until(
         lambda: any(
             "Cannot deliver" in m["text"] or "idle" in m["text"] for m in telegram_api.sent()
@@ -204,6 +206,7 @@ async def test_blocked_bot_marks_the_route_failed_and_status_says_so(
     _, out = await run_to_end("status", "--config", app.path)  # the admin asks, in words
     assert f"Switchboard is running: process {os.getpid()} " in out, out
     assert "  Failed: the answer to Telegram, DM with user1001: Telegram 403" in out, out
+    assert not any(c in out for c in "\x1b\x07\u202e"), "a name's control characters shown"
     [counts] = [line for line in out.splitlines() if line.startswith("Deliveries: ")]
     assert "1 could not be delivered" in counts and "accepted_by_transport" not in counts
 
