@@ -75,7 +75,7 @@ async def test_a_tool_cut_off_by_shutdown_is_answered_not_rerun(
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("long job"))
     for _ in range(1500):  # a loaded machine takes seconds to start the tool's process
-        if marker.exists():
+        if marker.exists() and marker.read_text().endswith("\n"):  # created before written
             break
         await asyncio.sleep(0.02)
     await rt.close()  # the process goes away while the tool runs
