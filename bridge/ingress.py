@@ -17,6 +17,7 @@ from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
 from bridge.places import named
+from bridge.platforms import Platforms
 from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
@@ -63,6 +64,7 @@ class Ingress:
         runtime: Runtime,
         store: BridgeStore,
         sessions: Sessions,
+        platforms: Platforms,
         outbox: Outbox,
         commands: Commands,
         metrics: Metrics,
@@ -76,7 +78,8 @@ class Ingress:
         self._outbox = outbox
         self._commands = commands
         self._metrics = metrics
-        self._pointing = Pointing(store, sessions, outbox.transports)
+        self._platforms = platforms
+        self._pointing = Pointing(store, sessions, platforms)
         self._files = files
         self._pairing = pairing
 
@@ -95,7 +98,7 @@ class Ingress:
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
         if await self._store.seen(keys):
             return Outcome.DUPLICATE
-        profile = self._outbox.transports.profile(chat.route.platform)
+        profile = self._platforms.profile(chat.route.platform)
         verdict = classify(self._config(), chat, profile)
         if self._pairing is not None and _stranger(verdict):
             assert isinstance(verdict, Refused) and verdict.workspace is not None
@@ -166,7 +169,7 @@ class Ingress:
         agent a plain prompt would, framed the same way."""
         assert self._files is not None
         context = await self._pointing.context(chat, notification)
-        profile = self._outbox.transports.profile(chat.route.platform)
+        profile = self._platforms.profile(chat.route.platform)
         addressee = Addressee(
             session_id=notification.session_id if notification else None,
             direct=chat.is_direct,
@@ -307,7 +310,7 @@ class Ingress:
         # A reply to a notification goes to the agent that raised it; the context comes from
         # the message (and its thread, read before this conversation becomes a session).
         context = await self._pointing.context(chat, notification)
-        profile = self._outbox.transports.profile(chat.route.platform)
+        profile = self._platforms.profile(chat.route.platform)
         text = compose(text, notification, context, verdict.workspace, profile)
         if notification is not None:
             session_id = notification.session_id

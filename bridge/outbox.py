@@ -15,10 +15,10 @@ import logging
 
 from bridge.events import DeliveryAccepted, DeliveryFailed, RouteFailed
 from bridge.metrics import Metrics
-from bridge.ratelimit import PacedTransports
+from bridge.platforms import Platforms
 from bridge.split import split
 from bridge.store import BridgeStore, Intent
-from bridge.transport import Call, DeliveryError, Transport
+from bridge.transport import Call, DeliveryError
 from bridge.types import DeliveryStatus, Route
 from runtime.clock import Clock
 
@@ -32,19 +32,18 @@ HELD_RETRY_DELAY_S = 2.0  # how often a delivery whose bot is held tries again
 class Outbox:
     """Sends what the bridge store's intents hold; woken by the commit that enqueued one."""
 
-    def __init__(self, store: BridgeStore, clock: Clock, metrics: Metrics) -> None:
+    def __init__(
+        self, store: BridgeStore, clock: Clock, metrics: Metrics, platforms: Platforms
+    ) -> None:
         self._store = store
         store.on_enqueue = self.wake
         self._clock = clock
         self._metrics = metrics
-        self.transports = PacedTransports(clock)  # shared with progress: one pacer a platform
+        self._platforms = platforms  # their pacers are shared with progress
         self._workers: dict[str, asyncio.Task[None]] = {}
         self.failed_routes: set[str] = set()  # conversation keys the platform refused
         self._look_again: set[str] = set()
         self._closing = False
-
-    def attach(self, transport: Transport) -> None:
-        self.transports.attach(transport)
 
     async def start(self) -> None:
         """Resume every intent a previous run left pending or sending."""
@@ -101,7 +100,7 @@ class Outbox:
             self._workers.pop(conversation_key, None)
 
     async def _deliver(self, intent: Intent) -> None:
-        transport = self.transports.get(intent.route.platform)
+        transport = self._platforms.transport(intent.route.platform)
         if transport is None:
             await self._finish(
                 intent,
@@ -118,7 +117,7 @@ class Outbox:
             profile.limits.max_chars_for(intent.kind),
             lambda s: len(profile.render(s)),
         )
-        pacer = self.transports.pacers[profile.name]
+        pacer = self._platforms.pacer(profile.name)
         # Whether the next chunk may already have landed: it was in flight when the last run
         # stopped, or its last attempt had an unknown outcome.
         unsure = intent.status is DeliveryStatus.SENDING
@@ -200,7 +199,7 @@ class Outbox:
         longer after each failure in a row."""
         if exc.retry_after is not None:
             delay = exc.retry_after
-            self.transports.pacers[intent.route.platform].back_off(intent.route, Call.POST, delay)
+            self._platforms.pacer(intent.route.platform).back_off(intent.route, Call.POST, delay)
         else:
             delay = min(MAX_RETRY_DELAY_S, 2.0 ** (failures - 1))
         await self._update(intent, attempts=attempts, error=str(exc))

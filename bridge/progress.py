@@ -28,7 +28,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field, replace
 
-from bridge.ratelimit import PacedTransports
+from bridge.platforms import Platforms
 from bridge.store import BridgeStore
 from bridge.transport import Call, LiveMessages, ProgressLog, ProgressView
 from bridge.types import Route
@@ -67,14 +67,14 @@ def _set(event: asyncio.Event) -> asyncio.Event:
 class ProgressPresenter:
     def __init__(
         self,
-        transports: PacedTransports,
+        platforms: Platforms,
         clock: Clock,
         interval_s: float = 4.0,
         min_gap_s: float = 1.0,
         store: BridgeStore | None = None,
         secrets: Secrets | None = None,
     ) -> None:
-        self._transports = transports
+        self._platforms = platforms
         self._store = store
         self._secrets = secrets if secrets is not None else Secrets()  # in the streamed answer
         self._clock = clock
@@ -116,7 +116,7 @@ class ProgressPresenter:
     def _log(self, live: _Live, note: str | None) -> bool:
         """Tell a transport that prints progress as lines this step or note at once (see
         `ProgressLog`); whether it is one."""
-        transport = self._transports.get(live.route.platform)
+        transport = self._platforms.transport(live.route.platform)
         if not isinstance(transport, ProgressLog):
             return False
         view = replace(self._view(live), note=None if note is None else self._secrets.mask(note))
@@ -167,9 +167,9 @@ class ProgressPresenter:
         if self._store is None:
             return
         for route, message_id in await self._store.live_messages():
-            transport = self._transports.get(route.platform)
+            transport = self._platforms.transport(route.platform)
             if isinstance(transport, LiveMessages):
-                ticket = await self._transports.pacers[route.platform].acquire(route, Call.DELETE)
+                ticket = await self._platforms.pacer(route.platform).acquire(route, Call.DELETE)
                 try:
                     await transport.remove_live(route, message_id)
                 except Exception:
@@ -251,10 +251,10 @@ class ProgressPresenter:
         """Show (None: clear) within the budget: whether it all went, and if not, when the
         budget should have room for what did not; and whether the answer's call went."""
         route = live.route
-        transport = self._transports.get(route.platform)
+        transport = self._platforms.transport(route.platform)
         if transport is None:
             return True, 0.0, True
-        budget = self._transports.budget(route)
+        budget = self._platforms.budget(route)
         try:
             await transport.show_progress(route, view, budget)
         except Exception:  # progress is best effort; a failure must not touch the turn

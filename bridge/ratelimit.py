@@ -26,8 +26,7 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
-from bridge.platform import PlatformProfile
-from bridge.transport import Call, Pacing, Rule, Scope, Transport
+from bridge.transport import Call, Pacing, Rule, Scope
 from bridge.types import Route, TransportLimits
 from runtime.clock import Clock
 
@@ -339,26 +338,3 @@ class ProgressBudget:
         if self._pacer is None:
             return -math.inf
         return max((self._pacer.ready_at(self._route, c) for c in calls), default=-math.inf)
-
-
-class PacedTransports(dict[str, Transport]):
-    """The transports the bridge sends through, by platform name in the order attached, each
-    with the one pacer that every call to its platform passes: the outbox's replies and the
-    presenter's progress share it."""
-
-    def __init__(self, clock: Clock) -> None:
-        super().__init__()
-        self._clock = clock
-        self.pacers: dict[str, RateLimiter] = {}
-
-    def attach(self, transport: Transport) -> None:
-        profile = transport.profile
-        self[profile.name] = transport
-        self.pacers[profile.name] = RateLimiter(self._clock, profile.limits)
-
-    def profile(self, platform: str) -> PlatformProfile | None:
-        transport = self.get(platform)
-        return transport.profile if transport is not None else None
-
-    def budget(self, route: Route) -> ProgressBudget:
-        return ProgressBudget(self.pacers.get(route.platform), route)

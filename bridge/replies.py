@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 
 from bridge.platform import PlatformProfile
-from bridge.ratelimit import PacedTransports
+from bridge.platforms import Platforms
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, NotificationPost
 from bridge.transport import Call, ThreadReader
@@ -56,10 +56,10 @@ CUT = " [\u2026 cut]"
 class Pointing:
     """Finds what a message points at: the notification it answers, its thread's messages."""
 
-    def __init__(self, store: BridgeStore, sessions: Sessions, transports: PacedTransports) -> None:
+    def __init__(self, store: BridgeStore, sessions: Sessions, platforms: Platforms) -> None:
         self._store = store
         self._sessions = sessions
-        self._transports = transports
+        self._platforms = platforms
 
     async def notification(self, chat: InboundChat) -> NotificationPost | None:
         """The notification this message answers (a reply to it, a thread under it, one of
@@ -90,10 +90,10 @@ class Pointing:
     async def _thread(self, route: Route) -> list[Quoted]:
         """Read now or not at all: the platform waits for its acknowledgement meanwhile. A
         read over the platform's rate, or slower than READ_WITHIN_S, leaves the context out."""
-        transport = self._transports.get(route.platform)
+        transport = self._platforms.transport(route.platform)
         if not isinstance(transport, ThreadReader):
             return []
-        ticket = self._transports.pacers[route.platform].take(route, Call.READ)
+        ticket = self._platforms.pacer(route.platform).take(route, Call.READ)
         if ticket is None:
             log.warning("thread not read: over the rate", extra={"route": route.to_json()})
             return []

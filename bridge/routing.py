@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from bridge.ratelimit import PacedTransports
+from bridge.platforms import Platforms
 from bridge.sessions import Sessions
 from bridge.types import Route
 from config.current import CurrentConfig
@@ -23,7 +23,7 @@ class Router:
         config: CurrentConfig,
         runtime: Runtime,
         sessions: Sessions,
-        platforms: PacedTransports,
+        platforms: Platforms,
         failed: Container[str],
     ) -> None:
         self._config = config
@@ -78,13 +78,13 @@ class Router:
 
     def operator_route(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> Route | None:
         """A DM to `operator`, as `primary_route` finds one for the primary operator."""
-        names = list(self._platforms)
+        names = self._platforms.names()
         if operator.notify_via in names:
             names.remove(operator.notify_via)
             names.insert(0, operator.notify_via)
         for name in names:
-            profile = self._platforms[name].profile
-            if not profile.serves(workspace):
+            profile = self._platforms.profile(name)
+            if profile is None or not profile.serves(workspace):
                 continue
             conversation = profile.direct_conversation(workspace, operator)
             if conversation is not None:

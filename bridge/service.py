@@ -12,11 +12,11 @@ from bridge.attachments.source import FileSource
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ephemeral import EphemeralCommands
-from bridge.forwarding import Forwarding
 from bridge.ingress import Ingress, Outcome
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
+from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import ProgressBudget
 from bridge.retention import Retention
@@ -46,13 +46,15 @@ class Bridge:
         self.runtime = runtime
         self.metrics = Metrics((w.id for w in config.workspaces), wall=runtime.clock.wall)
         self.store = BridgeStore(runtime.store)
-        self.outbox = Outbox(self.store, runtime.clock, self.metrics)
+        # The running platforms: each part that sends, or needs a platform's facts, gets it.
+        self.platforms = Platforms(runtime.clock)
+        self.outbox = Outbox(self.store, runtime.clock, self.metrics, self.platforms)
         self.sessions = Sessions(runtime, self.store)
         self.router = Router(
-            self.current, runtime, self.sessions, self.outbox.transports, self.outbox.failed_routes
+            self.current, runtime, self.sessions, self.platforms, self.outbox.failed_routes
         )
         self.presenter = ProgressPresenter(
-            self.outbox.transports,
+            self.platforms,
             runtime.clock,
             progress_interval_s,
             store=self.store,
@@ -67,6 +69,7 @@ class Bridge:
             runtime,
             self.store,
             self.sessions,
+            self.platforms,
             self.outbox,
             commands,
             self.metrics,
@@ -82,7 +85,6 @@ class Bridge:
             self.metrics,
         )
         self.retention = Retention(config.retention, runtime.store, self.store)
-        self.forwarding = Forwarding(runtime, self.store)
         self._dispatch_task: asyncio.Task[None] | None = None
 
     @property
@@ -97,7 +99,7 @@ class Bridge:
         return self.runtime.store.secrets
 
     def attach(self, transport: Transport) -> None:
-        self.outbox.attach(transport)
+        self.platforms.attach(transport)
 
     def attach_files(self, source: FileSource) -> None:
         """Where files sent on `source.platform` are downloaded from (with its bot's keys)."""
@@ -121,14 +123,14 @@ class Bridge:
     async def command(self, chat: InboundChat, *, invoked_as: str) -> str:
         """Run a command for only its sender to see (a Slack slash command); its answer."""
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
-        profile = self.outbox.transports.profile(chat.route.platform)
+        profile = self.platforms.profile(chat.route.platform)
         answer = await self.ephemeral.answer(chat, profile, invoked_as=invoked_as)
         return self.secrets.mask(answer)  # it goes to chat without the outbox
 
     def budget(self, route: Route) -> ProgressBudget:
         """Room for a best-effort platform call (a reaction on receipt) within the platform's
         limits, shared with replies and progress: `take` it, or skip the call."""
-        return self.outbox.transports.budget(route)
+        return self.platforms.budget(route)
 
     async def settle(self) -> None:
         """Until every turn has finished and every reply it produced has been sent."""
@@ -146,7 +148,6 @@ class Bridge:
     async def close(self) -> None:
         """Stop following the ledger, sending and pruning; pending intents resume on the next
         start."""
-        await self.forwarding.close()
         await self.pairing.stop()
         await self.retention.close()
         await self.downloads.close()

@@ -6,8 +6,9 @@ import asyncio
 
 from adapters.telegram import TELEGRAM
 from bridge import Route, TransportLimits
+from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter
-from bridge.ratelimit import PacedTransports, RateLimiter
+from bridge.ratelimit import RateLimiter
 from bridge.transport import Budget, Call, Pacing, ProgressView, Rule, Scope
 from runtime import ManualClock
 from tests.bridge.fakes import RecordingTransport
@@ -64,9 +65,9 @@ async def test_retry_after_holds_back_its_chat_and_the_bots_window_it_may_have_f
 async def test_progress_is_shown_at_once_then_on_change_and_refreshed() -> None:
     clock = ManualClock()
     transport = RecordingTransport()
-    transports = PacedTransports(clock)
-    transports.attach(transport)
-    presenter = ProgressPresenter(transports, clock, interval_s=4.0, min_gap_s=1.0)
+    platforms = Platforms(clock)
+    platforms.attach(transport)
+    presenter = ProgressPresenter(platforms, clock, interval_s=4.0, min_gap_s=1.0)
     presenter.update(ROUTE, "run_1", "model round 1", 0.0)
     await clock.advance(0)
     assert [v.step for v in transport.progress if v] == ["model round 1"]
@@ -225,9 +226,9 @@ async def test_progress_is_coalesced_when_the_budget_is_tight() -> None:
     clock = ManualClock()
     limits = Pacing(max_chars=4096, rules=(Rule(frozenset({Call.EDIT}), Scope.ACCOUNT, 6, 60.0),))
     transport = BudgetedTransport(limits)
-    transports = PacedTransports(clock)
-    transports.attach(transport)
-    presenter = ProgressPresenter(transports, clock, interval_s=4.0, min_gap_s=1.0)
+    platforms = Platforms(clock)
+    platforms.attach(transport)
+    presenter = ProgressPresenter(platforms, clock, interval_s=4.0, min_gap_s=1.0)
     for i in range(100):
         presenter.update(ROUTE, "run_1", f"step {i}", 0.0)
         await clock.advance(0.3)
@@ -244,10 +245,10 @@ async def test_a_turns_progress_is_cleared_before_the_next_turn_here_shows_its_o
     clock = ManualClock()
     limits = Pacing(max_chars=4096, rules=(Rule(frozenset({Call.DELETE}), Scope.ACCOUNT, 1, 5.0),))
     transport = BudgetedTransport(limits)
-    transports = PacedTransports(clock)
-    transports.attach(transport)
-    presenter = ProgressPresenter(transports, clock, interval_s=4.0, min_gap_s=1.0)
-    assert took(transports.pacers[TELEGRAM.name], ROUTE, Call.DELETE)  # the budget is used
+    platforms = Platforms(clock)
+    platforms.attach(transport)
+    presenter = ProgressPresenter(platforms, clock, interval_s=4.0, min_gap_s=1.0)
+    assert took(platforms.pacer(TELEGRAM.name), ROUTE, Call.DELETE)  # the budget is used
     presenter.update(ROUTE, "run_1", "first", 0.0)
     await clock.advance(0)
     await presenter.finish("run_1")
