@@ -100,9 +100,9 @@ class Ingress:
             return Outcome.DUPLICATE
         profile = self._platforms.profile(chat.route.platform)
         verdict = classify(self._config(), chat, profile)
-        if self._pairing is not None and _stranger(verdict):
+        if self._pairing is not None and profile is not None and _stranger(verdict):
             assert isinstance(verdict, Refused) and verdict.workspace is not None
-            paired = await self._pairing.operator(chat, verdict.workspace)
+            paired = await self._pairing.operator(chat, verdict.workspace, profile)
             if paired is not None:  # an operator by pairing, not by the file
                 verdict = classify(self._config(), chat, profile, also=(paired,))
         # An operator's answer to a notification is for the bot wherever it is written.

@@ -20,6 +20,7 @@ import secrets
 
 from bridge import texts
 from bridge.events import InboundRefused, PairingDecided
+from bridge.platform import PlatformProfile
 from bridge.routing import Router
 from bridge.store import BridgeStore, BridgeTx
 from bridge.store.pairing import (
@@ -55,14 +56,10 @@ def is_code(text: str) -> bool:
     return bool(CODE.match(text.strip().upper()))
 
 
-def as_operator(paired: PairedSender) -> OperatorConfig:
+def as_operator(paired: PairedSender, profile: PlatformProfile) -> OperatorConfig:
     """A paired sender, as the operators of the file are seen by trust."""
     user = paired.sender_id
-    return OperatorConfig(
-        id=f"paired.{paired.platform}.{user}"[:64],
-        telegram_user_id=int(user) if paired.platform == "telegram" and user.isdigit() else None,
-        slack_user_id=user if paired.platform == "slack" else None,
-    )
+    return profile.paired_operator(f"paired.{paired.platform}.{user}"[:64], user)
 
 
 def who(request: PairingRequest | PairedSender) -> str:
@@ -90,12 +87,13 @@ class Pairing:
         self._task: asyncio.Task[None] | None = None
 
     async def operator(
-        self, chat: InboundChat, workspace: WorkspaceConfig
+        self, chat: InboundChat, workspace: WorkspaceConfig, profile: PlatformProfile
     ) -> OperatorConfig | None:
-        """The sender as an operator of `workspace`, if they were paired with it."""
+        """The sender as an operator of `workspace`, if they were paired with it (on the
+        platform of `profile`, the message's)."""
         route = chat.route
         paired = await self.records.paired(workspace.id, route.platform, chat.sender_id)
-        return as_operator(paired) if paired is not None else None
+        return as_operator(paired, profile) if paired is not None else None
 
     async def stranger(
         self, chat: InboundChat, keys: list[str], workspace: WorkspaceConfig, reason: str

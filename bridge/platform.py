@@ -2,8 +2,9 @@
 
 The bridge keeps the policy (how to split, who is trusted where, the order of routes); the
 facts it applies them to come from here: the platform's markup and limits, which of the
-admin's config belongs to it, and the shape of its ids. Adding a platform is an adapter with
-a profile, and its part of the config: no bridge file changes.
+admin's config belongs to it, the shape of its ids and how its bot hears a workspace. Adding
+a platform is an adapter with a profile, and its part of the config: no bridge file changes,
+and no bridge file names a platform.
 """
 
 from __future__ import annotations
@@ -45,4 +46,15 @@ class PlatformProfile(Protocol):
     ) -> str | None:
         """The conversation id of a direct message to the operator, where the platform has
         one for them."""
+        ...
+
+    def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
+        """A sender paired with a workspace, known by their user id on this platform, as an
+        operator that `operator_id()` finds by that user id (`operator_id`: the name to give
+        them, where the platform's user ids are not operator names)."""
+        ...
+
+    def listens(self, workspace: WorkspaceConfig) -> str | None:
+        """How the bot hears this workspace on the platform, in the admin's words ("polling",
+        "socket mode"); None where the workspace does not set the platform up."""
         ...

@@ -36,5 +36,12 @@ class ConsoleProfile:
     ) -> str | None:
         return CONVERSATION if workspace.console is not None else None
 
+    def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
+        """The terminal's one operator is the config's: no one pairs here."""
+        return OperatorConfig(id=operator_id)
+
+    def listens(self, workspace: WorkspaceConfig) -> str | None:
+        return "stdin"
+
 
 CONSOLE = ConsoleProfile()

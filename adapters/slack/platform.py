@@ -64,5 +64,13 @@ class SlackProfile:
         """Posting to a user id opens the bot's DM with them."""
         return operator.slack_user_id
 
+    def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
+        return OperatorConfig(id=operator_id, slack_user_id=user_id)
+
+    def listens(self, workspace: WorkspaceConfig) -> str | None:
+        if workspace.slack is None:
+            return None
+        return "socket mode" if workspace.slack.app_token is not None else "http"
+
 
 SLACK = SlackProfile()

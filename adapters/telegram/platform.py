@@ -67,5 +67,13 @@ class TelegramProfile:
         """A private chat's id is the user's id."""
         return self.operator_id(workspace, operator)
 
+    def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
+        """Telegram's user ids are numbers: any other id matches no one."""
+        user = int(user_id) if user_id.isdigit() else None
+        return OperatorConfig(id=operator_id, telegram_user_id=user)
+
+    def listens(self, workspace: WorkspaceConfig) -> str | None:
+        return workspace.telegram.mode if workspace.telegram is not None else None
+
 
 TELEGRAM = TelegramProfile()

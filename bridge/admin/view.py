@@ -33,15 +33,6 @@ def workspace_of_agent(agent_id: str) -> str:
     return agent_id.split("/", 1)[0]
 
 
-def receiving_mode(workspace: WorkspaceConfig, platform: str) -> str:
-    """How a platform's connection gets its events, from the config."""
-    if platform == "telegram" and workspace.telegram is not None:
-        return workspace.telegram.mode
-    if platform == "slack" and workspace.slack is not None:
-        return "socket mode" if workspace.slack.app_token is not None else "http"
-    return "stdin" if platform == "console" else "?"
-
-
 class AdminView:
     """Reads for one request, against the config current at that moment."""
 
@@ -130,9 +121,16 @@ class AdminView:
 
     def connections(self, workspace: WorkspaceConfig) -> list[ConnectionRow]:
         return [
-            ConnectionRow.of(c, receiving_mode(workspace, c.platform), c.last_error)
+            ConnectionRow.of(c, self._listens(workspace, c.platform), c.last_error)
             for c in self._bridge.metrics.connections.of(workspace.id)
         ]
+
+    def _listens(self, workspace: WorkspaceConfig, platform: str) -> str:
+        """How the platform's bot hears the workspace, as its profile says ("?": no adapter
+        for it runs, or the workspace does not set it up)."""
+        profile = self._bridge.platforms.profile(platform)
+        listens = profile.listens(workspace) if profile is not None else None
+        return listens or "?"
 
     async def deliveries(self, workspace_id: str) -> list[DeliveryRow]:
         """Pending, sending and failed deliveries, oldest first."""

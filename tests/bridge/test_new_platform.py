@@ -40,6 +40,12 @@ class IrcProfile:
     ) -> str | None:
         return f"@{operator.id}"
 
+    def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
+        return OperatorConfig(id=user_id.removeprefix("@"))  # a nickname names the operator
+
+    def listens(self, workspace: WorkspaceConfig) -> str | None:
+        return "a channel join"
+
 
 class IrcTransport(RecordingTransport):
     @property
