@@ -2,8 +2,8 @@
 
 from bridge.attachments.source import FetchError, FileSource
 from bridge.commands import menu as command_menu
-from bridge.ingress import Outcome
 from bridge.platform import PlatformProfile
+from bridge.platforms import Platforms
 from bridge.service import Bridge
 from bridge.transport import DeliveryError, ProgressView, Transport
 from bridge.types import (
@@ -16,6 +16,7 @@ from bridge.types import (
     TransportLimits,
     Via,
 )
+from bridge.verdicts import Outcome
 
 __all__ = [
     "Bridge",
@@ -28,6 +29,7 @@ __all__ = [
     "InboundFile",
     "Outcome",
     "PlatformProfile",
+    "Platforms",
     "ProgressView",
     "Quoted",
     "Route",

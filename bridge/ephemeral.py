@@ -8,12 +8,12 @@ import logging
 
 from bridge import texts
 from bridge.commands import Command, CommandName, Commands, UnknownCommand, parse
-from bridge.events import InboundRefused
 from bridge.metrics import Metrics
 from bridge.platform import PlatformProfile
 from bridge.store import BridgeStore
 from bridge.trust import Refused, classify
 from bridge.types import InboundChat
+from bridge.verdicts import refused
 from config.current import CurrentConfig
 from runtime import Trust
 
@@ -42,16 +42,7 @@ class EphemeralCommands:
                 workspace=route.workspace_id, trust=Trust.UNTRUSTED_EXTERNAL
             )
             async with self._store.write() as tx:
-                tx.emit(
-                    InboundRefused(
-                        platform=route.platform,
-                        workspace_id=route.workspace_id,
-                        sender_id=chat.sender_id,
-                        conversation_id=route.conversation_id,
-                        reason=verdict.reason,
-                        replied=True,
-                    )
-                )
+                tx.emit(refused(chat, verdict.reason, replied=True))
             log.info(
                 "command refused", extra={"platform": route.platform, "reason": verdict.reason}
             )

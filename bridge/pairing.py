@@ -17,9 +17,10 @@ import asyncio
 import logging
 import re
 import secrets
+from dataclasses import dataclass
 
 from bridge import texts
-from bridge.events import InboundRefused, PairingDecided
+from bridge.events import PairingDecided
 from bridge.platform import PlatformProfile
 from bridge.routing import Router
 from bridge.store import BridgeStore, BridgeTx
@@ -34,7 +35,7 @@ from bridge.store.pairing import (
     reminded,
     revoke,
 )
-from bridge.types import DeliveryKind, InboundChat
+from bridge.types import DeliveryKind, InboundChat, Route
 from config.schema import OperatorConfig, WorkspaceConfig
 from runtime.clock import Clock
 from runtime.ids import new_id
@@ -78,6 +79,18 @@ def decision_fields(request: PairingRequest, decision: str, by: str | None) -> d
     }
 
 
+@dataclass(frozen=True, slots=True)
+class PairingStep:
+    """What a stranger's DM does to pairing, read by `Pairing.consider` and written by
+    `Pairing.record` in the message's own transaction."""
+
+    outcome: str  # for the message's refusal record and the log
+    answer: str | None  # what the sender is told
+    request: PairingRequest | None = None  # a new code
+    ask: Route | None = None  # where the primary operator is asked about the new code
+    remind: PairingRequest | None = None  # their open request, of which they are reminded
+
+
 class Pairing:
     def __init__(self, store: BridgeStore, router: Router, clock: Clock) -> None:
         self._store = store
@@ -95,64 +108,50 @@ class Pairing:
         paired = await self.records.paired(workspace.id, route.platform, chat.sender_id)
         return as_operator(paired, profile) if paired is not None else None
 
-    async def stranger(
-        self, chat: InboundChat, keys: list[str], workspace: WorkspaceConfig, reason: str
-    ) -> None:
-        """A DM from a non-operator where pairing is on: a code (once), a reminder (rarely),
-        or nothing past the cap; the primary operator is asked."""
+    async def consider(self, chat: InboundChat, workspace: WorkspaceConfig) -> PairingStep:
+        """What a DM from a non-operator where pairing is on does: a code (once), a reminder
+        (rarely), or nothing past the cap; with a new code, the primary operator is asked."""
         route, settings, now = chat.route, workspace.pairing, self._clock.wall()
         held = await self.records.open_request(workspace.id, route.platform, chat.sender_id, now)
-        answer: str | None = None
-        request: PairingRequest | None = None
         if held is not None:
-            if held.status is PairingStatus.PENDING and (
+            remind = held.status is PairingStatus.PENDING and (
                 held.reminded_at is None or now - held.reminded_at >= REMIND_EVERY_S
-            ):
-                answer = texts.PAIRING_REMINDER
-            outcome = "pairing pending"
-        elif await self.records.pending_count(workspace.id, now) >= settings.max_pending:
-            outcome = "pairing: too many codes pending"
-        else:
-            request = PairingRequest(
-                code=new_code(),
-                workspace_id=workspace.id,
-                platform=route.platform,
-                sender_id=chat.sender_id,
-                sender_name=chat.sender_name,
-                route=route.home,
-                status=PairingStatus.PENDING,
-                created_at=now,
-                expires_at=now + settings.code_ttl_s,
             )
-            answer = texts.PAIRING_CODE.format(code=request.code, workspace=workspace.id)
-            outcome = "pairing code given"
-        ask = self._router.primary_route(workspace) if request is not None else None
-        async with self._store.write() as tx:
-            tx.mark_seen(keys, None)
-            tx.emit(
-                InboundRefused(
-                    platform=route.platform,
-                    workspace_id=route.workspace_id,
-                    sender_id=chat.sender_id,
-                    conversation_id=route.conversation_id,
-                    reason=f"{reason}; {outcome}",
-                    replied=answer is not None,
+            answer = texts.PAIRING_REMINDER if remind else None
+            return PairingStep("pairing pending", answer, remind=held if remind else None)
+        if await self.records.pending_count(workspace.id, now) >= settings.max_pending:
+            return PairingStep("pairing: too many codes pending", None)
+        request = PairingRequest(
+            code=new_code(),
+            workspace_id=workspace.id,
+            platform=route.platform,
+            sender_id=chat.sender_id,
+            sender_name=chat.sender_name,
+            route=route.home,
+            status=PairingStatus.PENDING,
+            created_at=now,
+            expires_at=now + settings.code_ttl_s,
+        )
+        answer = texts.PAIRING_CODE.format(code=request.code, workspace=workspace.id)
+        ask = self._router.primary_route(workspace)
+        return PairingStep("pairing code given", answer, request=request, ask=ask)
+
+    def record(self, tx: BridgeTx, chat: InboundChat, step: PairingStep) -> None:
+        """Write `step` in the transaction that records the message."""
+        request = step.request
+        if request is not None:
+            give_code(tx, request)
+            if step.ask is not None:
+                intent = new_id("dlv")
+                text = texts.PAIRING_ASK.format(
+                    who=who(request), workspace=request.workspace_id, code=request.code
                 )
-            )
-            if request is not None:
-                give_code(tx, request)
-                if ask is not None:
-                    intent = new_id("dlv")
-                    text = texts.PAIRING_ASK.format(
-                        who=who(request), workspace=workspace.id, code=request.code
-                    )
-                    tx.enqueue(intent, ask, DeliveryKind.APPROVAL, text)
-                    tx.asks(intent, "pairing", request.code)
-            elif held is not None and answer is not None:
-                reminded(tx, held.code)
-            if answer is not None:
-                tx.enqueue(new_id("dlv"), route.home, DeliveryKind.COMMAND_REPLY, answer)
-        log.info("pairing", extra={"workspace": workspace.id, "outcome": outcome})
+                tx.enqueue(intent, step.ask, DeliveryKind.APPROVAL, text)
+                tx.asks(intent, "pairing", request.code)
+        elif step.remind is not None:
+            reminded(tx, step.remind.code)
+        if step.answer is not None:
+            tx.enqueue(new_id("dlv"), chat.route.home, DeliveryKind.COMMAND_REPLY, step.answer)
 
     async def answer(self, code: str, approve: bool, workspace: WorkspaceConfig, by: str) -> str:
         """An operator's /approve or /deny of a code (typed, or its buttons)."""

@@ -13,8 +13,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from bridge.dispatch import CURSOR
-from bridge.ingress import REFUSAL_REPLY_INTERVAL_S
 from bridge.store import BridgeStore
+from bridge.verdicts import REFUSAL_REPLY_INTERVAL_S
 from config.schema import RetentionConfig
 from runtime.store import Store
 

@@ -12,7 +12,7 @@ from bridge.attachments.source import FileSource
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ephemeral import EphemeralCommands
-from bridge.ingress import Ingress, Outcome
+from bridge.ingress import Ingress
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
@@ -26,6 +26,7 @@ from bridge.status import Status
 from bridge.store import BridgeStore
 from bridge.transport import Transport
 from bridge.types import InboundChat, Route
+from bridge.verdicts import Outcome
 from config.current import CurrentConfig
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bridge import Bridge, Outcome
-from bridge.ingress import MAX_PROMPT_CHARS
 from bridge.store import BridgeStore
+from bridge.verdicts import MAX_PROMPT_CHARS
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic

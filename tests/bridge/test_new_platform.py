@@ -4,14 +4,15 @@ splitting at its limit, its markup and routing all come from what the adapter pr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge import InboundChat, Outcome, PlatformProfile, Route, TransportLimits
 from bridge.sessions import agent_key
-from config.schema import OperatorConfig, WorkspaceConfig
+from config.schema import OperatorConfig, PairingConfig, WorkspaceConfig
 from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
-from tests.bridge.fakes import RecordingTransport
+from tests.bridge.fakes import RecordingTransport, Sent
 from tests.bridge.harness import close_bridge, config_for, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text
 
@@ -99,5 +100,39 @@ async def test_an_unknown_platform_is_served_through_its_profile(
         await bridge.settle()
         assert transport.sent[-1].route.conversation_id == "@alice", "the primary's DM there"
         assert transport.sent[-1].text == "THE NIGHTLY REPORT"
+    finally:
+        await close_bridge(bridge)
+
+
+def said(sent: list[Sent], to: str) -> str:
+    return " ".join(s.text for s in sent if s.route.conversation_id == to)
+
+
+async def test_a_stranger_there_pairs_through_its_profile(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """Pairing knows the platform only by its profile: the code goes to the stranger, the
+    primary operator approves it there, and the stranger is heard from their next message."""
+    config = config_for(db_path, anthropic_api)
+    acme = config.workspaces[0].model_copy(update={"pairing": PairingConfig(enabled=True)})
+    transport = IrcTransport()
+    bridge = await open_bridge(config.model_copy(update={"workspaces": [acme]}), transport)
+    anthropic_api.script = [text("hello bob")]
+    try:
+        assert await bridge.receive(irc("hi", sender="@bob", where="@bob", n=1)) is (
+            Outcome.REFUSED
+        )
+        await bridge.outbox.idle()
+        found = re.search(r"PAIRING CODE IS ([A-Z0-9]{8})", said(transport.sent, "@bob"))
+        assert found is not None, said(transport.sent, "@bob")
+        code = found.group(1)
+        assert code in said(transport.sent, "@alice"), "the primary operator is asked"
+        approve = irc(f"/approve {code}", sender="@alice", where="@alice", n=2)
+        assert await bridge.receive(approve) is Outcome.COMMAND
+        assert await bridge.receive(irc("hi again", sender="@bob", where="@bob", n=3)) is (
+            Outcome.PROMPT
+        )
+        await bridge.settle()
+        assert "HELLO BOB" in said(transport.sent, "@bob")
     finally:
         await close_bridge(bridge)
