@@ -18,6 +18,7 @@ from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
 from bridge.places import named
+from bridge.platform import PlatformProfile
 from bridge.platforms import Platforms
 from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
@@ -89,23 +90,25 @@ class Ingress:
         so of two copies arriving at once (a retry racing the original), one loses there.
         """
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
+        profile = self._platforms.profile(chat.route.platform)  # None: no adapter for it runs
         try:
-            sender, seen = await self._read(chat, keys)
-            return await self._apply(chat, keys, decide(chat, sender, seen))
+            sender, seen = await self._read(chat, keys, profile)
+            return await self._apply(chat, keys, profile, decide(chat, sender, seen))
         except StoreConflictError:
             return Outcome.DUPLICATE
 
     # -- read --------------------------------------------------------------------------
 
-    async def _read(self, chat: InboundChat, keys: list[str]) -> tuple[Trusted | Refused, Seen]:
+    async def _read(
+        self, chat: InboundChat, keys: list[str], profile: PlatformProfile | None
+    ) -> tuple[Trusted | Refused, Seen]:
         """The sender's trust (an operator by the file, or by pairing) and what `decide`
         needs of the conversation; of a copy handled before, nothing more is read."""
-        profile = self._platforms.profile(chat.route.platform)
         sender = classify(self._config(), chat, profile)
         if await self._store.seen(keys):
             return sender, Seen(duplicate=True)
-        workspace = sender.workspace if isinstance(sender, Refused) else None
-        if self._pairing and profile and workspace and stranger(sender):
+        workspace = sender.workspace if stranger(sender) else None  # an operator by pairing?
+        if self._pairing is not None and profile is not None and workspace is not None:
             paired = await self._pairing.operator(chat, workspace, profile)
             if paired is not None:  # an operator by pairing, not by the file
                 sender = classify(self._config(), chat, profile, also=(paired,))
@@ -130,7 +133,13 @@ class Ingress:
 
     # -- apply -------------------------------------------------------------------------
 
-    async def _apply(self, chat: InboundChat, keys: list[str], verdict: Verdict) -> Outcome:
+    async def _apply(
+        self,
+        chat: InboundChat,
+        keys: list[str],
+        profile: PlatformProfile | None,
+        verdict: Verdict,
+    ) -> Outcome:
         match verdict:
             case Duplicate():
                 return Outcome.DUPLICATE
@@ -153,10 +162,11 @@ class Ingress:
                 return Outcome.COMMAND
             case Hold():
                 await self._heard(chat)
-                return Outcome.PROMPT if await self._hold(chat, keys, verdict) else Outcome.REJECTED
+                held = await self._hold(chat, keys, profile, verdict)
+                return Outcome.PROMPT if held else Outcome.REJECTED
             case Prompt():
                 await self._heard(chat)
-                await self._prompt(chat, keys, verdict)
+                await self._prompt(chat, keys, profile, verdict)
                 return Outcome.PROMPT
             case _:
                 assert_never(verdict)
@@ -239,13 +249,14 @@ class Ingress:
             decision=pointed,
         )
 
-    async def _hold(self, chat: InboundChat, keys: list[str], verdict: Hold) -> bool:
+    async def _hold(
+        self, chat: InboundChat, keys: list[str], profile: PlatformProfile | None, verdict: Hold
+    ) -> bool:
         """A message with files (or one behind it) is held until they are in; it goes to the
         agent a plain prompt would, framed the same way. Whether any of it will."""
         assert self._files is not None  # decide holds only where the bridge takes files
         sender, notification = verdict.sender, verdict.notification
         context = await self._pointing.context(chat, notification)
-        profile = self._platforms.profile(chat.route.platform)
         addressee = Addressee(
             session_id=notification.session_id if notification else None,
             direct=chat.is_direct,
@@ -260,14 +271,15 @@ class Ingress:
             addressee=addressee,
         )
 
-    async def _prompt(self, chat: InboundChat, keys: list[str], verdict: Prompt) -> None:
+    async def _prompt(
+        self, chat: InboundChat, keys: list[str], profile: PlatformProfile | None, verdict: Prompt
+    ) -> None:
         """Stored for the agent with the message's platform ids, in the runtime's
         transaction. A reply to a notification goes to the agent that raised it; the context
         comes from the message (and its thread, read before this conversation becomes a
         session)."""
         sender, notification = verdict.sender, verdict.notification
         context = await self._pointing.context(chat, notification)
-        profile = self._platforms.profile(chat.route.platform)
         text = compose(verdict.words, notification, context, sender.workspace, profile)
         if notification is not None:
             session_id = notification.session_id
