@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge import InboundChat, Outcome, PlatformProfile, Route, TransportLimits
+from bridge.admin.view import AdminView
 from bridge.sessions import agent_key
 from config.schema import OperatorConfig, PairingConfig, WorkspaceConfig
 from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
@@ -100,6 +101,10 @@ async def test_an_unknown_platform_is_served_through_its_profile(
         await bridge.settle()
         assert transport.sent[-1].route.conversation_id == "@alice", "the primary's DM there"
         assert transport.sent[-1].text == "THE NIGHTLY REPORT"
+
+        bridge.metrics.connection("irc", "acme", up=True)
+        [connection] = AdminView(bridge, bridge.config).connections(bridge.config.workspaces[0])
+        assert connection.mode == "a channel join", "the admin's view asks the profile"
     finally:
         await close_bridge(bridge)
 
