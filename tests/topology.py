@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -66,7 +67,7 @@ class Topology:
         )
         await app.start()
         self.apps.append(app)
-        assert not doors or app.intake is not None, "the config has no door for a door process"
+        assert not doors or app.way_in.separate, "the config has no door for a door process"
         return app
 
     async def stop(self) -> None:
@@ -120,3 +121,12 @@ async def console_topology(
     """Where the console is served: process and inline."""
     async for started in topology_started(request, tmp_path, monkeypatch):
         yield started
+
+
+async def drained(app: App, limit_s: float = 10) -> None:
+    """Once everything the doors stored has been handed on (and so is in the store, or was
+    refused): what a test then says never happened was not merely late."""
+    deadline = time.monotonic() + limit_s
+    while await app.way_in.intake.pending(1):
+        assert time.monotonic() < deadline, "what the doors stored was not handed on"
+        await asyncio.sleep(0.02)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from adapters.doors import slow_clients, wire
-from config.schema import SwitchboardConfig
 
 log = logging.getLogger(__name__)
 
@@ -32,31 +31,6 @@ EXITED_POLL_S = 0.1  # how often an exit is looked for once its socket has close
 
 class DoorsFailed(Exception):
     """The door process could not start (the port is taken, or it exited)."""
-
-
-def door_keys(config: SwitchboardConfig) -> dict[str, Any]:
-    """What the door process checks requests with: each Slack workspace's team and signing
-    secret, each Telegram webhook's secret token; and the bots it polls for."""
-    slack = [
-        {"workspace": w.id, "team": w.slack.team_id, "secret": secret.get_secret_value()}
-        for w in config.workspaces
-        if w.slack is not None and (secret := w.slack.signing_secret) is not None
-    ]
-    telegram = {
-        w.id: w.telegram.webhook_secret
-        for w in config.workspaces
-        if w.telegram is not None and w.telegram.mode == "webhook"
-    }
-    polling = [
-        {"workspace": w.id, "token": bot.bot_token.get_secret_value(), "api": bot.api_base_url}
-        for w in config.workspaces
-        if (bot := w.telegram) is not None and bot.mode == "polling"
-    ]
-    return {
-        "polling": polling,
-        "slack": slack,
-        "telegram": {k: v.get_secret_value() for k, v in telegram.items() if v is not None},
-    }
 
 
 class DoorProcess:

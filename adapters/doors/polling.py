@@ -1,8 +1,8 @@
-"""Telegram long polling in the door process. Telegram counts an update as delivered once a
-later getUpdates asks for an offset past it, so each batch is stored in the inbox (one shared
-commit) before the next call: an update Telegram handed over is never lost, even if
-Switchboard dies right after, and a long batch never holds up the main process's work (it
-takes the stored updates at its own pace, as it takes webhook updates)."""
+"""Telegram long polling, in the door process or (without one) in the main process. Telegram
+counts an update as delivered once a later getUpdates asks for an offset past it, so each batch
+is stored in the intake (one shared commit) before the next call: an update Telegram handed
+over is never lost, even if Switchboard dies right after, and a long batch never holds up the
+turns (they take the stored updates at their own pace, as they take webhook updates)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from typing import Any, cast
 import aiohttp
 
 from adapters.doors import telegram_shape
-from adapters.doors.store import InboxWriter, Request
+from adapters.intake.record import Arrival, Put
 
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT_S = 10  # how long Telegram holds a getUpdates call open when there is nothing
 MAX_BACKOFF_S = 30.0
+POLLED = "telegram getUpdates"  # what vouches for a polled update: the bot's own call
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +39,9 @@ class PollFailed(Exception):
 class Poller:
     """One bot's getUpdates loop; `failed` hears each failure (workspace id, what went wrong)."""
 
-    def __init__(
-        self, key: PollingKey, inbox: InboxWriter, failed: Callable[[str, str], None]
-    ) -> None:
+    def __init__(self, key: PollingKey, put: Put, failed: Callable[[str, str], None]) -> None:
         self.key = key
-        self._inbox = inbox
+        self._put = put
         self._failed = failed
         self._url = f"{key.api_base_url}{key.token}/"
         self._offset: int | None = None
@@ -90,7 +89,7 @@ class Poller:
         body = json.dumps(update)
         key = str(update["update_id"])
         where = telegram_shape.place(update)
-        await self._inbox.put(Request("telegram", workspace, where, key, body, {}, ""))
+        await self._put(Arrival("telegram", workspace, where, key, body, POLLED))
 
     async def _call(self, http: aiohttp.ClientSession, method: str, params: dict[str, Any]) -> Any:
         async with http.post(self._url + method, json=params) as response:
@@ -104,8 +103,8 @@ class Poller:
 class Polling:
     """The pollers of every polling bot, as the main process last named them."""
 
-    def __init__(self, inbox: InboxWriter, failed: Callable[[str, str], None]) -> None:
-        self._inbox = inbox
+    def __init__(self, put: Put, failed: Callable[[str, str], None]) -> None:
+        self._put = put
         self._failed = failed
         self._running: dict[PollingKey, asyncio.Task[None]] = {}
 
@@ -115,7 +114,7 @@ class Polling:
             self._running.pop(key).cancel()
         for key in keys:
             if key not in self._running:
-                poller = Poller(key, self._inbox, self._failed)
+                poller = Poller(key, self._put, self._failed)
                 name = f"polling-{key.workspace_id}"
                 self._running[key] = asyncio.get_running_loop().create_task(poller.run(), name=name)
 

@@ -1,9 +1,9 @@
 """The door process (`python -m adapters.doors`), started by `switchboard run`
 (`adapters/doors/keeper.py`) with one end of a socket pair.
 
-It listens on `[server] host:port`. A request to a platform door is checked as the fronts
-would check it (`adapters/doors/slack.py`, `adapters/doors/telegram.py`), stored in the inbox
-(`adapters/doors/store.py`, commits shared by every request in flight) and answered: the
+It listens on `[server] host:port`. A request to a platform door is checked, stored in the
+intake's inbox file (`doors.py`, `adapters/intake/inbox.py`: commits shared by every request in
+flight) and answered: the
 acknowledgement waits on nothing but that commit. Any other path (health, metrics, the admin
 console) goes through to the main process's HTTP server on a Unix socket. The bots in polling
 mode are polled here too (`adapters/doors/polling.py`), into the same inbox.
@@ -28,82 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, slow_clients, telegram, telegram_shape, wire
-from adapters.doors.polling import Polling, PollingKey
+from adapters.doors import slow_clients, wire
+from adapters.doors.doors import Doors
+from adapters.doors.keys import Keys
+from adapters.doors.polling import Polling
 from adapters.doors.proxy import Proxy
-from adapters.doors.store import InboxWriter, Request
+from adapters.intake.inbox import InboxWriter
 
 log = logging.getLogger(__name__)
-
-
-class Keys:
-    """What checks each workspace's requests, as the main process last sent it."""
-
-    def __init__(self) -> None:
-        self.slack: list[slack.SlackKey] = []
-        self.telegram: dict[str, str] = {}  # workspace id -> webhook secret token
-        self.polling: list[PollingKey] = []  # the bots that poll
-
-    def update(self, keys: dict[str, Any]) -> None:
-        self.slack = [
-            slack.SlackKey(k["workspace"], k["team"], SignatureVerifier(k["secret"]))
-            for k in keys["slack"]
-        ]
-        self.telegram = dict(keys["telegram"])
-        self.polling = [PollingKey(k["workspace"], k["token"], k["api"]) for k in keys["polling"]]
-
-
-class Doors:
-    def __init__(self, keys: Keys, inbox: InboxWriter) -> None:
-        self._keys = keys
-        self._inbox = inbox
-
-    async def slack(self, request: web.Request) -> web.Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        checked = slack.check(self._keys.slack, await request.read(), headers)
-        if isinstance(checked, web.Response):
-            return checked
-        if checked.team is None:
-            return checked.answer_check()
-        await self._store(
-            Request(
-                "slack",
-                checked.workspace_id,
-                checked.place,
-                checked.platform_id,
-                checked.text,
-                headers,
-                request.query_string,
-            )
-        )
-        return web.Response(status=200)
-
-    async def telegram(self, request: web.Request) -> web.Response:
-        workspace = request.match_info["workspace_id"]
-        secret = self._keys.telegram.get(workspace)
-        if secret is None:
-            raise web.HTTPNotFound(text="no Telegram webhook for this workspace")
-        if not telegram.secret_matches(request, secret):
-            raise web.HTTPForbidden(text="wrong secret token")
-        raw = await request.read()
-        update = telegram.checked_json(workspace, raw)
-        if isinstance(update, web.Response):
-            return update
-        where = telegram_shape.place(update)
-        await self._store(
-            Request("telegram", workspace, where, str(update["update_id"]), raw.decode(), {}, "")
-        )
-        return web.Response(text="ok")
-
-    async def _store(self, request: Request) -> None:
-        try:
-            await self._inbox.put(request)
-        except Exception:  # not stored: a 500, and the platform sends it again
-            fields = {"platform": request.platform, "workspace": request.workspace_id}
-            log.exception("request not stored", extra=fields)
-            raise web.HTTPInternalServerError(text="not stored; send it again") from None
 
 
 class Control:
@@ -150,13 +83,11 @@ async def serve(args: argparse.Namespace) -> int:
         return 0
     keys.update(first["keys"])
     inbox = InboxWriter(args.inbox, lambda n: control.send(stored=n))
-    polling = Polling(inbox, lambda ws, error: control.send(polling_failed=[ws, error]))
+    polling = Polling(inbox.put, lambda ws, error: control.send(polling_failed=[ws, error]))
     polling.update(keys.polling)
-    doors = Doors(keys, inbox)
     proxy = Proxy(args.upstream)
     app = web.Application(client_max_size=4 * 1024 * 1024)
-    app.router.add_post("/slack/events", doors.slack)
-    app.router.add_post("/telegram/{workspace_id}", doors.telegram)
+    Doors(keys, inbox.put).route(app)
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
     app.on_shutdown.append(proxy.end_streams)
     runner = slow_clients.runner(

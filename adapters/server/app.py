@@ -18,7 +18,7 @@ from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport, Ending
 from adapters.doors import slow_clients
 from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
 from adapters.server.http import build_app, listen
-from adapters.server.intake import DoorIntake, wanted
+from adapters.server.intake import WayIn
 from adapters.server.leadership import Leadership, exit_at_once, replica_name
 from adapters.server.live import LiveAdapters
 from adapters.server.reloading import report_fields
@@ -65,8 +65,8 @@ class App:
         self.leadership: Leadership | None = None  # PostgreSQL: which replica is active
         self._leading: asyncio.Task[None] | None = None
         self.path = path  # the file it was started from: what `reload` reads again
-        # The doors in a process of their own (`switchboard run`; see intake.py).
-        self.intake = DoorIntake(config) if doors and wanted(config) else None
+        self._door_process = doors  # the doors in a process of their own (see intake.py)
+        self.way_in: WayIn
         self._stdin = stdin
         self._stdout = stdout
         self._provider = provider
@@ -121,14 +121,20 @@ class App:
             secrets=self.secrets,
         )
         self.bridge = Bridge(self.current, self.runtime)
-        self.live = LiveAdapters(self.bridge, polled_elsewhere=self.intake is not None)
+        failed = self.bridge.metrics.platform_call_failed
+        self.way_in = WayIn(
+            self.config,
+            self.bridge,
+            lambda ws, error: failed(TELEGRAM.name, ws, error),
+            door_process=self._door_process,
+        )
+        self.live = LiveAdapters(self.bridge, self.way_in.intake.put)
         try:
             self._prepare()
             if not shared:
                 await self._go_live()
                 self._live = True
                 return
-            self._forward(True)
             await self._serve_http()
             self.leadership = Leadership(
                 self.runtime.store,
@@ -151,13 +157,6 @@ class App:
             await self.stop()
             raise
 
-    def _forward(self, on: bool) -> None:
-        """Whether the doors store requests for the active replica (a standby) or hand them
-        to this process's bots."""
-        forwarding = self.bridge.forwarding if on else None
-        self.live.slack_front.forwarding = forwarding
-        self.live.telegram_front.forwarding = forwarding
-
     async def _activate(self, lease: Lease) -> None:
         """This standby holds the lease now: take over what the last active replica left
         (its crash recovery), start the bots, and handle what standbys stored meanwhile."""
@@ -170,10 +169,6 @@ class App:
     async def _go_active(self) -> None:
         await self.runtime.resume()
         await self._go_live()
-        self._forward(False)
-        self.bridge.forwarding.start(
-            {"slack": self.live.slack_front.replay, "telegram": self.live.telegram_front.replay}
-        )
 
     def _prepare(self) -> None:
         consoles = [w for w in self.config.workspaces if w.console and w.console.enabled]
@@ -191,10 +186,7 @@ class App:
             await self._serve_http()
         for workspace_id in list(self.telegram):
             await self.live.start_telegram(workspace_id, self.config.server.public_url)
-        if self.intake is not None:
-            self.intake.take(
-                {"slack": self.live.slack_front.replay, "telegram": self.live.telegram_front.replay}
-            )
+        self.way_in.take(self.live.decoders)
         if consoles:
             data_dir = Path(self.config.storage.path).parent  # its history is kept there
             console = ConsoleAdapter(
@@ -251,9 +243,8 @@ class App:
                         failures.append(self.secrets.mask(failure))
             for workspace_id in report.removed:
                 self.live.hold(workspace_id, False)
-            self.live.doors()  # a removed workspace's door closes
-            if self.intake is not None:
-                self.intake.update(effective)
+            self.live.decode()  # what is stored for a removed workspace is dropped
+            self.way_in.update(effective)
             if failures:
                 report = report.model_copy(update={"errors": "\n".join(failures)})
             log.info("config applied", extra=report_fields(report))
@@ -299,14 +290,13 @@ class App:
         self._console_on = self.config.console_enabled()
         routes = build_app(
             self.bridge,
-            self.live.slack_front,
-            self.live.telegram_front,
+            self.way_in.doors(),
             console if self._console_on else None,
             replica=self.replica,
             active=lambda: self.active,
             metrics_token=lambda: self.config.server.metrics_token,
         )
-        if self.intake is None:  # this process serves the port: any client may be slow
+        if not self.way_in.separate:  # this process serves the port: any client may be slow
             self._runner = slow_clients.runner(
                 routes, slow_clients.HEADERS_S, slow_clients.BODY_S, access_log=None
             )
@@ -314,18 +304,15 @@ class App:
             self._runner = web.AppRunner(routes, access_log=None)
         await self._runner.setup()
         try:
-            if self.intake is not None:
-                failed = self.bridge.metrics.platform_call_failed
-                self.port = await self.intake.open(
-                    self._runner, self.config, lambda ws, error: failed(TELEGRAM.name, ws, error)
-                )
+            if self.way_in.separate:
+                self.port = await self.way_in.open(self._runner, self.config)
             else:
                 self.port = await listen(self._runner, server.host, server.port)
         except BaseException:
             await self._runner.cleanup()
             self._runner = None
             raise
-        intake = "process" if self.intake is not None else "inline"
+        intake = "process" if self.way_in.separate else "inline"
         log.info("http listening", extra={"host": server.host, "port": self.port, "intake": intake})
 
     async def wait(self, stop: asyncio.Event) -> None:
@@ -368,19 +355,18 @@ class App:
     async def _stop(self) -> None:
         if not self.active:  # a standby stops trying for the lease at once
             await self._end_leadership()
-        if self.intake is not None:  # nothing more is taken; what was is handled next start
-            await self.intake.close_doors()
+        await self.way_in.close_doors()  # nothing more is taken; what was is handled next start
         if self._console is not None:
             self._console.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._console
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
-        if self.intake is not None:
-            await self.intake.close()
+        await self.way_in.replayer.close()  # nothing more is handed to the bots
         await self.bridge.downloads.close()  # before the bots go: held messages stay held
         for workspace_id in dict.fromkeys([*self.telegram, *self.slack]):
             await self.live.stop(workspace_id)
+        await self.way_in.close()
         await self.bridge.close()
         if self._runner is not None:
             await self._runner.cleanup()

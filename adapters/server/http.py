@@ -1,6 +1,6 @@
-"""The one aiohttp server for every HTTP surface: health, metrics, and the platforms' doors
-(Slack events, Telegram webhooks), each handled by its adapter's front, and the admin
-console at /admin when the config names an admin.
+"""The one aiohttp server for every HTTP surface: health, metrics, the platforms' doors (Slack
+events, Telegram webhooks: `adapters/doors/doors.py`) unless the door process serves them, and
+the admin console at /admin when the config names an admin.
 
 Replicas (PostgreSQL): every replica serves the doors; the console needs the active one's
 live state, so a standby answers /admin with 503, and `/healthz/active` (200 on the active
@@ -18,8 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import SecretStr
 
 from adapters.admin import AdminDeps, admin_app
-from adapters.slack import SlackFront
-from adapters.telegram import TelegramFront
+from adapters.doors.doors import Doors
 from bridge import Bridge
 from config.errors import ConfigError
 
@@ -63,8 +62,7 @@ def may_scrape(request: web.Request, token: SecretStr | None) -> bool:
 
 def build_app(
     bridge: Bridge,
-    slack: SlackFront,
-    telegram: TelegramFront,
+    doors: Doors | None,
     admin: AdminDeps | None = None,
     *,
     replica: str = "",
@@ -109,8 +107,8 @@ def build_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/healthz/active", healthz_active)
     app.router.add_get("/metrics", metrics)
-    app.router.add_post("/slack/events", slack.handle)
-    app.router.add_post("/telegram/{workspace_id}", telegram.handle)
+    if doors is not None:
+        doors.route(app)
     if admin is not None:
 
         async def to_console(request: web.Request) -> web.Response:

@@ -1,22 +1,33 @@
-"""The doors in a process of their own (`adapters/doors/`), as `switchboard run` starts them
-on SQLite with `[server] intake = "process"` (the default): the door process owns the port
-and polls Telegram for the bots in polling mode, and this process serves everything else on
-a Unix socket behind it and takes the requests and updates the door process stored, through
-the platforms' fronts, as fast as it can."""
+"""Every way in for this process, on every topology: the intake (`adapters/intake/`: the
+inbox file on SQLite, the shared table on PostgreSQL), the doors that store into it (in the
+door process, or served here), Telegram polling (there, or here), and the one replayer that
+hands what was stored to the platforms' decoders.
+
+On SQLite, `switchboard run` with `[server] intake = "process"` (the default) moves the doors
+and the polling into a process of their own (`adapters/doors/`): it owns the port, and this
+process serves everything else on a Unix socket behind it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from aiohttp import web
 
-from adapters.doors.keeper import DoorProcess, DoorsFailed, door_keys
-from adapters.doors.store import InboxReader, inbox_path
-from bridge.forwarding import Replay, Replaying
+from adapters.doors.doors import Doors
+from adapters.doors.keeper import DoorProcess, DoorsFailed
+from adapters.doors.keys import Keys, door_keys, has_doors
+from adapters.doors.polling import Polling
+from adapters.intake.inbox import inbox_path
+from adapters.intake.local import LocalIntake
+from adapters.intake.record import Decoder
+from adapters.intake.replay import Replayer
+from adapters.intake.shared import SharedIntake
+from bridge import Bridge
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
 
@@ -26,46 +37,63 @@ MAIN_NICE = 5  # how much lower this process's priority is than the door process
 def wanted(config: SwitchboardConfig) -> bool:
     """The doors get their own process: asked for, the store is a file of this process, and
     the config at start has a platform door or a bot to poll (a console-only one has none; a
-    workspace a reload adds then is served inline). Replicas on PostgreSQL keep the doors in
+    workspace a reload adds then is served here). Replicas on PostgreSQL keep the doors in
     each replica's process: there a request is acknowledged once the shared database has it,
     so it outlives the machine that took it, which a local inbox would not."""
     storage = config.storage
-    keys = door_keys(config)
     return (
         config.server.intake == "process"
         and not storage.shared
         and storage.path != ":memory:"
-        and any(keys.values())
+        and has_doors(door_keys(config))
     )
 
 
-class DoorIntake:
-    def __init__(self, config: SwitchboardConfig) -> None:
-        self._inbox_path = inbox_path(Path(config.storage.path))
-        self._inbox = InboxReader(self._inbox_path)
-        self.replaying = Replaying(self._inbox, "inbox-replay")
-        self._sockets = Path(tempfile.mkdtemp(prefix="switchboard-"))
-        self._process: DoorProcess | None = None
-
-    async def open(
+class WayIn:
+    def __init__(
         self,
-        runner: web.AppRunner,
         config: SwitchboardConfig,
+        bridge: Bridge,
         polling_failed: Callable[[str, str], None],
-    ) -> int:
-        """Serve `runner` behind the door process; the port the door process listens on.
-        `polling_failed` hears of each failed getUpdates (the workspace, the error)."""
-        upstream = self._sockets / "http.sock"
+        *,
+        door_process: bool,
+    ) -> None:
+        """`polling_failed` hears of each failed getUpdates (the workspace, the error)."""
+        self._scratch = Path(tempfile.mkdtemp(prefix="switchboard-"))  # sockets, a memory inbox
+        self._shared: SharedIntake | None = None
+        self._local: LocalIntake | None = None
+        self.intake: SharedIntake | LocalIntake
+        if config.storage.shared:
+            self.intake = self._shared = SharedIntake(bridge)
+        else:
+            stored = config.storage.path
+            path = self._scratch / "inbox" if stored == ":memory:" else inbox_path(Path(stored))
+            self.intake = self._local = LocalIntake(path, lambda _: self.replayer.wake())
+        self.keys = Keys(door_keys(config))
+        self.replayer = Replayer(self.intake)
+        self._polling_failed = polling_failed
+        self.separate = door_process and wanted(config)  # the door process serves the doors
+        self._process: DoorProcess | None = None
+        self._polling: Polling | None = None
+
+    def doors(self) -> Doors | None:
+        """The doors this process serves on its own port (none behind a door process)."""
+        return None if self.separate else Doors(self.keys, self.intake.put)
+
+    async def open(self, runner: web.AppRunner, config: SwitchboardConfig) -> int:
+        """Serve `runner` behind the door process; the port the door process listens on."""
+        assert self.separate and self._local is not None
+        upstream = self._scratch / "http.sock"
         await web.UnixSite(runner, str(upstream)).start()
         server = config.server
         self._process = DoorProcess(
-            inbox=self._inbox_path,
+            inbox=self._local.path,
             upstream=upstream,
             host=server.host,
             port=server.port,
             keys=door_keys(config),
-            on_stored=self.replaying.wake,
-            on_polling_failed=polling_failed,
+            on_stored=self.replayer.wake,
+            on_polling_failed=self._polling_failed,
         )
         try:
             port = await self._process.start()
@@ -81,23 +109,43 @@ class DoorIntake:
         os.nice(MAIN_NICE)
         return port
 
-    def take(self, replayers: dict[str, Replay]) -> None:
-        """Hand what the door process stores (and what it stored before a stop) to the
-        platforms' fronts, `replayers` by platform name."""
-        self.replaying.start(replayers)
+    def take(self, decoders: Mapping[str, Decoder]) -> None:
+        """This process runs the turns (single, or the active replica): hand on what was
+        stored (and what was stored before a stop) to `decoders` (by platform name), and poll
+        the bots the door process does not."""
+        self.replayer.start(decoders)
+        if self._shared is not None:
+            self._shared.watch(self.replayer.wake)
+        if not self.separate:
+            self._polling = Polling(self.intake.put, self._polling_failed)
+            self._polling.update(self.keys.polling)
 
     def update(self, config: SwitchboardConfig) -> None:
+        """The keys of the config just applied."""
+        keys = door_keys(config)
+        self.keys.update(keys)
         if self._process is not None:
-            self._process.update(door_keys(config))
+            self._process.update(keys)
+        if self._polling is not None:
+            self._polling.update(self.keys.polling)
 
     async def close_doors(self) -> None:
         """No request is taken any more; what was stored stays for the next start."""
         if self._process is not None:
             await self._process.stop()
             self._process = None
+        if self._polling is not None:
+            await self._polling.close()
+            self._polling = None
 
     async def close(self) -> None:
+        """After the bots: the replay stopped first (`replayer.close`), what they put in while
+        stopping is kept."""
         await self.close_doors()
-        await self.replaying.close()
-        self._inbox.close()
-        shutil.rmtree(self._sockets, ignore_errors=True)
+        await self.replayer.close()
+        if self._shared is not None:
+            await self._shared.close()
+        if self._local is not None:
+            self._local.close()
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self._scratch)

@@ -7,10 +7,11 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
+from adapters.intake.record import Decoder, Put
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
-from adapters.slack import SLACK, SlackAdapter, SlackFront
+from adapters.slack import SLACK, SlackAdapter, SlackDecoder
 from adapters.slack.files import SlackFiles
-from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramFront
+from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramDecoder
 from adapters.telegram.files import TelegramFiles
 from bridge import Bridge
 from config.errors import ConfigError, PlatformUnreachable
@@ -20,9 +21,10 @@ log = logging.getLogger(__name__)
 
 
 class LiveAdapters:
-    def __init__(self, bridge: Bridge, *, polled_elsewhere: bool = False) -> None:
+    def __init__(self, bridge: Bridge, put: Put) -> None:
+        """`put` stores what comes in over a connection an adapter opens (Socket Mode)."""
         self._bridge = bridge
-        self._polled_elsewhere = polled_elsewhere  # the door process polls for the bots
+        self._put = put
         metrics = bridge.metrics
         self.telegram: dict[str, TelegramAdapter] = {}
         self.slack: dict[str, SlackAdapter] = {}
@@ -32,11 +34,16 @@ class LiveAdapters:
         self.bot_files = FilesPerWorkspace(TELEGRAM.name, TelegramFiles.max_bytes)
         self.teams = PerWorkspace(SLACK, metrics, self._has_slack)
         self.team_files = FilesPerWorkspace(SLACK.name, SlackFiles.max_bytes)
-        self.slack_front = SlackFront(())
-        self.telegram_front = TelegramFront(())
+        self.slack_decoder = SlackDecoder()
+        self.telegram_decoder = TelegramDecoder()
+        # What the replay hands stored requests to, by platform name.
+        self.decoders: dict[str, Decoder] = {
+            SLACK.name: self.slack_decoder,
+            TELEGRAM.name: self.telegram_decoder,
+        }
         self._attached: set[str] = set()
         # Stopped adapters of workspaces still configured (restarting, or their bot did not
-        # start): they keep their door, which answers 503 so that the platform sends again.
+        # start): what was stored for them waits until their bot runs again.
         self._stopped_slack: dict[str, SlackAdapter] = {}
         self._stopped_telegram: dict[str, TelegramAdapter] = {}
 
@@ -63,34 +70,32 @@ class LiveAdapters:
         """Build the workspace's adapters (not started); the bridge sends through them."""
         metrics = self._bridge.metrics
         if workspace.telegram is not None:
-            bot = self.telegram[workspace.id] = TelegramAdapter(
-                self._bridge, workspace, polled_elsewhere=self._polled_elsewhere
-            )
+            bot = self.telegram[workspace.id] = TelegramAdapter(self._bridge, workspace)
             self.bots.by_workspace[workspace.id] = bot.transport
             self.bot_files.by_workspace[workspace.id] = bot.files
             metrics.connection(TELEGRAM.name, workspace.id, up=False)
             self._attach(self.bots, self.bot_files)
         if workspace.slack is not None:
-            team = self.slack[workspace.id] = SlackAdapter(self._bridge, workspace)
+            team = self.slack[workspace.id] = SlackAdapter(self._bridge, workspace, self._put)
             self.teams.by_workspace[workspace.id] = team.transport
             self.team_files.by_workspace[workspace.id] = team.files
             metrics.connection(SLACK.name, workspace.id, up=False)
             self._attach(self.teams, self.team_files)
         self._stopped_slack.pop(workspace.id, None)
         self._stopped_telegram.pop(workspace.id, None)
-        self.doors()
+        self.decode()
 
-    def doors(self) -> None:
-        """The HTTP doors after a change: every adapter, and the stopped ones of workspaces
-        still configured for their platform (they answer 503 until a bot runs again)."""
+    def decode(self) -> None:
+        """The decoders after a change: every adapter, and the stopped ones of workspaces
+        still configured for their platform (what is stored for them waits for their bot)."""
         for stopped, configured in (
             (self._stopped_slack, self._has_slack),
             (self._stopped_telegram, self._has_telegram),
         ):
             for workspace_id in [w for w in stopped if not configured(w)]:
                 del stopped[workspace_id]
-        self.slack_front.update({**self._stopped_slack, **self.slack}.values())
-        self.telegram_front.update({**self._stopped_telegram, **self.telegram}.values())
+        self.slack_decoder.update({**self._stopped_slack, **self.slack}.values())
+        self.telegram_decoder.update({**self._stopped_telegram, **self.telegram}.values())
 
     def _attach(self, transport: PerWorkspace, files: FilesPerWorkspace) -> None:
         """A platform's transport goes to the bridge with its first workspace."""
@@ -173,4 +178,4 @@ class LiveAdapters:
             place.by_workspace.pop(workspace_id, None)
         for source in (self.bot_files, self.team_files):
             source.by_workspace.pop(workspace_id, None)
-        self.doors()
+        self.decode()

@@ -159,7 +159,7 @@ async def _undelivered(store: Store, bridge_store: BridgeStore, workspace_id: st
 
 async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
     """What the door process stored that the main process has not handled yet."""
-    from adapters.doors.store import InboxReader, inbox_path
+    from adapters.intake.inbox import InboxReader, inbox_path
 
     path = inbox_path(Path(config.storage.path))
     if config.storage.shared or not path.exists():
@@ -170,7 +170,7 @@ async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
     finally:
         inbox.close()
     since = f", the oldest from {now - oldest:.0f} s ago" if oldest is not None else ""
-    return [f"inbox (the door process): {count} request(s) not yet handled{since}"]
+    return [f"intake: {count} request(s) stored, not yet handled{since}"]
 
 
 def lease_lines(leases: Sequence[Lease], now: float) -> list[str]:

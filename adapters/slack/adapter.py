@@ -1,12 +1,11 @@
 """One Slack workspace on slack-bolt: an `AsyncApp` whose `authorize` admits this workspace's
-team only, fed either by our HTTP server (`/slack/events`, see front.py) or by Socket Mode.
+team only, fed what the doors stored (`POST /slack/events`, or Socket Mode: `socket.py`) by the
+replay (`decoder.py`).
 
-Listeners store the message through the bridge and only then let bolt acknowledge
-(`process_before_response`): a crash cannot lose an acknowledged event, and storing takes
-milliseconds, far inside Slack's 3 s (should it ever take longer than `ACK_BUDGET_S`, the ack
-goes out anyway and the store completes after). The agent's work happens after the ack.
+Slack was answered when the door stored the request; a listener returns once the bridge has
+handled the message (`process_before_response`), so the replay removes a request only then.
 An operator's message first learns the names of its channel and sender (names.py): from
-memory, or from Slack within `LOOKUP_TIMEOUT_S`, well inside the ack's budget.
+memory, or from Slack within `LOOKUP_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -18,15 +17,14 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import aiohttp
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
-from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.intake.record import Put
 from adapters.slack.files import SlackFiles
 from adapters.slack.inbound import (
     BUTTONS,
@@ -36,6 +34,7 @@ from adapters.slack.inbound import (
     message_chat,
 )
 from adapters.slack.names import SlackNames
+from adapters.slack.socket import SocketIntake
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, texts
 from config.errors import ConfigError, PlatformUnreachable
@@ -45,9 +44,7 @@ from config.schema import WorkspaceConfig
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# Slack retries an event it has no answer for within 3 s; storing takes milliseconds, but
-# should the database stall, the ack still goes out in time and the store finishes after.
-ACK_BUDGET_S = 2.0
+STOP_WAIT_S = 2.0  # how long background work (reactions, slash command answers) gets at a stop
 NOT_STARTED = (
     "slack.bot_token was not checked and this workspace's Slack did not start (Switchboard "
     "does not keep trying). Once this machine reaches Slack (check its network, a proxy, or "
@@ -56,13 +53,13 @@ NOT_STARTED = (
 
 
 class SlackAdapter:
-    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig) -> None:
+    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig, put: Put) -> None:
+        """`put` stores what comes in over Socket Mode."""
         assert workspace.slack is not None
         self._bridge = bridge
+        self._put = put
         self.workspace = workspace
         self.settings: SlackConfig = workspace.slack
-        secret = self.settings.signing_secret
-        self.verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
         # One connection pool for every call to this workspace's Slack (slack_sdk would open a
         # new session, and a new connection, for each call otherwise). slack_sdk leaves the
         # time limit of a session it is given to that session.
@@ -81,8 +78,7 @@ class SlackAdapter:
             # second per workspace started).
             name=f"switchboard-{workspace.id}",
             client=self._client(None),
-            signing_secret=secret.get_secret_value() if secret else None,
-            request_verification_enabled=secret is not None,
+            request_verification_enabled=False,  # the doors checked every request
             authorize=self._authorizer(),
             process_before_response=True,
             logger=logging.getLogger(f"slack_bolt.{workspace.id}"),
@@ -94,7 +90,7 @@ class SlackAdapter:
         self.app.command(self.settings.slash_command)(self._on_command)
         self.app.event("assistant_thread_started")(self._on_assistant_thread)
         self.identity: BotIdentity | None = None
-        self._socket: AsyncSocketModeHandler | None = None
+        self._socket: SocketIntake | None = None
         self._background: set[asyncio.Task[Any]] = set()
 
     def _client(self, token: str | None) -> AsyncWebClient:
@@ -142,15 +138,18 @@ class SlackAdapter:
         self.identity = BotIdentity(team, str(auth["user_id"]), str(auth.get("bot_id") or ""))
         self.transport.bot_id = self.identity.bot_id
         if self.settings.app_token is not None:
-            self._socket = AsyncSocketModeHandler(
-                self.app, self.settings.app_token.get_secret_value(), web_client=self._client(None)
+            self._socket = SocketIntake(
+                self.workspace.id,
+                self.settings.app_token.get_secret_value(),
+                self._client(None),
+                self._put,
             )
             # slack_sdk tries again forever (every 10 s) when the connection fails: a token
             # Slack refuses would hold a start, and a reload, for good.
             wait_s = 2 * self.settings.request_timeout_s
             try:
                 async with asyncio.timeout(wait_s):
-                    await self._socket.connect_async()  # type: ignore[no-untyped-call]
+                    await self._socket.connect()
             except TimeoutError:
                 raise ConfigError(
                     f"{where}: Socket Mode did not connect within {wait_s:g} s (the log says "
@@ -162,11 +161,11 @@ class SlackAdapter:
         )
 
     async def stop(self) -> None:
-        self.identity = None  # its door answers 503 from now on: Slack sends again later
+        self.identity = None  # what is stored for it waits for the next start
         if self._socket is not None:
-            await self._socket.close_async()  # type: ignore[no-untyped-call]
-        if self._background:  # let stores and reactions under way finish, briefly
-            _, late = await asyncio.wait(self._background, timeout=ACK_BUDGET_S)
+            await self._socket.close()
+        if self._background:  # let reactions and answers under way finish, briefly
+            _, late = await asyncio.wait(self._background, timeout=STOP_WAIT_S)
             for task in late:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
@@ -208,16 +207,7 @@ class SlackAdapter:
         )
         if chat is None:
             return
-        stored = self._later(self._receive_named(chat))
-        try:
-            outcome = await asyncio.wait_for(asyncio.shield(stored), ACK_BUDGET_S)
-        except TimeoutError:
-            log.warning(
-                "storing a Slack event is slow; acknowledged before it finished",
-                extra={"workspace": self.workspace.id, "event_id": body.get("event_id")},
-            )
-            return
-        if outcome is Outcome.PROMPT:
+        if await self._receive_named(chat) is Outcome.PROMPT:
             self._later(self.transport.received(chat.route))
 
     async def _receive_named(self, chat: InboundChat) -> Outcome:

@@ -1,6 +1,7 @@
-"""One bot for one workspace: updates in by long polling or from the webhook route (see
-front.py), each turned into the bridge's InboundChat (inbound.py) and stored. Thin: trust,
-dedupe, routing, retries and chunk sizes are the bridge's."""
+"""One bot for one workspace: the updates the doors stored (a webhook's, or polled:
+`adapters/doors/polling.py`) are fed in by the replay (`decoder.py`), each turned into the
+bridge's InboundChat (inbound.py) and handed to it. Thin: trust, dedupe, routing, retries and
+chunk sizes are the bridge's."""
 
 from __future__ import annotations
 
@@ -15,15 +16,13 @@ from telegram.ext import Application, CallbackQueryHandler, ContextTypes, Messag
 
 from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import BotUser, message_button_chat, message_chat, stop_chat
-from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
-from bridge import Bridge, InboundChat, Outcome, command_menu
+from bridge import Bridge, Outcome, command_menu
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
-MAX_STORE_RETRY_S = 30.0  # a polled update the store did not take is tried again this often
 NOT_STARTED = (
     "telegram.bot_token was not checked and this bot did not start (Switchboard does not keep "
     "trying). Once this machine reaches Telegram (check its network, a proxy, or "
@@ -32,28 +31,19 @@ NOT_STARTED = (
 
 
 class TelegramAdapter:
-    """One bot for one workspace: long polling, or updates fed in by the webhook route."""
-
-    def __init__(
-        self, bridge: Bridge, workspace: WorkspaceConfig, *, polled_elsewhere: bool = False
-    ) -> None:
-        """`polled_elsewhere`: the door process polls for this bot (its updates come in
-        through `feed`, as webhook updates do)."""
+    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig) -> None:
         assert workspace.telegram is not None
         self._bridge = bridge
         self.workspace = workspace
         self.settings = workspace.telegram
-        builder = (
+        self.application = (
             Application.builder()
             .token(self.settings.bot_token.get_secret_value())
             .base_url(self.settings.api_base_url)
             .base_file_url(file_base_url(self.settings.api_base_url))
+            .updater(None)  # updates come in through `feed`, from what the doors stored
+            .build()
         )
-        # Whether python-telegram-bot's updater polls here; else updates come in through `feed`.
-        self.polls = self.settings.mode == "polling" and not polled_elsewhere
-        if not self.polls:
-            builder = builder.updater(None)
-        self.application = builder.build()
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._message))
         self.application.add_handler(CallbackQueryHandler(self._callback))
         self.transport = TelegramTransport(self.application)
@@ -90,40 +80,24 @@ class TelegramAdapter:
         self.me = BotUser(bot.id, bot.username)
         await bot.set_my_commands([BotCommand(name, about) for name, about in command_menu()])
         await self.application.start()
-        if self.settings.mode == "webhook":
-            if public_url:
-                secret = self.settings.webhook_secret
-                await self.application.bot.set_webhook(
-                    f"{public_url.rstrip('/')}/telegram/{self.workspace.id}",
-                    secret_token=secret.get_secret_value() if secret else None,
-                )
-        elif self.application.updater is not None:
-            await self.application.updater.start_polling(
-                poll_interval=0.0, timeout=10, error_callback=self._polling_failed
+        if self.settings.mode == "webhook" and public_url:
+            secret = self.settings.webhook_secret
+            await self.application.bot.set_webhook(
+                f"{public_url.rstrip('/')}/telegram/{self.workspace.id}",
+                secret_token=secret.get_secret_value() if secret else None,
             )
-
-    def _polling_failed(self, error: TelegramError) -> None:
-        """A getUpdates call failed (the updater tries again): logged, and shown as the
-        connection's last error in the admin console."""
-        log.warning(
-            "telegram polling failed", extra={"workspace": self.workspace.id, "error": str(error)}
-        )
-        self._bridge.metrics.platform_call_failed(TELEGRAM.name, self.workspace.id, str(error))
 
     async def stop(self) -> None:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        if self.application.updater is not None and self.application.updater.running:
-            await self.application.updater.stop()
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()
 
     async def feed(self, update: Update) -> None:
-        """An update from the webhook route (checked there), or one the door process stored,
-        stored before this returns. A failure to store it is raised: the route answers 5xx and
-        Telegram sends it again; the door process's inbox keeps it and hands it over again."""
+        """An update a door stored, handled by the bridge before this returns. A failure is
+        raised: the intake keeps the update and the replay hands it over again."""
         # Not `process_update`: it hands a handler's failure to the error handlers and returns
         # normally, and the route would answer 200 for an update that was never stored.
         for handlers in self.application.handlers.values():
@@ -138,7 +112,7 @@ class TelegramAdapter:
 
     async def _message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         chat = message_chat(update, workspace_id=self.workspace.id, bot=self.me)
-        if chat is not None and await self._store(chat) is Outcome.PROMPT:
+        if chat is not None and await self._bridge.receive(chat) is Outcome.PROMPT:
             budget = self._bridge.budget(chat.route)
             self._later(self.transport.received(chat.route, budget))
 
@@ -149,7 +123,7 @@ class TelegramAdapter:
         chat = stop or message_button_chat(update, workspace_id=self.workspace.id)
         if query is None or chat is None:
             return
-        await self._store(chat)
+        await self._bridge.receive(chat)
         # A button other than Stop is answered with a message, once the bridge decides.
         self._later(self._answer(query, "Stopping\u2026" if stop is not None else None))
 
@@ -170,24 +144,3 @@ class TelegramAdapter:
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    async def _store(self, chat: InboundChat) -> Outcome:
-        """Hand an update's message to the bridge, which stores it. An update that cannot be
-        stored is raised when it is kept elsewhere (Telegram resends a webhook's; the door
-        process's inbox hands its own over again). One python-telegram-bot polled here was
-        confirmed to Telegram when it was fetched, so it is tried again until the store takes
-        it, holding the updates after it back, in order."""
-        delay_s = 0.5
-        while True:
-            try:
-                return await self._bridge.receive(chat)
-            except Exception:
-                if not self.polls:  # stored elsewhere first: it is tried again from there
-                    raise
-                log.warning(
-                    "telegram update not stored; trying again",
-                    exc_info=True,
-                    extra={"workspace": self.workspace.id, "delay_s": delay_s},
-                )
-                await asyncio.sleep(delay_s)
-                delay_s = min(delay_s * 2, MAX_STORE_RETRY_S)

@@ -1,27 +1,14 @@
-"""A Telegram update as python-telegram-bot's objects, for the fronts that handle it: the body
-checked first (`adapters/doors/telegram.py`, which the door process runs without PTB), then
-built; one PTB cannot read is refused with the same 400 and log line."""
+"""A stored Telegram update as python-telegram-bot's objects: its shape was checked at the
+door (`adapters/doors/telegram_shape.py`, run without PTB); one PTB still cannot read is
+refused here with a log line saying why."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from aiohttp import web
 from telegram import Bot, Update
 
 from adapters.doors import telegram_shape
-from adapters.doors.telegram import checked_json, refused
-
-
-def check(workspace: str, raw: bytes, bot: Bot | None) -> Update | web.Response:
-    """The body as an update our handlers can act on, or the 400 refusing it."""
-    data = checked_json(workspace, raw)
-    if isinstance(data, web.Response):
-        return data
-    update = _built(data, bot)
-    if isinstance(update, str):
-        return refused(workspace, raw, update)
-    return update
 
 
 def parse_update(data: object, bot: Bot | None) -> Update | str:

@@ -55,7 +55,7 @@ class LockSamples:
                     " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
                 )
                 rows = await cursor.fetchall()
-                cursor = await conn.execute("SELECT count(*) FROM forwarded_requests")
+                cursor = await conn.execute("SELECT count(*) FROM intake")
                 forwarded = await cursor.fetchone()
                 self.backlog = max(self.backlog, int(forwarded[0]) if forwarded else 0)
                 self.samples += 1

@@ -6,13 +6,14 @@ from bridge.store.records import (
     Conversation,
     ConversationName,
     FailedRoute,
-    Forwarded,
     Held,
     Intent,
+    NewRequest,
     NotificationDelivery,
     NotificationPost,
     NotificationRoute,
     NotificationRouting,
+    StoredRequest,
 )
 from bridge.store.schema import MIGRATIONS
 from bridge.store.store import BridgeStore
@@ -27,11 +28,12 @@ __all__ = [
     "Conversation",
     "ConversationName",
     "FailedRoute",
-    "Forwarded",
     "Held",
     "Intent",
+    "NewRequest",
     "NotificationDelivery",
     "NotificationPost",
     "NotificationRoute",
     "NotificationRouting",
+    "StoredRequest",
 ]

@@ -130,9 +130,24 @@ class AdminActionRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class Forwarded:
-    """A platform request a standby replica stored for the active one: the body and headers
-    as the platform sent them (already verified there), for the platform's front to handle."""
+class NewRequest:
+    """A request a door checked, to be stored (`adapters/intake/record.Arrival`, as the
+    bridge's store takes it)."""
+
+    platform: str
+    workspace_id: str
+    place: str
+    dedupe_key: str | None
+    body: str
+    headers: dict[str, str]
+    query: str
+    verified: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRequest:
+    """A request from outside as its door stored it (`adapters/intake/`): the body and headers
+    as they came, checked there (`verified` says how), for its platform to decode."""
 
     id: int
     platform: str
@@ -142,6 +157,7 @@ class Forwarded:
     query: str
     received_at: float
     attempts: int
-    # The conversation it belongs to, when the door process knew it: requests of one place
-    # are handled in order, places side by side ("": in order within the workspace).
+    # The conversation it belongs to, as the door named it: requests of one place are
+    # handled in order, places side by side ("": in order within the workspace).
     place: str = ""
+    verified: str = ""

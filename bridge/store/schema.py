@@ -216,4 +216,13 @@ MIGRATIONS: list[str | Migration] = [
         updated_at REAL NOT NULL
     );
     """,
+    # 12: one way in (issue 30): every request from outside that a replica takes is stored
+    # here, checked at its door, before the platform is answered; the active replica hands
+    # them to the platforms' decoders. `place` orders a conversation's requests; `verified`
+    # says what was checked at the door.
+    """
+    ALTER TABLE forwarded_requests RENAME TO intake;
+    ALTER TABLE intake ADD COLUMN place TEXT NOT NULL DEFAULT '';
+    ALTER TABLE intake ADD COLUMN verified TEXT NOT NULL DEFAULT '';
+    """,
 ]

@@ -19,16 +19,18 @@ from bridge.store.records import (
     Conversation,
     ConversationName,
     FailedRoute,
-    Forwarded,
     Held,
     Intent,
+    NewRequest,
     NotificationDelivery,
     NotificationPost,
     NotificationRoute,
     NotificationRouting,
+    StoredRequest,
 )
 from bridge.store.transaction import BridgeTx
 from bridge.types import OPEN_DELIVERY, DeliveryKind, DeliveryStatus, Route
+from runtime.errors import StoreConflictError
 from runtime.store import Store, Writer
 from runtime.store.retention import BATCH, in_batches
 
@@ -184,13 +186,21 @@ class BridgeStore:
             for r in rows
         }
 
-    async def forwarded(self, after_id: int = 0, limit: int = 100) -> list[Forwarded]:
-        """Requests standby replicas took, oldest first: what the active replica handles."""
-        rows = await self._store.read_sql(
-            "SELECT * FROM forwarded_requests WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
-        )
+    async def take_request(self, request: NewRequest) -> bool:
+        """Store a request a door checked; False: one with the same platform id is stored
+        already (a retry, perhaps to another replica)."""
+        try:
+            async with self.write() as tx:
+                tx.store_request(request)
+        except StoreConflictError:
+            return False
+        return True
+
+    async def intake(self, limit: int = 100) -> list[StoredRequest]:
+        """Requests the doors stored, oldest first: what the active replica hands on."""
+        rows = await self._store.read_sql("SELECT * FROM intake ORDER BY id LIMIT ?", (limit,))
         return [
-            Forwarded(
+            StoredRequest(
                 id=int(r["id"]),
                 platform=r["platform"],
                 workspace_id=r["workspace_id"],
@@ -199,6 +209,8 @@ class BridgeStore:
                 query=r["query"],
                 received_at=float(r["received_at"]),
                 attempts=int(r["attempts"]),
+                place=r["place"],
+                verified=r["verified"],
             )
             for r in rows
         ]

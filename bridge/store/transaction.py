@@ -17,6 +17,7 @@ from bridge.events import AdminAction, RequestForwarded
 from bridge.store.records import (
     AdminActionRecord,
     ConversationName,
+    NewRequest,
     NotificationPost,
     NotificationRouting,
 )
@@ -112,32 +113,27 @@ class BridgeTx:
             ),
         )
 
-    def forward(
-        self,
-        platform: str,
-        workspace_id: str,
-        dedupe_key: str | None,
-        body: str,
-        headers: dict[str, str],
-        query: str,
-    ) -> None:
-        """A platform request taken by a standby replica, for the active one to handle; a
-        second copy of the same platform id fails this commit (`StoreConflictError`)."""
+    def store_request(self, r: NewRequest) -> None:
+        """A request a door checked, for the active replica to hand on; a second copy of the
+        same platform id fails this commit (`StoreConflictError`)."""
         self._w.write_sql(
-            "INSERT INTO forwarded_requests (platform, workspace_id, dedupe_key, body, headers,"
-            " query, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (platform, workspace_id, dedupe_key, body, json.dumps(headers), query, self.now()),
+            "INSERT INTO intake (platform, workspace_id, place, dedupe_key, body, headers,"
+            " query, verified, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                *(r.platform, r.workspace_id, r.place, r.dedupe_key, r.body),
+                *(json.dumps(r.headers), r.query, r.verified, self.now()),
+            ),
         )
-        self.emit(RequestForwarded(platform=platform, workspace_id=workspace_id))
+        self.emit(RequestForwarded(platform=r.platform, workspace_id=r.workspace_id))
 
-    def forwarded_done(self, forwarded_id: int) -> None:
-        """The active replica handled it (or gave up on it, saying so in the log)."""
-        self._w.write_sql("DELETE FROM forwarded_requests WHERE id = ?", (forwarded_id,))
+    def request_handled(self, request_id: int) -> None:
+        """Handed on (or given up, saying so in the log)."""
+        self._w.write_sql("DELETE FROM intake WHERE id = ?", (request_id,))
 
-    def forwarded_failed(self, forwarded_id: int, error: str) -> None:
+    def request_failed(self, request_id: int, error: str) -> None:
         self._w.write_sql(
-            "UPDATE forwarded_requests SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-            (self._w.mask(error), forwarded_id),
+            "UPDATE intake SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+            (self._w.mask(error), request_id),
         )
 
     # -- outbound ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ from tests.config_file import workspace
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
+from tests.topology import drained
 
 
 @pytest.fixture
@@ -175,6 +176,7 @@ async def test_webhook_refuses_a_wrong_secret(
                 url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
             ) as response:
                 assert response.status == 200
+        await drained(app)
         [message] = await app.runtime.store.messages()
         assert message.message.text == "via webhook"
         await until(lambda: bool(replies(telegram_api, 1001)))

@@ -11,12 +11,14 @@ import time
 from typing import Any
 
 import aiohttp
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from adapters.server.app import App
 from runtime import MessageKind
 from tests.adapters.slack_harness import ACME_SECRET
+from tests.topology import drained
 
 TG_SECRET = "s3cret"
 TG_HEADER = "X-Telegram-Bot-Api-Secret-Token"
@@ -80,6 +82,7 @@ async def prompts(app: App, *, at_least: int = 0, limit_s: float = 10) -> list[s
     """The texts of every operator prompt that reached the store (and so the model), once there
     are `at_least` of them (or `limit_s` passed): behind the door process or a standby replica,
     a request answered is handled a moment later."""
+    await drained(app)
     deadline = time.monotonic() + limit_s
     while True:
         found = [
@@ -161,3 +164,14 @@ def mutated(reals: list[Any], keys: list[str]) -> st.SearchStrategy[Any]:
         return payload
 
     return build()
+
+
+def intake_fails(patch: pytest.MonkeyPatch) -> None:
+    """Every store into the intake fails, as a full disk or a database gone would make it: the
+    inbox file's insert (SQLite), the shared table's (PostgreSQL)."""
+
+    async def database_gone(self: object, request: object) -> bool:
+        raise OSError("could not write: the database server closed the connection")
+
+    patch.setattr("adapters.intake.inbox._INSERT", "INSERT INTO intake_on_a_full_disk VALUES (?)")
+    patch.setattr("bridge.store.store.BridgeStore.take_request", database_gone)

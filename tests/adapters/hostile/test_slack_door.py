@@ -36,6 +36,7 @@ from tests.adapters.hostile.send import (
     content_types,
     extra_headers,
     header_text,
+    intake_fails,
     json_values,
     mutated,
     post_slack,
@@ -48,6 +49,7 @@ from tests.adapters.slack_harness import ALICE, MALLORY, OPS, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 # -- examples: Slack --------------------------------------------------------------------------
 
@@ -248,24 +250,31 @@ async def test_slack_real_payloads_that_are_no_prompt_are_acknowledged_and_ignor
     assert anthropic_api.requests[0]["messages"][0]["content"][0]["text"] == "here is the log"
 
 
-# The front's own store failing is a 500 only where the front stores: inline. (A standby
-# forwards instead; the door process stores in its inbox, tests/adapters/doors/.)
-@pytest.mark.parametrize("topology", ["inline"], indirect=True)
-async def test_slack_event_the_store_fails_to_take_is_a_5xx_and_the_retry_lands(
-    slack_app: App, slack_api: FakeSlack, monkeypatch: pytest.MonkeyPatch
+# Where the door stores in this process (inline, replicas), an intake that fails is a 500 and
+# Slack's retry lands; a bridge that fails to take a stored event has it handed over again.
+@pytest.mark.parametrize("topology", ["inline", "replicas"], indirect=True)
+async def test_slack_event_the_intake_fails_to_take_is_a_5xx_and_the_retry_lands(
+    slack_app: App, topology: Topology, slack_api: FakeSlack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slack = SlackSide(slack_app, slack_api)
     body = slack.envelope("T1", slack.message("store me"))
 
-    async def database_down(chat: Any) -> Any:
-        raise OSError("disk I/O error")
-
     with monkeypatch.context() as patch:
-        patch.setattr(slack_app.bridge, "receive", database_down)
+        intake_fails(patch)
         assert (await slack.post(body)).status == 500
     assert await prompts(slack_app) == []
+    receive = topology.active.bridge.receive
+    failures = ["database is locked"]
+
+    async def database_down_once(chat: Any) -> Any:
+        if failures:
+            raise OSError(failures.pop())
+        return await receive(chat)
+
+    monkeypatch.setattr(topology.active.bridge, "receive", database_down_once)
     assert (await slack.post(body, retry=1)).status == 200
     assert await prompts(slack_app, at_least=1) == ["store me"]
+    assert failures == [], "the bridge failed once, and the event was handed over again"
 
 
 # Slack: the fields bolt and our listeners read, with values of every type

@@ -39,6 +39,7 @@ from tests.adapters.hostile.send import (
     content_types,
     extra_headers,
     header_text,
+    intake_fails,
     json_values,
     mutated,
     post_telegram,
@@ -48,6 +49,7 @@ from tests.adapters.hostile.send import (
 )
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+from tests.topology import Topology
 
 # -- examples: Telegram -----------------------------------------------------------------------
 
@@ -200,29 +202,39 @@ async def test_telegram_real_updates_that_are_no_prompt_are_acknowledged_and_ign
     assert server_errors(caplog.records) == [] and refusals(caplog.records) == []
 
 
-# The front's own store failing is a 500 only where the front stores: inline. (A standby
-# forwards instead; the door process stores in its inbox, tests/adapters/doors/.)
-@pytest.mark.parametrize("topology", ["inline"], indirect=True)
-async def test_telegram_update_the_store_fails_to_take_is_a_5xx_and_the_retry_lands(
+# Where the door stores in this process (inline: the inbox file; replicas: the shared
+# table), an intake that fails is a 500 and Telegram's resend lands; the door process's own
+# inbox failing is tests/adapters/doors/. A bridge that fails to take a stored update has it
+# handed over again from the intake.
+@pytest.mark.parametrize("topology", ["inline", "replicas"], indirect=True)
+async def test_telegram_update_the_intake_fails_to_take_is_a_5xx_and_the_retry_lands(
     telegram_app: App,
+    topology: Topology,
     http: aiohttp.ClientSession,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = json.dumps(text_message("store me"))
 
-    async def database_down(chat: Any) -> Any:
-        raise OSError("disk I/O error")
-
     with monkeypatch.context() as patch:
-        patch.setattr(telegram_app.bridge, "receive", database_down)
+        intake_fails(patch)
         assert (await post_telegram(http, telegram_app, body))[0] == 500
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
-        "telegram update not stored"
+        "request not stored"
     ]
     assert await prompts(telegram_app) == []
+    receive = topology.active.bridge.receive
+    failures = ["database is locked"]
+
+    async def database_down_once(chat: Any) -> Any:
+        if failures:
+            raise OSError(failures.pop())
+        return await receive(chat)
+
+    monkeypatch.setattr(topology.active.bridge, "receive", database_down_once)
     assert await post_telegram(http, telegram_app, body) == (200, "ok"), "Telegram's resend lands"
     assert await prompts(telegram_app, at_least=1) == ["store me"]
+    assert failures == [], "the bridge failed once, and the update was handed over again"
 
 
 # Telegram: Update-like objects drawn from the Bot API spec, each field sometimes of a wrong type

@@ -58,7 +58,7 @@ async def test_a_changed_workspace_restarts_while_a_turn_in_another_runs_on(
     assert (report.changed, report.added, report.removed) == (("acme",), (), ())
     assert report.restart_needed == ()
     assert app.telegram["beta"] is beta_bot, "beta was not touched"
-    assert beta_bot.application.updater is not None and beta_bot.application.updater.running
+    assert beta_bot.application.running
     assert app.telegram["acme"] is not acme_bot and not acme_bot.application.running
     running = [app.runtime.status(s) for s in app.runtime.sessions]
     assert all(s.state == "running" for s in running), "both turns still run"

@@ -80,7 +80,7 @@ async def test_the_standby_stores_what_it_takes_and_the_active_replica_answers_i
     await until(lambda: "answered from Telegram" in telegram_api.chat(1001))
     prompts = [m.message.text for m in await a.runtime.store.messages()]
     assert prompts == ["hello via the standby", "and via its webhook"]
-    assert await b.bridge.store.forwarded() == [], "handled requests are removed"
+    assert await b.bridge.store.intake() == [], "handled requests are removed"
 
 
 async def test_a_platform_retry_on_either_replica_is_acknowledged_and_handled_once(
@@ -96,7 +96,7 @@ async def test_a_platform_retry_on_either_replica_is_acknowledged_and_handled_on
     assert (await side_a.post(envelope, retry=2)).status == 200
     await until(lambda: "one answer" in slack_texts(slack_api))
     await a.bridge.settle()
-    await until(lambda: not b.bridge.forwarding.handled and a.bridge.forwarding.handled >= 1)
+    await until(lambda: not b.way_in.replayer.handled and a.way_in.replayer.handled >= 1)
     assert [m.message.text for m in await a.runtime.store.messages()] == ["only once"]
     assert slack_texts(slack_api).count("one answer") == 1
     assert len(anthropic_api.requests) == 1
@@ -204,7 +204,6 @@ async def test_a_reload_on_a_standby_starts_no_bot(fleet: Fleet) -> None:
     assert report.ok and report.changed == ("acme",), report
     assert not b.live.telegram["acme"].application.running
     assert b.live.slack["acme"].identity is None
-    assert b.live.telegram_front.forwarding is not None, "its doors still store for a"
 
 
 async def test_a_slash_command_sent_twice_to_a_standby_is_stored_once(
@@ -213,7 +212,7 @@ async def test_a_slash_command_sent_twice_to_a_standby_is_stored_once(
     """A command or a button press has no event id; its trigger id names it."""
     a = await fleet.start("replica-a")
     b = await fleet.start("replica-b")
-    await a.bridge.forwarding.close()  # a does not take them yet: what b stored stays visible
+    await a.way_in.replayer.close()  # a does not take them yet: what b stored stays visible
     form = urlencode(
         {
             "team_id": "T1",
@@ -229,5 +228,5 @@ async def test_a_slash_command_sent_twice_to_a_standby_is_stored_once(
     for _ in range(2):
         answer = await side.post(form, content_type="application/x-www-form-urlencoded")
         assert answer.status == 200
-    [stored] = await b.bridge.store.forwarded()
+    [stored] = await b.bridge.store.intake()
     assert "trigger_id=1337.42.abcdef" in stored.body

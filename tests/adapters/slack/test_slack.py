@@ -30,6 +30,7 @@ from tests.adapters.slack_harness import (
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import blocking_tool, until, wait_for
+from tests.topology import drained
 
 
 async def test_dm_gets_a_reply_with_reactions_and_progress_cleared(
@@ -62,6 +63,7 @@ async def test_signatures_are_checked_and_url_verification_answered(
     answer = await slack.post(challenge)
     assert answer.status == 200 and json.loads(answer.body) == {"challenge": "abc123"}
     assert (await slack.post(body)).status == 200
+    await drained(app)
     [stored] = await app.runtime.store.messages()
     assert stored.message.text == "hi"
 
@@ -76,6 +78,7 @@ async def test_a_retry_of_an_accepted_event_is_ignored_an_unseen_one_processed(
     assert (await slack.post(first, retry=2)).status == 200
     never_seen = slack.envelope("T1", slack.message("we lost the first delivery"))
     assert (await slack.post(never_seen, retry=1)).status == 200
+    await drained(app)
     texts = sorted(m.message.text for m in await app.runtime.store.messages())
     assert texts == ["once", "we lost the first delivery"]
 
@@ -109,6 +112,7 @@ async def test_what_is_not_for_the_agent_is_left_alone(
     await slack.say("let me in", user=MALLORY, channel="DMALLORY")
     mention = f"<@{bot.bot_user_id}> do something here"
     await slack.say(mention, channel="CRANDOM", kind="app_mention")
+    await drained(app)
     await until(lambda: len(slack_api.posts()) == 2)
     assert slack_api.posts("DMALLORY")[0]["text"].startswith("You are not an operator")
     assert slack_api.posts("CRANDOM")[0]["text"].startswith("I don't take instructions")
@@ -363,6 +367,7 @@ async def test_a_mention_that_also_arrives_as_a_channel_message_is_taken_once(
     mention.pop("channel_type")
     assert (await slack.post(slack.envelope("T1", event))).status == 200
     assert (await slack.post(slack.envelope("T1", mention))).status == 200
+    await drained(app)
     [stored] = await app.runtime.store.messages()
     assert stored.message.text == "check the queue"
     await until(lambda: bool(slack_api.posts(OPS)))

@@ -1,4 +1,4 @@
-"""Stored platform requests handed to the fronts (`bridge/forwarding.Replaying`): in the
+"""Stored requests handed to the platforms' decoders (`adapters/intake/replay.Replayer`): in the
 order they came within a conversation, conversations side by side, each handled one time and
 then gone from the store."""
 
@@ -7,19 +7,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 
-from bridge.forwarding import Replaying
-from bridge.store import Forwarded
+from adapters.intake.replay import Replayer
+from bridge.store import StoredRequest
 
 
 class Source:
-    def __init__(self, requests: list[Forwarded]) -> None:
+    def __init__(self, requests: list[StoredRequest]) -> None:
         self.waiting = list(requests)
         self.failures: list[tuple[int, str]] = []
 
-    async def pending(self, limit: int) -> list[Forwarded]:
+    async def put(self, arrival: object) -> bool:
+        raise AssertionError("the replayer stores nothing")
+
+    async def pending(self, limit: int) -> list[StoredRequest]:
         return self.waiting[:limit]
 
     async def done(self, ids: list[int]) -> None:
@@ -29,8 +33,15 @@ class Source:
         self.failures.append((request_id, error))
 
 
-def request(id: int, place: str) -> Forwarded:
-    return Forwarded(id, "slack", "acme", f"body {id}", {}, "", 0.0, 0, place=place)
+class Decoder:
+    platform = "slack"
+
+    def __init__(self, decode: Callable[[StoredRequest], Awaitable[None]]) -> None:
+        self.decode = decode
+
+
+def request(id: int, place: str) -> StoredRequest:
+    return StoredRequest(id, "slack", "acme", f"body {id}", {}, "", 0.0, 0, place=place)
 
 
 async def test_a_slow_conversation_does_not_hold_up_another_and_each_keeps_its_order() -> None:
@@ -40,13 +51,13 @@ async def test_a_slow_conversation_does_not_hold_up_another_and_each_keeps_its_o
     handled: list[int] = []
     first_may_finish = asyncio.Event()
 
-    async def front(r: Forwarded) -> None:
+    async def front(r: StoredRequest) -> None:
         if r.id == 1:
             await first_may_finish.wait()
         handled.append(r.id)
 
-    replaying = Replaying(source, "test")
-    replaying.start({"slack": front})
+    replaying = Replayer(source)
+    replaying.start({"slack": Decoder(front)})
     try:
         for _ in range(100):
             if handled:
@@ -65,16 +76,16 @@ async def test_a_slow_conversation_does_not_hold_up_another_and_each_keeps_its_o
 
 
 async def test_requests_waiting_long_are_said_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
-    old = Forwarded(1, "slack", "acme", "body", {}, "", time.time() - 42, 0, place="C:1")
+    old = StoredRequest(1, "slack", "acme", "body", {}, "", time.time() - 42, 0, place="C:1")
     source = Source([old])
     handled: list[int] = []
 
-    async def front(r: Forwarded) -> None:
+    async def front(r: StoredRequest) -> None:
         handled.append(r.id)
 
-    replaying = Replaying(source, "inbox-replay")
-    with caplog.at_level(logging.WARNING, logger="bridge.forwarding"):
-        replaying.start({"slack": front})
+    replaying = Replayer(source)
+    with caplog.at_level(logging.WARNING, logger="adapters.intake.replay"):
+        replaying.start({"slack": Decoder(front)})
         for _ in range(100):
             if handled:
                 break

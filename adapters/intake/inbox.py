@@ -1,13 +1,14 @@
-"""The inbox: a SQLite file of its own (`<database>.inbox`) where the door process stores each
-checked platform request before the platform gets its 200, and from which the main process
-takes them.
+"""The intake table on SQLite: a file of its own beside the database (`<database>.inbox`), so
+that an acknowledgement waits on its own commit only, never on the turns' writes to the
+database (on PostgreSQL the shared database holds it: `adapters/intake/shared.py`).
 
-Two processes open it (SQLite's WAL mode is made for that): the door process only inserts,
-the main process reads and deletes what it handled. Inserts share commits: the door's
-writer thread takes every request queued while the last commit ran and commits them in one
-transaction (group commit), so a burst costs one commit, not one per request. A platform
-id is stored once: a retry of a request still here is acknowledged and not stored twice
-(one already handled and deleted is stored again and dropped by the bridge's dedupe)."""
+Two processes may open it (SQLite's WAL mode is made for that): the door process only inserts,
+the main process reads and deletes what it handed on; without a door process the main process
+does both. Inserts share commits: the writer thread takes every request queued while the last
+commit ran and commits them in one transaction (group commit), so a burst costs one commit,
+not one per request. A platform id is stored once: a retry of a request still here is
+acknowledged and not stored twice (one already handled and deleted is stored again and
+dropped by the bridge's dedupe)."""
 
 from __future__ import annotations
 
@@ -19,16 +20,17 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from adapters.intake.record import Arrival
+
 if TYPE_CHECKING:
-    from bridge.store.records import Forwarded
+    from bridge.store import StoredRequest
 
 T = TypeVar("T")
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS inbox (
+CREATE TABLE IF NOT EXISTS intake (
     id INTEGER PRIMARY KEY,
     platform TEXT NOT NULL,
     workspace_id TEXT NOT NULL,
@@ -37,14 +39,15 @@ CREATE TABLE IF NOT EXISTS inbox (
     body TEXT NOT NULL,
     headers TEXT NOT NULL,
     query TEXT NOT NULL,
+    verified TEXT NOT NULL DEFAULT '',
     received_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     last_error TEXT
 )
 """
 _INSERT = (
-    "INSERT OR IGNORE INTO inbox (platform, workspace_id, place, dedupe_key, body, headers,"
-    " query, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO intake (platform, workspace_id, place, dedupe_key, body, headers,"
+    " query, verified, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -58,30 +61,29 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute(_SCHEMA)
+    _migrate(conn)
     return conn
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    platform: str
-    workspace_id: str
-    place: str  # the conversation: its requests are handled in order
-    dedupe_key: str | None
-    body: str
-    headers: dict[str, str]
-    query: str
-
-    def row(self) -> tuple[object, ...]:
-        key = f"{self.platform}:{self.workspace_id}:{self.dedupe_key}" if self.dedupe_key else None
-        headers = json.dumps(self.headers)
-        return (
-            *(self.platform, self.workspace_id, self.place, key),
-            *(self.body, headers, self.query, time.time()),
+def _migrate(conn: sqlite3.Connection) -> None:
+    """An inbox a version before the one way in left (a crash left requests in it) is kept."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "inbox" in tables and "intake" not in tables:
+        conn.executescript(
+            "BEGIN; ALTER TABLE inbox RENAME TO intake;"
+            " ALTER TABLE intake ADD COLUMN verified TEXT NOT NULL DEFAULT ''; COMMIT;"
         )
+    conn.execute(_SCHEMA)
 
 
-_Waiter = tuple[Request, "asyncio.Future[bool]"]
+def _row(arrival: Arrival) -> tuple[object, ...]:
+    return (
+        *(arrival.platform, arrival.workspace_id, arrival.place, arrival.key, arrival.body),
+        *(json.dumps(arrival.headers), arrival.query, arrival.verified, time.time()),
+    )
+
+
+_Waiter = tuple[Arrival, "asyncio.Future[bool]"]
 
 
 class InboxWriter:
@@ -92,17 +94,21 @@ class InboxWriter:
         self._committed = committed  # called on the event loop after each commit, with its size
         self._queue: queue.SimpleQueue[_Waiter | None] = queue.SimpleQueue()
         self._loop = asyncio.get_running_loop()
+        self._closed = False
         self._thread = threading.Thread(target=self._write, name="inbox-writer", daemon=True)
         self._thread.start()
 
-    async def put(self, request: Request) -> bool:
-        """Store `request`; False: a copy with its platform id is here already (a retry)."""
+    async def put(self, arrival: Arrival) -> bool:
+        """Store `arrival`; False: a copy with its platform id is here already (a retry)."""
+        if self._closed:  # stopping: the platform sends it again
+            raise RuntimeError("the intake is closed")
         future: asyncio.Future[bool] = self._loop.create_future()
-        self._queue.put((request, future))
+        self._queue.put((arrival, future))
         return await future
 
     def close(self) -> None:
         """Commit what is queued, then stop the writer."""
+        self._closed = True
         self._queue.put(None)
         self._thread.join()
         self._conn.close()
@@ -129,7 +135,7 @@ class InboxWriter:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                outcome = [self._conn.execute(_INSERT, r.row()).rowcount == 1 for r, _ in batch]
+                outcome = [self._conn.execute(_INSERT, _row(a)).rowcount == 1 for a, _ in batch]
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -151,8 +157,7 @@ class InboxWriter:
 
 
 class InboxReader:
-    """The main process's side: what is waiting, oldest first; handled requests deleted.
-    A `bridge.forwarding.RequestSource`."""
+    """The main process's side: what is waiting, oldest first; handled requests deleted."""
 
     def __init__(self, path: Path) -> None:
         self._conn = _connect(path)
@@ -161,19 +166,19 @@ class InboxReader:
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
-    async def pending(self, limit: int) -> list[Forwarded]:
-        from bridge.store.records import Forwarded  # here: the door process never loads the bridge
+    async def pending(self, limit: int) -> list[StoredRequest]:
+        from bridge.store import StoredRequest  # here: the door process never loads the bridge
 
         def read() -> list[Any]:  # sqlite3 rows
             sql = (
                 "SELECT id, platform, workspace_id, place, body, headers, query, received_at,"
-                " attempts FROM inbox ORDER BY id LIMIT ?"
+                " attempts, verified FROM intake ORDER BY id LIMIT ?"
             )
             return self._conn.execute(sql, (limit,)).fetchall()
 
         rows = await self._run(read)
         return [
-            Forwarded(
+            StoredRequest(
                 id=int(r[0]),
                 platform=r[1],
                 workspace_id=r[2],
@@ -183,6 +188,7 @@ class InboxReader:
                 query=r[6],
                 received_at=float(r[7]),
                 attempts=int(r[8]),
+                verified=r[9],
             )
             for r in rows
         ]
@@ -190,14 +196,14 @@ class InboxReader:
     async def done(self, ids: list[int]) -> None:
         def delete() -> None:
             marks = ",".join("?" * len(ids))
-            self._conn.execute(f"DELETE FROM inbox WHERE id IN ({marks})", ids)
+            self._conn.execute(f"DELETE FROM intake WHERE id IN ({marks})", ids)
 
         if ids:
             await self._run(delete)
 
     async def failed(self, request_id: int, error: str) -> None:
         def count() -> None:
-            sql = "UPDATE inbox SET attempts = attempts + 1, last_error = ? WHERE id = ?"
+            sql = "UPDATE intake SET attempts = attempts + 1, last_error = ? WHERE id = ?"
             self._conn.execute(sql, (error, request_id))
 
         await self._run(count)
@@ -206,7 +212,7 @@ class InboxReader:
         """How many requests wait to be handled, and when the oldest came (epoch seconds)."""
 
         def count() -> tuple[int, float | None]:
-            found = self._conn.execute("SELECT count(*), min(received_at) FROM inbox").fetchone()
+            found = self._conn.execute("SELECT count(*), min(received_at) FROM intake").fetchone()
             return int(found[0]), found[1]
 
         return await self._run(count)

@@ -1,0 +1,72 @@
+"""Socket Mode as a way in: Slack's envelopes over a WebSocket the app token opened (the
+socket's own authentication vouches for them, as a signature does for HTTP). Each is stored
+through the intake, as a request to `POST /slack/events` is, and acknowledged only once
+stored; one not stored is not acknowledged, so Slack sends it again."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
+from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.doors.slack import SlackRequest, malformed
+from adapters.intake.record import Arrival, Put
+from adapters.slack.platform import SLACK
+
+log = logging.getLogger(__name__)
+
+VERIFIED = "slack socket mode"
+STORED_KINDS = frozenset({"events_api", "slash_commands", "interactive"})
+
+
+class SocketIntake:
+    def __init__(self, workspace_id: str, app_token: str, web: AsyncWebClient, put: Put) -> None:
+        self._workspace_id = workspace_id
+        self._put = put
+        self.client = SocketModeClient(
+            app_token=app_token, web_client=web, logger=logging.getLogger("slack_sdk.socket")
+        )
+        self.client.socket_mode_request_listeners.append(self._on_request)
+
+    async def connect(self) -> None:
+        await self.client.connect()  # type: ignore[no-untyped-call]
+
+    async def close(self) -> None:
+        await self.client.close()  # type: ignore[no-untyped-call]
+
+    async def _on_request(
+        self, client: AsyncBaseSocketModeClient, request: SocketModeRequest
+    ) -> None:
+        arrival = self._arrival(request.payload) if request.type in STORED_KINDS else None
+        if arrival is not None:
+            try:
+                await self._put(arrival)
+            except Exception:  # not acknowledged: Slack sends it again
+                fields = {"workspace": self._workspace_id}
+                log.exception("slack socket mode request not stored", extra=fields)
+                return
+        ack = SocketModeResponse(request.envelope_id)
+        await client.send_socket_mode_response(ack)
+
+    def _arrival(self, payload: dict[str, Any]) -> Arrival | None:
+        problem = malformed(payload)
+        if problem is not None:  # never from Slack; nothing could act on it
+            fields = {"workspace": self._workspace_id, "reason": problem}
+            log.warning("slack socket mode request refused", extra=fields)
+            return None
+        checked = SlackRequest(self._workspace_id, None, json.dumps(payload), payload)
+        return Arrival(
+            SLACK.name,
+            self._workspace_id,
+            checked.place,
+            checked.platform_id,
+            checked.text,
+            VERIFIED,
+            headers={"content-type": "application/json"},
+        )
