@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.server.assembly import open_runtime
-from adapters.telegram import TELEGRAM
+from adapters.telegram.platform import TELEGRAM
 from bench.runtime_bench import ZeroLatencyProvider
 from bridge import Bridge, InboundChat, Route
 from bridge.retention import DAY_S

@@ -1,71 +1,82 @@
-"""The platforms' HTTP doors: `POST /slack/events` and `POST /telegram/{workspace_id}`. Each
-request is checked (`slack.py`: signed by a configured workspace's secret, for its team, shaped
-as Slack sends it; `telegram.py`: the webhook's secret token, a body shaped as an update),
-stored through the intake (`adapters/intake/`), and only then answered. The same doors serve
-in the door process (`process.py`) and in a main process that serves the port itself (inline,
-or a replica on PostgreSQL): there is one way in, whichever process runs it."""
+"""The doors of every platform (`registry.py`), whichever process serves them: the door process
+(`process.py`), or a main process that serves its port itself (inline, or a replica on
+PostgreSQL). A request is checked by its platform's door, stored through the intake
+(`adapters/intake/`), and only then answered; what a platform polls is stored the same way.
+There is one way in, whichever process runs it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from adapters.doors import slack, telegram, telegram_shape
-from adapters.doors.keys import Keys
+from adapters.doors.registry import kinds
+from adapters.intake.door import Door
 from adapters.intake.record import Arrival, Put
+
+if TYPE_CHECKING:
+    from config.schema import SwitchboardConfig
 
 log = logging.getLogger(__name__)
 
-SLACK_SIGNATURE = "slack signature"
-TELEGRAM_SECRET = "telegram secret token"
+Failed = Callable[[str, str, str], None]
+"""A poll that failed: the platform, the workspace, what went wrong."""
+
+
+def door_keys(config: SwitchboardConfig) -> dict[str, Any]:
+    """What every platform's door checks with, by platform, as JSON (it goes to the door
+    process); a platform the config gives nothing to serve is left out."""
+    found = {kind.platform: kind.keys(config) for kind in kinds()}
+    return {platform: keys for platform, keys in found.items() if keys is not None}
 
 
 class Doors:
-    def __init__(self, keys: Keys, put: Put) -> None:
-        self._keys = keys
+    def __init__(self, keys: dict[str, Any], put: Put, failed: Failed) -> None:
+        """`put` stores into the intake; `failed` hears of each failed poll."""
         self._put = put
+        self._doors: dict[str, Door] = {
+            kind.platform: kind.door(put, _failed_on(kind.platform, failed)) for kind in kinds()
+        }
+        self._polling: dict[Hashable, asyncio.Task[None]] | None = None  # None: not polling
+        self.update(keys)
 
     def route(self, app: web.Application) -> None:
-        app.router.add_post("/slack/events", self.slack)
-        app.router.add_post("/telegram/{workspace_id}", self.telegram)
+        for door in self._doors.values():
+            door.route(app, self._store)
 
-    async def slack(self, request: web.Request) -> web.Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        checked = slack.check(self._keys.slack, await request.read(), headers)
-        if isinstance(checked, web.Response):
-            return checked
-        if checked.team is None:
-            return checked.answer_check()
-        await self._store(
-            Arrival(
-                "slack",
-                checked.workspace_id,
-                checked.place,
-                checked.platform_id,
-                checked.text,
-                SLACK_SIGNATURE,
-                headers={"content-type": headers.get("content-type", "")},
-                query=request.query_string,
-            )
-        )
-        return web.Response(status=200)
+    def update(self, keys: dict[str, Any]) -> None:
+        """The keys of the config just applied (`door_keys`)."""
+        for platform, door in self._doors.items():
+            door.update(keys.get(platform))
+        if self._polling is not None:
+            self._poll()
 
-    async def telegram(self, request: web.Request) -> web.Response:
-        workspace = request.match_info["workspace_id"]
-        secret = self._keys.telegram.get(workspace)
-        if secret is None:
-            raise web.HTTPNotFound(text="no Telegram webhook for this workspace")
-        if not telegram.secret_matches(request, secret):
-            raise web.HTTPForbidden(text="wrong secret token")
-        raw = await request.read()
-        update = telegram.checked_json(workspace, raw)
-        if isinstance(update, web.Response):
-            return update
-        where = telegram_shape.place(update)
-        key = str(update["update_id"])
-        await self._store(Arrival("telegram", workspace, where, key, raw.decode(), TELEGRAM_SECRET))
-        return web.Response(text="ok")
+    def poll(self) -> None:
+        """Start polling what the platforms poll (and, after each update, what they poll
+        then): where turns run, or in the door process, never on a standby."""
+        self._polling = {}
+        self._poll()
+
+    async def close(self) -> None:
+        tasks = list((self._polling or {}).values())
+        self._polling = None
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _poll(self) -> None:
+        assert self._polling is not None
+        wanted = {
+            key: poll for door in self._doors.values() for key, poll in door.pollers().items()
+        }
+        for key in set(self._polling) - set(wanted):
+            self._polling.pop(key).cancel()
+        for key, poll in wanted.items():
+            if key not in self._polling:
+                self._polling[key] = asyncio.get_running_loop().create_task(poll(), name="poll")
 
     async def _store(self, arrival: Arrival) -> None:
         try:
@@ -74,3 +85,7 @@ class Doors:
             fields = {"platform": arrival.platform, "workspace": arrival.workspace_id}
             log.exception("request not stored", extra=fields)
             raise web.HTTPInternalServerError(text="not stored; send it again") from None
+
+
+def _failed_on(platform: str, failed: Failed) -> Callable[[str, str], None]:
+    return lambda workspace, error: failed(platform, workspace, error)

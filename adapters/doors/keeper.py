@@ -43,7 +43,7 @@ class DoorProcess:
         port: int,
         keys: dict[str, Any],
         on_stored: Callable[[], None],
-        on_polling_failed: Callable[[str, str], None],
+        on_polling_failed: Callable[[str, str, str], None],
     ) -> None:
         self._inbox = inbox
         self._upstream = upstream
@@ -161,8 +161,8 @@ class DoorProcess:
         if "stored" in message:
             self._on_stored()
         elif "polling_failed" in message:
-            workspace, error = message["polling_failed"]
-            self._on_polling_failed(str(workspace), str(error))
+            platform, workspace, error = message["polling_failed"]
+            self._on_polling_failed(str(platform), str(workspace), str(error))
         elif "log" in message:
             entry = dict(message["log"])
             level, name, text = entry.pop("level"), entry.pop("name"), entry.pop("msg")

@@ -11,7 +11,7 @@ mode are polled here too (`adapters/doors/polling.py`), into the same inbox.
 Over the socket pair, one JSON object per line. From the main process: `keys` (the workspaces'
 signing secrets, webhook secret tokens and polling bots, at start and after each reload). To
 it: `listening` (the port) or `cannot_listen` (why not), `stored` after each commit, so that
-it takes the new requests at once, `polling_failed` (a bot's getUpdates failed: the workspace,
+it takes the new requests at once, `polling_failed` (a poll failed: the platform, the workspace,
 the error), and `log` records, which it logs as its own (its handlers, its redaction). When
 the main process goes (its end of the socket closes), this one finishes the requests under
 way and exits."""
@@ -31,8 +31,6 @@ from aiohttp import web
 
 from adapters.doors import slow_clients, wire
 from adapters.doors.doors import Doors
-from adapters.doors.keys import Keys
-from adapters.doors.polling import Polling
 from adapters.doors.proxy import Proxy
 from adapters.intake.inbox import InboxWriter
 
@@ -77,17 +75,15 @@ async def serve(args: argparse.Namespace) -> int:
     root = logging.getLogger()
     root.handlers[:] = [ToMain(control, loop)]
     root.setLevel(args.log_level)
-    keys = Keys()
     first = await control.receive()
     if first is None:
         return 0
-    keys.update(first["keys"])
     inbox = InboxWriter(args.inbox, lambda n: control.send(stored=n))
-    polling = Polling(inbox.put, lambda ws, error: control.send(polling_failed=[ws, error]))
-    polling.update(keys.polling)
+    doors = Doors(first["keys"], inbox.put, lambda *failure: control.send(polling_failed=failure))
+    doors.poll()
     proxy = Proxy(args.upstream)
     app = web.Application(client_max_size=4 * 1024 * 1024)
-    Doors(keys, inbox.put).route(app)
+    doors.route(app)
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
     app.on_shutdown.append(proxy.end_streams)
     runner = slow_clients.runner(
@@ -105,10 +101,9 @@ async def serve(args: argparse.Namespace) -> int:
     try:
         while (message := await control.receive()) is not None:
             if "keys" in message:
-                keys.update(message["keys"])
-                polling.update(keys.polling)
+                doors.update(message["keys"])
     finally:
-        await polling.close()
+        await doors.close()
         await runner.cleanup()  # the requests under way finish: stored and answered
         await proxy.close()
         inbox.close()

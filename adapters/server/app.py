@@ -22,8 +22,8 @@ from adapters.server.intake import WayIn
 from adapters.server.leadership import Leadership, exit_at_once, replica_name
 from adapters.server.live import LiveAdapters
 from adapters.server.reloading import report_fields
-from adapters.slack import SlackAdapter
-from adapters.telegram import TELEGRAM, TelegramAdapter
+from adapters.slack.adapter import SlackAdapter
+from adapters.telegram.adapter import TelegramAdapter
 from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport, plan, unapplied
@@ -121,11 +121,10 @@ class App:
             secrets=self.secrets,
         )
         self.bridge = Bridge(self.current, self.runtime)
-        failed = self.bridge.metrics.platform_call_failed
         self.way_in = WayIn(
             self.config,
             self.bridge,
-            lambda ws, error: failed(TELEGRAM.name, ws, error),
+            self.bridge.metrics.platform_call_failed,
             door_process=self._door_process,
         )
         self.live = LiveAdapters(self.bridge, self.way_in.intake.put)

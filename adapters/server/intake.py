@@ -1,7 +1,7 @@
 """Every way in for this process, on every topology: the intake (`adapters/intake/`: the
 inbox file on SQLite, the shared table on PostgreSQL), the doors that store into it (in the
-door process, or served here), Telegram polling (there, or here), and the one replayer that
-hands what was stored to the platforms' decoders.
+door process, or served here), what the platforms poll (there, or here), and the one replayer
+that hands what was stored to the platforms' decoders.
 
 On SQLite, `switchboard run` with `[server] intake = "process"` (the default) moves the doors
 and the polling into a process of their own (`adapters/doors/`): it owns the port, and this
@@ -18,10 +18,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from adapters.doors.doors import Doors
+from adapters.doors.doors import Doors, door_keys
 from adapters.doors.keeper import DoorProcess, DoorsFailed
-from adapters.doors.keys import Keys, door_keys, has_doors
-from adapters.doors.polling import Polling
 from adapters.intake.inbox import inbox_path
 from adapters.intake.local import LocalIntake
 from adapters.intake.record import Decoder
@@ -45,7 +43,7 @@ def wanted(config: SwitchboardConfig) -> bool:
         config.server.intake == "process"
         and not storage.shared
         and storage.path != ":memory:"
-        and has_doors(door_keys(config))
+        and bool(door_keys(config))
     )
 
 
@@ -54,11 +52,12 @@ class WayIn:
         self,
         config: SwitchboardConfig,
         bridge: Bridge,
-        polling_failed: Callable[[str, str], None],
+        polling_failed: Callable[[str, str, str], None],
         *,
         door_process: bool,
     ) -> None:
-        """`polling_failed` hears of each failed getUpdates (the workspace, the error)."""
+        """`polling_failed` hears of each failed poll (the platform, the workspace, the
+        error)."""
         self._scratch = Path(tempfile.mkdtemp(prefix="switchboard-"))  # sockets, a memory inbox
         self._shared: SharedIntake | None = None
         self._local: LocalIntake | None = None
@@ -69,16 +68,17 @@ class WayIn:
             stored = config.storage.path
             path = self._scratch / "inbox" if stored == ":memory:" else inbox_path(Path(stored))
             self.intake = self._local = LocalIntake(path, lambda _: self.replayer.wake())
-        self.keys = Keys(door_keys(config))
         self.replayer = Replayer(self.intake)
         self._polling_failed = polling_failed
         self.separate = door_process and wanted(config)  # the door process serves the doors
         self._process: DoorProcess | None = None
-        self._polling: Polling | None = None
+        # The doors: routed on this process's own port (none behind a door process); polled
+        # where turns run, when the door process does not.
+        self._doors = Doors(door_keys(config), self.intake.put, polling_failed)
 
     def doors(self) -> Doors | None:
         """The doors this process serves on its own port (none behind a door process)."""
-        return None if self.separate else Doors(self.keys, self.intake.put)
+        return None if self.separate else self._doors
 
     async def open(self, runner: web.AppRunner, config: SwitchboardConfig) -> int:
         """Serve `runner` behind the door process; the port the door process listens on."""
@@ -117,26 +117,21 @@ class WayIn:
         if self._shared is not None:
             self._shared.watch(self.replayer.wake)
         if not self.separate:
-            self._polling = Polling(self.intake.put, self._polling_failed)
-            self._polling.update(self.keys.polling)
+            self._doors.poll()
 
     def update(self, config: SwitchboardConfig) -> None:
         """The keys of the config just applied."""
         keys = door_keys(config)
-        self.keys.update(keys)
+        self._doors.update(keys)
         if self._process is not None:
             self._process.update(keys)
-        if self._polling is not None:
-            self._polling.update(self.keys.polling)
 
     async def close_doors(self) -> None:
         """No request is taken any more; what was stored stays for the next start."""
         if self._process is not None:
             await self._process.stop()
             self._process = None
-        if self._polling is not None:
-            await self._polling.close()
-            self._polling = None
+        await self._doors.close()
 
     async def close(self) -> None:
         """After the bots: the replay stopped first (`replayer.close`), what they put in while

@@ -9,10 +9,14 @@ from collections.abc import Iterable
 
 from adapters.intake.record import Decoder, Put
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
-from adapters.slack import SLACK, SlackAdapter, SlackDecoder
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.decoder import SlackDecoder
 from adapters.slack.files import SlackFiles
-from adapters.telegram import TELEGRAM, TelegramAdapter, TelegramDecoder
+from adapters.slack.platform import SLACK
+from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.decoder import TelegramDecoder
 from adapters.telegram.files import TelegramFiles
+from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig

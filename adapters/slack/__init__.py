@@ -1,9 +1,4 @@
-"""Slack through slack-bolt: events in (stored by the doors, or over Socket Mode), replies and
-progress out."""
-
-from adapters.slack.adapter import SlackAdapter
-from adapters.slack.decoder import SlackDecoder
-from adapters.slack.platform import SLACK
-from adapters.slack.transport import SlackTransport
-
-__all__ = ["SLACK", "SlackAdapter", "SlackDecoder", "SlackTransport"]
+"""Slack through slack-bolt: its door (`door.py`: requests checked, stored; Socket Mode,
+`socket.py`), the decoder that hands what was stored to a workspace's bolt app (`decoder.py`,
+`adapter.py`, `inbound.py`), and replies and progress out (`transport.py`). Importing the
+package loads nothing: the door process imports only the door."""

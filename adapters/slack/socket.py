@@ -15,9 +15,9 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.doors.slack import SlackRequest, malformed
 from adapters.intake.record import Arrival, Put
 from adapters.slack.platform import SLACK
+from adapters.slack.verify import SlackRequest, malformed
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,4 @@
-"""Telegram through python-telegram-bot: the updates the doors stored in, replies and progress
-out."""
-
-from adapters.telegram.adapter import TelegramAdapter
-from adapters.telegram.decoder import TelegramDecoder
-from adapters.telegram.platform import TELEGRAM
-from adapters.telegram.transport import TelegramTransport
-
-__all__ = ["TELEGRAM", "TelegramAdapter", "TelegramDecoder", "TelegramTransport"]
+"""Telegram through python-telegram-bot: its door (`door.py`: webhooks checked, stored; long
+polling, `polling.py`), the decoder that hands what was stored to a workspace's bot
+(`decoder.py`, `adapter.py`, `inbound.py`), and replies and progress out (`transport.py`).
+Importing the package loads nothing: the door process imports only the door."""

@@ -1,5 +1,5 @@
 """One bot for one workspace: the updates the doors stored (a webhook's, or polled:
-`adapters/doors/polling.py`) are fed in by the replay (`decoder.py`), each turned into the
+`polling.py`) are fed in by the replay (`decoder.py`), each turned into the
 bridge's InboundChat (inbound.py) and handed to it. Thin: trust, dedupe, routing, retries and
 chunk sizes are the bridge's."""
 

@@ -1,5 +1,5 @@
 """A stored Telegram update as python-telegram-bot's objects: its shape was checked at the
-door (`adapters/doors/telegram_shape.py`, run without PTB); one PTB still cannot read is
+door (`shape.py`, run without PTB); one PTB still cannot read is
 refused here with a log line saying why."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from typing import Any, cast
 
 from telegram import Bot, Update
 
-from adapters.doors import telegram_shape
+from adapters.telegram import shape
 
 
 def parse_update(data: object, bot: Bot | None) -> Update | str:
     """Parsed JSON as an update our handlers can act on, or what is wrong with it."""
-    found = telegram_shape.problem(data)
+    found = shape.problem(data)
     return found if found is not None else _built(cast(dict[str, Any], data), bot)
 
 

@@ -17,7 +17,8 @@ import pytest
 from telegram.ext import Application
 
 from adapters.server.app import App
-from adapters.telegram import TELEGRAM, TelegramTransport
+from adapters.telegram.platform import TELEGRAM
+from adapters.telegram.transport import TelegramTransport
 from bridge import DeliveryError, DeliveryKind, Route
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text

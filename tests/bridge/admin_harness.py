@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 
-from adapters.telegram import TELEGRAM
+from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge, InboundChat, Route
 from bridge.admin import SessionRow, live_sessions
 from config import SwitchboardConfig, load

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.server.assembly import open_runtime
-from adapters.telegram import TELEGRAM
+from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge, InboundChat, Route
 from config import SwitchboardConfig, load
 from tests.backends import folder_of

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from adapters.console import CONSOLE
-from adapters.slack import SLACK
-from adapters.telegram import TELEGRAM
+from adapters.slack.platform import SLACK
+from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge, DeliveryError
 from bridge.outbox import MAX_ATTEMPTS, Outbox
 from bridge.split import split

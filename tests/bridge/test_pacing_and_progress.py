@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adapters.telegram import TELEGRAM
+from adapters.telegram.platform import TELEGRAM
 from bridge import Route, TransportLimits
 from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter

@@ -10,8 +10,8 @@ import asyncio
 import random
 from dataclasses import dataclass, field
 
-from adapters.slack import SLACK
-from adapters.telegram import TELEGRAM
+from adapters.slack.platform import SLACK
+from adapters.telegram.platform import TELEGRAM
 from bridge import Route
 from bridge.ratelimit import RateLimiter
 from bridge.types import TransportLimits

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from adapters.server.assembly import open_runtime
-from adapters.telegram import TELEGRAM
+from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge, Outcome, Route
 from bridge.dispatch import CURSOR
 from bridge.events import InboundRejected

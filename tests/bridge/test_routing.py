@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.telegram import TELEGRAM
+from adapters.telegram.platform import TELEGRAM
 from bridge import Route
 from bridge.sessions import agent_key
 from bridge.status import Status, undelivered_notifications

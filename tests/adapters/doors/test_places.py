@@ -11,7 +11,8 @@ from typing import Any
 
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.doors import slack, telegram_shape
+from adapters.slack import verify as slack
+from adapters.telegram import shape as telegram_shape
 from adapters.telegram import updates
 from tests.adapters.hostile.real_payloads import (
     ALICE_CHAT,

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.doors import telegram_shape
+from adapters.telegram import shape as telegram_shape
 from adapters.telegram import updates
 from tests.adapters.hostile.real_payloads import TYPES, conforms
 from tests.adapters.hostile.send import PROPERTY

@@ -1,13 +1,12 @@
-"""The checks every request to `POST /telegram/{workspace_id}` passes before anything acts on
-it, in the door process (`adapters/doors/process.py`) or in the Telegram front: the
-workspace's secret token (403 otherwise), and a body that is a Telegram update.
+"""The checks every request to `POST /telegram/{workspace_id}` passes before it is stored
+(`door.py`, in the door process or the main one): the workspace's secret token (403
+otherwise), and a body that is a Telegram update.
 
 python-telegram-bot takes an update's field types on trust: a body that is not JSON, or a
 field of a type Telegram never sends, would make it (or our handlers) raise. So the body is
 checked first, and one that is no Telegram update is refused with 400 and a log line saying
-what is wrong with it. The fronts then build PTB's objects (a body PTB still cannot read is
-refused there too); the door process does not (`checked_json`), and an update that passes it
-but not PTB is refused, with the same log line, when the main process handles it."""
+what is wrong with it. PTB's objects are built only when the stored update is decoded
+(`updates.py`): one that passes the door but not PTB is refused there, with a log line."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from typing import Any, cast
 
 from aiohttp import web
 
-from adapters.doors import telegram_shape
+from adapters.telegram import shape
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +34,14 @@ def secret_matches(request: web.Request, expected: str | None) -> bool:
 
 
 def checked_json(workspace: str, raw: bytes) -> dict[str, Any] | web.Response:
-    """The body parsed, if it has a Telegram update's shape (`telegram_shape.py`), or the 400
+    """The body parsed, if it has a Telegram update's shape (`shape.py`), or the 400
     refusing it. The door process checks only this; python-telegram-bot's objects are built
     where the update is handled."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deeply
         return refused(workspace, raw, f"the body is not JSON ({exc})")
-    found = telegram_shape.problem(data)
+    found = shape.problem(data)
     if found is not None:
         return refused(workspace, raw, found)
     return cast(dict[str, Any], data)

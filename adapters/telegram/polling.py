@@ -15,8 +15,8 @@ from typing import Any, cast
 
 import aiohttp
 
-from adapters.doors import telegram_shape
 from adapters.intake.record import Arrival, Put
+from adapters.telegram import shape
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class Poller:
             self._offset = max(ids) + 1
 
     async def _store(self, data: object) -> None:
-        found = telegram_shape.problem(data)
+        found = shape.problem(data)
         if found is not None:  # never from Telegram; nothing could act on it
             fields = {"workspace": self.key.workspace_id, "reason": found}
             log.warning("telegram update refused", extra=fields)
@@ -88,7 +88,7 @@ class Poller:
         workspace = self.key.workspace_id
         body = json.dumps(update)
         key = str(update["update_id"])
-        where = telegram_shape.place(update)
+        where = shape.place(update)
         await self._put(Arrival("telegram", workspace, where, key, body, POLLED))
 
     async def _call(self, http: aiohttp.ClientSession, method: str, params: dict[str, Any]) -> Any:
@@ -98,29 +98,3 @@ class Poller:
             description = answer.get("description") if isinstance(answer, dict) else None
             raise PollFailed(f"{method}: {description or f'HTTP {response.status}'}")
         return answer.get("result")
-
-
-class Polling:
-    """The pollers of every polling bot, as the main process last named them."""
-
-    def __init__(self, put: Put, failed: Callable[[str, str], None]) -> None:
-        self._put = put
-        self._failed = failed
-        self._running: dict[PollingKey, asyncio.Task[None]] = {}
-
-    def update(self, keys: list[PollingKey]) -> None:
-        """Start the pollers of new (or changed) bots, stop those no longer named."""
-        for key in set(self._running) - set(keys):
-            self._running.pop(key).cancel()
-        for key in keys:
-            if key not in self._running:
-                poller = Poller(key, self._put, self._failed)
-                name = f"polling-{key.workspace_id}"
-                self._running[key] = asyncio.get_running_loop().create_task(poller.run(), name=name)
-
-    async def close(self) -> None:
-        tasks = list(self._running.values())
-        self._running.clear()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,6 +1,6 @@
-"""The checks every request to `POST /slack/events` passes before anything acts on it, in the
-door process (`adapters/doors/process.py`) or in the Slack front: signed by a configured
-workspace's secret, for that workspace's team, and shaped as Slack sends it.
+"""The checks every request to `POST /slack/events` passes before it is stored (`door.py`, in
+the door process or the main one): signed by a configured workspace's secret, for that
+workspace's team, and shaped as Slack sends it.
 
 bolt trusts the shape of what it parses: a body that is not JSON, or a field of a type Slack
 never sends, makes it (or one of our listeners) raise, which would answer 500 and have Slack

@@ -2,9 +2,9 @@
 the fields our handlers read, and the objects python-telegram-bot builds on the way to them,
 of the types the Bot API documents.
 
-The door process checks only this (building PTB's objects costs ~250 µs an update, most of
-its CPU at 1,000 updates a second); the main process parses the stored update fully when it
-handles it. The fronts check this first, then parse."""
+The doors check only this (building PTB's objects costs ~250 µs an update, most of the door
+process's CPU at 1,000 updates a second); the stored update is parsed fully when it is decoded
+(`updates.py`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,46 @@
+"""What a platform's door is: what only the platform knows of its ways in (the requests it
+takes, how it checks them, what it polls), in one shape that the doors
+(`adapters/doors/doors.py`) and the door process use without naming any platform. Each
+platform's package has one (`door.py`), listed in `adapters/doors/registry.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aiohttp import web
+
+from adapters.intake.record import Arrival, Put
+
+if TYPE_CHECKING:  # the door process never loads the config's models
+    from config.schema import SwitchboardConfig
+
+Store = Callable[[Arrival], Awaitable[None]]
+"""Store a checked request; a failure is raised as a 500, so the platform sends it again."""
+Failed = Callable[[str, str], None]
+"""A poll that failed (the workspace, what went wrong): for the log and the console."""
+Poll = Callable[[], Coroutine[Any, Any, None]]
+
+
+class Door(Protocol):
+    def route(self, app: web.Application, store: Store) -> None:
+        """Add its HTTP routes: each checks a request, `store`s it, then answers."""
+        ...
+
+    def update(self, keys: Any) -> None:
+        """The keys (its `DoorKind.keys`) of the config just applied; None: it has none."""
+        ...
+
+    def pollers(self) -> Mapping[Hashable, Poll]:
+        """What it polls now, each by a key that changes when what it polls does."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DoorKind:
+    platform: str
+    keys: Callable[[SwitchboardConfig], Any]
+    """What its door checks with, from the config, as JSON (it goes to the door process);
+    None when the config gives it nothing to serve. Secrets included: never logged."""
+    door: Callable[[Put, Failed], Door]
