@@ -1,7 +1,9 @@
 """The one replayer: what waits in the intake, handed to each platform's decoder, now and each
-time `wake` is called: oldest first within a conversation (a place, as the door named it), the
-conversations side by side. A request is removed once handed on; one handed on twice after a
-crash is dropped by the bridge's own dedupe (its platform id was marked seen)."""
+time `wake` is called: oldest first within a place (a conversation, as the door named it), the
+places side by side, each with a worker of its own, so a place whose bot is not running (or
+whose requests keep failing) holds up no other. A request is removed once handed on (the
+removals of a moment share one write); one handed on twice after a crash is dropped by the
+bridge's own dedupe (its platform id was marked seen)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 5  # a request that fails this often is dropped, with an error in the log
 NOT_READY_S = 300.0  # how long a bot that is not running (restarting) is waited for
 BATCH = 100
+MOST_IN_FLIGHT = 5_000  # read no further ahead than this
 BEHIND_S = 10.0  # a request waiting longer than this is said in the log (every BEHIND_S)
+
+Place = tuple[str, str, str]  # platform, workspace, place
 
 
 class Replayer:
@@ -28,6 +33,10 @@ class Replayer:
         self._decoders: Mapping[str, Decoder] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._queues: dict[Place, list[StoredRequest]] = {}
+        self._workers: dict[Place, asyncio.Task[None]] = {}
+        self._in_flight: set[int] = set()  # read, not yet removed
+        self._handled: list[int] = []  # handed on, to be removed
         self._said_behind = 0.0
         self.handled = 0
 
@@ -35,32 +44,78 @@ class Replayer:
         """`decoders` by platform name: read as each request is handed on."""
         self._decoders = decoders
         self._wake.set()
-        self._task = asyncio.get_running_loop().create_task(self._replay_all(), name="replay")
+        self._task = asyncio.get_running_loop().create_task(self._read_all(), name="replay")
 
     def wake(self) -> None:
         self._wake.set()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+                await task
+        self._task = None
+        self._workers.clear()
+        with contextlib.suppress(Exception):  # what is not removed is handed on again, deduped
+            await self._remove_handled()
 
-    async def _replay_all(self) -> None:
+    async def _read_all(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
             try:
-                while batch := await self._intake.pending(limit=BATCH):
-                    self._say_if_behind(batch[0])
-                    await asyncio.gather(*(self._in_order(q) for q in _by_place(batch)))
-                    await self._intake.done([request.id for request in batch])
-                    self.handled += len(batch)
+                await self._remove_handled()
+                limit = min(len(self._in_flight) + BATCH, MOST_IN_FLIGHT)
+                batch = await self._intake.pending(limit=limit)
             except Exception:  # the store failed: the next wake, or a second, tries again
                 log.exception("stored requests not read; trying again")
                 await asyncio.sleep(1.0)
                 self._wake.set()
+                continue
+            if batch:
+                self._say_if_behind(batch[0])
+            new = [request for request in batch if request.id not in self._in_flight]
+            for request in new:
+                self._in_flight.add(request.id)
+                place = (request.platform, request.workspace_id, request.place)
+                self._queues.setdefault(place, []).append(request)
+                if place not in self._workers:
+                    self._workers[place] = asyncio.get_running_loop().create_task(
+                        self._work(place), name="replay-place"
+                    )
+            if len(batch) == limit and new:  # more wait behind these
+                self._wake.set()
+
+    async def _work(self, place: Place) -> None:
+        queue = self._queues[place]
+        try:
+            while queue:
+                request = queue[0]
+                await self._replay(request)
+                queue.pop(0)
+                self._handled.append(request.id)
+                self.handled += 1
+                self._wake.set()
+        except Exception:  # the store failed to count an attempt: read again in a second
+            log.exception("stored requests of a conversation not handed on; trying again")
+            await asyncio.sleep(1.0)
+            self._wake.set()
+        finally:
+            for left in self._queues.pop(place, []):  # read again from the store
+                self._in_flight.discard(left.id)
+            del self._workers[place]
+
+    async def _remove_handled(self) -> None:
+        handled, self._handled = self._handled, []
+        if handled:
+            try:
+                await self._intake.done(handled)
+            except BaseException:
+                self._handled.extend(handled)
+                raise
+            self._in_flight.difference_update(handled)
 
     def _say_if_behind(self, oldest: StoredRequest) -> None:
         """Turns are falling behind what comes in: say how far, at most every `BEHIND_S`."""
@@ -68,13 +123,8 @@ class Replayer:
         waited = now - oldest.received_at
         if waited > BEHIND_S and now - self._said_behind > BEHIND_S:
             self._said_behind = now
-            log.warning(
-                "stored requests wait to be handled", extra={"oldest_waited_s": round(waited, 1)}
-            )
-
-    async def _in_order(self, requests: list[StoredRequest]) -> None:
-        for request in requests:
-            await self._replay(request)
+            fields = {"oldest_waited_s": round(waited, 1), "places": len(self._workers)}
+            log.warning("stored requests wait to be handled", extra=fields)
 
     async def _replay(self, request: StoredRequest) -> None:
         """Hand one request to its platform's decoder; tried again (holding the later ones
@@ -109,13 +159,3 @@ class Replayer:
                     return
                 await self._intake.failed(request.id, error)
                 await asyncio.sleep(min(0.5 * 2**attempts, 8.0))
-
-
-def _by_place(batch: list[StoredRequest]) -> list[list[StoredRequest]]:
-    """One queue per place, each in the order its requests came: a chat's messages stay in
-    order, and one conversation's requests do not wait behind another's."""
-    queues: dict[tuple[str, str, str], list[StoredRequest]] = {}
-    for request in batch:
-        where = (request.platform, request.workspace_id, request.place)
-        queues.setdefault(where, []).append(request)
-    return list(queues.values())

@@ -11,8 +11,10 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from adapters.intake.record import NotReady
 from adapters.intake.replay import Replayer
 from bridge.store import StoredRequest
+from tests.runtime.helpers import until
 
 
 class Source:
@@ -93,3 +95,29 @@ async def test_requests_waiting_long_are_said_in_the_log(caplog: pytest.LogCaptu
         await replaying.close()
     [said] = [r for r in caplog.records if r.getMessage() == "stored requests wait to be handled"]
     assert said.__dict__["oldest_waited_s"] >= 42
+
+
+async def test_a_conversation_whose_bot_is_down_holds_up_no_other() -> None:
+    """A workspace restarting (or whose bot did not start) waits for its bot; what comes for
+    any other conversation meanwhile, before or after it, is handed on and removed."""
+    source = Source([request(1, "CDOWN:1"), request(2, "CUP:1")])
+    handled: list[int] = []
+    up = asyncio.Event()
+
+    async def decode(r: StoredRequest) -> None:
+        if r.place == "CDOWN:1" and not up.is_set():
+            raise NotReady("its bot is restarting")
+        handled.append(r.id)
+
+    replaying = Replayer(source)
+    replaying.start({"slack": Decoder(decode)})
+    try:
+        await until(lambda: handled == [2])
+        source.waiting.append(request(3, "CUP:2"))
+        replaying.wake()
+        await until(lambda: handled == [2, 3])
+        await until(lambda: [r.id for r in source.waiting] == [1])
+        up.set()
+        await until(lambda: handled == [2, 3, 1] and source.waiting == [], 5)
+    finally:
+        await replaying.close()
