@@ -111,8 +111,8 @@ async def test_a_standby_takes_over_and_the_paused_replica_can_no_longer_write(
     anthropic_api.script = [text("from the paused replica", hold=held), text("from the new one")]
     await SlackSide(b, slack_api).say("work on this")
     await until(lambda: len(anthropic_api.requests) == 1)  # replica a's turn waits on the model
-    assert a._leading is not None
-    a._leading.cancel()  # replica a stops renewing, as a paused process would
+    assert a.role.leading is not None
+    a.role.leading.cancel()  # replica a stops renewing, as a paused process would
     started = time.monotonic()
     await until(lambda: b.active, wait_s=LEASE_TTL_S + 5)
     assert time.monotonic() - started < LEASE_TTL_S + 2
@@ -129,7 +129,7 @@ async def test_a_standby_takes_over_and_the_paused_replica_can_no_longer_write(
     except LeaseLostError:
         pass
     assert a.leadership is not None
-    a._leading = asyncio.get_running_loop().create_task(a.leadership.run())
+    a.role.leading = asyncio.get_running_loop().create_task(a.leadership.run())
     await until(lambda: "replica-a" in fleet.lost)
     await b.bridge.settle()
     assert "from the paused replica" not in slack_texts(slack_api)

@@ -1,0 +1,60 @@
+"""The terminal chat of `switchboard run`: the first workspace whose `[console]` is enabled
+talks to the agent in the terminal the process runs in."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import TextIO
+
+from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport, Ending
+from bridge import Bridge
+from config.schema import WorkspaceConfig
+
+
+class TerminalChat:
+    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
+        self._stdin = stdin
+        self.transport = ConsoleTransport(stdout)
+        self.reading: asyncio.Task[Ending] | None = None  # until the operator leaves
+
+    @staticmethod
+    def workspace(bridge: Bridge) -> WorkspaceConfig | None:
+        return next((w for w in bridge.config.workspaces if w.console and w.console.enabled), None)
+
+    def attach(self, bridge: Bridge) -> None:
+        """The terminal is a platform of the bridge's (before the bots: see `add_all`)."""
+        if self.workspace(bridge) is not None:
+            bridge.attach(self.transport)
+
+    def start(self, bridge: Bridge) -> None:
+        """Read the terminal (once this process runs the turns)."""
+        workspace = self.workspace(bridge)
+        if workspace is None:
+            return
+        data_dir = Path(bridge.config.storage.path).parent  # its history is kept there
+        chat = ConsoleAdapter(bridge, workspace, self._stdin, self.transport, data_dir=data_dir)
+        self.reading = asyncio.get_running_loop().create_task(chat.run(), name="console")
+        metrics = bridge.metrics
+        metrics.connection(CONSOLE.name, workspace.id, up=True)
+        self.reading.add_done_callback(  # input ended, failed or was stopped
+            lambda _: metrics.connection(CONSOLE.name, workspace.id, up=False)
+        )
+
+    async def stop(self) -> None:
+        if self.reading is not None:
+            self.reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.reading
+
+    def left_at_once(self) -> bool:
+        """The operator left without waiting for the agent (Ctrl-C twice)."""
+        reading = self.reading
+        return (
+            reading is not None
+            and reading.done()
+            and not reading.cancelled()
+            and reading.exception() is None
+            and reading.result() is Ending.NOW
+        )
