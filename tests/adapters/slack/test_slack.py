@@ -16,6 +16,7 @@ from bridge import DeliveryKind, InboundChat, Outcome
 from config import ConfigError
 from runtime import EventType
 from runtime.store import Store
+from tests.adapters.hostile.send import intake_fails
 from tests.adapters.slack_harness import (
     ACME_SECRET,
     ALICE,
@@ -304,11 +305,30 @@ async def test_socket_mode_receives_events_and_acknowledges_them(
     try:
         event = slack.message("hello socket")
         payload = json.loads(slack.envelope("T1", event))
-        ack = await slack_api.socket_send("T1", "events_api", payload)
+        with pytest.MonkeyPatch.context() as patch:
+            intake_fails(patch)
+            with pytest.raises(TimeoutError):  # not stored: not acknowledged, Slack resends
+                await asyncio.wait_for(slack_api.socket_send("T1", "events_api", payload), 1)
+        await drained(app)
+        assert await app.runtime.store.messages() == []
+        ack = await slack_api.socket_send("T1", "events_api", payload)  # Slack's resend
         assert set(ack) == {"envelope_id"}
         await until(lambda: bool(slack_api.posts("DALICE")))
         assert slack_api.posts("DALICE")[0]["text"] == "over the socket"
         assert slack_api.method_calls("apps.connections.open") == [{}]
+        command = {
+            "team_id": "T1",
+            "channel_id": "DALICE",
+            "user_id": ALICE,
+            "command": "/switchboard",
+            "text": "status",
+            "response_url": slack_api.response_url("T1"),
+            "trigger_id": "1337.42.socket",
+        }
+        ack = await slack_api.socket_send("T1", "slash_commands", command)
+        assert set(ack) == {"envelope_id"}
+        await until(lambda: bool(slack_api.responses))
+        assert slack_api.responses[0]["response_type"] == "ephemeral"
         http = await slack.post(slack.envelope("T1", slack.message("over http")))
         assert http.status == 401, "no signing secret: nothing is taken over HTTP"
     finally:
