@@ -55,8 +55,7 @@ class StopFailed(SwitchboardError):
         self.failed = failed
         named = ", ".join(f"{name} ({type(error).__name__})" for name, error in failed)
         super().__init__(
-            f"stopped, but not cleanly: {named} failed to stop (the log has the details); "
-            "queued work resumes on the next start"
+            f"{named} failed to stop; every other part stopped (the log has the details)"
         )
 
 

@@ -1,4 +1,4 @@
-"""A bug, forced: Python loads this module at the start of any process whose PYTHONPATH holds
+"""Bugs, forced: Python loads this module at the start of any process whose PYTHONPATH holds
 this folder. With SB_TEST_CRASHING_SLEEP set, the `sleep` tool raises when asked to sleep 0
 seconds, and its error quotes the model key of the environment (a secret the log must mask),
 so a test reads how a crash shows in the log of a real `switchboard run`."""
@@ -20,3 +20,16 @@ if os.environ.get("SB_TEST_CRASHING_SLEEP"):
         return await sleep(self, tool_input, ctx)
 
     builtins.Sleep.run = crashing  # type: ignore[method-assign]
+
+# With SB_TEST_BRIDGE_FAILS_TO_STOP set, the bridge closes and then raises, as a bug in its
+# close would: the parts after it must stop all the same.
+if os.environ.get("SB_TEST_BRIDGE_FAILS_TO_STOP"):
+    from bridge import service
+
+    close = service.Bridge.close
+
+    async def failing(self: service.Bridge) -> None:
+        await close(self)
+        raise RuntimeError("forced for the test: the bridge failed to close")
+
+    service.Bridge.close = failing  # type: ignore[method-assign]

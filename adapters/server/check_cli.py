@@ -1,0 +1,134 @@
+"""`switchboard check-config`: the file validated and summarized (what it runs, where, for
+whom), the paired operators of its SQLite file, and with `--probe` every credential tried."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+from pathlib import Path
+
+from config import SwitchboardConfig
+from config.loading import variables
+from config.mcp import shown_url
+from config.schema import WorkspaceConfig
+
+
+def check_config_command(args: argparse.Namespace, path: Path, config: SwitchboardConfig) -> int:
+    """0: the file is right (and, with --probe, every credential works); 1: a probe failed."""
+    print(summary(path, config))
+    if not config.storage.shared and Path(config.storage.path).exists():
+        print("\n".join(asyncio.run(paired_operators(config))))
+    if not getattr(args, "probe", False):
+        return 0
+    from adapters.server.probe import probe
+
+    lines, ok = asyncio.run(probe(config))
+    print("\n".join(["probes:", *lines]))
+    return 0 if ok else 1
+
+
+def summary(path: Path, config: SwitchboardConfig) -> str:
+    lines = [
+        f"{path}: OK",
+        f"provider: {config.provider.kind} ({config.provider.model})"
+        if config.provider.kind == "anthropic"
+        else "provider: offline (no key needed)",
+        f"storage: {config.storage.described}"
+        + (
+            f" (replicas may share it: one active, the others standby; lease"
+            f" {config.storage.lease_ttl_s:g} s)"
+            if config.storage.shared
+            else " (one process)"
+        ),
+        f"http: {config.server.host}:{config.server.port}",
+        f"logs: {_log_destination(config)}",
+        f"admin console: {_console_line(config)}",
+        "environment variables used: " + (", ".join(variables(path)) or "none"),
+    ]
+    for w in config.workspaces:
+        surfaces = [name for name in ("slack", "telegram", "console") if getattr(w, name)]
+        lines.append(f"workspace {w.id}: {', '.join(surfaces)}; queue mode {w.queue_mode}")
+        if w.slack is not None:
+            base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
+            ways = ["Socket Mode"] if w.slack.app_token else []
+            if w.slack.signing_secret:
+                ways.append(f"HTTP at {base.rstrip('/')}/slack/events")
+            lines.append(f"  slack team {w.slack.team_id}: events by {' and '.join(ways)}")
+        for o in w.operators:
+            lines.append(f"  operator {o.id}{' (primary)' if o.primary else ''}")
+        for a in w.agents:
+            default = " (default)" if a.id == w.default_agent else ""
+            lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
+        lines += _binding_lines(w)
+        for t in w.tools:
+            asks = f", approval within {t.approval_timeout_s:g}s" if t.requires_approval else ""
+            lines.append(
+                f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s{asks})"
+            )
+        for m in w.mcp_servers:
+            how = (
+                f"HTTP {shown_url(m.url)}"
+                if m.url
+                else f"stdio {shlex.join([m.command or '', *m.args])}"
+            )
+            asks = ""
+            if m.requires_approval:
+                named = m.requires_approval
+                which = "all tools" if named is True else ", ".join(named)
+                asks = f", approval of {which} within {m.approval_timeout_s:g}s"
+            lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s{asks})")
+    return "\n".join(lines)
+
+
+def _console_line(config: SwitchboardConfig) -> str:
+    if not config.console_enabled():
+        return "off (set [admin] token or [[workspaces.admins]] to turn it on)"
+    base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
+    who = ["the global admin"] if config.admin.token is not None else []
+    who += [f"{len(w.admins)} admin(s) of {w.id}" for w in config.workspaces if w.admins]
+    return f"{base.rstrip('/')}/admin for {', '.join(who)}"
+
+
+def _binding_lines(w: WorkspaceConfig) -> list[str]:
+    """Who answers where, and when in groups and channels."""
+    everywhere = ", ".join(w.respond_to or ["all"])
+    lines = [f"  in groups and channels, answers operators' messages: {everywhere}"]
+    for b in w.bindings:
+        when = f" (answers: {', '.join(b.respond_to)})" if b.respond_to else ""
+        lines.append(f"  {b.place.describe()} -> agent {b.agent}{when}")
+    if w.slack is not None:
+        lines.append(f"  slack slash command: {w.slack.slash_command}")
+    return lines
+
+
+def _log_destination(config: SwitchboardConfig) -> str:
+    settings = config.logging
+    console = any(w.console and w.console.enabled for w in config.workspaces)
+    file = settings.file or (
+        str(Path(config.storage.path).parent / "switchboard.log") if console else None
+    )
+    where = [] if console else ["stderr"]
+    if file:
+        where.append(f"{file} (rotated at {settings.max_bytes} bytes, {settings.backups} kept)")
+    return f"{' and '.join(where)}, level {settings.level}"
+
+
+async def paired_operators(config: SwitchboardConfig) -> list[str]:
+    """The senders paired by DM beside the file's operators (from the SQLite file, when it
+    exists; on PostgreSQL `switchboard status` says, as check-config stays offline)."""
+    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.store.pairing import PairingStore
+    from runtime.store import Store
+
+    store = await Store.open(
+        config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
+    )
+    try:
+        paired = await PairingStore(store).all_paired()
+    finally:
+        await store.close()
+    return [f"paired operators (DM pairing): {len(paired)}"] + [
+        f"  workspace {p.workspace_id}: {p.platform} {p.sender_id} ({p.sender_name or 'no name'})"
+        for p in paired
+    ]

@@ -1,0 +1,117 @@
+"""`switchboard run`: logging set up from the config, then the App until SIGTERM or Ctrl-C (or
+the end of the terminal chat's input); SIGHUP reloads the file."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from adapters.server import logs
+from adapters.server.lifecycle import StopFailed
+from config import SwitchboardConfig
+from config.errors import SwitchboardError
+from config.secrets import Secrets, known_secrets
+
+log = logging.getLogger(__name__)
+
+
+def run_command(args: argparse.Namespace, path: Path, config: SwitchboardConfig) -> int:
+    """0: stopped cleanly; 1: stopped on an unexpected error, or a part failed to stop."""
+    console = any(w.console and w.console.enabled for w in config.workspaces)
+    secrets = known_secrets(config, path)  # the logs' and the App's: one set, one mask
+    settings = config.logging
+    if getattr(args, "log_format", None):  # the command line's word over the file's
+        settings = settings.model_copy(update={"format": args.log_format})
+    log_file = logs.configure(
+        settings,
+        secrets=secrets,
+        to_stderr=not console,
+        default_file=Path(config.storage.path).parent / "switchboard.log",
+    )
+    if log_file is not None and console:
+        print(f"Logs go to {log_file}.", flush=True)
+    try:
+        return asyncio.run(run(config, path, secrets))
+    except SwitchboardError:
+        raise
+    except Exception as exc:
+        # Through the log, where secrets are redacted, never as a bare traceback.
+        log.critical("switchboard stopped on an unexpected error", exc_info=True)
+        print(
+            f"switchboard: stopped on an unexpected error ({type(exc).__name__});"
+            f" the log ({log_file or 'stderr'}) has the details",
+            file=sys.stderr,
+        )
+        return 1
+
+
+async def run(
+    config: SwitchboardConfig, path: Path | None = None, secrets: Secrets | None = None
+) -> int:
+    from adapters.server.app import App
+    from adapters.server.reloading import on_sighup
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    app = App(config, stdin=sys.stdin, stdout=sys.stdout, path=path, doors=True, secrets=secrets)
+    started = on_sighup(app.reload, config.storage.path, path)
+    await app.start()
+    started.set()
+    # Everything built so far (modules, clients, config) lives as long as the process. Frozen,
+    # a full garbage collection no longer walks it: that walk paused the loop for about 130 ms
+    # under load, enough to push Slack acks past their p99 budget (docs/benchmarks.md).
+    gc.freeze()
+    print(banner(config, app.port), flush=True)
+    if config.storage.shared:
+        print(replica_line(config, app.replica, app.active), flush=True)
+    failed: StopFailed | None = None
+    try:
+        await app.wait(stop)
+    finally:
+        try:
+            await app.stop()
+        except StopFailed as exc:  # each part's error is in the log already
+            failed = exc
+    print("Switchboard stopped; queued work resumes on the next start.", flush=True)
+    if failed is not None:
+        print(f"switchboard: {failed}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+def replica_line(config: SwitchboardConfig, replica: str, active: bool) -> str:
+    where = config.storage.described
+    if active:
+        return f"Replica {replica} on {where}: active (it runs the turns and sends the replies)."
+    return (
+        f"Replica {replica} on {where}: standby (its doors store what comes in for the active"
+        " replica; it takes over when that one's lease runs out)."
+    )
+
+
+def banner(config: SwitchboardConfig, port: int) -> str:
+    model = "the offline model" if config.provider.kind == "offline" else config.provider.model
+    lines = [f"Switchboard is running with {model}; http on {config.server.host}:{port}."]
+    if config.console_enabled():
+        host = config.server.host
+        if host in ("0.0.0.0", "::", ""):  # every interface: this machine's own is one
+            host = "[::1]" if host == "::" else "127.0.0.1"
+        elif ":" in host:  # an IPv6 address
+            host = f"[{host}]"
+        base = config.server.public_url or f"http://{host}:{port}"
+        lines.append(f"Admin console: {base.rstrip('/')}/admin (log in with an admin token).")
+    if any(w.console for w in config.workspaces):
+        lines.append(
+            "Type a message and press Enter (a paste of several lines is one message; Alt-Enter"
+            " starts a new line, Up recalls earlier ones). Try: work 5 (then type while it"
+            " works), notify hello, spawn check the disk, /help. Ctrl-C stops the agent's turn;"
+            " Ctrl-D quits."
+        )
+    return "\n".join(lines)
