@@ -14,6 +14,7 @@ import socket
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import SecretStr
 
@@ -72,19 +73,8 @@ def build_app(
     def role() -> str:
         return "active" if active() else "standby"
 
-    @web.middleware
-    async def console_on_the_active_replica(
-        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-    ) -> web.StreamResponse:
-        if request.path.startswith("/admin") and not active():
-            raise web.HTTPServiceUnavailable(
-                text=f"Replica {replica} is a standby; the admin console is served by the active"
-                " replica. Route /admin to the replica whose /healthz/active answers 200.",
-                headers={"Retry-After": "5"},
-            )
-        return await handler(request)
-
-    app = web.Application(middlewares=[behind_the_doors, console_on_the_active_replica])
+    middlewares = [behind_the_doors, console_on_the_active_replica(replica, active)]
+    app = web.Application(middlewares=middlewares)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "replica": replica, "role": role()})
@@ -110,13 +100,29 @@ def build_app(
     if doors is not None:
         doors.route(app)
     if admin is not None:
-
-        async def to_console(request: web.Request) -> web.Response:
-            raise web.HTTPPermanentRedirect("/admin/")
-
-        app.router.add_get("/admin", to_console)
+        app.router.add_get("/admin", _to_console)
         app.add_subapp("/admin", admin_app(admin))
     return app
+
+
+async def _to_console(request: web.Request) -> web.Response:
+    raise web.HTTPPermanentRedirect("/admin/")
+
+
+def console_on_the_active_replica(replica: str, active: Callable[[], bool]) -> Middleware:
+    """A standby answers /admin with 503: the console needs the active replica's state."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.startswith("/admin") and not active():
+            raise web.HTTPServiceUnavailable(
+                text=f"Replica {replica} is a standby; the admin console is served by the active"
+                " replica. Route /admin to the replica whose /healthz/active answers 200.",
+                headers={"Retry-After": "5"},
+            )
+        return await handler(request)
+
+    return middleware
 
 
 async def listen(runner: web.AppRunner, host: str, port: int) -> int:

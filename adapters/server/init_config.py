@@ -59,13 +59,36 @@ def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
         lines += [f"#   {what}: {' '.join(why.split())}" for what, why in a.unchecked.items()]
         lines.append(f"# Check them with: {check}")
     lines += ["", "[storage]", f'path = "var/{path.stem}.db"', "", "[provider]"]
-    if a.anthropic_key:
-        lines += ['kind = "anthropic"', f'model = "{MODEL}"', 'api_key = "${ANTHROPIC_API_KEY}"']
-        if args.anthropic_api_base_url:
-            lines.append(f'base_url = "{args.anthropic_api_base_url}"')
-    else:
-        lines.append('kind = "offline"')
+    lines += _provider(a, args)
     lines += ["", "[[workspaces]]", 'id = "main"', 'default_agent = "assistant"']
+    lines += _platforms(a, args)
+    lines += ["", "  [workspaces.pairing]", f"  enabled = {'true' if pairing else 'false'}"]
+    lines += ["", "  [[workspaces.operators]]", '  id = "owner"', "  primary = true"]
+    if a.operator_telegram_id is not None:
+        lines.append(f"  telegram_user_id = {a.operator_telegram_id}")
+    if a.operator_slack_id:
+        lines.append(f'  slack_user_id = "{a.operator_slack_id}"')
+    lines += [
+        "",
+        "  [[workspaces.agents]]",
+        '  id = "assistant"',
+        '  system_prompt = "You are a helpful assistant."',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _provider(a: Answers, args: argparse.Namespace) -> list[str]:
+    if not a.anthropic_key:
+        return ['kind = "offline"']
+    lines = ['kind = "anthropic"', f'model = "{MODEL}"', 'api_key = "${ANTHROPIC_API_KEY}"']
+    if args.anthropic_api_base_url:
+        lines.append(f'base_url = "{args.anthropic_api_base_url}"')
+    return lines
+
+
+def _platforms(a: Answers, args: argparse.Namespace) -> list[str]:
+    lines: list[str] = []
     if a.telegram_token:
         lines += ["", "  [workspaces.telegram]", '  bot_token = "${SWITCHBOARD_TELEGRAM_TOKEN}"']
         if args.telegram_api_base_url:
@@ -83,17 +106,4 @@ def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
             lines.append('  signing_secret = "${SWITCHBOARD_SLACK_SIGNING_SECRET}"')
         if args.slack_api_base_url:
             lines.append(f'  api_base_url = "{args.slack_api_base_url}"')
-    lines += ["", "  [workspaces.pairing]", f"  enabled = {'true' if pairing else 'false'}"]
-    lines += ["", "  [[workspaces.operators]]", '  id = "owner"', "  primary = true"]
-    if a.operator_telegram_id is not None:
-        lines.append(f"  telegram_user_id = {a.operator_telegram_id}")
-    if a.operator_slack_id:
-        lines.append(f'  slack_user_id = "{a.operator_slack_id}"')
-    lines += [
-        "",
-        "  [[workspaces.agents]]",
-        '  id = "assistant"',
-        '  system_prompt = "You are a helpful assistant."',
-        "",
-    ]
-    return "\n".join(lines)
+    return lines

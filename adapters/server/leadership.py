@@ -3,10 +3,10 @@
 One lease, `active`, held with a heartbeat: its holder runs every turn, sends every reply,
 follows the ledger and polls Telegram, so each is done by one replica, and the platforms'
 rate limits hold for the whole fleet. The others are standbys: they serve the HTTP doors and
-store what comes in for the active replica (`bridge/forwarding.py`), and each tries to take
-the lease every second. The active replica renews it every quarter of its time to live; if
-it dies, its lease runs out and a standby takes it within `ttl_s` plus a second, recovers
-what the dead one was doing (the runtime's crash recovery) and carries on.
+store what comes in for the active replica (the shared intake, `adapters/intake/shared.py`),
+and each tries to take the lease every second (`role.py` turns taking it into starting the
+work). The active replica renews it every quarter of its time to live; if it dies, its
+lease runs out and a standby takes it within `ttl_s` plus a second, recovers what the dead one was doing (the runtime's crash recovery) and carries on.
 
 Every write of the active replica is fenced by its lease (`Store.fence_with`): a replica
 that was paused (a long GC, a network partition) past its lease's expiry and wakes up finds
@@ -88,26 +88,32 @@ class Leadership:
                 if lease is None:
                     if self.lease is not None:
                         return self._lost("another replica holds the lease now")
-                    if not self.settled.is_set():
-                        log.info(
-                            "standby: another replica is active", extra={"replica": self.holder}
-                        )
-                    self.settled.set()
+                    self._standing_by()
                     await asyncio.sleep(STANDBY_TRY_S)
                     continue
                 self._renewed = loop.time()
-                if self.lease is None:
-                    self.lease = lease
-                    self._store.fence_with(lease)
-                    log.info(
-                        "this replica is now the active one",
-                        extra={"replica": self.holder, "fence": lease.fence},
-                    )
-                    activation = loop.create_task(self._activate(lease), name="activation")
+                activation = self._held(lease) or activation
                 await asyncio.sleep(self.ttl_s / 4)
         finally:
             if activation is not None and not activation.done():
                 activation.cancel()
+
+    def _standing_by(self) -> None:
+        if not self.settled.is_set():
+            log.info("standby: another replica is active", extra={"replica": self.holder})
+        self.settled.set()
+
+    def _held(self, lease: Lease) -> asyncio.Task[None] | None:
+        """The lease claimed or renewed; the activation, when it was just taken."""
+        if self.lease is not None:
+            return None
+        self.lease = lease
+        self._store.fence_with(lease)
+        log.info(
+            "this replica is now the active one",
+            extra={"replica": self.holder, "fence": lease.fence},
+        )
+        return asyncio.get_running_loop().create_task(self._activate(lease), name="activation")
 
     async def _activate(self, lease: Lease) -> None:
         try:
