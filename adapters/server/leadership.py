@@ -6,7 +6,8 @@ rate limits hold for the whole fleet. The others are standbys: they serve the HT
 store what comes in for the active replica (the shared intake, `adapters/intake/shared.py`),
 and each tries to take the lease every second (`role.py` turns taking it into starting the
 work). The active replica renews it every quarter of its time to live; if it dies, its
-lease runs out and a standby takes it within `ttl_s` plus a second, recovers what the dead one was doing (the runtime's crash recovery) and carries on.
+lease runs out and a standby takes it within `ttl_s` plus a second, recovers what the dead
+one was doing (the runtime's crash recovery) and carries on.
 
 Every write of the active replica is fenced by its lease (`Store.fence_with`): a replica
 that was paused (a long GC, a network partition) past its lease's expiry and wakes up finds
