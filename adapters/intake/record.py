@@ -46,9 +46,6 @@ class Decoder(Protocol):
     into the bridge's inbound messages and handed to the bridge. Raises `NotReady` while the
     workspace's bot is not up."""
 
-    @property
-    def platform(self) -> str: ...
-
     async def decode(self, request: StoredRequest) -> None: ...
 
 

@@ -20,8 +20,6 @@ from adapters.server.reload import Reloader
 from adapters.server.role import Role
 from adapters.server.serving import HttpServer
 from adapters.server.terminal import TerminalChat
-from adapters.slack.adapter import SlackAdapter
-from adapters.telegram.adapter import TelegramAdapter
 from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport
@@ -168,14 +166,6 @@ class App:
     def console_mounted(self) -> bool:
         return self.http.console_mounted
 
-    @property
-    def telegram(self) -> dict[str, TelegramAdapter]:
-        return self.live.telegram
-
-    @property
-    def slack(self) -> dict[str, SlackAdapter]:
-        return self.live.slack
-
     # -- what each part does --------------------------------------------------------------
 
     async def _open_runtime(self) -> None:
@@ -212,13 +202,11 @@ class App:
         self.live.add_all(self.config.workspaces)
 
     async def _start_bots(self) -> None:
-        for workspace_id in list(self.live.slack):
-            await self.live.start_slack(workspace_id)
-        for workspace_id in list(self.live.telegram):
-            await self.live.start_telegram(workspace_id, self.config.server.public_url)
+        for workspace_id in self.live.workspaces():
+            await self.live.start(workspace_id, self.config.server.public_url)
 
     async def _stop_bots(self) -> None:
-        for workspace_id in dict.fromkeys([*self.live.telegram, *self.live.slack]):
+        for workspace_id in self.live.workspaces():
             await self.live.stop(workspace_id)
 
     async def _take(self) -> None:

@@ -1,122 +1,113 @@
-"""Every workspace's Slack and Telegram adapters, started and stopped one workspace at a time,
-so that a reload restarts the workspaces it changes and no other."""
+"""Every workspace's bots, one per platform that serves it (`adapters/platforms.py`), started
+and stopped one workspace at a time, so that a reload restarts the workspaces it changes and
+no other. Nothing here names a platform."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Iterable
 
-from adapters.intake.record import Decoder, Put
+from adapters.bots import Bot, PlatformKind
+from adapters.intake.record import Decoder, NotReady, Put
+from adapters.platforms import kinds
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
-from adapters.slack.adapter import SlackAdapter
-from adapters.slack.decoder import SlackDecoder
-from adapters.slack.files import SlackFiles
-from adapters.slack.platform import SLACK
-from adapters.telegram.adapter import TelegramAdapter
-from adapters.telegram.decoder import TelegramDecoder
-from adapters.telegram.files import TelegramFiles
-from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge
+from bridge.store import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
 
-class LiveAdapters:
-    def __init__(self, bridge: Bridge, put: Put) -> None:
-        """`put` stores what comes in over a connection an adapter opens (Socket Mode)."""
-        self._bridge = bridge
-        self._put = put
-        metrics = bridge.metrics
-        self.telegram: dict[str, TelegramAdapter] = {}
-        self.slack: dict[str, SlackAdapter] = {}
+class Platform:
+    """One platform's bots, by workspace, and what the bridge and the replay see of them."""
+
+    def __init__(self, kind: PlatformKind, bridge: Bridge) -> None:
+        self.kind = kind
+        self.name = kind.name
+        self.bots: dict[str, Bot] = {}
+        # Stopped bots of workspaces still configured (restarting, or they did not start):
+        # what was stored for them waits until a bot of theirs runs again.
+        self.stopped: dict[str, Bot] = {}
         # One transport and one file source a platform, for the bridge: a workspace's bot
         # goes in and out of their maps as it is added, restarted or removed.
-        self.bots = PerWorkspace(TELEGRAM, metrics, self._has_telegram)
-        self.bot_files = FilesPerWorkspace(TELEGRAM.name, TelegramFiles.max_bytes)
-        self.teams = PerWorkspace(SLACK, metrics, self._has_slack)
-        self.team_files = FilesPerWorkspace(SLACK.name, SlackFiles.max_bytes)
-        self.slack_decoder = SlackDecoder()
-        self.telegram_decoder = TelegramDecoder()
+        self.transport = PerWorkspace(kind.profile, bridge.metrics, self.serves)
+        self.files = FilesPerWorkspace(kind.name, kind.max_file_bytes)
+        self._current = bridge.current
+        self.attached = False
+
+    def serves(self, workspace_id: str) -> bool:
+        workspace = self._current.workspace(workspace_id)
+        return workspace is not None and self.kind.profile.serves(workspace)
+
+    async def decode(self, request: StoredRequest) -> None:
+        """The replay's way to this platform: the workspace's bot, or a wait for it."""
+        bot = self.bots.get(request.workspace_id) or self.stopped.get(request.workspace_id)
+        if bot is None:
+            log.warning(
+                "stored request for a workspace no longer served; dropped",
+                extra={"platform": self.name, "workspace": request.workspace_id},
+            )
+            return
+        if not bot.running:
+            raise NotReady(f"workspace {request.workspace_id}'s {self.name} bot is not running")
+        await bot.decode(request)
+
+
+class LiveAdapters:
+    def __init__(self, bridge: Bridge, put: Put) -> None:
+        """`put` stores what comes in over a connection a bot opens (Socket Mode)."""
+        self._bridge = bridge
+        self._put = put
+        self.platforms = {kind.name: Platform(kind, bridge) for kind in kinds()}
         # What the replay hands stored requests to, by platform name.
-        self.decoders: dict[str, Decoder] = {
-            SLACK.name: self.slack_decoder,
-            TELEGRAM.name: self.telegram_decoder,
-        }
-        self._attached: set[str] = set()
-        # Stopped adapters of workspaces still configured (restarting, or their bot did not
-        # start): what was stored for them waits until their bot runs again.
-        self._stopped_slack: dict[str, SlackAdapter] = {}
-        self._stopped_telegram: dict[str, TelegramAdapter] = {}
+        self.decoders: dict[str, Decoder] = dict(self.platforms)
 
-    def _has_telegram(self, workspace_id: str) -> bool:
-        workspace = self._bridge.current.workspace(workspace_id)
-        return workspace is not None and workspace.telegram is not None
+    def bots(self, platform: str) -> dict[str, Bot]:
+        """The platform's running bots, by workspace id."""
+        return self.platforms[platform].bots
 
-    def _has_slack(self, workspace_id: str) -> bool:
-        workspace = self._bridge.current.workspace(workspace_id)
-        return workspace is not None and workspace.slack is not None
+    def workspaces(self) -> list[str]:
+        """Every workspace with a bot, on any platform."""
+        return list(dict.fromkeys(w for p in self.platforms.values() for w in p.bots))
 
     def add_all(self, workspaces: Iterable[WorkspaceConfig]) -> None:
-        """At start: the platforms in a fixed order (Telegram, then Slack: where an operator
-        has both, a notification goes to the first), then every workspace's adapters."""
+        """At start: the platforms in their order (`adapters/platforms.py`: where an
+        operator has both, a notification goes to the first), then every workspace's bots."""
         workspaces = list(workspaces)
-        if any(w.telegram for w in workspaces):
-            self._attach(self.bots, self.bot_files)
-        if any(w.slack for w in workspaces):
-            self._attach(self.teams, self.team_files)
+        for platform in self.platforms.values():
+            if any(platform.kind.profile.serves(w) for w in workspaces):
+                self._attach(platform)
         for workspace in workspaces:
             self.add(workspace)
 
     def add(self, workspace: WorkspaceConfig) -> None:
-        """Build the workspace's adapters (not started); the bridge sends through them."""
+        """Build the workspace's bots (not started); the bridge sends through them."""
         metrics = self._bridge.metrics
-        if workspace.telegram is not None:
-            bot = self.telegram[workspace.id] = TelegramAdapter(self._bridge, workspace)
-            self.bots.by_workspace[workspace.id] = bot.transport
-            self.bot_files.by_workspace[workspace.id] = bot.files
-            metrics.connection(TELEGRAM.name, workspace.id, up=False)
-            self._attach(self.bots, self.bot_files)
-        if workspace.slack is not None:
-            team = self.slack[workspace.id] = SlackAdapter(self._bridge, workspace, self._put)
-            self.teams.by_workspace[workspace.id] = team.transport
-            self.team_files.by_workspace[workspace.id] = team.files
-            metrics.connection(SLACK.name, workspace.id, up=False)
-            self._attach(self.teams, self.team_files)
-        self._stopped_slack.pop(workspace.id, None)
-        self._stopped_telegram.pop(workspace.id, None)
-        self.decode()
+        for platform in self.platforms.values():
+            if platform.kind.profile.serves(workspace):
+                bot = platform.kind.bot(self._bridge, workspace, self._put)
+                platform.bots[workspace.id] = bot
+                platform.transport.by_workspace[workspace.id] = bot.transport
+                if bot.files is not None:
+                    platform.files.by_workspace[workspace.id] = bot.files
+                metrics.connection(platform.name, workspace.id, up=False)
+                self._attach(platform)
+            platform.stopped.pop(workspace.id, None)
 
-    def decode(self) -> None:
-        """The decoders after a change: every adapter, and the stopped ones of workspaces
-        still configured for their platform (what is stored for them waits for their bot)."""
-        for stopped, configured in (
-            (self._stopped_slack, self._has_slack),
-            (self._stopped_telegram, self._has_telegram),
-        ):
-            for workspace_id in [w for w in stopped if not configured(w)]:
-                del stopped[workspace_id]
-        self.slack_decoder.update({**self._stopped_slack, **self.slack}.values())
-        self.telegram_decoder.update({**self._stopped_telegram, **self.telegram}.values())
-
-    def _attach(self, transport: PerWorkspace, files: FilesPerWorkspace) -> None:
+    def _attach(self, platform: Platform) -> None:
         """A platform's transport goes to the bridge with its first workspace."""
-        if transport.profile.name not in self._attached:
-            self._attached.add(transport.profile.name)
-            self._bridge.attach(transport)
-            self._bridge.attach_files(files)
+        if not platform.attached:
+            platform.attached = True
+            self._bridge.attach(platform.transport)
+            self._bridge.attach_files(platform.files)
 
-    async def start_slack(self, workspace_id: str) -> None:
-        if (team := self.slack.get(workspace_id)) is not None:
-            await team.start()
-            self._bridge.metrics.connection(SLACK.name, workspace_id, up=True)
-
-    async def start_telegram(self, workspace_id: str, public_url: str | None) -> None:
-        if (bot := self.telegram.get(workspace_id)) is not None:
-            await bot.start(public_url)
-            self._bridge.metrics.connection(TELEGRAM.name, workspace_id, up=True)
+    async def start(self, workspace_id: str, public_url: str | None) -> None:
+        """Start the workspace's bots, in the platforms' order."""
+        for platform in self.platforms.values():
+            if (bot := platform.bots.get(workspace_id)) is not None:
+                await bot.start(public_url)
+                self._bridge.metrics.connection(platform.name, workspace_id, up=True)
 
     async def restart(
         self, workspace: WorkspaceConfig, public_url: str | None, *, serve: bool
@@ -133,8 +124,7 @@ class LiveAdapters:
             return None
         try:
             try:
-                await self.start_slack(workspace_id)
-                await self.start_telegram(workspace_id, public_url)
+                await self.start(workspace_id, public_url)
             except (ConfigError, PlatformUnreachable) as exc:  # refused, or not reached
                 failure = str(exc)
             except Exception as exc:  # a connection that failed otherwise (Socket Mode, ...)
@@ -149,37 +139,43 @@ class LiveAdapters:
         return failure
 
     async def stop(self, workspace_id: str) -> None:
-        """Stop the workspace's adapters; they stay in the maps (see `remove`)."""
-        if (bot := self.telegram.get(workspace_id)) is not None:
-            with contextlib.suppress(Exception):  # a bot that never started has nothing to stop
-                await bot.stop()
-            self._bridge.metrics.connection(TELEGRAM.name, workspace_id, up=False)
-        if (team := self.slack.get(workspace_id)) is not None:
+        """Stop the workspace's bots; they stay in the maps (see `remove`)."""
+        for platform in self.platforms.values():
+            if (bot := platform.bots.get(workspace_id)) is None:
+                continue
             try:
-                await team.stop()
-            except Exception:  # a Socket Mode connection that fails to close: it is gone
-                log.warning("slack workspace stopped uncleanly", exc_info=True)
-            self._bridge.metrics.connection(SLACK.name, workspace_id, up=False)
+                await bot.stop()
+            except Exception:  # one that never started, or a connection that fails to close
+                log.warning(
+                    "bot stopped uncleanly",
+                    exc_info=True,
+                    extra={"platform": platform.name, "workspace": workspace_id},
+                )
+            self._bridge.metrics.connection(platform.name, workspace_id, up=False)
 
     def hold(self, workspace_id: str, held: bool) -> None:
         """While a reload restarts the workspace's bots, sends and downloads for it are
         tried again a little later instead of going through a stopped bot."""
-        for place in (self.bots, self.bot_files, self.teams, self.team_files):
-            if held:
-                place.restarting.add(workspace_id)
-            else:
-                place.restarting.discard(workspace_id)
+        for platform in self.platforms.values():
+            for place in (platform.transport.restarting, platform.files.restarting):
+                if held:
+                    place.add(workspace_id)
+                else:
+                    place.discard(workspace_id)
 
     def remove(self, workspace_id: str) -> None:
-        """Take the (stopped) workspace's adapters out of every map."""
-        if (bot := self.telegram.pop(workspace_id, None)) is not None:
-            self._stopped_telegram[workspace_id] = bot
-            self._bridge.metrics.forget_connection(TELEGRAM.name, workspace_id)
-        if (team := self.slack.pop(workspace_id, None)) is not None:
-            self._stopped_slack[workspace_id] = team
-            self._bridge.metrics.forget_connection(SLACK.name, workspace_id)
-        for place in (self.bots, self.teams):
-            place.by_workspace.pop(workspace_id, None)
-        for source in (self.bot_files, self.team_files):
-            source.by_workspace.pop(workspace_id, None)
+        """Take the (stopped) workspace's bots out of every map; what is stored for a
+        workspace still configured waits for its next bot, the rest is dropped."""
+        for platform in self.platforms.values():
+            if (bot := platform.bots.pop(workspace_id, None)) is not None:
+                platform.stopped[workspace_id] = bot
+                self._bridge.metrics.forget_connection(platform.name, workspace_id)
+            platform.transport.by_workspace.pop(workspace_id, None)
+            platform.files.by_workspace.pop(workspace_id, None)
         self.decode()
+
+    def decode(self) -> None:
+        """Forget the stopped bots of workspaces no longer configured for their platform."""
+        for platform in self.platforms.values():
+            for workspace_id in [w for w in platform.stopped if not platform.serves(w)]:
+                del platform.stopped[workspace_id]

@@ -1,6 +1,6 @@
 """One Slack workspace on slack-bolt: an `AsyncApp` whose `authorize` admits this workspace's
 team only, fed what the doors stored (`POST /slack/events`, or Socket Mode: `socket.py`) by the
-replay (`decoder.py`).
+replay (`decode`).
 
 Slack was answered when the door stored the request; a listener returns once the bridge has
 handled the message (`process_before_response`), so the replay removes a request only then.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -21,6 +21,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -37,6 +38,7 @@ from adapters.slack.names import SlackNames
 from adapters.slack.socket import SocketIntake
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, texts
+from bridge.store import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
 from config.platforms import SlackConfig
 from config.schema import WorkspaceConfig
@@ -103,7 +105,21 @@ class SlackAdapter:
             session=self._session,
         )
 
-    async def start(self) -> None:
+    @property
+    def running(self) -> bool:
+        return self.identity is not None
+
+    async def decode(self, request: StoredRequest) -> None:
+        """A request its door stored (or Socket Mode did), handed to bolt, whose listeners
+        below hand its message to the bridge. The door checked it, so bolt does not check it
+        again: it may have waited longer than bolt's five minutes for a signature."""
+        headers: dict[str, str | Sequence[str]] = dict(request.headers)
+        bolt = AsyncBoltRequest(body=request.body, query=request.query, headers=headers)
+        response = await self.app.async_dispatch(bolt)
+        if response.status >= 500:
+            raise RuntimeError(f"slack request not handled ({response.status})")
+
+    async def start(self, public_url: str | None = None) -> None:
         """Ask Slack whose the bot token is and connect. A token Slack refuses is a
         ConfigError; a Slack that cannot be reached (or answers 5xx or 429) is
         PlatformUnreachable: the token was not checked. Nothing tries again until a restart

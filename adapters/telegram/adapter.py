@@ -1,11 +1,12 @@
 """One bot for one workspace: the updates the doors stored (a webhook's, or polled:
-`polling.py`) are fed in by the replay (`decoder.py`), each turned into the
+`polling.py`) are fed in by the replay (`decode`), each turned into the
 bridge's InboundChat (inbound.py) and handed to it. Thin: trust, dedupe, routing, retries and
 chunk sizes are the bridge's."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Coroutine
 from typing import Any
@@ -17,7 +18,9 @@ from telegram.ext import Application, CallbackQueryHandler, ContextTypes, Messag
 from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import BotUser, message_button_chat, message_chat, stop_chat
 from adapters.telegram.transport import TelegramTransport
+from adapters.telegram.updates import parse_update
 from bridge import Bridge, Outcome, command_menu
+from bridge.store import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 
@@ -94,6 +97,20 @@ class TelegramAdapter:
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()
+
+    @property
+    def running(self) -> bool:
+        return self.application.running
+
+    async def decode(self, request: StoredRequest) -> None:
+        """An update its door stored, read with python-telegram-bot (one it cannot read is
+        refused here, with a log line) and fed to the handlers."""
+        update = parse_update(json.loads(request.body), self.application.bot)
+        if isinstance(update, str):  # the door checks the shape, not all PTB reads
+            fields = {"workspace": self.workspace.id, "reason": update}
+            log.warning("telegram update refused", extra=fields)
+            return
+        await self.feed(update)
 
     async def feed(self, update: Update) -> None:
         """An update a door stored, handled by the bridge before this returns. A failure is

@@ -162,7 +162,7 @@ async def test_an_answer_lost_after_the_message_was_stored_is_sent_again(
     caplog.set_level(logging.WARNING, "bridge.outbox")
     """The fake stores the second message but answers after the client's read timeout: it
     is sent again (a repeated part), and the rest follows."""
-    bot = app.telegram["acme"].application.bot
+    bot = app.live.bots("telegram")["acme"].application.bot
     bot.request._client.timeout = httpx.Timeout(5.0, read=1.0)  # type: ignore[attr-defined]
     anthropic_api.script = [text(ANSWER)]
     telegram_api.fail("sendMessage", 200, stall_s=2.0, when=second_reply())

@@ -52,7 +52,7 @@ async def test_an_admin_adds_an_operator_who_is_then_heard(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     assert app.path is not None
-    globex_team = app.slack["globex"]
+    globex_team = app.live.bots("slack")["globex"]
     anthropic_api.responder = lambda body: text("hello carol")
     async with AdminClient(app) as admin:
         await admin.login(ACME_TOKEN)
@@ -68,7 +68,7 @@ async def test_an_admin_adds_an_operator_who_is_then_heard(
     saved = app.path.read_text()
     assert saved.startswith(COMMENT), "the admin's comment stays"
     assert '"carol"' in saved and "3003" in saved
-    assert app.slack["globex"] is globex_team, "the other workspace was not touched"
+    assert app.live.bots("slack")["globex"] is globex_team, "the other workspace was not touched"
     [audit] = [r for r in caplog.records if r.getMessage() == "admin changed the config"]
     assert (audit.admin, audit.workspace, audit.action) == ("acme/lead", "acme", "edit_config")  # type: ignore[attr-defined]
     async with AdminClient(app) as admin:
@@ -148,7 +148,7 @@ async def test_a_form_from_before_another_change_is_refused(app: App) -> None:
 async def test_a_slack_workspace_allowed_a_new_channel_answers_there(
     app: App, anthropic_api: FakeAnthropic, slack_api: FakeSlack, telegram_api: FakeTelegram
 ) -> None:
-    acme_bot = app.telegram["acme"]
+    acme_bot = app.live.bots("telegram")["acme"]
     anthropic_api.responder = lambda body: text("hello bob")
     async with AdminClient(app) as admin:
         await admin.login(GLOBAL_TOKEN)
@@ -158,7 +158,7 @@ async def test_a_slack_workspace_allowed_a_new_channel_answers_there(
         fields["slack_channels"] = "CNEW"
         status, page = await admin.post("/admin/w/globex/config", fields, csrf=False)
         assert status == 200 and "workspaces changed: globex" in page
-    assert app.telegram["acme"] is acme_bot and acme_bot.application.running
+    assert app.live.bots("telegram")["acme"] is acme_bot and acme_bot.application.running
     slack = SlackSide(app, slack_api)
     await slack.say("in the new channel", team="T2", secret=GLOBEX_SECRET, user=BOB, channel="CNEW")
     await until(lambda: "hello bob" in slack_api.shown("CNEW"))

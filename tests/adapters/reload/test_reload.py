@@ -39,7 +39,7 @@ async def test_a_changed_workspace_restarts_while_a_turn_in_another_runs_on(
         return text("reply")
 
     anthropic_api.responder = respond
-    beta_bot, acme_bot = app.telegram["beta"], app.telegram["acme"]
+    beta_bot, acme_bot = app.live.bots("telegram")["beta"], app.live.bots("telegram")["acme"]
     beta_api.push_message("long job", user=2002)
     telegram_api.push_message("acme job", user=1001)
     await until(lambda: sum("job" in a for a in asked) == 2)
@@ -57,9 +57,9 @@ async def test_a_changed_workspace_restarts_while_a_turn_in_another_runs_on(
     assert report.ok, report.errors
     assert (report.changed, report.added, report.removed) == (("acme",), (), ())
     assert report.restart_needed == ()
-    assert app.telegram["beta"] is beta_bot, "beta was not touched"
+    assert app.live.bots("telegram")["beta"] is beta_bot, "beta was not touched"
     assert beta_bot.application.running
-    assert app.telegram["acme"] is not acme_bot and not acme_bot.application.running
+    assert app.live.bots("telegram")["acme"] is not acme_bot and not acme_bot.application.running
     running = [app.runtime.status(s) for s in app.runtime.sessions]
     assert all(s.state == "running" for s in running), "both turns still run"
 
@@ -112,12 +112,12 @@ async def test_a_reply_pending_across_the_restart_is_delivered_after_it(
 async def test_a_config_that_does_not_validate_is_refused_and_the_running_one_stays(
     app: App, telegram_api: FakeTelegram
 ) -> None:
-    before, bot = app.config, app.telegram["acme"]
+    before, bot = app.config, app.live.bots("telegram")["acme"]
     edit(app, 'default_agent = "assistant"', 'default_agent = "nobody"')
     report = await app.reload()
     assert not report.ok
     assert "default_agent 'nobody' is not one of the agents" in report.errors
-    assert app.config is before and app.telegram["acme"] is bot
+    assert app.config is before and app.live.bots("telegram")["acme"] is bot
     telegram_api.push_message("still here", user=1001)
     await until(lambda: bool(replies(telegram_api, 1001)))
 
@@ -141,11 +141,11 @@ async def test_a_removed_workspace_stops_and_an_added_one_starts(
     assert app.path is not None
     source = app.path.read_text()
     beta_at = source.index("[[workspaces]]", source.index('id = "acme"'))
-    beta_bot = app.telegram["beta"]
+    beta_bot = app.live.bots("telegram")["beta"]
     app.path.write_text(source[:beta_at])
     report = await app.reload()
     assert report.removed == ("beta",)
-    assert "beta" not in app.telegram and not beta_bot.application.running
+    assert "beta" not in app.live.bots("telegram") and not beta_bot.application.running
     scraped = (await app.bridge.metrics.scrape(app.runtime, app.bridge.store)).decode()
     assert 'workspace="acme"' in scraped and 'workspace="beta"' not in scraped
     beta_api.push_message("anyone?", user=2002)
@@ -160,12 +160,12 @@ async def test_a_removed_workspace_stops_and_an_added_one_starts(
 async def test_a_bot_that_refuses_to_start_is_reported_and_the_others_run_on(
     app: App, beta_api: FakeTelegram, telegram_api: FakeTelegram
 ) -> None:
-    acme_bot = app.telegram["acme"]
+    acme_bot = app.live.bots("telegram")["acme"]
     edit(app, beta_api.token, "654321:WRONG")
     report = await app.reload()
     assert report.ok and report.changed == ("beta",)
     assert "workspace beta: Telegram at" in report.errors and "WRONG" not in report.errors
-    assert "beta" not in app.telegram and app.telegram["acme"] is acme_bot
+    assert "beta" not in app.live.bots("telegram") and app.live.bots("telegram")["acme"] is acme_bot
     assert report.lines()[-1].startswith("not running (fix it and reload again): workspace beta")
     telegram_api.push_message("still here", user=1001)
     await until(lambda: bool(replies(telegram_api, 1001)))

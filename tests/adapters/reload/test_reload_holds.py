@@ -121,7 +121,7 @@ async def test_stop_waits_for_a_reload_under_way_and_refuses_any_after(
     started.set()
     assert (await reloading).changed == ("acme",)
     await stopping
-    bot = app.telegram["acme"]
+    bot = app.live.bots("telegram")["acme"]
     assert not bot.application.running, "no bot runs after the stop"
     late = await app.reload()
     assert not late.ok and "stopping" in late.errors

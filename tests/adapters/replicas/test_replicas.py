@@ -70,8 +70,8 @@ async def test_the_standby_stores_what_it_takes_and_the_active_replica_answers_i
     assert status == 503 and json.loads(body) == {"replica": "replica-b", "role": "standby"}
     status, body = await get(b, "/admin/")
     assert status == 503 and "standby" in body
-    assert b.live.slack["acme"].identity is None, "a standby starts no bot"
-    assert not b.live.telegram["acme"].application.running
+    assert b.live.bots("slack")["acme"].identity is None, "a standby starts no bot"
+    assert not b.live.bots("telegram")["acme"].application.running
 
     anthropic_api.script = [text("answered from Slack"), text("answered from Telegram")]
     await SlackSide(b, slack_api).say("hello via the standby")
@@ -202,8 +202,8 @@ async def test_a_reload_on_a_standby_starts_no_bot(fleet: Fleet) -> None:
     )
     report = await b.reload()
     assert report.ok and report.changed == ("acme",), report
-    assert not b.live.telegram["acme"].application.running
-    assert b.live.slack["acme"].identity is None
+    assert not b.live.bots("telegram")["acme"].application.running
+    assert b.live.bots("slack")["acme"].identity is None
 
 
 async def test_a_slash_command_sent_twice_to_a_standby_is_stored_once(
