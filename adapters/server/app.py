@@ -1,6 +1,6 @@
 """`switchboard run`: the runtime, the bridge, every configured platform and the HTTP server in
-one process and one event loop, composed from parts (`PARTS` below: their order, in one
-place)."""
+one process and one event loop, composed from parts (`App._parts_in_order`: their order, in
+one place; `lifecycle.py`: how they open and close)."""
 
 from __future__ import annotations
 
