@@ -19,7 +19,7 @@ import aiohttp
 from aiohttp import web
 
 from adapters.server.app import App
-from bench.loopback import serve
+from bench.loopback import handed_on, serve
 from bench.runtime_bench import HeldProvider
 from config import load
 from tests.adapters.slack_harness import signature
@@ -109,17 +109,19 @@ async def open_loop(rate: float = 200.0, seconds: float = 20.0) -> dict[str, flo
         await asyncio.gather(
             *(send(http, start + i / rate, b, h) for i, (b, h) in enumerate(requests))
         )
-    stored = len(await app.runtime.store.messages())
+    last_ack = time.perf_counter()
+    await handed_on(app, len(requests))
+    behind = time.perf_counter() - last_ack
     await app.stop()
     await runner.cleanup()
     tmp.cleanup()
-    assert stored == len(requests), stored
     ordered = sorted(latencies)
     return {
         "p50_ms": 1000 * statistics.median(ordered),
         "p99_ms": 1000 * ordered[int(len(ordered) * 0.99) - 1],
         "max_ms": 1000 * ordered[-1],
         "events": len(ordered),
+        "handed_on_after_s": behind,
     }
 
 
@@ -137,12 +139,11 @@ async def closed_loop(events: int = 2000, concurrency: int = 16) -> float:
     start = time.perf_counter()
     async with aiohttp.ClientSession() as http:
         await asyncio.gather(*(client(http) for _ in range(concurrency)))
+    await handed_on(app, events)  # acknowledged once in the intake; counted once in turns
     elapsed = time.perf_counter() - start
-    stored = len(await app.runtime.store.messages())
     await app.stop()
     await runner.cleanup()
     tmp.cleanup()
-    assert stored == events, stored
     return events / elapsed
 
 
@@ -152,12 +153,14 @@ async def main() -> None:
     print("| benchmark | result | target |")
     print("|---|---|---|")
     print(
-        f"| Slack signed events acknowledged at 200 events/s for 20 s (50 threads; verified, "
-        f"deduplicated, stored before the ack) | p50 {paced['p50_ms']:.1f} ms, p99 "
-        f"{paced['p99_ms']:.1f} ms, max {paced['max_ms']:.1f} ms | p99 < 50 ms |"
+        f"| Slack signed events acknowledged at 200 events/s for 20 s (50 threads; verified "
+        f"and stored in the intake before the ack, every one in the runtime's store "
+        f"{paced['handed_on_after_s']:.2f} s after the last ack) | p50 {paced['p50_ms']:.1f} "
+        f"ms, p99 {paced['p99_ms']:.1f} ms, max {paced['max_ms']:.1f} ms | p99 < 50 ms |"
     )
     print(
-        f"| Slack signed events acknowledged, closed loop (2,000 events, 16 clients) "
+        f"| Slack signed events acknowledged and handed on, closed loop (2,000 events, 16 "
+        f"clients) "
         f"| {most:,.0f} events/s | >= 200/s |"
     )
 

@@ -127,6 +127,6 @@ async def drained(app: App, limit_s: float = 10) -> None:
     """Once everything the doors stored has been handed on (and so is in the store, or was
     refused): what a test then says never happened was not merely late."""
     deadline = time.monotonic() + limit_s
-    while await app.way_in.intake.pending(1):
+    while await app.way_in.intake.pending(0, 1):
         assert time.monotonic() < deadline, "what the doors stored was not handed on"
         await asyncio.sleep(0.02)

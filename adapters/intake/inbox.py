@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS intake (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     platform TEXT NOT NULL,
     workspace_id TEXT NOT NULL,
     place TEXT NOT NULL,
@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS intake (
     last_error TEXT
 )
 """
+_KEPT = "id, platform, workspace_id, place, dedupe_key, body, headers, query, received_at"
 _INSERT = (
     "INSERT OR IGNORE INTO intake (platform, workspace_id, place, dedupe_key, body, headers,"
     " query, verified, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -66,14 +67,22 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    """An inbox a version before the one way in left (a crash left requests in it) is kept."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "inbox" in tables and "intake" not in tables:
-        conn.executescript(
-            "BEGIN; ALTER TABLE inbox RENAME TO intake;"
-            " ALTER TABLE intake ADD COLUMN verified TEXT NOT NULL DEFAULT ''; COMMIT;"
-        )
-    conn.execute(_SCHEMA)
+    """The table, its ids never used twice (the replay reads on from the newest id it read);
+    what an older version left in its inbox (a crash left requests there) is kept."""
+    conn.execute("BEGIN IMMEDIATE")  # the door process and this one may both be here at once
+    try:
+        tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+        if "AUTOINCREMENT" not in tables.get("intake", ""):
+            conn.execute(_SCHEMA.replace("EXISTS intake (", "EXISTS intake_ids ("))
+            for old in ("inbox", "intake"):  # before issue 30; ids that could be reused
+                if old in tables:
+                    conn.execute(f"INSERT INTO intake_ids ({_KEPT}) SELECT {_KEPT} FROM {old}")
+                    conn.execute(f"DROP TABLE {old}")
+            conn.execute("ALTER TABLE intake_ids RENAME TO intake")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _row(arrival: Arrival) -> tuple[object, ...]:
@@ -166,15 +175,15 @@ class InboxReader:
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
-    async def pending(self, limit: int) -> list[StoredRequest]:
+    async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
         from bridge.store import StoredRequest  # here: the door process never loads the bridge
 
         def read() -> list[Any]:  # sqlite3 rows
             sql = (
                 "SELECT id, platform, workspace_id, place, body, headers, query, received_at,"
-                " attempts, verified FROM intake ORDER BY id LIMIT ?"
+                " attempts, verified FROM intake WHERE id > ? ORDER BY id LIMIT ?"
             )
-            return self._conn.execute(sql, (limit,)).fetchall()
+            return self._conn.execute(sql, (after_id, limit)).fetchall()
 
         rows = await self._run(read)
         return [

@@ -22,8 +22,8 @@ class LocalIntake:
     async def put(self, arrival: Arrival) -> bool:
         return await self._writer.put(arrival)
 
-    async def pending(self, limit: int) -> list[StoredRequest]:
-        return await self._reader.pending(limit)
+    async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
+        return await self._reader.pending(after_id, limit)
 
     async def done(self, ids: list[int]) -> None:
         await self._reader.done(ids)

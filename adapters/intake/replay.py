@@ -37,6 +37,7 @@ class Replayer:
         self._workers: dict[Place, asyncio.Task[None]] = {}
         self._in_flight: set[int] = set()  # read, not yet removed
         self._handled: list[int] = []  # handed on, to be removed
+        self._read_up_to = 0  # the newest id read: what is stored after it is read next
         self._said_behind = 0.0
         self.handled = 0
 
@@ -67,8 +68,9 @@ class Replayer:
             self._wake.clear()
             try:
                 await self._remove_handled()
-                limit = min(len(self._in_flight) + BATCH, MOST_IN_FLIGHT)
-                batch = await self._intake.pending(limit=limit)
+                if len(self._in_flight) >= MOST_IN_FLIGHT:  # read on once some are done
+                    continue
+                batch = await self._intake.pending(self._read_up_to, BATCH)
             except Exception:  # the store failed: the next wake, or a second, tries again
                 log.exception("stored requests not read; trying again")
                 await asyncio.sleep(1.0)
@@ -76,6 +78,8 @@ class Replayer:
                 continue
             if batch:
                 self._say_if_behind(batch[0])
+            if batch:
+                self._read_up_to = batch[-1].id
             new = [request for request in batch if request.id not in self._in_flight]
             for request in new:
                 self._in_flight.add(request.id)
@@ -85,7 +89,7 @@ class Replayer:
                     self._workers[place] = asyncio.get_running_loop().create_task(
                         self._work(place), name="replay-place"
                     )
-            if len(batch) == limit and new:  # more wait behind these
+            if len(batch) == BATCH:  # more wait behind these
                 self._wake.set()
 
     async def _work(self, place: Place) -> None:
@@ -105,6 +109,7 @@ class Replayer:
         finally:
             for left in self._queues.pop(place, []):  # read again from the store
                 self._in_flight.discard(left.id)
+                self._read_up_to = min(self._read_up_to, left.id - 1)
             del self._workers[place]
 
     async def _remove_handled(self) -> None:

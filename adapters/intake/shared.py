@@ -29,8 +29,8 @@ class SharedIntake:
         )
         return await self._bridge.store.take_request(request)
 
-    async def pending(self, limit: int) -> list[StoredRequest]:
-        return await self._bridge.store.intake(limit=limit)
+    async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
+        return await self._bridge.store.intake(after_id, limit)
 
     async def done(self, ids: list[int]) -> None:
         async with self._bridge.store.write() as tx:

@@ -196,9 +196,11 @@ class BridgeStore:
             return False
         return True
 
-    async def intake(self, limit: int = 100) -> list[StoredRequest]:
+    async def intake(self, after_id: int = 0, limit: int = 100) -> list[StoredRequest]:
         """Requests the doors stored, oldest first: what the active replica hands on."""
-        rows = await self._store.read_sql("SELECT * FROM intake ORDER BY id LIMIT ?", (limit,))
+        rows = await self._store.read_sql(
+            "SELECT * FROM intake WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
+        )
         return [
             StoredRequest(
                 id=int(r["id"]),

@@ -25,8 +25,8 @@ class Source:
     async def put(self, arrival: object) -> bool:
         raise AssertionError("the replayer stores nothing")
 
-    async def pending(self, limit: int) -> list[StoredRequest]:
-        return self.waiting[:limit]
+    async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
+        return [r for r in self.waiting if r.id > after_id][:limit]
 
     async def done(self, ids: list[int]) -> None:
         self.waiting = [r for r in self.waiting if r.id not in ids]
