@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.server.app import App
+from adapters.server.lifecycle import StopFailed
 from config import load
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS
 from tests.config_file import anthropic, workspace, write_config
@@ -98,4 +99,11 @@ async def fleet(
     fleet = Fleet(path)
     yield fleet
     for app in reversed(fleet.apps):
-        await app.stop()
+        try:
+            await app.stop()
+        except StopFailed:
+            # A replica that lost its lease (here: a loop stalled past the short lease of a
+            # loaded test machine) has its writes refused; a real one exits at once instead
+            # of stopping (status 75). Any other replica must stop cleanly.
+            if app.replica not in fleet.lost:
+                raise
