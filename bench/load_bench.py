@@ -111,7 +111,9 @@ async def sample(target: Replica, out: Path, seconds: float) -> list[asyncio.sub
     out.parent.mkdir(parents=True, exist_ok=True)
     spy = os.environ.get("PY_SPY") or shutil.which("py-spy") or "py-spy"
     pid = target.proc.pid
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()  # noqa: ASYNC240
+    # The door process is started from a thread of its own: the children of every thread.
+    tasks = Path(f"/proc/{pid}/task").iterdir()  # noqa: ASYNC240
+    children = [c for t in tasks for c in (t / "children").read_text().split()]
     spies = []
     for name, each in (("main", str(pid)), *(("doors", c) for c in children)):
         argv = [spy, "record", "--format", "raw", "--idle", "--rate", "200"]
