@@ -6,6 +6,7 @@ the message is recorded as handled, with its audit record and its reply, in one 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import assert_never
@@ -82,6 +83,9 @@ class Ingress:
         self._pointing = Pointing(store, sessions, platforms)
         self._files = files
         self._pairing = pairing
+        # One refusal decided at a time: conversations are handed on side by side, and two
+        # messages of one stranger must not both find that no refusal was sent yet.
+        self._refusing = asyncio.Lock()
 
     async def receive(self, chat: InboundChat) -> Outcome:
         """Handle one platform message. When this returns, it is durably handled.
@@ -201,14 +205,15 @@ class Ingress:
         route = chat.route
         self._metrics.messages_in.inc(workspace=route.workspace_id, trust=Trust.UNTRUSTED_EXTERNAL)
         sender_key = f"{route.platform}:{route.workspace_id}:{chat.sender_id}"
-        answer = None
-        if verdict.answer is not None:
-            replied_at = await self._store.refusal_replied_at(sender_key)
-            if refusal_due(replied_at, self._runtime.clock.wall()):
-                answer = verdict.answer
-        record = refused(chat, verdict.reason, replied=answer is not None)
-        replied = (lambda tx: tx.refusal_replied(sender_key)) if answer is not None else None
-        await self._settle(chat, keys, record, answer, also=replied)
+        async with self._refusing:
+            answer = None
+            if verdict.answer is not None:
+                replied_at = await self._store.refusal_replied_at(sender_key)
+                if refusal_due(replied_at, self._runtime.clock.wall()):
+                    answer = verdict.answer
+            record = refused(chat, verdict.reason, replied=answer is not None)
+            replied = (lambda tx: tx.refusal_replied(sender_key)) if answer is not None else None
+            await self._settle(chat, keys, record, answer, also=replied)
         log.info("message refused", extra={"platform": route.platform, "reason": verdict.reason})
 
     async def _pair(self, chat: InboundChat, keys: list[str], verdict: Pair) -> None:

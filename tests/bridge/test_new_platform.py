@@ -4,6 +4,7 @@ splitting at its limit, its markup and routing all come from what the adapter pr
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,5 +140,23 @@ async def test_a_stranger_there_pairs_through_its_profile(
         )
         await bridge.settle()
         assert "HELLO BOB" in said(transport.sent, "@bob")
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_two_messages_of_one_stranger_at_once_get_one_refusal(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """The replay hands conversations on side by side: a stranger writing in two places at
+    once is still told once an hour, not once a place."""
+    transport = IrcTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        lines = [irc("let me in", sender="@mallory", where="@mallory", n=n) for n in (1, 2, 3)]
+        outcomes = await asyncio.gather(*(bridge.receive(line) for line in lines))
+        assert outcomes == [Outcome.REFUSED] * 3
+        await bridge.outbox.idle()
+        told = {s.intent_id for s in transport.sent if s.route.conversation_id == "@mallory"}
+        assert len(told) == 1, "one refusal (in chunks of the platform's 40 characters)"
     finally:
         await close_bridge(bridge)
