@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from config.admin import AdminConfig, WorkspaceAdminConfig, strong
+from config.automation import ScheduleConfig, TriggerConfig, check_automation
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
 from config.mcp import (
     APPROVAL_TIMEOUT_S,
@@ -199,7 +200,7 @@ class PairingConfig(Strict):
 class AgentConfig(Strict):
     id: Identifier
     system_prompt: str = ""
-    tools: list[str] = ["notify_operator", "sleep", "spawn_agent"]
+    tools: list[str] = ["notify_operator", "sleep", "spawn_agent", "schedule_wakeup"]
 
 
 class ToolConfig(Strict):
@@ -218,7 +219,7 @@ class ToolConfig(Strict):
     approval_timeout_s: float = Field(APPROVAL_TIMEOUT_S, gt=0, le=MAX_APPROVAL_TIMEOUT_S)
 
 
-BUILTIN_TOOLS = ("notify_operator", "sleep", "spawn_agent")
+BUILTIN_TOOLS = ("notify_operator", "sleep", "spawn_agent", "schedule_wakeup")
 
 
 class WorkspaceConfig(Strict):
@@ -235,6 +236,8 @@ class WorkspaceConfig(Strict):
     bindings: list[BindingConfig] = []
     admins: list[WorkspaceAdminConfig] = []
     pairing: PairingConfig = PairingConfig()
+    schedules: list[ScheduleConfig] = []  # work on a clock (config/automation.py)
+    triggers: list[TriggerConfig] = []  # work on a signed event: POST /hooks/{workspace}/{id}
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None
@@ -295,6 +298,7 @@ class WorkspaceConfig(Strict):
         if not (self.slack or self.telegram or self.console):
             raise ValueError("the workspace has no [slack], [telegram] or [console] section")
         no_all_with_others(self.respond_to)
+        check_automation(self.schedules, self.triggers, agent_ids, operator_ids)
         check_bindings(
             self.bindings,
             agent_ids,

@@ -1,0 +1,147 @@
+"""Work with no operator message: `[[workspaces.schedules]]` (cron, every, at; heartbeats)
+and `[[workspaces.triggers]]` (signed events at POST /hooks/{workspace}/{trigger})."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from config.admin import strong
+from config.strict import Strict
+from config.timing import ActiveHours, Timing, check_cron, jitter_for, parse_duration, zone
+
+Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+
+HEARTBEAT_OK = "HEARTBEAT_OK"
+"""A heartbeat's answer that starts with this says nothing needs attention: not delivered."""
+
+HEARTBEAT_PROMPT = (
+    "Heartbeat: check on what you are looking after. If nothing needs an operator's attention, "
+    f"answer with exactly {HEARTBEAT_OK} and nothing else; otherwise say what needs it."
+)
+
+Deliver = Annotated[str, Field(min_length=1, max_length=64)]
+""""primary", an operator id, or "silent" (only the agent's notifications reach anyone)."""
+
+
+class ScheduleConfig(Strict):
+    id: Identifier
+    agent: str
+    kind: Literal["prompt", "heartbeat"] = "prompt"
+    cron: str | None = None
+    every: str | None = None  # "15m", "5s", "1d"
+    at: datetime | None = None  # once, ISO 8601; without an offset it is in `timezone`
+    timezone: str = "UTC"
+    prompt: str | None = None
+    session: Literal["own", "fresh"] = "own"
+    deliver: Deliver = "primary"
+    active_hours: str | None = None  # "08:00-20:00", in `timezone`
+    max_rounds: int = Field(20, ge=1, le=500)
+    enabled: bool = True
+
+    _cron = field_validator("cron")(lambda v: v if v is None else check_cron(v))
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, name: str) -> str:
+        zone(name)
+        return name
+
+    @field_validator("every")
+    @classmethod
+    def _every(cls, text: str | None) -> str | None:
+        if text is not None and parse_duration(text) < 1:
+            raise ValueError(f"every = {text!r} is under a second; the shortest is 1s")
+        return text
+
+    @field_validator("active_hours")
+    @classmethod
+    def _hours(cls, text: str | None) -> str | None:
+        if text is not None:
+            ActiveHours.parse(text)
+        return text
+
+    @model_validator(mode="after")
+    def _one_timing(self) -> ScheduleConfig:
+        given = [k for k in ("cron", "every", "at") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"schedule {self.id!r} needs exactly one of cron, every or at (got "
+                f"{', '.join(given) or 'none'})"
+            )
+        if self.kind == "prompt" and not (self.prompt or "").strip():
+            raise ValueError(f"schedule {self.id!r} needs a prompt: what the agent should do")
+        if self.at is None and self.timing.next_after(datetime.now(self.timing.tz)) is None:
+            raise ValueError(
+                f"schedule {self.id!r} never fires: no time matches its cron"
+                + (" inside its active_hours" if self.active_hours else "")
+            )
+        return self
+
+    @property
+    def timing(self) -> Timing:
+        tz = zone(self.timezone)
+        every_s = parse_duration(self.every) if self.every is not None else None
+        at = self.at.replace(tzinfo=tz) if self.at and self.at.tzinfo is None else self.at
+        period = every_s if every_s is not None else (None if self.cron else 0.0)
+        return Timing(
+            tz=tz,
+            cron=self.cron,
+            every_s=every_s,
+            at=at,
+            active=ActiveHours.parse(self.active_hours) if self.active_hours else None,
+            jitter_s=jitter_for(self.id, period),
+        )
+
+    @property
+    def text(self) -> str:
+        """What the agent is asked at each fire."""
+        if self.kind == "heartbeat":
+            extra = f"\n\n{self.prompt.strip()}" if self.prompt and self.prompt.strip() else ""
+            return HEARTBEAT_PROMPT + extra
+        return (self.prompt or "").strip()
+
+
+class TriggerConfig(Strict):
+    id: Identifier
+    agent: str
+    # "github": X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>, the delivery id in
+    # X-GitHub-Delivery. "hmac": X-Signature: sha256=<hex>, the delivery id in X-Delivery-Id.
+    kind: Literal["github", "hmac"] = "hmac"
+    secret: SecretStr
+    prompt: str = Field(min_length=1)
+    session: Literal["own", "fresh"] = "own"
+    deliver: Deliver = "primary"
+    max_rounds: int = Field(20, ge=1, le=500)
+    max_body_bytes: int = Field(256 * 1024, ge=1, le=4 * 1024 * 1024)
+    enabled: bool = True
+
+    _strong = field_validator("secret")(strong)
+
+
+def check_automation(
+    schedules: list[ScheduleConfig],
+    triggers: list[TriggerConfig],
+    agent_ids: list[str],
+    operator_ids: list[str],
+) -> None:
+    """Ids unique in the workspace; each names a configured agent and a known recipient."""
+    for kind, ids in (
+        ("schedule", [s.id for s in schedules]),
+        ("trigger", [t.id for t in triggers]),
+    ):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"{kind} id {twice[0]!r} is defined twice")
+    for kind, item in [("schedule", s) for s in schedules] + [("trigger", t) for t in triggers]:
+        if item.agent not in agent_ids:
+            raise ValueError(
+                f"{kind} {item.id!r}: agent {item.agent!r} is not one of the agents: {agent_ids}"
+            )
+        if item.deliver not in ("primary", "silent", *operator_ids):
+            raise ValueError(
+                f'{kind} {item.id!r}: deliver = {item.deliver!r} must be "primary", '
+                f'"silent" or an operator id: {operator_ids}'
+            )
