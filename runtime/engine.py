@@ -58,6 +58,7 @@ from runtime.tools.envelope import ToolResult
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
+from runtime.wakeups import Alarm, due_time, when_text
 from runtime.worker import request_compaction, work
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ class Runtime:
         self.sessions: dict[str, Session] = {}
         self._closing = False
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
+        self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
         self.turn_deps = TurnDeps(
             store,
             provider,
@@ -97,6 +99,7 @@ class Runtime:
             self._notify,
             partial(spawn_child, self),
             self.approvals,
+            self._wake_later,
         )
 
     @classmethod
@@ -152,11 +155,13 @@ class Runtime:
         for session in self.sessions.values():
             if len(session.queue):
                 self._ensure_worker(session)
+        await self.alarm.start()
 
     async def stop_workers(self) -> None:
         """Stop every worker (running turns resume after the next open, here or on another
         replica); no turn starts after this."""
         self._closing = True
+        await self.alarm.stop()
         workers = [t for s in self.sessions.values() for t in (s.worker, s.compaction) if t]
         for worker in workers:
             worker.cancel()
@@ -368,6 +373,21 @@ class Runtime:
         parent_id = session.record.parent_session_id
         parent = self.sessions.get(parent_id) if parent_id else None
         return await notify_operator(self.store, session, parent, run_id, message)
+
+    async def _wake_later(self, session: Session, run_id: str, when: str, note: str) -> ToolResult:
+        """schedule_wakeup for a turn: its answer goes where this turn's went."""
+        try:
+            due = due_time(when, self.clock.wall())
+        except ValueError as exc:
+            return ToolResult.failure("invalid_input", str(exc))
+        first = await self.store.first_message_of_run(run_id)
+        route = first.message.provenance.reply_route if first else None
+        wakeup = await self.alarm.schedule(session.id, run_id, due, note, route)
+        result = ToolResult.success(
+            f"wake-up set for {when_text(due)}; this turn ends now",
+            {"wakeup_id": wakeup.id, "due_at": when_text(due)},
+        )
+        return result.model_copy(update={"ends_turn": True})
 
     # -- compaction on demand -----------------------------------------------------------
 

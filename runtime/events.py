@@ -43,6 +43,9 @@ class EventType(StrEnum):
     CONTEXT_COMPACTED = "context_compacted"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"
+    WAKEUP_SCHEDULED = "wakeup_scheduled"
+    WAKEUP_FIRED = "wakeup_fired"
+    WAKEUP_CANCELLED = "wakeup_cancelled"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

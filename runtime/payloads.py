@@ -214,3 +214,25 @@ class ContextCompacted(Payload):
     fallback: bool  # the summary request failed: the rows were left out with a marker
     error: str | None
     requested: bool  # by the operator (/compact), not because the context was full
+
+
+class WakeupScheduled(Payload):
+    """The agent ends its turn to pick up again at `due_at` (wall time), with `note`."""
+
+    TYPE: ClassVar[str] = EventType.WAKEUP_SCHEDULED
+    wakeup_id: str
+    due_at: float
+    note: str
+
+
+class WakeupFired(Payload):
+    TYPE: ClassVar[str] = EventType.WAKEUP_FIRED
+    wakeup_id: str
+    message_id: str
+    late_s: float  # after its due time, e.g. the time the process was down
+
+
+class WakeupCancelled(Payload):
+    TYPE: ClassVar[str] = EventType.WAKEUP_CANCELLED
+    wakeup_id: str
+    by: str

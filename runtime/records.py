@@ -129,3 +129,25 @@ class Lease:
     holder: str
     fence: int
     expires_at: float
+
+
+class WakeupStatus(StrEnum):
+    PENDING = "pending"
+    FIRED = "fired"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class WakeupRecord:
+    """A turn a session asked for at a later time (`schedule_wakeup`): durable, so a restart
+    or a failover neither loses it nor runs it twice."""
+
+    id: str
+    session_id: str
+    run_id: str | None  # the turn that asked for it
+    due_at: float  # wall time
+    note: str  # what the agent means to do then; its next turn's prompt
+    status: WakeupStatus
+    created_at: float
+    reply_route: dict[str, Any] | None = None  # where the asking turn's answer went
+    message_id: str | None = None  # the message it became when it fired

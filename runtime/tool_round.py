@@ -51,6 +51,7 @@ class ToolDeps:
     clock: Clock
     notify: Callable[[Session, str, str], Awaitable[ToolResult]]
     spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
+    wake_later: Callable[[Session, str, str, str], Awaitable[ToolResult]]
 
 
 async def waiting_round(store: Store, transcript: Transcript) -> bool:
@@ -95,7 +96,7 @@ class ToolRunner:
         self._progress_event = progress_event
         self.admitted_before_tools = False  # an interjection came in just before this round
 
-    async def run(self, calls: list[ToolUseBlock], round_no: int) -> None:
+    async def run(self, calls: list[ToolUseBlock], round_no: int) -> list[ToolResult]:
         """Run one round's calls side by side; their results become one transcript row."""
         async with self.deps.store.write() as w:
             for call in calls:
@@ -109,6 +110,7 @@ class ToolRunner:
             asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
         )
         await self._close_round(calls, results, record_solo=solo, next_round=round_no + 1)
+        return list(results)
 
     async def resume(self) -> None:
         """Close the round a restart left open: recovery keeps a round open while one of its
@@ -218,6 +220,9 @@ class ToolRunner:
             notify=lambda message: self.deps.notify(self.session, self.run_id, message),
             spawn=lambda task: self.deps.spawn(self.session, self.run_id, task),
             wait_for_interjection=self._wait_for_interjection,
+            wake_later=lambda when, note: self.deps.wake_later(
+                self.session, self.run_id, when, note
+            ),
         )
         try:
             return await self.deps.tools.run(call.name, call.input, ctx, self.agent.tools)

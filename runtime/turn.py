@@ -66,9 +66,18 @@ class TurnDeps:
     notify: Callable[[Session, str, str], Awaitable[ToolResult]]
     spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
     approvals: Approvals
+    wake_later: Callable[[Session, str, str, str], Awaitable[ToolResult]]
 
     def tool_deps(self) -> ToolDeps:
-        return ToolDeps(self.store, self.tools, self.approvals, self.clock, self.notify, self.spawn)
+        return ToolDeps(
+            self.store,
+            self.tools,
+            self.approvals,
+            self.clock,
+            self.notify,
+            self.spawn,
+            self.wake_later,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +187,13 @@ class Turn:
                         await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
                     )
                     self.handle.raise_if_stopped()
-                    await self.tool_runner.run(calls, round_no)
+                    results = await self.tool_runner.run(calls, round_no)
                     self._announced_round = round_no + 1
-                    await self.checkpoint(Boundary.AFTER_TOOL_RESULTS)
+                    admitted = await self.checkpoint(Boundary.AFTER_TOOL_RESULTS)
+                    ending = [r for r in results if r.ends_turn]
+                    if ending and not admitted:  # a wake-up set: the turn picks up later
+                        words = recorded.text().strip()
+                        return TurnOutcome(RunStatus.COMPLETED, words or ending[0].summary_text)
                 case ContinueRound():
                     continue
                 case _:

@@ -165,4 +165,22 @@ MIGRATIONS: list[str] = [
     CREATE INDEX tool_calls_run ON tool_calls(run_id, started_at);
     CREATE INDEX transcript_run ON transcript(run_id, role, id);
     """,
+    # 8: wake-ups an agent scheduled for its session (issue 31): pending until they fire
+    # (in the transaction that stores the message they become) or are cancelled.
+    """
+    CREATE TABLE wakeups (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        run_id TEXT,
+        due_at REAL NOT NULL,
+        note TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        reply_route TEXT,
+        message_id TEXT,
+        decided_by TEXT
+    );
+    CREATE INDEX wakeups_pending ON wakeups(status, due_at) WHERE status = 'pending';
+    CREATE INDEX wakeups_session ON wakeups(session_id, due_at);
+    """,
 ]

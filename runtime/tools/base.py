@@ -38,6 +38,8 @@ class ToolContext:
     notify: Callable[[str], Awaitable[ToolResult]]
     spawn: Callable[[str], Awaitable[ToolResult]]
     wait_for_interjection: Callable[[float], Awaitable[bool]]
+    # schedule_wakeup: (when, note) -> the result that ends the turn
+    wake_later: Callable[[str, str], Awaitable[ToolResult]]
 
 
 class Tool(Protocol):

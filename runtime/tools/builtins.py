@@ -1,4 +1,5 @@
-"""Built-in tools: notify_operator, sleep, spawn_agent. Their effects go through the context."""
+"""Built-in tools: notify_operator, sleep, spawn_agent, schedule_wakeup. Their effects go
+through the context."""
 
 from __future__ import annotations
 
@@ -66,5 +67,38 @@ class SpawnAgent:
         return await ctx.spawn(str(tool_input.get("task", "")))
 
 
-BUILTIN_TOOLS = {t.spec.name: t for t in (NotifyOperator(), Sleep(), SpawnAgent())}
+class ScheduleWakeup:
+    spec = ToolSpec(
+        name="schedule_wakeup",
+        description=(
+            "End this turn now and pick up again later: at that time you get a new turn whose "
+            "prompt is your note. Use it instead of sleep for any wait over a few minutes; it "
+            "survives restarts. An operator's message still reaches you before then."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "when": {
+                    "type": "string",
+                    "description": 'A delay ("90s", "15m", "2h", "1d") or an ISO 8601 time.',
+                },
+                "note": {
+                    "type": "string",
+                    "description": "What to do then, for yourself: you will read it then.",
+                },
+            },
+            "required": ["when", "note"],
+        },
+    )
+
+    async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        note = str(tool_input.get("note", "")).strip()
+        if not note:
+            return ToolResult.failure("invalid_input", "note must say what to do then")
+        return await ctx.wake_later(str(tool_input.get("when", "")), note)
+
+
+BUILTIN_TOOLS = {
+    t.spec.name: t for t in (NotifyOperator(), Sleep(), SpawnAgent(), ScheduleWakeup())
+}
 CHILD_BUILTINS = ("notify_operator", "sleep")

@@ -36,6 +36,8 @@ class ToolResult(BaseModel):
     # Shown to the model as image blocks beside the envelope; stored as files with the
     # transcript row, never in the envelope's JSON.
     images: list[ToolImage] = Field(default_factory=list, exclude=True)
+    # The turn ends after this round instead of asking the model again (schedule_wakeup).
+    ends_turn: bool = Field(default=False, exclude=True)
 
     @classmethod
     def success(cls, summary: str, result: Any = None) -> ToolResult:

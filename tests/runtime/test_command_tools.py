@@ -19,7 +19,11 @@ async def _no_wait(_: float) -> bool:
     return False
 
 
-CTX = ToolContext("s", "r", "t", _never, _never, _no_wait)
+async def _no_wakeup(_: str, __: str) -> ToolResult:
+    raise AssertionError("not used")
+
+
+CTX = ToolContext("s", "r", "t", _never, _never, _no_wait, _no_wakeup)
 
 
 def tool(command: str, **kw: object) -> CommandToolSpec:

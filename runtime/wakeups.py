@@ -1,0 +1,220 @@
+"""Wake-ups: `schedule_wakeup` ends an agent's turn and asks for another one later, instead of
+holding the turn open as `sleep` does.
+
+Each wake-up is a durable record. The alarm fires the earliest due one as a timer message
+into its session, and marks it fired in the very transaction that stores the message: a
+crash before it leaves it pending (it fires after the restart, late, and says how late), a
+crash after it leaves the message queued (the turn resumes). Only the process that runs the
+turns runs the alarm (a standby loads the pending wake-ups when it takes over)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from config.timing import parse_duration
+from runtime.clock import Clock
+from runtime.errors import UnknownSessionError
+from runtime.events import Event
+from runtime.ids import new_id
+from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
+from runtime.payloads import WakeupCancelled, WakeupFired, WakeupScheduled
+from runtime.records import WakeupRecord, WakeupStatus
+from runtime.store import Store, Writer
+from runtime.store import wakeups as stored
+
+log = logging.getLogger(__name__)
+
+WAKEUP_HEADER = "[Wake-up you scheduled"
+RETRY_S = 5.0  # a fire that failed (the store down) is tried again after this
+MAX_NAP_S = 60.0  # the alarm looks at the wall clock at least this often (it may jump)
+MAX_AHEAD_S = 366 * 86_400.0
+
+Submit = Callable[[str, InboundMessage, Callable[[Writer, str], None]], Awaitable[Any]]
+
+
+def due_time(when: str, now: float) -> float:
+    """The wall time `when` names: a delay ("90s", "2h", "1d") or an ISO 8601 time (UTC when
+    it has no offset). Raises ValueError saying what to write instead."""
+    text = when.strip()
+    try:
+        due = now + parse_duration(text)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(
+                f"when = {when!r} is neither a delay (90s, 15m, 2h, 1d) nor an ISO 8601 time "
+                "(2026-12-01T09:00:00+01:00)"
+            ) from None
+        due = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    if due - now < 1:
+        raise ValueError(f"when = {when!r} is not in the future; for a short wait use sleep")
+    if due - now > MAX_AHEAD_S:
+        raise ValueError(f"when = {when!r} is more than a year ahead")
+    return due
+
+
+def when_text(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def wake_message(wakeup: WakeupRecord, now: float) -> InboundMessage:
+    """The prompt of the turn a wake-up starts: when it was asked for and for when, how late
+    it comes (a restart in between), and the agent's own note."""
+    late = now - wakeup.due_at
+    lateness = f"; it comes {late:.0f}s late (Switchboard was not running)" if late > 60 else ""
+    header = (
+        f"{WAKEUP_HEADER} at {when_text(wakeup.created_at)} for {when_text(wakeup.due_at)}"
+        f"{lateness}]"
+    )
+    return InboundMessage(
+        text=f"{header}\n{wakeup.note}",
+        kind=MessageKind.TIMER_TICK,
+        origin=Origin.TIMER,
+        trust=Trust.TRUSTED_SYSTEM,
+        priority=Priority.NORMAL,
+        delivery_surface="wakeup",
+        provenance=Provenance(
+            sender="wake-up",
+            surface="wakeup",
+            reply_route=wakeup.reply_route,
+            correlation_id=wakeup.id,
+        ),
+    )
+
+
+class Alarm:
+    def __init__(self, store: Store, clock: Clock, submit: Submit) -> None:
+        self._store = store
+        self._clock = clock
+        self._submit = submit
+        self._pending: dict[str, WakeupRecord] = {}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def pending(self, session_ids: set[str] | None = None) -> list[WakeupRecord]:
+        """Wake-ups not fired yet, soonest first (of `session_ids` only, when given)."""
+        found = [
+            w for w in self._pending.values() if session_ids is None or w.session_id in session_ids
+        ]
+        return sorted(found, key=lambda w: (w.due_at, w.id))
+
+    async def start(self) -> None:
+        """Load what is pending (what a crash or another replica left too) and keep time."""
+        for wakeup in await self._store.wakeups.pending():
+            self._pending[wakeup.id] = wakeup
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="wakeups")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def schedule(
+        self,
+        session_id: str,
+        run_id: str | None,
+        due_at: float,
+        note: str,
+        reply_route: dict[str, Any] | None,
+    ) -> WakeupRecord:
+        wakeup = WakeupRecord(
+            id=new_id("wak"),
+            session_id=session_id,
+            run_id=run_id,
+            due_at=due_at,
+            note=note,
+            status=WakeupStatus.PENDING,
+            created_at=self._clock.wall(),
+            reply_route=reply_route,
+        )
+        async with self._store.write() as w:
+            stored.insert(w, wakeup)
+            w.emit(
+                Event(
+                    WakeupScheduled(wakeup_id=wakeup.id, due_at=due_at, note=note),
+                    session_id,
+                    run_id,
+                )
+            )
+        self._pending[wakeup.id] = wakeup
+        self._changed.set()
+        return wakeup
+
+    async def cancel(self, wakeup_id: str, by: str) -> WakeupRecord | None:
+        """Cancel a pending wake-up; None when there is none by that id (fired, cancelled or
+        never made)."""
+        wakeup = self._pending.get(wakeup_id)
+        if wakeup is None:
+            return None
+        async with self._store.write() as w:
+            stored.cancelled(w, wakeup_id, by)
+            w.emit(Event(WakeupCancelled(wakeup_id=wakeup_id, by=by), wakeup.session_id))
+        self._pending.pop(wakeup_id, None)
+        self._changed.set()
+        return wakeup
+
+    async def _run(self) -> None:
+        while True:
+            self._changed.clear()
+            due = self.pending()[:1]
+            if not due:
+                await self._changed.wait()
+                continue
+            delay = due[0].due_at - self._clock.wall()
+            if delay > 0:
+                await self._nap(min(delay, MAX_NAP_S))
+                continue
+            if not await self._fire(due[0]):
+                await self._nap(RETRY_S)
+
+    async def _nap(self, seconds: float) -> None:
+        """Until `seconds` pass or the wake-ups change (one added or cancelled)."""
+        changed = asyncio.ensure_future(self._changed.wait())
+        slept = asyncio.ensure_future(self._clock.sleep(seconds))
+        try:
+            await asyncio.wait((changed, slept), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            changed.cancel()
+            slept.cancel()
+
+    async def _fire(self, wakeup: WakeupRecord) -> bool:
+        now = self._clock.wall()
+        message = wake_message(wakeup, now)
+
+        def mark(w: Writer, message_id: str) -> None:
+            stored.fired(w, wakeup.id, message_id)
+            fired = WakeupFired(
+                wakeup_id=wakeup.id, message_id=message_id, late_s=now - wakeup.due_at
+            )
+            w.emit(Event(fired, wakeup.session_id))
+
+        try:
+            await self._submit(wakeup.session_id, message, mark)
+        except UnknownSessionError:
+            log.warning(
+                "wake-up of a session that is gone, cancelled", extra={"wakeup_id": wakeup.id}
+            )
+            await self.cancel(wakeup.id, "switchboard: its session is gone")
+            return True
+        except Exception:
+            log.exception("wake-up could not fire; trying again", extra={"wakeup_id": wakeup.id})
+            return False
+        self._pending.pop(wakeup.id, None)
+        log.info(
+            "wake-up fired",
+            extra={
+                "wakeup_id": wakeup.id,
+                "session_id": wakeup.session_id,
+                "late_s": round(now - wakeup.due_at, 3),
+            },
+        )
+        return True
