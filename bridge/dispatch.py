@@ -8,13 +8,15 @@ import logging
 
 from bridge import texts
 from bridge.approvals import duration, request_text
+from bridge.automation.runs import Answer, answer_of
 from bridge.events import NotificationUnroutable, OutputUnroutable
 from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
 from bridge.routing import Router
 from bridge.store import BridgeStore, BridgeTx, NotificationPost
+from bridge.store.automation import run_ended
 from bridge.types import DeliveryKind, Route
-from runtime import Runtime
+from runtime import Origin, Runtime
 from runtime.events import Event
 from runtime.payloads import (
     ApprovalDecided,
@@ -157,11 +159,35 @@ class Dispatcher:
             case RunStatus.FAILED:
                 text = texts.TURN_FAILED.format(error=finished.error)
             case _:
-                return  # stopped: the /stop reply (or the interrupting turn) says so
+                text = ""  # stopped: the /stop reply (or the interrupting turn) says so
+        first = await self._runtime.store.first_message_of_run(run_id) if run_id else None
+        automated = answer_of(first, finished.outcome, text) if first else None
+        if first is not None and automated is not None:
+            await self._automated(event, first.id, automated, finished.error)
+            return
         if not text.strip():
             return
         route = await self._router.resolve(session_id, run_id)
         await self._deliver(event, route, DeliveryKind.TURN_RESULT, text)
+
+    async def _automated(
+        self, event: Event, message_id: str, answer: Answer, error: str | None
+    ) -> None:
+        """A scheduled or triggered run ended: its outcome kept with its run, its answer (if
+        any) delivered under a line naming what started it."""
+        route = None
+        if answer.text is not None:
+            route = await self._router.resolve(event.session_id or "", event.run_id)
+        async with self._store.write() as tx:
+            run_ended(tx, message_id, answer.outcome, error)
+            if answer.text is not None and route is None:
+                unroutable = OutputUnroutable(
+                    kind=DeliveryKind.TURN_RESULT, event_seq=event.seq, text=answer.text[:200]
+                )
+                tx.emit(unroutable, event.session_id, event.run_id)
+            elif answer.text is not None and route is not None:
+                tx.enqueue(self._intent_id(event), route, DeliveryKind.TURN_RESULT, answer.text)
+            self._advance(tx, event)
 
     async def _notification(self, event: Event, notification: NotificationRequested) -> None:
         route = await self._router.resolve(event.session_id or "", event.run_id)
@@ -262,6 +288,11 @@ class Dispatcher:
         return self._runtime.session(session_id).profile is AgentProfile.PRIVATE_CHILD
 
     async def _route(self, session_id: str, run_id: str) -> Route | None:
+        """Where a turn's progress shows: nowhere for a run nobody wrote for (a schedule's,
+        a trigger's, a wake-up's): its answer comes, but nobody waits on its steps."""
         if run_id not in self._routes:
-            self._routes[run_id] = await self._router.resolve(session_id, run_id)
+            first = await self._runtime.store.first_message_of_run(run_id)
+            unasked = first is not None and first.message.origin in (Origin.TIMER, Origin.CHANNEL)
+            route = None if unasked else await self._router.resolve(session_id, run_id)
+            self._routes[run_id] = route
         return self._routes[run_id]

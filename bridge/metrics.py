@@ -70,6 +70,13 @@ class Metrics:
             ("workspace", "sender"),
             r,
         )
+        self.automation_runs = LabelledCounter(
+            "switchboard_automation_runs_total",
+            "Runs of schedules and triggers, by workspace, kind (schedule, trigger) and outcome "
+            "(started, or skipped while the previous run was still going).",
+            ("workspace", "kind", "outcome"),
+            r,
+        )
         self.interjections = LabelledCounter(
             "switchboard_interjections_total",
             "Operator messages admitted into running turns, by boundary.",

@@ -9,6 +9,8 @@ import contextlib
 from bridge.attachments.downloads import Downloads
 from bridge.attachments.intake import FileIntake
 from bridge.attachments.source import FileSource
+from bridge.automation.runs import Runs
+from bridge.automation.schedules import Schedules
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ephemeral import EphemeralCommands
@@ -24,6 +26,7 @@ from bridge.routing import Router
 from bridge.sessions import Sessions
 from bridge.status import Status
 from bridge.store import BridgeStore
+from bridge.store.automation import AutomationStore
 from bridge.transport import Transport
 from bridge.types import InboundChat, Route
 from bridge.verdicts import Outcome
@@ -86,6 +89,12 @@ class Bridge:
             self.metrics,
         )
         self.retention = Retention(config.retention, runtime.store, self.store)
+        # Work with no operator message: schedules, triggers, and the runs they start.
+        self.automation = AutomationStore(runtime.store)
+        self.runs = Runs(runtime, self.store, self.automation, self.router)
+        self.schedules = Schedules(
+            self.current, runtime, self.store, self.automation, self.runs, self.metrics
+        )
         self._dispatch_task: asyncio.Task[None] | None = None
 
     @property
@@ -116,6 +125,8 @@ class Bridge:
         self.retention.start()
         self.pairing.start()  # tells senders the answers given by the CLI, too
         await self.downloads.start()  # messages held for their files when the process stopped
+        await self.runs.load()
+        await self.schedules.start()
 
     async def receive(self, chat: InboundChat) -> Outcome:
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
@@ -149,6 +160,7 @@ class Bridge:
     async def close(self) -> None:
         """Stop following the ledger, sending and pruning; pending intents resume on the next
         start."""
+        await self.schedules.close()
         await self.pairing.stop()
         await self.retention.close()
         await self.downloads.close()

@@ -107,6 +107,7 @@ class Reloader:
             live.remove(workspace_id)
         app.current.replace(effective)
         app.bridge.metrics.set_workspaces(w.id for w in effective.workspaces)
+        app.bridge.schedules.reload()
         failures: list[str] = []
         url = effective.server.public_url
         for workspace in effective.workspaces:

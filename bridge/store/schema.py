@@ -225,4 +225,37 @@ MIGRATIONS: list[str | Migration] = [
     ALTER TABLE intake ADD COLUMN place TEXT NOT NULL DEFAULT '';
     ALTER TABLE intake ADD COLUMN verified TEXT NOT NULL DEFAULT '';
     """,
+    # 13: work with no operator message (issue 31). Each schedule's or trigger's state (paused
+    # by an operator; the session it keeps between runs), and each run it started: a fire is
+    # stored with the message it becomes, under a key unique per schedule (its slot) or
+    # trigger (the delivery id), so a restart or a second replica never runs it twice.
+    """
+    CREATE TABLE automation_states (
+        workspace_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        automation_id TEXT NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0,
+        changed_by TEXT,
+        session_id TEXT,
+        since REAL NOT NULL,
+        PRIMARY KEY (workspace_id, kind, automation_id)
+    );
+    CREATE TABLE automation_runs (
+        workspace_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        automation_id TEXT NOT NULL,
+        fire_key TEXT NOT NULL,
+        slot_at REAL NOT NULL,
+        fired_at REAL NOT NULL,
+        missed INTEGER NOT NULL DEFAULT 0,
+        outcome TEXT NOT NULL,
+        detail TEXT,
+        session_id TEXT,
+        message_id TEXT,
+        PRIMARY KEY (workspace_id, kind, automation_id, fire_key)
+    );
+    CREATE INDEX automation_runs_latest
+        ON automation_runs(workspace_id, kind, automation_id, slot_at);
+    CREATE INDEX automation_runs_message ON automation_runs(message_id);
+    """,
 ]

@@ -1,0 +1,210 @@
+"""A run of a schedule or a trigger: its session (its own, kept between runs, or a fresh one
+each time), its message, stored with the run's record in one transaction; and, when the turn
+ends, what of its answer reaches chat, under a line that says where it came from.
+
+Runs never overlap: while the previous run of the same schedule or trigger still has a turn
+running or waiting, a new one is recorded as skipped (the operator sees it in /schedules)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from bridge.routing import Router
+from bridge.sessions import agent_key
+from bridge.store import BridgeStore
+from bridge.store.automation import (
+    AutomationKind,
+    AutomationRun,
+    AutomationStore,
+    Key,
+    RunOutcome,
+    keep_session,
+    record_run,
+)
+from config.automation import HEARTBEAT_OK
+from config.schema import WorkspaceConfig
+from runtime import (
+    InboundMessage,
+    MessageKind,
+    Origin,
+    Priority,
+    Provenance,
+    QueueMode,
+    RunStatus,
+    Runtime,
+    Trust,
+)
+from runtime.messages import QueueEntry
+from runtime.store import Writer
+
+log = logging.getLogger(__name__)
+
+SILENT = "silent"
+SURFACES = ("schedule", "heartbeat", "trigger")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What starts a run: a schedule's or trigger's settings, as its config gives them."""
+
+    kind: AutomationKind
+    workspace_id: str
+    automation_id: str
+    agent: str
+    session: Literal["own", "fresh"]
+    deliver: str
+    heartbeat: bool = False
+
+    @property
+    def key(self) -> Key:
+        return (self.workspace_id, self.kind, self.automation_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    """One run to start: what it says, and its unique key."""
+
+    text: str
+    fire_key: str
+    slot_at: float
+    missed: int = 0
+
+
+def label(kind: str, name: str) -> str:
+    return f"_From {kind} `{name}`_"
+
+
+class Runs:
+    def __init__(
+        self, runtime: Runtime, store: BridgeStore, automation: AutomationStore, router: Router
+    ) -> None:
+        self._runtime = runtime
+        self._store = store
+        self._automation = automation
+        self._router = router
+        self._own: dict[Key, str] = {}  # the session each keeps, with session = "own"
+        self._latest: dict[Key, str] = {}  # the session of each one's newest run
+
+    async def load(self) -> None:
+        for state in await self._automation.states():
+            key = (state.workspace_id, state.kind, state.automation_id)
+            if state.session_id is not None:
+                self._own[key] = state.session_id
+        for run in await self._automation.latest_runs():
+            if run.session_id is not None:
+                self._latest[(run.workspace_id, run.kind, run.automation_id)] = run.session_id
+
+    def busy(self, key: Key) -> bool:
+        """The previous run still has a turn running or waiting."""
+        session_id = self._latest.get(key)
+        if session_id is None or session_id not in self._runtime.sessions:
+            return False
+        status = self._runtime.status(session_id)
+        return status.run_id is not None or status.queued > 0
+
+    async def start(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunOutcome:
+        run = AutomationRun(
+            source.workspace_id,
+            source.kind,
+            source.automation_id,
+            fire.fire_key,
+            fire.slot_at,
+            self._runtime.clock.wall(),
+            fire.missed,
+            RunOutcome.STARTED,
+        )
+        if self.busy(source.key):
+            skipped = replace(
+                run, outcome=RunOutcome.SKIPPED, detail="the previous run was still going"
+            )
+            async with self._store.write() as tx:
+                record_run(tx, skipped)
+            log.info("scheduled run skipped: the previous one is still going", extra=_fields(run))
+            return RunOutcome.SKIPPED
+        session_id = await self._session_for(source, workspace)
+        message = self._message(source, workspace, fire)
+
+        def also(w: Writer, message_id: str) -> None:
+            record_run(
+                self._store.join(w), replace(run, session_id=session_id, message_id=message_id)
+            )
+
+        await self._runtime.submit(session_id, message, also=also)
+        self._latest[source.key] = session_id
+        log.info("scheduled run started", extra={**_fields(run), "session_id": session_id})
+        return RunOutcome.STARTED
+
+    async def _session_for(self, source: Source, workspace: WorkspaceConfig) -> str:
+        own = self._own.get(source.key) if source.session == "own" else None
+        if own is not None and own in self._runtime.sessions:
+            return own
+        session_id = await self._runtime.create_session(
+            agent_key(workspace.id, source.agent),
+            queue_mode=QueueMode.FOLLOWUP,  # an operator's reply waits for the run to end
+            metadata={source.kind.value: source.automation_id},
+        )
+        if source.session == "own":
+            async with self._store.write() as tx:
+                keep_session(tx, source.key, session_id)
+            self._own[source.key] = session_id
+        return session_id
+
+    def _message(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> InboundMessage:
+        route = None
+        if source.deliver not in ("primary", SILENT):
+            operator = next(o for o in workspace.operators if o.id == source.deliver)
+            found = self._router.operator_route(workspace, operator)
+            route = found.to_json() if found is not None else None
+        surface = "heartbeat" if source.heartbeat else source.kind.value
+        trigger = source.kind is AutomationKind.TRIGGER
+        return InboundMessage(
+            text=fire.text,
+            kind=MessageKind.CHANNEL_EVENT if trigger else MessageKind.TIMER_TICK,
+            origin=Origin.CHANNEL if trigger else Origin.TIMER,
+            trust=Trust.TRUSTED_INTEGRATION if trigger else Trust.TRUSTED_SYSTEM,
+            priority=Priority.NORMAL,
+            delivery_surface=SILENT if source.deliver == SILENT else "chat",
+            provenance=Provenance(
+                sender=f"{source.kind.value} {source.automation_id}",
+                surface=surface,
+                reply_route=route,
+                correlation_id=f"{source.workspace_id}/{source.automation_id}/{fire.fire_key}",
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What of a run's answer reaches chat (None: nothing), and how the run ended."""
+
+    text: str | None
+    outcome: RunOutcome
+
+
+def answer_of(first: QueueEntry, status: RunStatus, text: str) -> Answer | None:
+    """For a turn a schedule or trigger started: the answer under a line naming it; None for
+    any other turn. A heartbeat with nothing to report, or a silent run, delivers nothing."""
+    provenance = first.message.provenance
+    if provenance.surface not in SURFACES or not provenance.sender:
+        return None
+    kind, _, name = provenance.sender.partition(" ")
+    outcome = {
+        RunStatus.COMPLETED: RunOutcome.COMPLETED,
+        RunStatus.STOPPED: RunOutcome.STOPPED,
+    }.get(status, RunOutcome.FAILED)
+    if provenance.surface == "heartbeat" and text.strip().startswith(HEARTBEAT_OK):
+        return Answer(None, RunOutcome.QUIET)
+    if first.message.delivery_surface == SILENT or not text.strip():
+        return Answer(None, outcome)
+    return Answer(f"{label(kind, name)}\n\n{text}", outcome)
+
+
+def _fields(run: AutomationRun) -> dict[str, object]:
+    return {
+        "workspace_id": run.workspace_id,
+        "kind": run.kind.value,
+        "automation_id": run.automation_id,
+        "fire_key": run.fire_key,
+    }

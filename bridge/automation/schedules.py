@@ -1,0 +1,262 @@
+"""The schedules' clock: each configured schedule's next slot in one heap, the earliest fired
+at its slot plus its jitter (`config/timing.py`).
+
+What is owed is read from the store, not kept in memory: a schedule's slots count from its
+newest run, or from when it was first seen or resumed. So after a restart (or on the replica
+that takes over) slots missed while nothing ran are run once, as one run that says how many
+it stands for, and a slot already run is never run again (its run is stored with its message,
+under a key unique per slot). Only the process that runs the turns keeps the clock."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from bridge.automation.runs import Fire, Runs, Source
+from bridge.metrics import Metrics
+from bridge.store import BridgeStore
+from bridge.store.automation import (
+    AutomationKind,
+    AutomationStore,
+    Key,
+    RunOutcome,
+    first_seen,
+    set_paused,
+)
+from config.automation import ScheduleConfig
+from config.current import CurrentConfig
+from config.schema import WorkspaceConfig
+from runtime import Runtime
+from runtime.errors import StoreConflictError
+
+log = logging.getLogger(__name__)
+
+MAX_NAP_S = 30.0  # the wall clock is looked at at least this often (it may jump)
+RETRY_S = 5.0  # a fire that failed (the store down) is tried again after this
+
+
+@dataclass(order=True, slots=True)
+class Due:
+    fire_at: float
+    key: Key = field(compare=False)
+    slot: datetime = field(compare=False)
+    missed: int = field(compare=False)  # earlier slots this one run stands for
+    generation: int = field(compare=False)
+
+
+def fire_text(schedule: ScheduleConfig, slot: datetime, missed: int) -> str:
+    when = slot.astimezone(schedule.timing.tz).strftime("%Y-%m-%d %H:%M:%S")
+    lines = [f'[Scheduled run of "{schedule.id}" for {when} ({schedule.timezone})]']
+    if missed:
+        lines.append(
+            f"[Switchboard was not running at {missed} earlier time(s) this was due; this one "
+            "run stands for them.]"
+        )
+    return "\n".join([*lines, schedule.text])
+
+
+class Schedules:
+    def __init__(
+        self,
+        config: CurrentConfig,
+        runtime: Runtime,
+        store: BridgeStore,
+        automation: AutomationStore,
+        runs: Runs,
+        metrics: Metrics,
+    ) -> None:
+        self._config = config
+        self._runtime = runtime
+        self._store = store
+        self._automation = automation
+        self._runs = runs
+        self._metrics = metrics
+        self._heap: list[Due] = []
+        self._after: dict[Key, datetime] = {}  # slots after this are owed a run
+        self._paused: set[Key] = set()
+        self._generation = 0
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- the operator's controls ----------------------------------------------------------
+
+    def paused(self, workspace_id: str, schedule_id: str) -> bool:
+        return (workspace_id, AutomationKind.SCHEDULE, schedule_id) in self._paused
+
+    def next_fire(self, workspace_id: str, schedule_id: str) -> datetime | None:
+        key = (workspace_id, AutomationKind.SCHEDULE, schedule_id)
+        found = [d for d in self._heap if d.key == key and d.generation == self._generation]
+        return datetime.fromtimestamp(found[0].fire_at, UTC) if found else None
+
+    async def pause(self, workspace_id: str, schedule_id: str, by: str) -> None:
+        key = (workspace_id, AutomationKind.SCHEDULE, schedule_id)
+        async with self._store.write() as tx:
+            set_paused(tx, key, True, by)
+        self._paused.add(key)
+        self.reload()
+        log.info(
+            "schedule paused",
+            extra={"workspace_id": workspace_id, "schedule": schedule_id, "by": by},
+        )
+
+    async def resume(self, workspace_id: str, schedule_id: str, by: str) -> None:
+        key = (workspace_id, AutomationKind.SCHEDULE, schedule_id)
+        async with self._store.write() as tx:
+            set_paused(tx, key, False, by)
+        self._paused.discard(key)
+        self._after[key] = self._now()
+        self.reload()
+        log.info(
+            "schedule resumed",
+            extra={"workspace_id": workspace_id, "schedule": schedule_id, "by": by},
+        )
+
+    async def run_now(
+        self, workspace: WorkspaceConfig, schedule: ScheduleConfig, by: str
+    ) -> RunOutcome:
+        """One run at once, asked for by `by`; the schedule's own times stay as they were."""
+        now = self._now()
+        text = fire_text(schedule, now, 0) + f"\n[Run now, asked for by {by}.]"
+        fire = Fire(text, f"now:{now.isoformat()}", now.timestamp())
+        return await self._start(workspace, schedule, fire)
+
+    # -- the clock ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        states = {
+            (s.workspace_id, s.kind, s.automation_id): s for s in await self._automation.states()
+        }
+        self._paused = {k for k, s in states.items() if s.paused}
+        for key, state in states.items():
+            self._after[key] = datetime.fromtimestamp(state.since, UTC)
+        for run in await self._automation.latest_runs():
+            key = (run.workspace_id, run.kind, run.automation_id)
+            ran = datetime.fromtimestamp(run.slot_at, UTC)
+            if run.fire_key.startswith("now:"):
+                continue  # a run-now is not one of its slots
+            if key not in self._after or ran > self._after[key]:
+                self._after[key] = ran
+        await self._see_new()
+        self._rebuild()
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="schedules")
+
+    def reload(self) -> None:
+        """The config (or a schedule's pause) changed: plan again."""
+        self._changed.set()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _see_new(self) -> None:
+        """Schedules never seen before count their slots from now (a config that adds one
+        does not owe it every slot since the epoch)."""
+        new = [key for key, _, _ in self._schedules() if key not in self._after]
+        if not new:
+            return
+        now = self._now()
+        async with self._store.write() as tx:
+            first_seen(tx, new, now.timestamp())
+        for key in new:
+            self._after[key] = now
+
+    def _schedules(self) -> list[tuple[Key, WorkspaceConfig, ScheduleConfig]]:
+        return [
+            ((w.id, AutomationKind.SCHEDULE, s.id), w, s)
+            for w in self._config().workspaces
+            for s in w.schedules
+        ]
+
+    def _rebuild(self) -> None:
+        self._generation += 1
+        self._heap = []
+        now = self._now()
+        for key, _, schedule in self._schedules():
+            if schedule.enabled and key not in self._paused and key in self._after:
+                self._push(key, schedule, self._after[key], now)
+
+    def _push(self, key: Key, schedule: ScheduleConfig, after: datetime, now: datetime) -> None:
+        timing = schedule.timing
+        slot = timing.next_after(after)
+        if slot is None:
+            return
+        missed = 0
+        if slot <= now:  # owed while nothing ran (or while a run took long): run once
+            newest, count = timing.missed(after, now)
+            slot, missed = (newest or slot), max(0, count - 1)
+        fire_at = max(slot.timestamp(), now.timestamp()) + timing.jitter_s
+        heapq.heappush(self._heap, Due(fire_at, key, slot, missed, self._generation))
+
+    async def _run(self) -> None:
+        while True:
+            if self._changed.is_set():
+                self._changed.clear()
+                await self._see_new()
+                self._rebuild()
+            if not self._heap:
+                await self._changed.wait()
+                continue
+            delay = self._heap[0].fire_at - self._runtime.clock.wall()
+            if delay > 0:
+                await self._nap(min(delay, MAX_NAP_S))
+                continue
+            due = heapq.heappop(self._heap)
+            if due.generation == self._generation:
+                await self._fire(due)
+
+    async def _nap(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), seconds)
+
+    async def _fire(self, due: Due) -> None:
+        found = {key: (w, s) for key, w, s in self._schedules()}.get(due.key)
+        if found is None:
+            return
+        workspace, schedule = found
+        fire = Fire(
+            fire_text(schedule, due.slot, due.missed),
+            due.slot.isoformat(),
+            due.slot.timestamp(),
+            due.missed,
+        )
+        try:
+            await self._start(workspace, schedule, fire)
+        except Exception:
+            log.exception(
+                "scheduled run could not start; trying again", extra={"schedule": schedule.id}
+            )
+            due.fire_at = self._runtime.clock.wall() + RETRY_S
+            heapq.heappush(self._heap, due)
+            return
+        self._after[due.key] = due.slot
+        self._push(due.key, schedule, due.slot, self._now())
+
+    async def _start(
+        self, workspace: WorkspaceConfig, schedule: ScheduleConfig, fire: Fire
+    ) -> RunOutcome:
+        source = Source(
+            AutomationKind.SCHEDULE,
+            workspace.id,
+            schedule.id,
+            schedule.agent,
+            schedule.session,
+            schedule.deliver,
+            heartbeat=schedule.kind == "heartbeat",
+        )
+        try:
+            outcome = await self._runs.start(source, workspace, fire)
+        except StoreConflictError:
+            outcome = RunOutcome.SKIPPED  # this slot ran already (before a crash, or elsewhere)
+            log.info("scheduled run already started for this slot", extra={"schedule": schedule.id})
+        self._metrics.automation_runs.inc(workspace=workspace.id, kind="schedule", outcome=outcome)
+        return outcome
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._runtime.clock.wall(), UTC)

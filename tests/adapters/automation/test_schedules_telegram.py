@@ -1,0 +1,76 @@
+"""Schedules through the real App, python-telegram-bot and the fake Bot API, on the real clock
+(seconds-scale schedules): a run's answer reaches the primary operator's chat under a line
+naming the schedule, a paused schedule stops, and a quiet heartbeat says nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from config.automation import HEARTBEAT_OK
+from tests.adapters.telegram_harness import start_app
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
+
+ALICE_CHAT = 1001
+
+
+def asked(body: dict[str, Any]) -> str:
+    return json.dumps(body["messages"][-1])
+
+
+def schedule(**fields: Any) -> dict[str, Any]:
+    return {"agent": "assistant", **fields}
+
+
+async def test_a_schedule_every_two_seconds_reaches_the_primary_operator_until_paused(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    runs: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        runs.append(asked(body))
+        return text(f"Queue checked, run {len(runs)}: nothing stuck.")
+
+    anthropic_api.responder = answer
+    tick = schedule(id="queue-check", every="2s", prompt="Check the deploy queue.")
+    app = await start_app(
+        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]}
+    )
+    try:
+        await until(lambda: len(telegram_api.chat(ALICE_CHAT)) >= 2, wait_s=20)
+        first = telegram_api.chat(ALICE_CHAT)[0]
+        assert "queue-check" in first and "Queue checked, run 1: nothing stuck." in first
+        assert '[Scheduled run of \\"queue-check\\"' in runs[0]
+        assert "Check the deploy queue." in runs[0]
+
+        await app.bridge.schedules.pause("acme", "queue-check", "alice")
+        await app.bridge.settle()
+        paused_at = len(anthropic_api.requests)
+        await asyncio.sleep(4.5)  # two periods and a jitter: a paused schedule stays quiet
+        assert len(anthropic_api.requests) == paused_at, "a paused schedule ran"
+    finally:
+        await app.stop()
+
+
+async def test_a_heartbeat_with_nothing_to_report_says_nothing(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    answers = [text(HEARTBEAT_OK), text("The disk is 95% full.")]
+    anthropic_api.responder = lambda body: answers.pop(0) if answers else text(HEARTBEAT_OK)
+    beat = schedule(id="beat", kind="heartbeat", every="2s")
+    app = await start_app(
+        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [beat]}
+    )
+    try:
+        await until(lambda: bool(telegram_api.chat(ALICE_CHAT)), wait_s=20)
+        [said] = telegram_api.chat(ALICE_CHAT)
+        assert "The disk is 95% full." in said and "beat" in said
+        assert HEARTBEAT_OK in asked(anthropic_api.requests[0])
+        outcomes = [r.outcome for r in await app.bridge.automation.recent_runs("acme")]
+        assert "quiet" in outcomes and "completed" in outcomes
+    finally:
+        await app.stop()
