@@ -78,9 +78,9 @@ class Doors:
             if key not in self._polling:
                 self._polling[key] = asyncio.get_running_loop().create_task(poll(), name="poll")
 
-    async def _store(self, arrival: Arrival) -> None:
+    async def _store(self, arrival: Arrival) -> bool:
         try:
-            await self._put(arrival)
+            return await self._put(arrival)
         except Exception:  # not stored: a 500, and the platform sends it again
             fields = {"platform": arrival.platform, "workspace": arrival.workspace_id}
             log.exception("request not stored", extra=fields)

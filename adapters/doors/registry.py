@@ -3,11 +3,14 @@ platform registers its own kind; nothing else in the doors or the server names a
 
 from __future__ import annotations
 
+from adapters.hooks.door import HOOKS_DOOR
 from adapters.intake.door import DoorKind
 from adapters.slack.door import SLACK_DOOR
 from adapters.telegram.door import TELEGRAM_DOOR
 
-_KINDS: dict[str, DoorKind] = {kind.platform: kind for kind in (SLACK_DOOR, TELEGRAM_DOOR)}
+_KINDS: dict[str, DoorKind] = {
+    kind.platform: kind for kind in (SLACK_DOOR, TELEGRAM_DOOR, HOOKS_DOOR)
+}
 
 
 def register(kind: DoorKind) -> None:

@@ -16,8 +16,9 @@ from adapters.intake.record import Arrival, Put
 if TYPE_CHECKING:  # the door process never loads the config's models
     from config.schema import SwitchboardConfig
 
-Store = Callable[[Arrival], Awaitable[None]]
-"""Store a checked request; a failure is raised as a 500, so the platform sends it again."""
+Store = Callable[[Arrival], Awaitable[bool]]
+"""Store a checked request; False: a copy with its platform id is stored already (a retry). A
+failure is raised as a 500, so the platform sends it again."""
 Failed = Callable[[str, str], None]
 """A poll that failed (the workspace, what went wrong): for the log and the console."""
 Poll = Callable[[], Coroutine[Any, Any, None]]
