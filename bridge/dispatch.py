@@ -8,7 +8,7 @@ import logging
 
 from bridge import texts
 from bridge.approvals import duration, request_text
-from bridge.automation.runs import Answer, answer_of
+from bridge.automation.runs import Answer, answer_of, source_label
 from bridge.events import NotificationUnroutable, OutputUnroutable
 from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
@@ -194,6 +194,12 @@ class Dispatcher:
         text = texts.NOTIFICATION.format(
             agent=notification.requested_by_agent_id, message=notification.message
         ) + raised_by(notification)
+        first = (
+            await self._runtime.store.first_message_of_run(event.run_id) if event.run_id else None
+        )
+        started_by = source_label(first) if first else None
+        if started_by is not None:  # a schedule's or trigger's run: say which
+            text = f"{started_by}\n{text}"
         # A reply to it, or a press of its buttons, acts on the session that raised it: the
         # notification's own (a private child's names its parent's: the parent supervises).
         post = NotificationPost(

@@ -11,6 +11,7 @@ from bridge.attachments.intake import FileIntake
 from bridge.attachments.source import FileSource
 from bridge.automation.runs import Runs
 from bridge.automation.schedules import Schedules
+from bridge.automation.triggers import Triggers
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ephemeral import EphemeralCommands
@@ -95,6 +96,7 @@ class Bridge:
         self.schedules = Schedules(
             self.current, runtime, self.store, self.automation, self.runs, self.metrics
         )
+        self.triggers = Triggers(self.current, self.runs, self.metrics)
         self._dispatch_task: asyncio.Task[None] | None = None
 
     @property

@@ -32,6 +32,7 @@ from aiohttp import web
 from adapters.doors import slow_clients, wire
 from adapters.doors.doors import Doors
 from adapters.doors.proxy import Proxy
+from adapters.intake.door import MAX_REQUEST_BYTES
 from adapters.intake.inbox import InboxWriter
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ async def serve(args: argparse.Namespace) -> int:
     doors = Doors(first["keys"], inbox.put, lambda *failure: control.send(polling_failed=failure))
     doors.poll()
     proxy = Proxy(args.upstream)
-    app = web.Application(client_max_size=4 * 1024 * 1024)
+    app = web.Application(client_max_size=MAX_REQUEST_BYTES)
     doors.route(app)
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
     app.on_shutdown.append(proxy.end_streams)

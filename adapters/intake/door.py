@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # the door process never loads the config's models
 Store = Callable[[Arrival], Awaitable[bool]]
 """Store a checked request; False: a copy with its platform id is stored already (a retry). A
 failure is raised as a 500, so the platform sends it again."""
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""The largest body a door reads (a trigger's `max_body_bytes` may go up to it), on every
+topology."""
 Failed = Callable[[str, str], None]
 """A poll that failed (the workspace, what went wrong): for the log and the console."""
 Poll = Callable[[], Coroutine[Any, Any, None]]

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 
 from adapters.admin import AdminDeps, admin_app
 from adapters.doors.doors import Doors
+from adapters.intake.door import MAX_REQUEST_BYTES
 from bridge import Bridge
 from config.errors import ConfigError
 
@@ -74,7 +75,7 @@ def build_app(
         return "active" if active() else "standby"
 
     middlewares = [behind_the_doors, console_on_the_active_replica(replica, active)]
-    app = web.Application(middlewares=middlewares)
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_REQUEST_BYTES)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "replica": replica, "role": role()})

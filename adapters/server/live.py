@@ -8,6 +8,8 @@ import logging
 from collections.abc import Iterable
 
 from adapters.bots import Bot, PlatformKind
+from adapters.hooks.decoder import HooksDecoder
+from adapters.hooks.door import PLATFORM
 from adapters.intake.record import Decoder, NotReady, Put
 from adapters.platforms import kinds
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
@@ -60,8 +62,9 @@ class LiveAdapters:
         self._bridge = bridge
         self._put = put
         self.platforms = {kind.name: Platform(kind, bridge) for kind in kinds()}
-        # What the replay hands stored requests to, by platform name.
-        self.decoders: dict[str, Decoder] = dict(self.platforms)
+        # What the replay hands stored requests to, by platform name; signed events of
+        # triggers go to the bridge's triggers.
+        self.decoders: dict[str, Decoder] = {**self.platforms, PLATFORM: HooksDecoder(bridge)}
 
     def bots(self, platform: str) -> dict[str, Bot]:
         """The platform's running bots, by workspace id."""

@@ -2,8 +2,9 @@
 each time), its message, stored with the run's record in one transaction; and, when the turn
 ends, what of its answer reaches chat, under a line that says where it came from.
 
-Runs never overlap: while the previous run of the same schedule or trigger still has a turn
-running or waiting, a new one is recorded as skipped (the operator sees it in /schedules)."""
+A schedule's runs never overlap: while its previous run still has a turn running or waiting,
+a new one is recorded as skipped (the operator sees it in /schedules). A trigger's events are
+never skipped: in its own session they wait their turn, in fresh ones they run side by side."""
 
 from __future__ import annotations
 
@@ -115,7 +116,9 @@ class Runs:
             fire.missed,
             RunOutcome.STARTED,
         )
-        if self.busy(source.key):
+        if await self._automation.ran(source.key, fire.fire_key):
+            return RunOutcome.SKIPPED  # a retry of a delivery already run, a slot already run
+        if source.kind is AutomationKind.SCHEDULE and self.busy(source.key):
             skipped = replace(
                 run, outcome=RunOutcome.SKIPPED, detail="the previous run was still going"
             )
@@ -183,13 +186,22 @@ class Answer:
     outcome: RunOutcome
 
 
-def answer_of(first: QueueEntry, status: RunStatus, text: str) -> Answer | None:
-    """For a turn a schedule or trigger started: the answer under a line naming it; None for
-    any other turn. A heartbeat with nothing to report, or a silent run, delivers nothing."""
+def source_label(first: QueueEntry) -> str | None:
+    """The line naming the schedule or trigger that started a run (None: something else)."""
     provenance = first.message.provenance
     if provenance.surface not in SURFACES or not provenance.sender:
         return None
     kind, _, name = provenance.sender.partition(" ")
+    return label(kind, name)
+
+
+def answer_of(first: QueueEntry, status: RunStatus, text: str) -> Answer | None:
+    """For a turn a schedule or trigger started: the answer under a line naming it; None for
+    any other turn. A heartbeat with nothing to report, or a silent run, delivers nothing."""
+    started_by = source_label(first)
+    if started_by is None:
+        return None
+    provenance = first.message.provenance
     outcome = {
         RunStatus.COMPLETED: RunOutcome.COMPLETED,
         RunStatus.STOPPED: RunOutcome.STOPPED,
@@ -198,7 +210,7 @@ def answer_of(first: QueueEntry, status: RunStatus, text: str) -> Answer | None:
         return Answer(None, RunOutcome.QUIET)
     if first.message.delivery_surface == SILENT or not text.strip():
         return Answer(None, outcome)
-    return Answer(f"{label(kind, name)}\n\n{text}", outcome)
+    return Answer(f"{started_by}\n\n{text}", outcome)
 
 
 def _fields(run: AutomationRun) -> dict[str, object]:

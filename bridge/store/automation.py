@@ -26,6 +26,9 @@ class RunOutcome(StrEnum):
     STOPPED = "stopped"
 
 
+Key = tuple[str, AutomationKind, str]  # workspace, kind, id
+
+
 @dataclass(frozen=True, slots=True)
 class AutomationState:
     workspace_id: str
@@ -103,14 +106,20 @@ class AutomationStore:
     async def recent_runs(self, workspace_id: str, limit: int = 50) -> list[AutomationRun]:
         return [_run(r) for r in await self._store.read_sql(RECENT, (workspace_id, limit))]
 
+    async def ran(self, key: Key, fire_key: str) -> bool:
+        workspace_id, kind, automation_id = key
+        rows = await self._store.read_sql(
+            "SELECT 1 FROM automation_runs WHERE workspace_id = ? AND kind = ?"
+            " AND automation_id = ? AND fire_key = ?",
+            (workspace_id, kind, automation_id, fire_key),
+        )
+        return bool(rows)
+
     async def run_of_message(self, message_id: str) -> AutomationRun | None:
         rows = await self._store.read_sql(
             "SELECT * FROM automation_runs WHERE message_id = ?", (message_id,)
         )
         return _run(rows[0]) if rows else None
-
-
-Key = tuple[str, AutomationKind, str]  # workspace, kind, id
 
 
 def _upsert_state(tx: BridgeTx, key: Key, column: str, value: Any, by: str | None) -> None:

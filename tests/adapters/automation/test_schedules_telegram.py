@@ -37,9 +37,7 @@ async def test_a_schedule_every_two_seconds_reaches_the_primary_operator_until_p
 
     anthropic_api.responder = answer
     tick = schedule(id="queue-check", every="2s", prompt="Check the deploy queue.")
-    app = await start_app(
-        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]}
-    )
+    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]})
     try:
         await until(lambda: len(telegram_api.chat(ALICE_CHAT)) >= 2, wait_s=20)
         first = telegram_api.chat(ALICE_CHAT)[0]
@@ -62,9 +60,7 @@ async def test_a_heartbeat_with_nothing_to_report_says_nothing(
     answers = [text(HEARTBEAT_OK), text("The disk is 95% full.")]
     anthropic_api.responder = lambda body: answers.pop(0) if answers else text(HEARTBEAT_OK)
     beat = schedule(id="beat", kind="heartbeat", every="2s")
-    app = await start_app(
-        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [beat]}
-    )
+    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [beat]})
     try:
         await until(lambda: bool(telegram_api.chat(ALICE_CHAT)), wait_s=20)
         [said] = telegram_api.chat(ALICE_CHAT)
