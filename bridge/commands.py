@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from bridge import texts
 from bridge.approvals import Approving
+from bridge.automation import words
+from bridge.automation.steering import Automations, NoSuchSchedule
 from bridge.bindings import agent_for
 from bridge.pairing import Pairing
 from bridge.sessions import Sessions, agent_key
 from bridge.status import Status
+from bridge.store.automation import RunOutcome
 from bridge.types import Route
 from config.schema import WorkspaceConfig
 from runtime import (
@@ -35,6 +39,7 @@ class CommandName(StrEnum):
     COMPACT = "compact"
     APPROVE = "approve"
     DENY = "deny"
+    SCHEDULES = "schedules"
     HELP = "help"
 
 
@@ -80,12 +85,18 @@ class Commands:
     """Runs an operator's command in the conversation it was sent from."""
 
     def __init__(
-        self, runtime: Runtime, sessions: Sessions, status: Status, pairing: Pairing | None = None
+        self,
+        runtime: Runtime,
+        sessions: Sessions,
+        status: Status,
+        pairing: Pairing | None = None,
+        automations: Automations | None = None,
     ) -> None:
         self._runtime = runtime
         self._sessions = sessions
         self._status = status
         self._approving = Approving(runtime, sessions, pairing)
+        self._automations = automations
 
     async def run(
         self,
@@ -119,6 +130,8 @@ class Commands:
                 return await self._stop(route, operator_id)
             case CommandName.COMPACT:
                 return self._compact(route)
+            case CommandName.SCHEDULES:
+                return await self._schedules(workspace, command.argument, operator_id)
             case CommandName.APPROVE | CommandName.DENY:
                 return await self._approving.answer(
                     command.name is CommandName.APPROVE,
@@ -145,6 +158,41 @@ class Commands:
             case CommandName.STATUS:
                 return await self._status.text(session_id, workspace)
         return None
+
+    async def _schedules(self, workspace: WorkspaceConfig, argument: str, operator_id: str) -> str:
+        """/schedules lists; `pause|resume|run ID` and `cancel WAKE-UP-ID` steer."""
+        automations = self._automations
+        if automations is None:
+            return words.NONE
+        now = datetime.fromtimestamp(self._runtime.clock.wall(), UTC)
+        action, _, name = argument.strip().partition(" ")
+        name = name.strip()
+        try:
+            match action.lower():
+                case "":
+                    views = await automations.schedules(workspace.id)
+                    return words.listing(views, automations.wakeups(workspace.id), now)
+                case "pause" if name:
+                    await automations.pause(workspace.id, name, operator_id)
+                    return words.PAUSED.format(id=name)
+                case "resume" if name:
+                    await automations.resume(workspace.id, name, operator_id)
+                    by_id = {v.id: v for v in await automations.schedules(workspace.id)}
+                    return words.RESUMED.format(
+                        id=name, next=words.when(by_id[name].next_fire, now)
+                    )
+                case "run" if name:
+                    ran = await automations.run_now(workspace.id, name, operator_id)
+                    said = words.RUN_NOW if ran is RunOutcome.STARTED else words.RUN_NOW_SKIPPED
+                    return said.format(id=name)
+                case "cancel" if name:
+                    wakeup = await automations.cancel_wakeup(workspace.id, name, operator_id)
+                    return words.CANCELLED.format(
+                        id=wakeup.id, agent=wakeup.agent, note=wakeup.note
+                    )
+        except NoSuchSchedule as exc:
+            return f"{str(exc).capitalize()}."
+        return words.USAGE
 
     async def _queue(
         self, route: Route, workspace: WorkspaceConfig, argument: str, direct: bool

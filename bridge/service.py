@@ -11,6 +11,7 @@ from bridge.attachments.intake import FileIntake
 from bridge.attachments.source import FileSource
 from bridge.automation.runs import Runs
 from bridge.automation.schedules import Schedules
+from bridge.automation.steering import Automations
 from bridge.automation.triggers import Triggers
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
@@ -66,7 +67,17 @@ class Bridge:
             secrets=self.secrets,
         )
         self.pairing = Pairing(self.store, self.router, runtime.clock)
-        commands = Commands(runtime, self.sessions, Status(runtime, self.store), self.pairing)
+        # Work with no operator message: schedules, triggers, and the runs they start.
+        self.automation = AutomationStore(runtime.store)
+        self.runs = Runs(runtime, self.store, self.automation, self.router)
+        self.schedules = Schedules(
+            self.current, runtime, self.store, self.automation, self.runs, self.metrics
+        )
+        self.triggers = Triggers(self.current, self.runs, self.metrics)
+        self.automations = Automations(self.current, runtime, self.schedules, self.automation)
+        commands = Commands(
+            runtime, self.sessions, Status(runtime, self.store), self.pairing, self.automations
+        )
         self.downloads = Downloads(self.current, runtime, self.store, self.sessions)
         files = FileIntake(config.attachments, self.store, self.downloads)
         self.ingress = Ingress(
@@ -90,13 +101,6 @@ class Bridge:
             self.metrics,
         )
         self.retention = Retention(config.retention, runtime.store, self.store)
-        # Work with no operator message: schedules, triggers, and the runs they start.
-        self.automation = AutomationStore(runtime.store)
-        self.runs = Runs(runtime, self.store, self.automation, self.router)
-        self.schedules = Schedules(
-            self.current, runtime, self.store, self.automation, self.runs, self.metrics
-        )
-        self.triggers = Triggers(self.current, self.runs, self.metrics)
         self._dispatch_task: asyncio.Task[None] | None = None
 
     @property

@@ -16,6 +16,10 @@ COMMANDS = {
     "compact": ("", "have the agent summarize the conversation so far, to free its memory"),
     "approve": (" [id]", "let the tool call waiting for your approval run"),
     "deny": (" [id]", "refuse the tool call waiting for your approval"),
+    "schedules": (
+        " [pause|resume|run ID | cancel WAKE-UP-ID]",
+        "the schedules and wake-ups: when they run next, how they went; steer them",
+    ),
     "help": ("", "the list of commands"),
 }
 HELP = (

@@ -97,6 +97,7 @@ class Schedules:
         async with self._store.write() as tx:
             set_paused(tx, key, True, by)
         self._paused.add(key)
+        self._rebuild()
         self.reload()
         log.info(
             "schedule paused",
@@ -109,6 +110,7 @@ class Schedules:
             set_paused(tx, key, False, by)
         self._paused.discard(key)
         self._after[key] = self._now()
+        self._rebuild()
         self.reload()
         log.info(
             "schedule resumed",

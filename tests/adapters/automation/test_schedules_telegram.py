@@ -38,18 +38,34 @@ async def test_a_schedule_every_two_seconds_reaches_the_primary_operator_until_p
     anthropic_api.responder = answer
     tick = schedule(id="queue-check", every="2s", prompt="Check the deploy queue.")
     app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]})
+
+    async def command(line: str, reply: str) -> str:
+        telegram_api.push_message(line, user=ALICE_CHAT)
+        await until(lambda: any(reply in m for m in telegram_api.chat(ALICE_CHAT)), wait_s=20)
+        return next(m for m in telegram_api.chat(ALICE_CHAT) if reply in m)
+
     try:
-        await until(lambda: len(telegram_api.chat(ALICE_CHAT)) >= 2, wait_s=20)
-        first = telegram_api.chat(ALICE_CHAT)[0]
+        await until(lambda: len(runs) >= 2, wait_s=20)
+        await until(lambda: any("run 1:" in m for m in telegram_api.chat(ALICE_CHAT)), 20)
+        first = next(m for m in telegram_api.chat(ALICE_CHAT) if "run 1:" in m)
         assert "queue-check" in first and "Queue checked, run 1: nothing stuck." in first
         assert '[Scheduled run of \\"queue-check\\"' in runs[0]
         assert "Check the deploy queue." in runs[0]
 
-        await app.bridge.schedules.pause("acme", "queue-check", "alice")
+        listed = await command("/schedules", "Schedules:")
+        assert "queue-check (every 2s, agent assistant): next" in listed
+        assert "last run" in listed
+        await command("/schedules pause queue-check", "is paused")
         await app.bridge.settle()
-        paused_at = len(anthropic_api.requests)
+        paused_at = len(runs)
         await asyncio.sleep(4.5)  # two periods and a jitter: a paused schedule stays quiet
-        assert len(anthropic_api.requests) == paused_at, "a paused schedule ran"
+        assert len(runs) == paused_at, "a paused schedule ran"
+        assert "paused by alice" in await command("/schedules", "paused by")
+        await command("/schedules run queue-check", "runs now")
+        await until(lambda: len(runs) == paused_at + 1, wait_s=20)
+        assert "Run now, asked for by alice" in runs[-1]
+        said = await command("/schedules pause nightly", "No schedule")
+        assert "queue-check" in said, "the refusal lists the schedules there are"
     finally:
         await app.stop()
 
