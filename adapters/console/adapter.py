@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import TextIO
 
+from adapters.console.keys import AtCtrlC, Verdict, on_ctrl_c
 from adapters.console.lines import is_terminal, read_lines
 from adapters.console.profile import CONVERSATION, NAME
 from adapters.console.transport import ConsoleTransport
@@ -23,13 +26,15 @@ HISTORY_FILE = "console_history"  # in the data folder, beside the database
 NOT_TAKEN = (
     "switchboard> That message could not be taken ({error}); the log says why. Send it again."
 )
+HOW_TO_QUIT = "switchboard> Press Ctrl-C again or Ctrl-D to quit."
+QUITTING = "switchboard> Quitting now; the turn under way resumes on the next start."
 
 
 class Ending(Enum):
     """How the operator left the chat."""
 
-    SETTLE = "settle"  # Ctrl-D, the input's end, Ctrl-C with nothing running: the agent finishes
-    NOW = "now"  # Ctrl-C again while the turn still runs: stop now; it resumes on the next start
+    SETTLE = "settle"  # nothing under way (or the input's end): the agent finishes first
+    NOW = "now"  # the agent is working: stop now, as SIGTERM does; it resumes on the next start
 
 
 class ConsoleAdapter:
@@ -40,8 +45,11 @@ class ConsoleAdapter:
         stdin: TextIO,
         transport: ConsoleTransport,
         *,
+        working: Callable[[], bool],
         data_dir: Path | None = None,
     ) -> None:
+        """`working`: whether the agent has work under way (in any conversation), which
+        quitting from the terminal does not wait for."""
         assert workspace.console is not None
         self._bridge = bridge
         self._operator = workspace.console.operator
@@ -52,12 +60,14 @@ class ConsoleAdapter:
         self._boot = uuid.uuid4().hex[:12]  # dedupe keys are unique per process run
         self._number = 0
         self._typed: asyncio.Queue[str] = asyncio.Queue()
+        self._working = working
         self._stop_asked: str | None = None  # the run Ctrl-C asked to stop
-        self._ending = Ending.SETTLE
+        self._warned_at: float | None = None  # when Ctrl-C on an empty line said how to quit
 
     async def run(self) -> Ending:
-        """Read messages until the operator leaves: Ctrl-D, the end of piped input, or Ctrl-C
-        when no turn runs here (else Ctrl-C stops the turn, as /stop does)."""
+        """Read messages until the operator leaves: Ctrl-D, Ctrl-C twice (see `keys`), or the
+        end of piped input. Leaving a terminal while the agent works stops the process at
+        once, as SIGTERM does (the work resumes on the next start): the operator is told so."""
         screen = self._transport.screen
         if not is_terminal(self._stdin, screen.out):
             await read_lines(self._stdin, self._receive)
@@ -72,24 +82,27 @@ class ConsoleAdapter:
             await edit_lines(
                 self._stdin, screen, remembered, self._typed.put_nowait, self._interrupted
             )
-            if self._ending is Ending.SETTLE:
-                await self._typed.join()
+            await self._typed.join()  # what was typed is stored before leaving
         finally:
             sending.cancel()
-        return self._ending
+        if not self._working():
+            return Ending.SETTLE
+        screen.print(QUITTING)
+        return Ending.NOW
 
-    def _interrupted(self) -> bool:
-        """Ctrl-C: whether to quit. A turn running here is stopped first (the message /stop
-        is sent); a second Ctrl-C while it still runs quits at once."""
-        run_id = self._transport.running(self._route)
-        if run_id is None:
-            return True
-        if run_id != self._stop_asked:
-            self._stop_asked = run_id
+    def _interrupted(self, line: str) -> Verdict:
+        """Ctrl-C, with the line being typed: a turn running here is stopped (the message
+        /stop is sent), a half-typed line cleared, and an empty line warned about first."""
+        now = time.monotonic()
+        running = self._transport.running(self._route)
+        verdict = on_ctrl_c(AtCtrlC(running, self._stop_asked, line, self._warned_at, now))
+        self._warned_at = now if verdict is Verdict.WARN else None
+        if verdict is Verdict.STOP_TURN:
+            self._stop_asked = running
             self._typed.put_nowait("/stop")
-            return False
-        self._ending = Ending.NOW
-        return True
+        elif verdict is Verdict.WARN:
+            self._transport.screen.print(HOW_TO_QUIT)
+        return verdict
 
     async def _send_typed(self) -> None:
         while True:

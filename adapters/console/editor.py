@@ -1,7 +1,7 @@
 """The line editor of a terminal chat (prompt_toolkit): what is printed while the operator
 types goes above the line being typed; a paste is one message, its lines kept; no length
-limit of its own; Up recalls earlier messages; Alt-Enter starts a new line; Ctrl-C and
-Ctrl-D are the adapter's to decide (see `ConsoleAdapter`)."""
+limit of its own; Up recalls earlier messages; Alt-Enter starts a new line; Ctrl-D on an
+empty line quits; what Ctrl-C does is the adapter's to decide (see `keys`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from prompt_toolkit.input import create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output, create_output
 
+from adapters.console.keys import Verdict
 from adapters.console.transport import Screen
 
 log = logging.getLogger(__name__)
@@ -82,16 +83,21 @@ async def edit_lines(
     screen: Screen,
     remembered: History,
     take: Callable[[str], None],
-    interrupted: Callable[[], bool],
+    interrupted: Callable[[str], Verdict],
 ) -> None:
     """Hand each message typed (or pasted) to `take` until Ctrl-D on an empty line, or until
-    `interrupted` (called on Ctrl-C) says to quit."""
+    `interrupted` (called on Ctrl-C with the line being typed) says to quit."""
     keys = KeyBindings()
 
     @keys.add("c-c")
     def _interrupt(event: KeyPressEvent) -> None:
-        if interrupted():
-            event.app.exit(exception=EOFError)
+        match interrupted(event.current_buffer.text):
+            case Verdict.QUIT:
+                event.app.exit(exception=EOFError)
+            case Verdict.CLEAR_LINE:
+                event.current_buffer.reset()
+            case Verdict.STOP_TURN | Verdict.WARN:
+                pass  # the adapter sent /stop, or said how to quit: the line stays
 
     @keys.add("escape", "enter")
     def _new_line(event: KeyPressEvent) -> None:

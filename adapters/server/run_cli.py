@@ -1,5 +1,6 @@
-"""`switchboard run`: logging set up from the config, then the App until SIGTERM or Ctrl-C (or
-the end of the terminal chat's input); SIGHUP reloads the file."""
+"""`switchboard run`: logging set up from the config, then the App until SIGTERM or SIGINT,
+or until the operator leaves the terminal chat (Ctrl-D, Ctrl-C twice, the end of its
+input); SIGHUP reloads the file."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from config.errors import SwitchboardError
 from config.secrets import Secrets, known_secrets
 
 log = logging.getLogger(__name__)
+
+ADMIN_OFF = "Admin console: off (set [admin] token in the config to turn it on)."
 
 
 def run_command(args: argparse.Namespace, path: Path, config: SwitchboardConfig) -> int:
@@ -107,11 +110,13 @@ def banner(config: SwitchboardConfig, port: int) -> str:
             host = f"[{host}]"
         base = config.server.public_url or f"http://{host}:{port}"
         lines.append(f"Admin console: {base.rstrip('/')}/admin (log in with an admin token).")
+    else:
+        lines.append(ADMIN_OFF)
     if any(w.console for w in config.workspaces):
         lines.append(
             "Type a message and press Enter (a paste of several lines is one message; Alt-Enter"
             " starts a new line, Up recalls earlier ones). Try: work 5 (then type while it"
-            " works), notify hello, spawn check the disk, /help. Ctrl-C stops the agent's turn;"
-            " Ctrl-D quits."
+            " works), notify hello, spawn check the disk, /help. Ctrl-C stops the agent's turn"
+            " or clears the line; Ctrl-D, or Ctrl-C twice, quits."
         )
     return "\n".join(lines)

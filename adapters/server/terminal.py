@@ -34,7 +34,14 @@ class TerminalChat:
         if workspace is None:
             return
         data_dir = Path(bridge.config.storage.path).parent  # its history is kept there
-        chat = ConsoleAdapter(bridge, workspace, self._stdin, self.transport, data_dir=data_dir)
+        chat = ConsoleAdapter(
+            bridge,
+            workspace,
+            self._stdin,
+            self.transport,
+            working=bridge.runtime.busy,  # leaving then stops at once, as SIGTERM does
+            data_dir=data_dir,
+        )
         self.reading = asyncio.get_running_loop().create_task(chat.run(), name="console")
         metrics = bridge.metrics
         metrics.connection(CONSOLE.name, workspace.id, up=True)
@@ -49,7 +56,8 @@ class TerminalChat:
                 await self.reading
 
     def left_at_once(self) -> bool:
-        """The operator left without waiting for the agent (Ctrl-C twice)."""
+        """The operator left the terminal while the agent worked: stop without waiting for
+        it, as on SIGTERM (its work resumes on the next start)."""
         reading = self.reading
         return (
             reading is not None

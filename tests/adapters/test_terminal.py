@@ -1,8 +1,9 @@
 """The console chat as a person meets it: `switchboard run` in a real terminal (tmux), with
 the offline model. What they paste arrives whole and as one message; what is printed while
-they type leaves their line alone; Up recalls; Ctrl-C stops the turn, Ctrl-D quits; the demo
-works in any order, across /new and a restart, and a turn a kill cut off goes on, saying so.
-Log lines never appear on the screen."""
+they type leaves their line alone; Up recalls; Ctrl-C stops the turn, clears a half-typed
+line, and quits when pressed twice on an empty one; Ctrl-D quits at once, a turn under way
+resuming on the next start; the demo works in any order, across /new and a restart, and a
+turn a kill cut off goes on, saying so. Log lines never appear on the screen."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from adapters.console.adapter import HOW_TO_QUIT, QUITTING
+from adapters.server.run_cli import ADMIN_OFF
 from bridge import texts
 from tests.adapters.cli_process import ROOT
 from tests.adapters.terminal import Terminal
@@ -37,6 +40,7 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     port = re.search(r"http on 127\.0\.0\.1:(\d+)\.", shown)
     assert port, shown
     assert f"Admin console: http://127.0.0.1:{port[1]}/admin" in shown
+    assert ADMIN_OFF not in shown
 
     terminal.paste("first line\nsecond line\nthird line")
     terminal.keys("Enter")
@@ -74,12 +78,31 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     terminal.type("are you there?")
     shown = terminal.wait_for("agent> You said: are you there?")
     assert "Done: 5 step(s)" not in shown
-    assert terminal.exit_status() is None
 
-    terminal.keys("C-d")
+    terminal.type("half a thought", enter=False)
+    terminal.keys("C-c")  # nothing runs: the line is cleared, as in a shell
+    terminal.wait_for_line("you>")
+    terminal.keys("C-c")  # on an empty line: it says how to quit, and does not yet
+    terminal.wait_for(HOW_TO_QUIT)
+    terminal.type("still here")
+    shown = terminal.wait_for("agent> You said: still here\n")
+    assert "half a thought" not in shown and terminal.exit_status() is None
+
+    terminal.type("work 20")
+    terminal.wait_for("Step 1 of 20: sleep.")
+    terminal.keys("C-d")  # quits now, saying so, without waiting out the turn's 20 s
+    terminal.wait_for(QUITTING)
+    assert terminal.wait_exit(limit_s=10) == 0
+    terminal.start()  # the turn goes on
+    terminal.wait_for(f"switchboard> {texts.TURN_RESUMED}")
+    terminal.wait_for_line("you>")
+    terminal.keys("C-c")
+    terminal.wait_for(f"switchboard> {texts.STOPPED}", count=2)
+    terminal.keys("C-d")  # nothing runs: it quits without a word about resuming
     assert terminal.wait_exit() == 0
     shown = terminal.screen()
-    assert "Switchboard stopped" in shown
+    assert shown.count(QUITTING) == 1 and "Done: 20 step(s)" not in shown
+    assert shown.count("Switchboard stopped") == 2
     assert " INFO " not in shown and "Traceback" not in shown, "logs went to the screen"
     assert (terminal.folder / "var/switchboard.log").exists(), "logs went to the file beside the db"
 
@@ -100,9 +123,13 @@ def demo(terminal: Terminal, times: int) -> None:
     terminal.wait_for("agent> My child agent reported back:", count=times)
 
 
-def test_the_demo_across_new_sessions_a_kill_and_a_restart(terminal: Terminal) -> None:
+def test_the_demo_across_new_sessions_a_kill_and_a_restart(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    config = tmp_path / "switchboard.toml"
+    config.write_text(config.read_text().split("[admin]")[0])  # no admin: the console is off
     terminal.start()
-    terminal.wait_for_line("you>")
+    assert ADMIN_OFF in terminal.wait_for_line("you>"), "the banner says how to turn it on"
     demo(terminal, times=1)
 
     terminal.type("work 3")
@@ -117,7 +144,10 @@ def test_the_demo_across_new_sessions_a_kill_and_a_restart(terminal: Terminal) -
     terminal.wait_for_line("you>")
     demo(terminal, times=2)
 
-    terminal.keys("C-c")  # nothing runs: Ctrl-C quits
+    terminal.keys("C-c")  # nothing runs: a second Ctrl-C quits
+    terminal.wait_for(HOW_TO_QUIT)
+    assert terminal.exit_status() is None
+    terminal.keys("C-c")
     assert terminal.wait_exit() == 0
     shown = terminal.screen()
     assert "could not finish" not in shown and "Traceback" not in shown
