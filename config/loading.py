@@ -7,6 +7,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,17 @@ ENV_PATH = "SWITCHBOARD_CONFIG"
 # `${NAME}` is filled from the environment; `$${NAME}` is the literal text `${NAME}`.
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FILLED = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*\})")  # the `$` of each `${NAME}`
+# In place of an unset secret where none is used: passes for a token (long, URL-safe).
+STAND_IN = "unset-in-this-environment"
+
+
+@dataclass(frozen=True, slots=True)
+class _Unset:
+    name: str
+    where: tuple[Any, ...]  # the key that uses it
+
+    def __str__(self) -> str:
+        return f"{self.name} (used by {_key_path(self.where)})"
 
 
 def literal(text: str) -> str:
@@ -36,6 +48,27 @@ def load(path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConf
     """The config at `path`; `${NAME}`s come from the environment, else from the env file
     beside it (`bot.toml` -> `bot.env`, as `switchboard init` writes it), if there is one."""
     return parse(read_text(path), path, {**env_file(path), **environ})
+
+
+def load_for_reading(
+    path: Path, environ: Mapping[str, str] = os.environ
+) -> tuple[SwitchboardConfig, list[str]]:
+    """The config for a command that only reads the store (`status`), and the variables it
+    uses that are unset here. Those are tokens and keys such a command never sends, so each
+    is filled with a stand-in; one that `[storage]` uses is still an error (the store is what
+    it reads), and so is any the stand-in does not pass for."""
+    environ = {**env_file(path), **environ}
+    text = read_text(path)
+    unset: list[_Unset] = []
+    _expand(_toml(text, path), environ, (), unset)
+    if not unset or any(u.where[:1] == ("storage",) for u in unset):
+        return parse(text, path, environ), []
+    stand_ins = {u.name: STAND_IN for u in unset}
+    try:
+        config = parse(text, path, {**environ, **stand_ins})
+    except ConfigError:  # a stand-in is not a value this key takes: the variable is needed
+        return parse(text, path, environ), []  # raises, naming the unset variables
+    return config, sorted(stand_ins)
 
 
 def env_file_of(path: Path) -> Path:
@@ -65,13 +98,13 @@ def env_file(path: Path) -> dict[str, str]:
 
 def parse(text: str, path: Path, environ: Mapping[str, str] = os.environ) -> SwitchboardConfig:
     """Validate config text; `path` only names the source in error messages."""
-    missing: list[str] = []
+    missing: list[_Unset] = []
     expanded = _expand(_toml(text, path), environ, (), missing)
     if missing:
         raise ConfigError(
             "\n".join(
                 [f"{path}: {len(missing)} environment variable(s) not set:"]
-                + [f"  - {line}" for line in missing]
+                + [f"  - {unset}" for unset in missing]
                 + ["Set them, or write the values in the file ($${NAME} is a literal ${NAME})."]
             )
         )
@@ -121,9 +154,9 @@ def _toml(text: str, path: Path) -> dict[str, Any]:
 
 
 def _expand(
-    value: Any, environ: Mapping[str, str], where: tuple[Any, ...], missing: list[str]
+    value: Any, environ: Mapping[str, str], where: tuple[Any, ...], missing: list[_Unset]
 ) -> Any:
-    """Fill `${NAME}`s; each unset variable is described in `missing`."""
+    """Fill `${NAME}`s; each use of an unset variable is added to `missing`."""
     if isinstance(value, dict):
         return {k: _expand(v, environ, (*where, k), missing) for k, v in value.items()}
     if isinstance(value, list):
@@ -135,7 +168,7 @@ def _expand(
             if escaped:
                 return f"${{{name}}}"
             if name not in environ:
-                missing.append(f"{name} (used by {_key_path(where)})")
+                missing.append(_Unset(name, where))
                 return ""
             return environ[name]
 

@@ -14,6 +14,7 @@ from adapters.server.init_cli import add_parser as add_init_parser
 from adapters.server.pairing_cli import add_parser as add_pairing_parser
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
+from config.loading import load_for_reading
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +33,10 @@ def _main(argv: list[str] | None) -> int:
 
         return init_command(args, path)
     try:
+        if args.command == "status":  # it reads the store: a token left unset does not stop it
+            from adapters.server.status_cli import status_command
+
+            return status_command(*load_for_reading(path))
         config = load(path)
         return _command(args.command)(args, path, config)
     except SwitchboardError as exc:  # a config error, a database another process holds, ...
@@ -40,6 +45,12 @@ def _main(argv: list[str] | None) -> int:
 
 
 Command = Callable[[argparse.Namespace, Path, SwitchboardConfig], int]
+RUN_KEYS = (
+    "SIGTERM stops it (queued and running work resumes on the next start). In the terminal "
+    "chat ([console] in the config): Ctrl-C stops the agent's turn, or clears a half-typed "
+    "line, or, pressed twice on an empty line, quits; Ctrl-D quits at once (a turn under way "
+    "resumes on the next start). Without a terminal chat, Ctrl-C stops it as SIGTERM does."
+)
 
 
 def _command(name: str) -> Command:
@@ -56,10 +67,6 @@ def _command(name: str) -> Command:
         from adapters.server.pairing_cli import pairing_command
 
         return lambda args, path, config: pairing_command(args, config)
-    if name == "status":
-        from adapters.server.status_cli import status_command
-
-        return lambda args, path, config: status_command(config)
     from adapters.server.run_cli import run_command
 
     return run_command
@@ -73,22 +80,33 @@ def _parser() -> argparse.ArgumentParser:
         "--config",
         metavar="PATH",
         default=argparse.SUPPRESS,
-        help=f"the config file (else ${ENV_PATH}, else {DEFAULT_PATH})",
+        help=(
+            f"the config file (else ${ENV_PATH}, else {DEFAULT_PATH}: the offline demo; "
+            f"`switchboard init` writes config/bot.toml)"
+        ),
     )
     parser = argparse.ArgumentParser(
-        prog="switchboard", description="Run AI agents from Slack and Telegram.", parents=[config]
+        prog="switchboard",
+        description=(
+            "Run AI agents from Slack and Telegram. `switchboard run` alone chats with the "
+            f"offline demo ({DEFAULT_PATH}) in this terminal; `switchboard init` writes your "
+            "bot's config to config/bot.toml, run with `switchboard run --config "
+            "config/bot.toml`."
+        ),
+        parents=[config],
     )
     parser.add_argument(
         "--version", action="version", version=f"switchboard {version('switchboard')}"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, text in (
-        ("run", "serve every configured workspace in one process, until SIGTERM or Ctrl-C"),
+        ("run", "serve every configured workspace in one process, until stopped"),
         ("check-config", "validate the config file and summarize it; exit 2 if it is wrong"),
         ("status", "whether Switchboard runs, what each session does now, what failed"),
         ("reload", "check the config file, then have the running process apply it (SIGHUP)"),
     ):
-        command = sub.add_parser(name, parents=[config], help=text, description=text)
+        described = f"{text}. {RUN_KEYS}" if name == "run" else text
+        command = sub.add_parser(name, parents=[config], help=text, description=described)
         if name == "reload":
             add_pairing_parser(sub, config)
             add_init_parser(sub, config)

@@ -85,14 +85,14 @@ async def pairing_lines(records: Any, now: float) -> list[str]:
     """Pending codes (workspace, platform, sender, age) and paired senders, for `pairing
     list` and `status`."""
     pending = await records.pending(now)
-    lines = [f"pending pairing codes: {len(pending)}"]
+    lines = [f"Pairing codes waiting for approval: {len(pending) or 'none.'}"]
     lines += [
         f"  {r.code}  {r.workspace_id} {r.platform} {r.sender_id}"
         f" ({r.sender_name or 'no name'}), {round((now - r.created_at) / 60)} min ago"
         for r in pending
     ]
     paired = await records.all_paired()
-    lines.append(f"paired operators: {len(paired)}")
+    lines.append(f"Paired operators: {len(paired) or 'none.'}")
     lines += [
         f"  {p.workspace_id} {p.platform} {p.sender_id} ({p.sender_name or 'no name'}),"
         f" approved by {p.approved_by}"

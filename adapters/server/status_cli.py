@@ -47,6 +47,10 @@ UNDELIVERED = "  Undelivered notifications: {count}"
 UNDELIVERED_NONE = "  Undelivered notifications: none."
 UNDELIVERED_LINE = "    - {summary} (from {agent}; {status})"
 NO_DATABASE = "Switchboard is not running, and has not run here yet: no database at {path}."
+RECEIVED = "Received, not yet handled: {count}{oldest}."
+RECEIVED_OLDEST = " (the oldest {ago} ago)"
+LEASE = "Lease {name}: held by {holder} (fence {fence}), {state}."
+UNSET = "Not set here, and not needed to read the status: {names}."
 
 
 def no_database(config: SwitchboardConfig) -> str | None:
@@ -56,8 +60,12 @@ def no_database(config: SwitchboardConfig) -> str | None:
     return None
 
 
-def status_command(config: SwitchboardConfig) -> int:
+def status_command(config: SwitchboardConfig, unset: Sequence[str] = ()) -> int:
+    """`unset`: the variables the config names that this environment lacks (tokens and keys
+    that reading the store does not use), said last."""
     print(no_database(config) or asyncio.run(status(config)))
+    if unset:
+        print(UNSET.format(names=", ".join(unset)))
     return 0
 
 
@@ -158,7 +166,8 @@ async def _undelivered(store: Store, bridge_store: BridgeStore, workspace_id: st
 
 
 async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
-    """What the door process stored that the main process has not handled yet."""
+    """What the door process received and stored that the main process has not handled
+    yet (Slack and Telegram requests: `intake.py`)."""
     from adapters.intake.inbox import InboxReader, inbox_path
 
     path = inbox_path(Path(config.storage.path))
@@ -169,8 +178,8 @@ async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
         count, oldest = await inbox.backlog()
     finally:
         inbox.close()
-    since = f", the oldest from {now - oldest:.0f} s ago" if oldest is not None else ""
-    return [f"intake: {count} request(s) stored, not yet handled{since}"]
+    since = RECEIVED_OLDEST.format(ago=duration(now - oldest)) if oldest is not None else ""
+    return [RECEIVED.format(count=count or "none", oldest=since if count else "")]
 
 
 def lease_lines(leases: Sequence[Lease], now: float) -> list[str]:
@@ -179,5 +188,7 @@ def lease_lines(leases: Sequence[Lease], now: float) -> list[str]:
     for lease in leases:
         left = lease.expires_at - now
         state = f"expires in {left:.1f} s" if left >= 0 else f"expired {-left:.1f} s ago (free)"
-        lines.append(f"lease {lease.name}: {lease.holder}, fence {lease.fence}, {state}")
+        lines.append(
+            LEASE.format(name=lease.name, holder=lease.holder, fence=lease.fence, state=state)
+        )
     return lines

@@ -38,6 +38,16 @@ def test_version_and_a_bare_command() -> None:
     assert all(f"\n    {command}" in listed for command in COMMANDS), listed
 
 
+def test_the_help_says_where_init_writes_and_what_each_key_does() -> None:
+    top = " ".join(switchboard("--help").stdout.split())  # argparse's wrapping undone
+    assert "else config/switchboard.toml: the offline demo; `switchboard init` writes" in top
+    assert "config/bot.toml" in top
+    run = " ".join(switchboard("run", "--help").stdout.split())
+    assert "SIGTERM stops it" in run and "until SIGTERM or Ctrl-C" not in run
+    assert "In the terminal chat ([console] in the config): Ctrl-C stops the agent's turn" in run
+    assert "pressed twice on an empty line, quits; Ctrl-D quits at once" in run
+
+
 @pytest.mark.parametrize("before", [False, True], ids=["after", "before"])
 def test_check_config_takes_config_before_or_after(tmp_path: Path, before: bool) -> None:
     config = a_config(tmp_path)
@@ -94,7 +104,7 @@ def test_a_missing_file_says_how_to_name_one(tmp_path: Path, command: str) -> No
     )
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", ["run", "check-config"])
 def test_a_missing_variable_is_named(tmp_path: Path, command: str) -> None:
     text = DEFAULT.replace('"You are a helpful operations agent."', '"You serve ${TEAM_NAME}."')
     config = a_config(tmp_path, text)
@@ -106,6 +116,24 @@ def test_a_missing_variable_is_named(tmp_path: Path, command: str) -> None:
         "Set them, or write the values in the file ($${NAME} is a literal ${NAME}).\n"
     )
     assert not (tmp_path / "sb.db").exists(), "nothing started"
+
+
+def test_status_needs_no_secret_but_the_database_it_reads(tmp_path: Path) -> None:
+    secret = '\n[admin]\ntoken = "${ADMIN_TOKEN}"\n'
+    config = a_config(tmp_path, DEFAULT.replace('"You are', '"${TEAM_NAME}: you are') + secret)
+    result = switchboard("status", "--config", config)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        f"Switchboard is not running, and has not run here yet: no database at"
+        f" {tmp_path / 'sb.db'}.\n"
+        "Not set here, and not needed to read the status: ADMIN_TOKEN, TEAM_NAME.\n"
+    )
+    where = config.read_text().replace(str(tmp_path), "${DATA}")
+    config.write_text(where)
+    result = switchboard("status", "--config", config)
+    assert result.returncode == 2 and "  - DATA (used by storage.path)\n" in result.stderr
+    assert "  - ADMIN_TOKEN (used by admin.token)\n" in result.stderr, "every one, as before"
+    assert switchboard("status", "--config", config, env={"DATA": str(tmp_path)}).returncode == 0
 
 
 def test_check_config_says_where_the_admin_console_is(tmp_path: Path) -> None:

@@ -190,7 +190,7 @@ async def test_acks_while_the_main_process_is_frozen_and_nothing_is_lost_when_it
         await until(lambda: not alive(doors), 10)  # it goes with the main process
         assert anthropic_api.requests == [], "nothing was handled while the main process slept"
         status = switchboard("status", "--config", path)
-        assert "intake: 5 request(s) stored, not yet handled" in status.stdout, (
+        assert "Received, not yet handled: 5 (the oldest " in status.stdout, (
             status.stdout + status.stderr
         )
     finally:

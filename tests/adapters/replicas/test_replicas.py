@@ -150,7 +150,7 @@ async def test_status_and_metrics_say_which_replica_is_active(fleet: Fleet) -> N
     assert done.stdout.startswith("Switchboard is running: replica replica-a is active on "), (
         done.stdout
     )
-    assert "lease active: replica-a, fence 1, expires in" in done.stdout
+    assert "Lease active: held by replica-a (fence 1), expires in" in done.stdout
 
 
 async def test_a_clean_stop_gives_the_lease_up_for_a_standby_to_take_at_once(
