@@ -211,10 +211,10 @@ UNDELIVERED_WORDS = {
 }
 DOING_THINKING = "thinking (model call)"
 DOING_TOOL = "running tool `{tool}`"
-DOING_APPROVAL = "waiting for {whom} approval of `{tool}`"
-APPROVER_YOU = "your"
-APPROVER_NAMED = "{who}\u2019s"
-APPROVER_ANY = "an operator\u2019s"
+DOING_APPROVAL = "waiting for {whom} to approve `{tool}`"  # no possessive: any id reads right
+APPROVER_YOU = "you"
+APPROVER_NAMED = "{who}"
+APPROVER_ANY = "an operator"
 DOING_CHILD = "waiting for its child agent {child}"
 DOING_QUEUED = "queued, about to start"
 DOING_INTERRUPTED = "stopped mid-turn when Switchboard stopped; it goes on at the next start"

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import aiohttp
 
+from config import load
+from config.schema import BUILTIN_TOOLS
 from runtime import EventType
+from tests.adapters.approvals.telegram_approvals import deploy_tool
 from tests.adapters.cli_process import run_to_end
 from tests.adapters.console_harness import ConsoleHarness, config_file, make_config
 from tests.adapters.test_metrics import parse, value
@@ -40,9 +43,12 @@ async def test_healthz_and_metrics(
 async def test_status_says_whether_switchboard_runs_and_what_each_session_does(
     anthropic_api: FakeAnthropic, db_path: Path
 ) -> None:
-    """`switchboard status` as the admin types it, while a turn runs, then once it stopped."""
-    file = config_file(db_path, anthropic_api)
-    console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
+    """`switchboard status` as the admin types it, while a turn runs, while one waits for the
+    console's operator (whose id is `you`) to approve a call, then once it stopped."""
+    deploy = deploy_tool(db_path.parent)
+    agent_tools = (*BUILTIN_TOOLS, "deploy")
+    file = config_file(db_path, anthropic_api, agent_tools=agent_tools, tools=[deploy])
+    console = await ConsoleHarness(load(file)).start()
     try:
         console.type("hello")
         await console.expect("agent> ok")
@@ -59,8 +65,19 @@ async def test_status_says_whether_switchboard_runs_and_what_each_session_does(
         assert "  - console \u00b7 you \u00b7 assistant \u00b7 running tool `sleep` for " in out
         assert "Deliveries: 1 delivered." in out, "hello's answer"
         assert "  Undelivered notifications: none." in out
+        assert "Pairing codes waiting for approval: none.\nPaired operators: none.\n" in out
         console.type("/stop")
         await console.expect("Stopped.")
+        anthropic_api.script = [tools(("deploy", {"host": "web-1"})), text("deployed")]
+        console.type("deploy web-1")
+        await console.expect("approve?> ")
+
+        code, out = await run_to_end("status", "--config", file)
+
+        waits = "waiting for you to approve `deploy` for "  # `you`: the console's operator
+        assert f"  - console \u00b7 you \u00b7 assistant \u00b7 {waits}" in out, out
+        console.type("/deny")
+        await console.expect("agent> deployed")
         await console.app.bridge.settle()
     finally:
         await console.close()

@@ -1,5 +1,5 @@
 """`/status` in a Telegram chat while the agent works, as the operator reads it on a phone:
-what it does now in words (the tool it runs, the call it waits for their approval of, the
+what it does now in words (the tool it runs, the call it waits for them to approve, the
 child agent it waits for), for how long, its queue and what its queue mode means; no run
 ids, no internal state names. Telegram shows a tool's name as code (the answer's markdown,
 in the Bot API's HTML)."""
@@ -72,7 +72,7 @@ async def test_status_says_what_the_agent_does_now_in_words(
 
         status = await status_of(app, telegram_api)
 
-        assert status.startswith("assistant: waiting for your approval of <code>deploy</code> for ")
+        assert status.startswith("assistant: waiting for you to approve <code>deploy</code> for ")
         assert status.split("\n")[1].startswith("This turn has run for "), status
 
         telegram_api.push_message("/deny", user=ALICE)
@@ -95,7 +95,7 @@ async def test_status_says_what_the_agent_does_now_in_words(
 
         first, second, *_ = status.split("\n")
         assert first.startswith("assistant: waiting for its child agent assistant/child-1 for ")
-        waits = "Child agent assistant/child-1: waiting for your approval of <code>deploy</code>"
+        waits = "Child agent assistant/child-1: waiting for you to approve <code>deploy</code>"
         assert second.startswith(waits), status
     finally:
         await app.stop()

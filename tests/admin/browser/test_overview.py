@@ -126,5 +126,5 @@ async def test_the_first_page_says_what_runs_waits_and_failed_live_by_conversati
     rows = page.locator("#sessions tr[data-session]")
     await expect(rows.locator("a.session")).to_have_text([OPS, DM])  # by name, oldest first
     await expect(rows.filter(has_text=OPS).locator('[data-field="doing"]')).to_contain_text(
-        "waiting for user1001\u2019s approval of deploy for "
+        "waiting for user1001 to approve deploy for "
     )

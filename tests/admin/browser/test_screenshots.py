@@ -86,9 +86,7 @@ async def test_the_overview_and_a_session_waiting_running_and_finished(
     deploy = tools(("deploy", {"release": "1.4", "host": "db1"}), say="Deploying 1.4 to db1.")
     anthropic_api.script = [deploy, text(DEPLOYED)]
     telegram_api.push_message("deploy release 1.4 to db1", user=OPERATOR)
-    await expect(doing).to_have_text(
-        re.compile(r"^waiting for .+\u2019s approval of deploy for \d+ s$")
-    )
+    await expect(doing).to_have_text(re.compile(r"^waiting for .+ to approve deploy for \d+ s$"))
     await page.reload()
     waiting = newest.locator('li.call[data-outcome="waiting for approval"]')
     await waiting.locator("summary").click()

@@ -27,7 +27,7 @@ from tests.topology import Topology
 pytestmark = LOOP
 
 DM = f"Telegram, DM with user{OPERATOR}"  # the fake names alice "user1001"
-WAITS = re.compile(rf"^waiting for user{OPERATOR}\u2019s approval of deploy for \d+ s$")
+WAITS = re.compile(rf"^waiting for user{OPERATOR} to approve deploy for \d+ s$")
 MOST_PX = 2_000  # the page of three turns with tool calls (it was 11,900 px of JSON)
 
 
