@@ -118,6 +118,9 @@ class InboundMessage:
     provenance: Provenance = field(default_factory=Provenance)
     # Files that came with it, by reference; `Runtime.submit` stores their bytes with it.
     attachments: tuple[AttachmentBlock, ...] = ()
+    # At most this many model rounds for the turn it starts (a schedule's own cap); None: the
+    # runtime's.
+    max_rounds: int | None = None
 
     @property
     def authority_class(self) -> AuthorityClass:

@@ -98,6 +98,7 @@ class Turn:
         agent: AgentSpec,
         handle: RunHandle,
         transcript: Transcript,
+        max_rounds: int | None = None,
     ) -> None:
         self.deps = deps
         self.session = session
@@ -119,6 +120,8 @@ class Turn:
         )
         self.usage = Usage()
         self.rounds = 0
+        # A message may cap its turn lower than the runtime does (a schedule's max_rounds).
+        self.max_rounds = min(deps.max_rounds, max_rounds or deps.max_rounds)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -145,11 +148,11 @@ class Turn:
         while True:
             round_no += 1
             self.handle.raise_if_stopped()
-            if round_no > self.deps.max_rounds:
+            if round_no > self.max_rounds:
                 return TurnOutcome(
                     RunStatus.FAILED,
                     "",
-                    f"the turn did not finish within {self.deps.max_rounds} rounds",
+                    f"the turn did not finish within {self.max_rounds} rounds",
                 )
             self.rounds = round_no
             if round_no > 1:

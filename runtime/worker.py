@@ -110,7 +110,9 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         transcript.files.update(await rt.store.files([a.id for a in row.attachments()]))
     outcome: TurnOutcome | None = None  # None: the process stopped while it ran
     try:
-        outcome = await Turn(rt.turn_deps, session, agent, handle, transcript).run()
+        caps = [e.message.max_rounds for e in entries if e.message.max_rounds is not None]
+        turn = Turn(rt.turn_deps, session, agent, handle, transcript, min(caps, default=None))
+        outcome = await turn.run()
     except asyncio.CancelledError:
         raise  # shutdown: the run stays "running" and is recovered on the next open
     except Exception as exc:

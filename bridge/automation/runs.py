@@ -56,6 +56,7 @@ class Source:
     agent: str
     session: Literal["own", "fresh"]
     deliver: str
+    max_rounds: int
     heartbeat: bool = False
 
     @property
@@ -169,6 +170,7 @@ class Runs:
             trust=Trust.TRUSTED_INTEGRATION if trigger else Trust.TRUSTED_SYSTEM,
             priority=Priority.NORMAL,
             delivery_surface=SILENT if source.deliver == SILENT else "chat",
+            max_rounds=source.max_rounds,
             provenance=Provenance(
                 sender=f"{source.kind.value} {source.automation_id}",
                 surface=surface,

@@ -250,6 +250,7 @@ class Schedules:
             schedule.agent,
             schedule.session,
             schedule.deliver,
+            schedule.max_rounds,
             heartbeat=schedule.kind == "heartbeat",
         )
         try:

@@ -84,6 +84,7 @@ class Triggers:
             trigger.agent,
             trigger.session,
             trigger.deliver,
+            trigger.max_rounds,
         )
         fire = Fire(event_text(trigger, event), event.delivery_id, event.received_at)
         try:

@@ -58,6 +58,7 @@ def entry(r: Row) -> QueueEntry:
         admission_context=r["admission_context"],
         provenance=Provenance.from_json(json.loads(r["provenance"])),
         attachments=tuple(ATTACHMENTS.validate_json(r["attachments"])),
+        max_rounds=r["max_rounds"],
     )
     return QueueEntry(
         id=r["id"],

@@ -166,7 +166,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX transcript_run ON transcript(run_id, role, id);
     """,
     # 8: wake-ups an agent scheduled for its session (issue 31): pending until they fire
-    # (in the transaction that stores the message they become) or are cancelled.
+    # (in the transaction that stores the message they become) or are cancelled. A message
+    # may cap the model rounds of the turn it starts (a schedule's max_rounds).
     """
     CREATE TABLE wakeups (
         id TEXT PRIMARY KEY,
@@ -182,5 +183,6 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX wakeups_pending ON wakeups(status, due_at) WHERE status = 'pending';
     CREATE INDEX wakeups_session ON wakeups(session_id, due_at);
+    ALTER TABLE messages ADD COLUMN max_rounds INTEGER;
     """,
 ]

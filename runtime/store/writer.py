@@ -116,8 +116,8 @@ class Writer:
         self._execute(
             "INSERT INTO messages (seq, id, session_id, kind, origin, trust, authority_class,"
             " priority, text, delivery_surface, admission_context, provenance, status,"
-            " created_at, updated_at, attachments)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at, attachments, max_rounds)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 seq,
                 message_id,
@@ -135,6 +135,7 @@ class Writer:
                 now,
                 now,
                 dumps([a.model_dump(mode="json") for a in m.attachments]),
+                m.max_rounds,
             ),
         )
         return seq

@@ -11,7 +11,7 @@ from typing import Any
 
 from config.automation import HEARTBEAT_OK
 from tests.adapters.telegram_harness import start_app
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 
@@ -84,5 +84,23 @@ async def test_a_heartbeat_with_nothing_to_report_says_nothing(
         assert HEARTBEAT_OK in asked(anthropic_api.requests[0])
         outcomes = [r.outcome for r in await app.bridge.automation.recent_runs("acme")]
         assert "quiet" in outcomes and "completed" in outcomes
+    finally:
+        await app.stop()
+
+
+async def test_a_schedules_max_rounds_ends_a_run_that_would_go_on(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.responder = lambda body: tools(("notify_operator", {"message": "still going"}))
+    hourly = schedule(id="hourly", every="1h", prompt="Tidy up.", max_rounds=2)
+    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [hourly]})
+    try:
+        await app.bridge.automations.run_now("acme", "hourly", "alice")
+        await until(lambda: any("within 2 rounds" in m for m in telegram_api.chat(ALICE_CHAT)), 20)
+        assert len(anthropic_api.requests) == 2
+        [failed] = [m for m in telegram_api.chat(ALICE_CHAT) if "within 2 rounds" in m]
+        assert failed.startswith("From schedule hourly")
+        [run] = await app.bridge.automation.recent_runs("acme")
+        assert run.outcome == "failed" and "2 rounds" in (run.detail or "")
     finally:
         await app.stop()
