@@ -18,6 +18,7 @@ from bridge.store.automation import run_ended
 from bridge.types import DeliveryKind, Route
 from runtime import Origin, Runtime
 from runtime.events import Event
+from runtime.notifications import summarize
 from runtime.payloads import (
     ApprovalDecided,
     ApprovalRequested,
@@ -174,7 +175,8 @@ class Dispatcher:
         self, event: Event, message_id: str, answer: Answer, error: str | None
     ) -> None:
         """A scheduled or triggered run ended: its outcome kept with its run, its answer (if
-        any) delivered under a line naming what started it."""
+        any) delivered under a line naming what started it. A reply to that answer reaches
+        the run's session, as a reply to a notification reaches the agent that raised it."""
         route = None
         if answer.text is not None:
             route = await self._router.resolve(event.session_id or "", event.run_id)
@@ -186,7 +188,13 @@ class Dispatcher:
                 )
                 tx.emit(unroutable, event.session_id, event.run_id)
             elif answer.text is not None and route is not None:
-                tx.enqueue(self._intent_id(event), route, DeliveryKind.TURN_RESULT, answer.text)
+                intent_id = self._intent_id(event)
+                tx.enqueue(intent_id, route, DeliveryKind.TURN_RESULT, answer.text)
+                session_id = event.session_id or ""
+                agent_id = self._runtime.session(session_id).agent_id
+                summary = summarize(answer.summary)
+                post = NotificationPost(answer.post_id, session_id, agent_id, agent_id, summary)
+                tx.route_notification(answer.post_id, intent_id, post)
             self._advance(tx, event)
 
     async def _notification(self, event: Event, notification: NotificationRequested) -> None:

@@ -186,6 +186,8 @@ class Answer:
 
     text: str | None
     outcome: RunOutcome
+    post_id: str = ""  # what a reply to it names ("schedule morning-check, 2026-...")
+    summary: str = ""  # the answer's own words
 
 
 def source_label(first: QueueEntry) -> str | None:
@@ -212,7 +214,8 @@ def answer_of(first: QueueEntry, status: RunStatus, text: str) -> Answer | None:
         return Answer(None, RunOutcome.QUIET)
     if first.message.delivery_surface == SILENT or not text.strip():
         return Answer(None, outcome)
-    return Answer(f"{started_by}\n\n{text}", outcome)
+    key = provenance.correlation_id or first.id
+    return Answer(f"{started_by}\n\n{text}", outcome, f"{provenance.sender} {key}", text)
 
 
 def _fields(run: AutomationRun) -> dict[str, object]:

@@ -104,3 +104,23 @@ async def test_a_schedules_max_rounds_ends_a_run_that_would_go_on(
         assert run.outcome == "failed" and "2 rounds" in (run.detail or "")
     finally:
         await app.stop()
+
+
+async def test_a_reply_to_a_scheduled_answer_reaches_that_runs_session(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    answers = [text("Two builds are stuck."), text("Restarted both.")]
+    anthropic_api.responder = lambda body: answers.pop(0)
+    hourly = schedule(id="builds", every="1h", prompt="Check the builds.")
+    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [hourly]})
+    try:
+        await app.bridge.automations.run_now("acme", "builds", "alice")
+        await until(lambda: any("stuck" in m for m in telegram_api.chat(ALICE_CHAT)), 20)
+        answer = next(m for m in telegram_api.posted.values() if "stuck" in m["text"])
+        telegram_api.push_message("restart them", user=ALICE_CHAT, reply_to_message=answer)
+        await until(lambda: any("Restarted both." in m for m in telegram_api.chat(ALICE_CHAT)), 20)
+    finally:
+        await app.stop()
+    followed = json.dumps(anthropic_api.requests[1]["messages"])
+    assert "Check the builds." in followed, "the reply went to another session"
+    assert "restart them" in followed and "schedule builds" in followed
