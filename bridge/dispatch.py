@@ -165,6 +165,11 @@ class Dispatcher:
         automated = answer_of(first, finished.outcome, text) if first else None
         if first is not None and automated is not None:
             await self._automated(event, first.id, automated, finished.error)
+            workspace = self._router.workspace_of_session(session_id)
+            kind = (first.message.provenance.sender or "").partition(" ")[0]
+            self._metrics.automation_runs.inc(
+                workspace=workspace.id if workspace else "", kind=kind, outcome=automated.outcome
+            )
             return
         if not text.strip():
             return

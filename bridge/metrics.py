@@ -72,8 +72,9 @@ class Metrics:
         )
         self.automation_runs = LabelledCounter(
             "switchboard_automation_runs_total",
-            "Runs of schedules and triggers, by workspace, kind (schedule, trigger) and outcome "
-            "(started, or skipped while the previous run was still going).",
+            "Runs of schedules and triggers, by workspace, kind (schedule, trigger) and outcome: "
+            "started or skipped (the previous run still going) when due; completed, quiet (a "
+            "heartbeat with nothing to report), failed or stopped when it ends.",
             ("workspace", "kind", "outcome"),
             r,
         )

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from config.automation import HEARTBEAT_OK
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
@@ -84,6 +86,12 @@ async def test_a_heartbeat_with_nothing_to_report_says_nothing(
         assert HEARTBEAT_OK in asked(anthropic_api.requests[0])
         outcomes = [r.outcome for r in await app.bridge.automation.recent_runs("acme")]
         assert "quiet" in outcomes and "completed" in outcomes
+        url = f"http://127.0.0.1:{app.port}/metrics"
+        async with aiohttp.ClientSession() as http, http.get(url) as answer:
+            metrics = await answer.text()
+        for outcome in ("started", "quiet", "completed"):
+            labels = f'kind="schedule",outcome="{outcome}",workspace="acme"'
+            assert f"switchboard_automation_runs_total{{{labels}}}" in metrics, outcome
     finally:
         await app.stop()
 
