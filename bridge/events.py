@@ -36,6 +36,10 @@ class AdminActionKind(StrEnum):
     REROUTE_NOTIFICATION = "reroute_notification"
     EDIT_CONFIG = "edit_config"  # a workspace's settings, from the console
     RELOAD_CONFIG = "reload_config"  # the whole file read again, from the console
+    PAUSE_SCHEDULE = "pause_schedule"
+    RESUME_SCHEDULE = "resume_schedule"
+    RUN_SCHEDULE = "run_schedule"  # once, now
+    CANCEL_WAKEUP = "cancel_wakeup"  # a wake-up an agent set
 
 
 class InboundRefused(Payload):

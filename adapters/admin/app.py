@@ -14,6 +14,7 @@ from adapters.admin.pages import (
     notifications,
     overview,
     pairing,
+    schedules,
     session,
     settings,
 )
@@ -34,6 +35,7 @@ def admin_app(deps: AdminDeps) -> web.Application:
         deliveries,
         notifications,
         approvals,
+        schedules,
         pairing,
         settings,
     )

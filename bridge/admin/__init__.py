@@ -15,6 +15,7 @@ from bridge.admin.records import (
     SessionRow,
     TurnView,
 )
+from bridge.admin.schedules import ScheduleBoard, ScheduleSteering, read_schedules
 from bridge.admin.steer import Steering
 from bridge.admin.view import AdminView
 from runtime import QueueMode  # what `Steering.set_queue_mode` takes
@@ -33,6 +34,8 @@ __all__ = [
     "Paged",
     "QueueMode",
     "Ref",
+    "ScheduleBoard",
+    "ScheduleSteering",
     "SessionDetail",
     "SessionRow",
     "Steering",
@@ -41,4 +44,5 @@ __all__ = [
     "live_boards",
     "live_sessions",
     "read_board",
+    "read_schedules",
 ]

@@ -55,6 +55,10 @@ _ADMIN_ACTIONS = {
     AdminActionKind.REROUTE_NOTIFICATION: "sent a notification",
     AdminActionKind.EDIT_CONFIG: "changed the workspace's settings",
     AdminActionKind.RELOAD_CONFIG: "reloaded the config file",
+    AdminActionKind.PAUSE_SCHEDULE: "paused a schedule",
+    AdminActionKind.RESUME_SCHEDULE: "resumed a schedule",
+    AdminActionKind.RUN_SCHEDULE: "ran a schedule now",
+    AdminActionKind.CANCEL_WAKEUP: "cancelled a wake-up",
 }
 
 
