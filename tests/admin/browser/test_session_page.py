@@ -161,12 +161,21 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
     await turn(anthropic_api, telegram_api, "hello")
     session = acme_session(app)
     await console.log_in(ACME_TOKEN)
-    tabs = ["Overview", "Deliveries", "Notifications", "Approvals", "Pairing", "Settings"]
+    tabs = [
+        "Overview",
+        "Deliveries",
+        "Notifications",
+        "Approvals",
+        "Schedules",
+        "Pairing",
+        "Settings",
+    ]
     for path, here in (
         ("/w/acme/config", "Settings"),
         (f"/w/acme/sessions/{session}", "Overview"),
         (f"/w/acme/sessions/{session}/audit", "Overview"),
         ("/w/acme/deliveries", "Deliveries"),
+        ("/w/acme/schedules", "Schedules"),
     ):
         await console.open(path)
         nav = page.locator("nav.sub")
