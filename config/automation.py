@@ -6,9 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
-from config.admin import strong
+from config.admin import MIN_TOKEN_CHARS, TOKEN_HINT
 from config.strict import Strict
 from config.timing import ActiveHours, Timing, check_cron, jitter_for, parse_duration, zone
 
@@ -21,6 +28,9 @@ HEARTBEAT_PROMPT = (
     "Heartbeat: check on what you are looking after. If nothing needs an operator's attention, "
     f"answer with exactly {HEARTBEAT_OK} and nothing else; otherwise say what needs it."
 )
+
+MAX_EVERY_S = 366 * 86_400.0
+TIMES = 'cron = "0 9 * * 1-5", every = "15m" or at = "2026-12-01T09:00:00+01:00"'
 
 Deliver = Annotated[str, Field(min_length=1, max_length=64)]
 """"primary", an operator id, or "silent" (only the agent's notifications reach anyone)."""
@@ -54,7 +64,23 @@ class ScheduleConfig(Strict):
     def _every(cls, text: str | None) -> str | None:
         if text is not None and parse_duration(text) < 1:
             raise ValueError(f"every = {text!r} is under a second; the shortest is 1s")
+        if text is not None and parse_duration(text) > MAX_EVERY_S:
+            raise ValueError(
+                f'every = {text!r} is over a year; for rarer runs use cron (e.g. "0 9 1 1 *") or at'
+            )
         return text
+
+    @field_validator("at", mode="wrap")
+    @classmethod
+    def _at(cls, value: object, handler: ValidatorFunctionWrapHandler) -> datetime | None:
+        try:
+            moment: datetime | None = handler(value)
+        except ValidationError:
+            raise ValueError(
+                f"at = {value!r} is not a date and time; write ISO 8601, e.g. "
+                "2026-12-01T09:00:00+01:00 (without the offset it is in `timezone`)"
+            ) from None
+        return moment
 
     @field_validator("active_hours")
     @classmethod
@@ -68,17 +94,29 @@ class ScheduleConfig(Strict):
         given = [k for k in ("cron", "every", "at") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(
-                f"schedule {self.id!r} needs exactly one of cron, every or at (got "
-                f"{', '.join(given) or 'none'})"
+                f"schedule {self.id!r} needs exactly one of cron, every or at (it has "
+                f"{' and '.join(given) or 'none'}): {TIMES}"
             )
         if self.kind == "prompt" and not (self.prompt or "").strip():
-            raise ValueError(f"schedule {self.id!r} needs a prompt: what the agent should do")
-        if self.at is None and self.timing.next_after(datetime.now(self.timing.tz)) is None:
             raise ValueError(
-                f"schedule {self.id!r} never fires: no time matches its cron"
-                + (" inside its active_hours" if self.active_hours else "")
+                f"schedule {self.id!r} needs a prompt: what the agent should do at each run "
+                '(or kind = "heartbeat", which asks the agent to check in)'
             )
+        if self.at is None and self.timing.next_after(datetime.now(self.timing.tz)) is None:
+            raise ValueError(self._never_fires())
         return self
+
+    def _never_fires(self) -> str:
+        when = (
+            f"cron {self.cron!r}" if self.cron else f"every {self.every!r} (counted from 1970 UTC)"
+        )
+        if self.active_hours is None:
+            return f"schedule {self.id!r} never fires: {when} names no time to come; change it"
+        return (
+            f"schedule {self.id!r} never fires: no time of {when} falls inside its "
+            f"active_hours {self.active_hours!r} in {self.timezone}; widen active_hours or "
+            f"change the {'cron' if self.cron else 'every'}"
+        )
 
     @property
     def timing(self) -> Timing:
@@ -118,7 +156,17 @@ class TriggerConfig(Strict):
     max_body_bytes: int = Field(256 * 1024, ge=1, le=4 * 1024 * 1024)
     enabled: bool = True
 
-    _strong = field_validator("secret")(strong)
+    @field_validator("secret")
+    @classmethod
+    def _strong(cls, secret: SecretStr) -> SecretStr:
+        """Anyone who can guess it can wake the agent over HTTP: refuse short ones."""
+        if len(secret.get_secret_value()) < MIN_TOKEN_CHARS:
+            raise ValueError(
+                f"a trigger's secret must be at least {MIN_TOKEN_CHARS} characters; make one "
+                f"with {TOKEN_HINT}, give it to the sender (GitHub: the webhook's Secret) and "
+                "pass it here as ${VAR} from the environment"
+            )
+        return secret
 
 
 def check_automation(
@@ -134,11 +182,14 @@ def check_automation(
     ):
         twice = sorted({i for i in ids if ids.count(i) > 1})
         if twice:
-            raise ValueError(f"{kind} id {twice[0]!r} is defined twice")
+            raise ValueError(
+                f"{kind} id {twice[0]!r} is defined twice; give each {kind} an id of its own"
+            )
     for kind, item in [("schedule", s) for s in schedules] + [("trigger", t) for t in triggers]:
         if item.agent not in agent_ids:
             raise ValueError(
-                f"{kind} {item.id!r}: agent {item.agent!r} is not one of the agents: {agent_ids}"
+                f"{kind} {item.id!r}: agent = {item.agent!r} is not an agent of this "
+                f"workspace; use one of {agent_ids}"
             )
         if item.deliver not in ("primary", "silent", *operator_ids):
             raise ValueError(
