@@ -1,7 +1,8 @@
 """The Schedules tab in a real browser: acme's admin opens it from the workspace's tabs, sees a
 schedule every two seconds that has run, pauses it and resumes it, and each time sees its state
-and its buttons change. With SWITCHBOARD_SCREENSHOTS naming a folder, the page (with a wake-up
-the agent set and the schedule's runs) is also saved there as schedules.png."""
+and its buttons change; the page fits a phone. With SWITCHBOARD_SCREENSHOTS naming a folder,
+the page (with a wake-up the agent set and the schedule's runs) is also saved there as
+schedules.png."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from playwright.async_api import Page, expect
 from adapters.server.app import App
 from tests.adapters.telegram_harness import ALICE
 from tests.admin.browser.chromium import LOOP
-from tests.admin.browser.walk import Console
+from tests.admin.browser.walk import PHONE, Console
 from tests.admin.harness import ACME_TOKEN, start_console
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.slack_api import FakeSlack
@@ -143,3 +144,7 @@ async def test_pause_then_resume_a_schedule_every_two_seconds(
     await expect(after).to_have_text(re.compile(r"UTC$"))
     await expect(resume).to_have_count(0)
     await expect(pause).to_be_visible()
+    await page.set_viewport_size(PHONE)
+    await page.reload()
+    sideways = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    assert await page.evaluate(sideways) <= 0, "the page fits a phone"
