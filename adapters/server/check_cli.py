@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
+from datetime import UTC, datetime
 from pathlib import Path
 
+from adapters.server.check_schedules import schedule_line, trigger_line
 from config import SwitchboardConfig
 from config.loading import variables
 from config.mcp import shown_url
@@ -78,6 +80,8 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
                 which = "all tools" if named is True else ", ".join(named)
                 asks = f", approval of {which} within {m.approval_timeout_s:g}s"
             lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s{asks})")
+        lines += [schedule_line(s, datetime.now(UTC)) for s in w.schedules]
+        lines += [trigger_line(w.id, t, config.server.public_url) for t in w.triggers]
     return "\n".join(lines)
 
 
