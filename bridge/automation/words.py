@@ -18,7 +18,7 @@ OUTCOME_WORDS = {
     RunOutcome.SKIPPED: "skipped (the run before was still going)",
     RunOutcome.COMPLETED: "answered",
     RunOutcome.QUIET: "nothing to report",
-    RunOutcome.FAILED: "failed",
+    RunOutcome.FAILED: "could not finish",
     RunOutcome.STOPPED: "stopped",
 }
 PAUSED = "Schedule {id} is paused: it does not run until /schedules resume {id}."
