@@ -7,6 +7,7 @@ from runtime.transcript import TextBlock, TranscriptMessage
 
 INTERJECTION_HEADER = "[Operator message received while this turn was in progress]"
 TASK_RESULT_HEADER = "[Result from child agent"
+WAKEUP_HEADER = "[Wake-up you scheduled"
 SUMMARY_HEADER = "[Summary of the earlier conversation, compacted to fit the context window]"
 
 

@@ -23,13 +23,13 @@ from runtime.events import Event
 from runtime.ids import new_id
 from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
 from runtime.payloads import WakeupCancelled, WakeupFired, WakeupScheduled
+from runtime.prompts import WAKEUP_HEADER
 from runtime.records import WakeupRecord, WakeupStatus
 from runtime.store import Store, Writer
 from runtime.store import wakeups as stored
 
 log = logging.getLogger(__name__)
 
-WAKEUP_HEADER = "[Wake-up you scheduled"
 RETRY_S = 5.0  # a fire that failed (the store down) is tried again after this
 MAX_NAP_S = 60.0  # the alarm looks at the wall clock at least this often (it may jump)
 MAX_AHEAD_S = 366 * 86_400.0

@@ -116,7 +116,7 @@ def banner(config: SwitchboardConfig, port: int) -> str:
         lines.append(
             "Type a message and press Enter (a paste of several lines is one message; Alt-Enter"
             " starts a new line, Up recalls earlier ones). Try: work 5 (then type while it"
-            " works), notify hello, spawn check the disk, /help. Ctrl-C stops the agent's turn"
-            " or clears the line; Ctrl-D, or Ctrl-C twice, quits."
+            " works), notify hello, spawn check the disk, remind 10s stretch, /help. Ctrl-C"
+            " stops the agent's turn or clears the line; Ctrl-D, or Ctrl-C twice, quits."
         )
     return "\n".join(lines)

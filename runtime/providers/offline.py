@@ -7,6 +7,8 @@ the operator's latest prompt:
 - ``sleep N``     one ``sleep`` call of N seconds
 - ``notify TEXT`` a ``notify_operator`` call
 - ``spawn TASK``  a ``spawn_agent`` call
+- ``remind WHEN NOTE`` a ``schedule_wakeup`` call ("remind 10s stretch"): the turn ends, and
+  a new one starts then with the note
 - ``run TOOL``    a call of a configured tool with ``{}``
 - anything else   an echo; files that came with it are named (name, type, size)
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.clock import Clock, SystemClock
-from runtime.prompts import INTERJECTION_HEADER, TASK_RESULT_HEADER
+from runtime.prompts import INTERJECTION_HEADER, TASK_RESULT_HEADER, WAKEUP_HEADER
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
@@ -69,6 +71,8 @@ def _plan(prompt: str) -> list[_Call]:
         return [_Call("notify_operator", {"message": m.group(1).strip()})]
     if m := re.match(r"(?is)spawn\s+(.+)", text):
         return [_Call("spawn_agent", {"task": m.group(1).strip()})]
+    if m := re.match(r"(?is)remind\s+(\S+)\s+(.+)", text):
+        return [_Call("schedule_wakeup", {"when": m.group(1), "note": m.group(2).strip()})]
     if m := re.match(r"(?i)run\s+(\S+)", text):
         return [_Call(m.group(1), {})]
     return []
@@ -146,6 +150,8 @@ class OfflineProvider:
             if call.name not in offered:
                 return [TextBlock(text=f"{ack}I have no tool named {call.name}.")]
             step = f"Step {done + 1} of {len(plan)}: {call.name}."
+            if call.name == "schedule_wakeup":  # the turn ends here: say what comes next
+                step = f"I will come back to “{call.input['note']}” in {call.input['when']}."
             return [
                 TextBlock(text=f"{ack}{step}"),
                 ToolUseBlock(id=_tool_use_id(), name=call.name, input=call.input),
@@ -172,6 +178,9 @@ class OfflineProvider:
         if files:
             got = f"I received {len(files)} file(s): {'; '.join(files)}."
             return [TextBlock(text=f"{ack}{got}" + (f" You said: {prompt}" if prompt else ""))]
+        if prompt.startswith(WAKEUP_HEADER):
+            note = prompt.split("\n", 1)[-1]
+            return [TextBlock(text=f"{ack}Woken as you asked: {note}")]
         if prompt.startswith(TASK_RESULT_HEADER):
             return [TextBlock(text=f"{ack}My child agent reported back: {prompt}")]
         return [TextBlock(text=f"{ack}You said: {prompt}" if prompt else ack or "Hello.")]

@@ -6,7 +6,7 @@ import asyncio
 import math
 from pathlib import Path
 
-from runtime import AgentSpec, EventType, Runtime
+from runtime import AgentSpec, EventType, ManualClock, Runtime
 from runtime.providers import OfflineProvider, ProviderRequest
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.runtime.helpers import all_events, operator, wait_for
@@ -75,3 +75,22 @@ async def test_the_offline_model_takes_a_summary_and_estimates_its_usage() -> No
     assert summarized.usage.input_tokens == plain.usage.input_tokens + 100
     assert plain.usage.output_tokens == math.ceil(len("You said: hello there") / 4)
     assert plain.usage.cache_read_tokens == plain.usage.cache_write_tokens == 0
+
+
+async def test_remind_ends_the_turn_and_the_note_comes_back_later(
+    db_path: Path, cleanup: list[object]
+) -> None:
+    clock = ManualClock()
+    agent = AgentSpec("assistant", tools=("schedule_wakeup",))
+    rt = await Runtime.open(db_path, provider=OfflineProvider(), agents=[agent], clock=clock)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("remind 10s stretch your legs"))
+    await asyncio.wait_for(rt.wait_idle(), 10)
+    [asked] = await rt.store.runs(session_id=sid)
+    assert asked.final_text == "I will come back to “stretch your legs” in 10s."
+    await clock.advance(10)
+    await wait_for(rt, EventType.WAKEUP_FIRED)
+    await asyncio.wait_for(rt.wait_idle(), 10)
+    woken = (await rt.store.runs(session_id=sid))[-1]
+    assert woken.final_text == "Woken as you asked: stretch your legs"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from runtime import EventType, MessageKind
 from runtime.clock import ManualClock
+from runtime.prompts import WAKEUP_HEADER
 from runtime.records import WakeupStatus
-from runtime.wakeups import WAKEUP_HEADER
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import all_events, open_runtime, operator, until
 
