@@ -14,11 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.items import AoT, Array
 
 from config.errors import ConfigError
-from config.loading import literal
+from config.schedule_edit import ScheduleEdit, edit_schedules
 from config.schema import QueueModeName, WorkspaceConfig
+from config.toml_edit import append_entry, set_key, set_or_drop
+
+__all__ = [
+    "STALE",
+    "AgentEdit",
+    "OperatorEdit",
+    "ScheduleEdit",
+    "WorkspaceEdit",
+    "edit_workspace",
+    "version",
+    "write_atomically",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +49,20 @@ class AgentEdit:
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceEdit:
-    """What the console edits of a workspace; the rest of it stays as the file has it."""
+    """What the console edits of a workspace; the rest of it stays as the file has it. A
+    part left None (or empty) is not touched."""
 
-    queue_mode: QueueModeName
+    queue_mode: QueueModeName | None = None
     # In the order of the file's operators, which `remove` drops; then any new ones.
-    operators: tuple[OperatorEdit, ...]
-    remove: frozenset[int]
-    agents: tuple[AgentEdit, ...]
+    operators: tuple[OperatorEdit, ...] | None = None
+    remove: frozenset[int] = frozenset()
+    agents: tuple[AgentEdit, ...] = ()
     telegram_chats: tuple[int, ...] | None = None  # None: the workspace has no Telegram
     slack_channels: tuple[str, ...] | None = None
+    # The workspace's schedules as they are to be, in order: one running that is not here is
+    # removed, one here that is not running is added (an id twice is added twice, and the
+    # loader refuses it).
+    schedules: tuple[ScheduleEdit, ...] | None = None
     # The `version` of the workspace the edit was made against (its operators are indexed
     # in it): checked again where the edit is applied. None: not checked.
     based_on: str | None = None
@@ -65,16 +81,20 @@ def edit_workspace(text: str, running: WorkspaceConfig, change: WorkspaceEdit) -
     config now in force, `${VAR}`s filled) rewritten."""
     document = tomlkit.parse(text)
     table = _workspace_table(document, running.id)
-    _set(table, "queue_mode", change.queue_mode, running.queue_mode, default="steer")
-    _operators(table, running, change)
+    if change.queue_mode is not None:
+        set_key(table, "queue_mode", change.queue_mode, running.queue_mode, default="steer")
+    if change.operators is not None:
+        _operators(table, running, change.operators, change.remove)
     for agent in change.agents:
         _agent(table, running, agent)
     if change.telegram_chats is not None and running.telegram is not None:
         chats = list(change.telegram_chats)
-        _set(table["telegram"], "chats", chats, running.telegram.chats, default=[])
+        set_key(table["telegram"], "chats", chats, running.telegram.chats, default=[])
     if change.slack_channels is not None and running.slack is not None:
         channels = list(change.slack_channels)
-        _set(table["slack"], "channels", channels, running.slack.channels, default=[])
+        set_key(table["slack"], "channels", channels, running.slack.channels, default=[])
+    if change.schedules is not None:
+        edit_schedules(table, running, change.schedules)
     return tomlkit.dumps(document)
 
 
@@ -98,49 +118,24 @@ def _workspace_table(document: Any, workspace_id: str) -> Any:
     raise ConfigError(f"workspace {workspace_id} is not in the file; reload it first")
 
 
-def _set(table: Any, key: str, value: Any, running: Any, *, default: Any) -> None:
-    """Write `key` only if `value` differs from what runs now; an absent key stays absent
-    while the value is the default."""
-    if value == running:
-        return
-    if key not in table and value == default:
-        return
-    value = as_typed(value)
-    if isinstance(value, str) and "\n" in value:
-        table[key] = tomlkit.string(value, multiline=True)
-    else:
-        table[key] = value
-
-
-def as_typed(value: Any) -> Any:
-    """`value` as the file must hold it to load as typed."""
-    if isinstance(value, str):
-        return literal(value)
-    if isinstance(value, list):
-        return [as_typed(v) for v in value]
-    return value
-
-
-def _operators(table: Any, running: WorkspaceConfig, change: WorkspaceEdit) -> None:
+def _operators(
+    table: Any, running: WorkspaceConfig, edits: tuple[OperatorEdit, ...], remove: frozenset[int]
+) -> None:
     operators = table["operators"]
     existing = len(running.operators)
-    for index in sorted(change.remove, reverse=True):
+    for index in sorted(remove, reverse=True):
         if index < existing:
             del operators[index]
-    kept = [i for i in range(existing) if i not in change.remove]
-    for position, (index, edit) in enumerate(zip(kept, change.operators, strict=False)):
+    kept = [i for i in range(existing) if i not in remove]
+    for position, (index, edit) in enumerate(zip(kept, edits, strict=False)):
         current = running.operators[index]
         entry = operators[position]
-        _set(entry, "id", edit.id, current.id, default=None)
-        _set(entry, "primary", edit.primary, current.primary, default=False)
+        set_key(entry, "id", edit.id, current.id, default=None)
+        set_key(entry, "primary", edit.primary, current.primary, default=False)
         for key in ("slack_user_id", "telegram_user_id"):
-            value, now = getattr(edit, key), getattr(current, key)
-            if value is None and key in entry and now is not None:
-                del entry[key]
-            elif value is not None:
-                _set(entry, key, value, now, default=None)
-    for edit in change.operators[len(kept) :]:
-        _append(operators, _operator_fields(edit))
+            set_or_drop(entry, key, getattr(edit, key), getattr(current, key))
+    for edit in edits[len(kept) :]:
+        append_entry(operators, _operator_fields(edit), "operators")
 
 
 def _operator_fields(edit: OperatorEdit) -> dict[str, Any]:
@@ -154,26 +149,13 @@ def _operator_fields(edit: OperatorEdit) -> dict[str, Any]:
     return fields
 
 
-def _append(operators: Any, fields: dict[str, Any]) -> None:
-    fields = {key: as_typed(value) for key, value in fields.items()}
-    if isinstance(operators, AoT):
-        table = tomlkit.table()
-        table.update(fields)
-        table.add(tomlkit.nl())
-        operators.append(table)
-    elif isinstance(operators, Array):
-        inline = tomlkit.inline_table()
-        inline.update(fields)
-        operators.append(inline)
-    else:
-        raise ConfigError("workspaces.operators is neither a list of tables nor an array")
-
-
 def _agent(table: Any, running: WorkspaceConfig, edit: AgentEdit) -> None:
     current = next((a for a in running.agents if a.id == edit.id), None)
     entry = next((a for a in table["agents"] if a.get("id") == edit.id), None)
     if current is None or entry is None:
         raise ConfigError(f"agent {edit.id} is not in the file; reload it first")
-    _set(entry, "system_prompt", edit.system_prompt, current.system_prompt, default="")
+    set_key(entry, "system_prompt", edit.system_prompt, current.system_prompt, default="")
     tools = list(edit.tools)
-    _set(entry, "tools", tools, current.tools, default=["notify_operator", "sleep", "spawn_agent"])
+    set_key(
+        entry, "tools", tools, current.tools, default=["notify_operator", "sleep", "spawn_agent"]
+    )
