@@ -1,7 +1,8 @@
 """The console's Schedules page: a workspace's schedules, the wake-ups its agents set and its
 recent runs (one read), and the admin's pause, resume, run now and cancel. The steering itself
 is `bridge.automation`'s, the same as the chat's /schedules; here each action is checked
-against the workspace, recorded in the audit of admin actions, and said in one line."""
+against the workspace, recorded in the audit of admin actions, and said in one line. An
+admin's edit of a schedule (applied as a config edit) is said and recorded here too."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bridge.admin.errors import NotInWorkspace, NotPossible
-from bridge.automation.steering import NoSuchSchedule, ScheduleView, WakeupView
+from bridge.automation.steering import NoSuchSchedule, ScheduleView, WakeupView, describe_timing
 from bridge.automation.words import when
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
 from bridge.store import AdminActionRecord
 from bridge.store.automation import AutomationRun, RunOutcome
+from config.automation import ScheduleConfig
 
 NOTE_IN_AUDIT = 200  # characters of a cancelled wake-up's note kept in its audit event
 
@@ -35,6 +37,22 @@ async def read_schedules(bridge: Bridge, workspace_id: str) -> ScheduleBoard:
         automations.wakeups(workspace_id),
         await bridge.automation.recent_runs(workspace_id),
     )
+
+
+def change_words(
+    schedule_id: str, before: ScheduleConfig | None, after: ScheduleConfig | None
+) -> str:
+    """What an edit did to a schedule, in a line: the keys it changed and how the schedule
+    runs now (never its prompt, which may be long or private)."""
+    if after is None:
+        return f"schedule {schedule_id} removed"
+    runs = f"{describe_timing(after)}, agent {after.agent}" + ("" if after.enabled else ", off")
+    if before is None:
+        return f"schedule {schedule_id} added: {runs}"
+    keys = [k for k in type(after).model_fields if getattr(before, k) != getattr(after, k)]
+    if not keys:
+        return f"schedule {schedule_id} unchanged: {runs}"
+    return f"schedule {schedule_id} changed ({', '.join(keys)}): {runs}"
 
 
 class ScheduleSteering:
@@ -95,6 +113,15 @@ class ScheduleSteering:
                 )
             )
         return f"Wake-up {wakeup.id} of {wakeup.agent} is cancelled; it will not run."
+
+    async def edited(self, workspace_id: str, schedule_id: str, admin: str, said: str) -> None:
+        """An applied edit of a schedule (`change_words`) in the audit of admin actions."""
+        async with self._bridge.store.write() as tx:
+            tx.admin_action(
+                AdminActionRecord(
+                    workspace_id, admin, AdminActionKind.EDIT_CONFIG, schedule_id, None, said
+                )
+            )
 
     async def _schedule(self, workspace_id: str, schedule_id: str) -> ScheduleView:
         views = await self._automations.schedules(workspace_id)

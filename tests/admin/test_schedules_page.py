@@ -18,6 +18,7 @@ import pytest
 from adapters.server.app import App
 from tests.adapters.telegram_harness import ALICE
 from tests.admin.harness import ACME_TOKEN, GLOBAL_TOKEN, GLOBEX_TOKEN, AdminClient, start_console
+from tests.admin.page_parts import cell, flash, row
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
@@ -71,24 +72,6 @@ async def app(
         topology=console_topology,
     )
     await console_topology.stop()  # while the fakes still answer
-
-
-def row(html: str, attribute: str, value: str) -> str:
-    found = re.search(rf'<tr {attribute}="{value}"[^>]*>.*?</tr>', html, re.S)
-    assert found is not None, f"no row {attribute}={value}"
-    return found.group(0)
-
-
-def cell(html: str, field: str) -> str:
-    found = re.search(rf'data-field="{field}">(.*?)</td>', html, re.S)
-    assert found is not None, f"no {field} cell"
-    return re.sub(r"<[^>]+>", "", found.group(1))
-
-
-def flash(html: str) -> str:
-    found = re.search(r'<p class="flash" role="status">([^<]*)</p>', html)
-    assert found is not None, "no notice of what the action did"
-    return found.group(1).replace("&#39;", "'")
 
 
 async def page_until(client: AdminClient, check: Callable[[str], bool], wait_s: float = 20) -> str:
@@ -182,7 +165,7 @@ async def test_unknown_ids_and_refused_posts_change_nothing(app: App) -> None:
         status, html = await client.get("/admin/w/globex/schedules")
         assert status == 200
         assert (
-            "No schedules: set them in the config under <code>[[workspaces.schedules]]</code>."
-            in html
+            "No schedules: add one here, or set them in the config under "
+            "<code>[[workspaces.schedules]]</code>." in html
         )
         assert 'id="no-wakeups"' in html and 'id="no-runs"' in html

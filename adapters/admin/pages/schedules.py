@@ -32,6 +32,7 @@ async def schedules(request: web.Request) -> web.Response:
         request,
         "schedules.html",
         board=board,
+        prompts={s.id: s.prompt for s in workspace.schedules},  # what each asks, as configured
         at=at,
         when=when,
         outcome_words=OUTCOME_WORDS,

@@ -1,8 +1,9 @@
 """The Schedules tab in a real browser: acme's admin opens it from the workspace's tabs, sees a
 schedule every two seconds that has run, pauses it and resumes it, and each time sees its state
-and its buttons change; the page fits a phone. With SWITCHBOARD_SCREENSHOTS naming a folder,
-the page (with a wake-up the agent set and the schedule's runs) is also saved there as
-schedules.png."""
+and its buttons change; the page fits a phone. The admin edits a schedule's prompt from its
+row and sees the new prompt on the page; the form fits a phone too. With SWITCHBOARD_SCREENSHOTS
+naming a folder, the page (with a wake-up the agent set and the schedule's runs) is also saved
+there as schedules.png, and a schedule's edit form as schedule_edit.png."""
 
 from __future__ import annotations
 
@@ -148,3 +149,41 @@ async def test_pause_then_resume_a_schedule_every_two_seconds(
     await page.reload()
     sideways = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
     assert await page.evaluate(sideways) <= 0, "the page fits a phone"
+
+
+async def test_an_edited_prompt_is_what_the_schedule_asks(
+    console: Console, page: Page, app: App
+) -> None:
+    """acme's admin opens a schedule's Edit from its row, changes its prompt (a typed
+    `${VAR}` included: kept as typed) and saves: the Schedules page says what changed and
+    shows the new prompt; the form opened again holds it."""
+    typed = "Summarise last night's alerts for ${TEAM}; skip the ones already closed."
+    await console.log_in(ACME_TOKEN)
+    await console.open("/w/acme/schedules")
+    row = page.locator('#schedules tr[data-schedule="morning-report"]')
+    asks = row.locator('[data-field="prompt"]')
+    await expect(asks).to_have_text("Summarise last night's alerts.")
+    await row.get_by_role("link", name="Edit").click()
+    await console.at("/w/acme/schedules/morning-report/edit")
+    await expect(page.get_by_role("heading", name="Schedule morning-report")).to_be_visible()
+    await expect(page.get_by_role("textbox", name="Cron")).to_have_value("0 9 * * 1-5")
+    await expect(page.get_by_role("combobox", name="Timezone")).to_have_value("Europe/Berlin")
+    await expect(page.get_by_role("checkbox", name="Enabled")).not_to_be_checked()
+    await page.get_by_role("textbox", name="Prompt").fill(typed)
+    if FOLDER:
+        await page.screenshot(path=Path(FOLDER) / "schedule_edit.png", full_page=True)
+    await page.get_by_role("button", name="Save").click()
+    await console.at("/w/acme/schedules")
+    await expect(page.get_by_role("status")).to_have_text(
+        "Schedule morning-report changed (prompt): cron 0 9 * * 1-5 (Europe/Berlin), "
+        "agent assistant, off."
+    )
+    await expect(asks).to_have_text(typed)
+    await row.get_by_role("link", name="Edit").click()
+    await expect(page.get_by_role("textbox", name="Prompt")).to_have_value(typed)
+    await page.set_viewport_size(PHONE)
+    await page.reload()
+    sideways = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    assert await page.evaluate(sideways) <= 0, "the form fits a phone"
+    [acme] = [w for w in app.config.workspaces if w.id == "acme"]
+    assert [s.prompt for s in acme.schedules if s.id == "morning-report"] == [typed]
