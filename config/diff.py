@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from config.errors import ConfigError
 from config.loading import parse
-from config.schema import SwitchboardConfig
+from config.schema import SwitchboardConfig, WorkspaceConfig
 
 # Sections read afresh wherever they are used: they change with a reload (the console's logins
 # are checked against the current `[admin]`).
@@ -56,6 +56,16 @@ class ReloadReport(BaseModel):
         if self.errors:  # applied, but a bot refused to start
             out.append(f"not running (fix it and reload again): {self.errors}")
         return out
+
+
+AUTOMATION = ("schedules", "triggers")  # read where they are used: no bot restarts for them
+
+
+def bots_unchanged(old: WorkspaceConfig, new: WorkspaceConfig) -> bool:
+    """Whether only the workspace's schedules or triggers differ: its bots run on as they are
+    (the schedules' clock and the doors read the new config)."""
+    cleared: dict[str, list[object]] = {key: [] for key in AUTOMATION}
+    return old.model_copy(update=cleared) == new.model_copy(update=cleared)
 
 
 def plan(

@@ -18,7 +18,7 @@ from adapters.server.reloading import report_fields
 from adapters.server.role import Role
 from bridge import Bridge
 from config.current import CurrentConfig
-from config.diff import ReloadReport, plan, unapplied
+from config.diff import ReloadReport, bots_unchanged, plan, unapplied
 from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
 from config.errors import ConfigError
 from config.loading import env_file, load, parse, read_text
@@ -101,7 +101,13 @@ class Reloader:
         """The workspaces `report` names stopped, the config swapped, the changed and added
         ones started again (where this process runs the bots); what failed to start."""
         app, live = self._app, self._app.live
-        for workspace_id in (*report.changed, *report.removed):
+        running = {w.id: w for w in app.current().workspaces}
+        changed = [
+            w.id
+            for w in effective.workspaces
+            if w.id in report.changed and not bots_unchanged(running[w.id], w)
+        ]
+        for workspace_id in (*changed, *report.removed):
             live.hold(workspace_id, True)
             await live.stop(workspace_id)
             live.remove(workspace_id)
@@ -111,7 +117,7 @@ class Reloader:
         failures: list[str] = []
         url = effective.server.public_url
         for workspace in effective.workspaces:
-            if workspace.id in report.changed or workspace.id in report.added:
+            if workspace.id in changed or workspace.id in report.added:
                 failure = await live.restart(workspace, url, serve=app.role.activated)
                 if failure is not None:
                     failures.append(app.secrets.mask(failure))

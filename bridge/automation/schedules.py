@@ -25,6 +25,7 @@ from bridge.store.automation import (
     Key,
     RunOutcome,
     first_seen,
+    retimed,
     set_paused,
 )
 from config.automation import ScheduleConfig
@@ -78,6 +79,7 @@ class Schedules:
         self._heap: list[Due] = []
         self._after: dict[Key, datetime] = {}  # slots after this are owed a run
         self._paused: set[Key] = set()
+        self._timings: dict[Key, tuple[object, ...]] = {}  # as configured, to see edits
         self._generation = 0
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -142,7 +144,7 @@ class Schedules:
                 continue  # a run-now is not one of its slots
             if key not in self._after or ran > self._after[key]:
                 self._after[key] = ran
-        await self._see_new()
+        await self._see_changes()
         self._rebuild()
         self._task = asyncio.get_running_loop().create_task(self._run(), name="schedules")
 
@@ -157,16 +159,27 @@ class Schedules:
                 await self._task
             self._task = None
 
-    async def _see_new(self) -> None:
-        """Schedules never seen before count their slots from now (a config that adds one
-        does not owe it every slot since the epoch)."""
-        new = [key for key, _, _ in self._schedules() if key not in self._after]
-        if not new:
+    async def _see_changes(self) -> None:
+        """Schedules never seen before, and those whose timing a reload changed, count their
+        slots from now: a config that adds one does not owe it every slot since the epoch, and
+        an edit from every 1h to every 2s does not owe the 2 s slots since the last run."""
+        new: list[Key] = []
+        moved: list[Key] = []
+        for key, _, schedule in self._schedules():
+            timing: tuple[object, ...] = (schedule.cron, schedule.every, schedule.at)
+            timing += (schedule.timezone, schedule.active_hours)
+            if key not in self._after:
+                new.append(key)
+            elif self._timings.get(key, timing) != timing:
+                moved.append(key)
+            self._timings[key] = timing
+        if not new and not moved:
             return
         now = self._now()
         async with self._store.write() as tx:
             first_seen(tx, new, now.timestamp())
-        for key in new:
+            retimed(tx, moved, now.timestamp())
+        for key in (*new, *moved):
             self._after[key] = now
 
     def _schedules(self) -> list[tuple[Key, WorkspaceConfig, ScheduleConfig]]:
@@ -200,7 +213,7 @@ class Schedules:
         while True:
             if self._changed.is_set():
                 self._changed.clear()
-                await self._see_new()
+                await self._see_changes()
                 self._rebuild()
             if not self._heap:
                 await self._changed.wait()

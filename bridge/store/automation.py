@@ -148,6 +148,18 @@ def keep_session(tx: BridgeTx, key: Key, session_id: str) -> None:
     _upsert_state(tx, key, "session_id", session_id, None)
 
 
+def retimed(tx: BridgeTx, keys: list[Key], at: float) -> None:
+    """These schedules' timing changed (an edit, a reload): their slots count from `at`, so
+    none from before the change is owed a run."""
+    for workspace_id, kind, automation_id in keys:
+        tx.execute(
+            "INSERT INTO automation_states (workspace_id, kind, automation_id, since)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, kind, automation_id)"
+            " DO UPDATE SET since = excluded.since",
+            (workspace_id, kind, automation_id, at),
+        )
+
+
 def set_paused(tx: BridgeTx, key: Key, paused: bool, by: str) -> None:
     """Paused, or resumed: a resumed one counts its slots from now (none owed for the pause)."""
     _upsert_state(tx, key, "paused", int(paused), by)

@@ -99,6 +99,7 @@ async def test_every_hour_changed_to_every_two_seconds_runs_at_once(
     assert saved.startswith(COMMENT), "the admin's comment stays"
     assert 'every = "2s"' in saved and NEW_PROMPT in saved and '"1h"' not in saved
     assert asked(anthropic_api, "Check the queue.") == 0, "the old schedule never ran"
+    assert asked(anthropic_api, "was not running") == 0, "slots from before the edit were owed"
 
 
 async def test_bad_values_are_refused_and_schedules_are_added_and_removed(app: App) -> None:

@@ -132,3 +132,27 @@ async def test_a_reply_to_a_scheduled_answer_reaches_that_runs_session(
     followed = json.dumps(anthropic_api.requests[1]["messages"])
     assert "Check the builds." in followed, "the reply went to another session"
     assert "restart them" in followed and "schedule builds" in followed
+
+
+async def test_a_schedule_added_by_a_reload_runs_and_the_bot_is_not_restarted(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.responder = lambda body: text("Reloaded schedule ran.")
+    app = await start_app(db_path, anthropic_api, telegram_api)
+    try:
+        assert app.path is not None
+        started = [c for c in telegram_api.calls if c.method == "getMe"]
+        table = app.path.read_text()
+        app.path.write_text(
+            table + '\n[[workspaces.schedules]]\nid = "added"\nagent = "assistant"\n'
+            'every = "2s"\nprompt = "New work."\n'
+        )
+        report = await app.reload()
+        assert report.ok and report.changed == ("acme",), report
+        await until(
+            lambda: any("Reloaded schedule ran." in m for m in telegram_api.chat(ALICE_CHAT)), 20
+        )
+        again = [c for c in telegram_api.calls if c.method == "getMe"]
+        assert again == started, "the bot was restarted"
+    finally:
+        await app.stop()
