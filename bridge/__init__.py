@@ -7,6 +7,7 @@ from bridge.platforms import Platforms
 from bridge.service import Bridge
 from bridge.transport import DeliveryError, ProgressView, Transport
 from bridge.types import (
+    Button,
     DeliveryKind,
     FileKind,
     InboundChat,
@@ -15,11 +16,13 @@ from bridge.types import (
     Route,
     TransportLimits,
     Via,
+    button_rows,
 )
 from bridge.verdicts import Outcome
 
 __all__ = [
     "Bridge",
+    "Button",
     "DeliveryError",
     "DeliveryKind",
     "FetchError",
@@ -36,5 +39,6 @@ __all__ = [
     "Transport",
     "TransportLimits",
     "Via",
+    "button_rows",
     "command_menu",
 ]

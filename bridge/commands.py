@@ -17,7 +17,7 @@ from bridge.pairing import Pairing
 from bridge.sessions import Sessions, agent_key
 from bridge.status import Status
 from bridge.store.automation import RunOutcome
-from bridge.types import Route
+from bridge.types import Answer, Route
 from config.schema import WorkspaceConfig
 from runtime import (
     CompactStatus,
@@ -107,10 +107,10 @@ class Commands:
         operator_id: str,
         direct: bool = False,
         decision: tuple[str, str] | None = None,
-    ) -> str:
-        """`direct`: the conversation is a DM (a binding may name DMs); `decision`: what the
-        message answers yes or no to (a button on it, a reply to it): ("approval", id) or
-        ("pairing", code)."""
+    ) -> str | Answer:
+        """The answer, with buttons under it where it has any (`/schedules`). `direct`: the
+        conversation is a DM (a binding may name DMs); `decision`: what the message answers
+        yes or no to (a button on it, a reply to it): ("approval", id) or ("pairing", code)."""
         if isinstance(command, UnknownCommand):
             return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
         match command.name:
@@ -159,8 +159,11 @@ class Commands:
                 return await self._status.text(session_id, workspace)
         return None
 
-    async def _schedules(self, workspace: WorkspaceConfig, argument: str, operator_id: str) -> str:
-        """/schedules lists; `pause|resume|run ID` and `cancel WAKE-UP-ID` steer."""
+    async def _schedules(
+        self, workspace: WorkspaceConfig, argument: str, operator_id: str
+    ) -> str | Answer:
+        """/schedules lists, with buttons that steer; `pause|resume|run ID` and `cancel
+        WAKE-UP-ID` steer (a press of a button is one of these, typed out)."""
         automations = self._automations
         if automations is None:
             return words.NONE

@@ -12,7 +12,7 @@ from bridge.metrics import Metrics
 from bridge.platform import PlatformProfile
 from bridge.store import BridgeStore
 from bridge.trust import Refused, classify
-from bridge.types import InboundChat
+from bridge.types import Answer, InboundChat
 from bridge.verdicts import refused
 from config.current import CurrentConfig
 from runtime import Trust
@@ -60,10 +60,13 @@ class EphemeralCommands:
                 command=f"{invoked_as} {command.text.lstrip('/')}",
                 help_hint=texts.SLASH_HINT.format(command=invoked_as),
             )
-        return await self._commands.run(
+        answer = await self._commands.run(
             command,
             route,
             verdict.workspace,
             operator_id=verdict.operator.id,
             direct=chat.is_direct,
         )
+        # Only its sender sees it, and no delivery keeps it: its text, without buttons (it
+        # names the commands they would run).
+        return answer.text if isinstance(answer, Answer) else answer

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import assert_never
 
 from bridge.attachments.held import Addressee
@@ -25,8 +26,9 @@ from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx, NotificationPost
+from bridge.store.buttons import ButtonStore
 from bridge.trust import Refused, Trusted, classify
-from bridge.types import DeliveryKind, InboundChat
+from bridge.types import Answer, DeliveryKind, InboundChat
 from bridge.verdicts import (
     MAX_PROMPT_CHARS,
     Duplicate,
@@ -81,6 +83,7 @@ class Ingress:
         self._commands = commands
         self._metrics = metrics
         self._pointing = Pointing(store, sessions, platforms)
+        self._buttons = ButtonStore(store.runtime_store)
         self._files = files
         self._pairing = pairing
         # One refusal decided at a time: conversations are handed on side by side, and two
@@ -96,12 +99,22 @@ class Ingress:
         keys = [f"{chat.route.platform}:{chat.route.workspace_id}:{k}" for k in chat.dedupe_keys]
         profile = self._platforms.profile(chat.route.platform)  # None: no adapter for it runs
         try:
+            chat = await self._pressed(chat)
             sender, seen = await self._read(chat, keys, profile)
             return await self._apply(chat, keys, profile, decide(chat, sender, seen))
         except StoreConflictError:
             return Outcome.DUPLICATE
 
     # -- read --------------------------------------------------------------------------
+
+    async def _pressed(self, chat: InboundChat) -> InboundChat:
+        """A press of a button under a command's answer, as the command that button stands
+        for (read from the message's delivery, in this workspace only); unknown here, its
+        text stays None and `decide` says the button no longer works."""
+        if chat.button is None or chat.replied_to is None:
+            return chat
+        command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
+        return replace(chat, text=command)
 
     async def _read(
         self, chat: InboundChat, keys: list[str], profile: PlatformProfile | None
@@ -180,19 +193,21 @@ class Ingress:
         chat: InboundChat,
         keys: list[str],
         record: Record | None,
-        reply: str | None,
+        reply: str | Answer | None,
         also: Callable[[BridgeTx], None] | None = None,
     ) -> None:
         """The message handled, in one transaction: its platform ids, its audit record, what
-        else its verdict writes (`also`) and the reply it gets."""
+        else its verdict writes (`also`) and the reply it gets (with its buttons)."""
+        answer = Answer(reply) if isinstance(reply, str) else reply
         async with self._store.write() as tx:
             tx.mark_seen(keys, None)
             if record is not None:
                 tx.emit(record)
             if also is not None:
                 also(tx)
-            if reply is not None:
-                tx.enqueue(new_id("dlv"), chat.route, DeliveryKind.COMMAND_REPLY, reply)
+            if answer is not None:
+                kind = DeliveryKind.COMMAND_REPLY
+                tx.enqueue(new_id("dlv"), chat.route, kind, answer.text, answer.buttons)
 
     async def _ignore(self, chat: InboundChat, keys: list[str], verdict: Ignore) -> None:
         route = chat.route
@@ -233,7 +248,7 @@ class Ingress:
         self._metrics.messages_in.inc(workspace=route.workspace_id, trust=Trust.TRUSTED_OPERATOR)
         await self._outbox.route_works_again(route)
 
-    async def _run(self, chat: InboundChat, verdict: RunCommand) -> str:
+    async def _run(self, chat: InboundChat, verdict: RunCommand) -> str | Answer:
         """The command's answer: about the notification's session when it answers one and
         the command is about a session, else about this conversation."""
         command, sender, notification = verdict.command, verdict.sender, verdict.notification

@@ -114,7 +114,7 @@ class Outbox:
         chunks = await asyncio.to_thread(
             split,
             intent.text,
-            profile.limits.max_chars_for(intent.kind),
+            profile.limits.max_chars_for(intent.kind, buttons=bool(intent.buttons)),
             lambda s: len(profile.render(s)),
         )
         pacer = self._platforms.pacer(profile.name)
@@ -143,6 +143,7 @@ class Outbox:
                     kind=intent.kind,
                     intent_id=intent.id,
                     chunk=chunk,
+                    buttons=intent.buttons if chunk == len(chunks) - 1 else (),
                 )
             except DeliveryError as exc:
                 failure: DeliveryError | None = exc

@@ -108,6 +108,12 @@ NOTIFICATION_GONE = (
     "I no longer know the agent behind that notification, so I can't pass this on. Write to "
     "the agent directly instead."
 )
+# A press of a button whose message the bridge no longer knows (its delivery was pruned, or
+# it is not this workspace's): nothing runs.
+BUTTON_GONE = (
+    "That button no longer works (its message is too old, or not from here), so nothing was "
+    "done. Type the command instead; /help lists them."
+)
 SLASH_HINT = "Send {command} help for the list."
 FILES_NOT_PASSED = "Not passed to the agent: {items}."
 HELD_NOT_PASSED = (

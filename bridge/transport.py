@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Literal, Protocol, runtime_checkable
 
 from bridge.platform import PlatformProfile
-from bridge.types import DeliveryKind, Quoted, Route, TransportLimits
+from bridge.types import Button, DeliveryKind, Quoted, Route, TransportLimits
 from config.errors import SwitchboardError
 
 
@@ -143,14 +143,24 @@ class Transport(Protocol):
     profile: PlatformProfile  # the platform's facts: its name, limits, markup
 
     async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+        self,
+        route: Route,
+        text: str,
+        *,
+        kind: DeliveryKind,
+        intent_id: str,
+        chunk: int,
+        buttons: tuple[Button, ...] = (),
     ) -> str | None:
         """Post one rendered chunk; the id of the posted message, unique in its workspace
         (qualified by its chat where the platform's ids are not: Telegram
         `<chat_id>:<message_id>`, Slack `<channel>:<ts>`), or None where there is none. It is
         kept so a reply to that message can be matched (`InboundChat.replied_to` names a
         message the same way). A notification's first chunk carries the Stop and Status
-        buttons where the platform has buttons. Raises DeliveryError when it did not work."""
+        buttons where the platform has buttons. `buttons` (the last chunk's) go under it in
+        their rows (`button_rows`), each naming only its place: a press of one comes back as
+        `InboundChat.button` on this message, and the bridge finds its command. Raises
+        DeliveryError when it did not work."""
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         """Show (or, with None, clear) the live state of a running turn, with the answer so

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -118,6 +119,10 @@ class InboundChat:
     # A press on one of the bot's buttons (as the command it is), not words the sender wrote:
     # a stranger's press is refused like their message, but it never asks to pair.
     pressed: bool = False
+    # Which of the buttons under the bot's message `replied_to` was pressed (a command
+    # reply's `Button`, by its place): `text` is None until the bridge reads the command it
+    # stands for from that message's delivery.
+    button: int | None = None
 
 
 class DeliveryStatus(StrEnum):
@@ -144,17 +149,52 @@ BUTTONED = (DeliveryKind.NOTIFICATION, DeliveryKind.APPROVAL)
 
 
 @dataclass(frozen=True, slots=True)
+class Button:
+    """A button under a message: its label, and the command a press of it runs, exactly as if
+    the operator who pressed it had typed that command there. Buttons of one `row` sit side
+    by side (two at most, for a phone's width)."""
+
+    label: str
+    command: str
+    row: int = 0
+
+
+def button_rows(buttons: Sequence[Button]) -> list[list[tuple[int, Button]]]:
+    """The buttons row by row, in order, each with its place among them all (what a press
+    names)."""
+    rows: list[list[tuple[int, Button]]] = []
+    for place, button in enumerate(buttons):
+        if rows and rows[-1][-1][1].row == button.row:
+            rows[-1].append((place, button))
+        else:
+            rows.append([(place, button)])
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A command's answer with buttons under it (stored with its delivery, so a restart
+    before it is sent keeps them)."""
+
+    text: str
+    buttons: tuple[Button, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TransportLimits:
     """Facts about a platform the bridge needs for its own policy (DESIGN §1)."""
 
     max_chars: int
     per_conversation_interval_s: float = 0.0
     global_per_second: float = 0.0
-    # A notification or an approval request carries buttons, and a platform may hold less
-    # text beside them (a Slack section block: 3,000 characters); None: `max_chars`.
+    # A notification, an approval request or an answer with buttons carries them, and a
+    # platform may hold less text beside them (a Slack section block: 3,000 characters);
+    # None: `max_chars`.
     max_chars_with_buttons: int | None = None
 
-    def max_chars_for(self, kind: DeliveryKind) -> int:
-        if kind in BUTTONED and self.max_chars_with_buttons is not None:
+    def max_chars_for(self, kind: DeliveryKind, *, buttons: bool = False) -> int:
+        """`buttons`: the message carries buttons of its own (`Button`), whatever its kind."""
+        buttoned = buttons or kind in BUTTONED
+        if buttoned and self.max_chars_with_buttons is not None:
             return self.max_chars_with_buttons
         return self.max_chars

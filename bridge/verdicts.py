@@ -79,7 +79,7 @@ class Pair:
 class Reject:
     """An operator's message the agent cannot take: recorded, and the operator told why."""
 
-    reason: str  # the record's: notification_gone, non_text, empty
+    reason: str  # the record's: notification_gone, button_gone, non_text, empty
     answer: str
 
 
@@ -176,6 +176,8 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, seen: Seen) -> Verdict:
         return Reject("notification_gone", texts.NOTIFICATION_GONE)
     if seen.held_back:  # held for files, in order
         return Hold(sender, notification)
+    if chat.button is not None and chat.text is None:  # a button whose command is unknown
+        return Reject("button_gone", texts.BUTTON_GONE)
     if chat.text is None:
         kind = chat.attachment_kind or "attachment"
         return Reject("non_text", texts.NOT_TEXT.format(kind=kind))

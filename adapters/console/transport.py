@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from adapters.console.profile import CONSOLE
-from bridge import DeliveryKind, PlatformProfile, ProgressView, Route, texts
+from bridge import Button, DeliveryKind, PlatformProfile, ProgressView, Route, texts
 from bridge.transport import Budget
 
 PREFIX = {
@@ -44,7 +44,14 @@ class ConsoleTransport:
         return self._runs.get(route.conversation_key)
 
     async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+        self,
+        route: Route,
+        text: str,
+        *,
+        kind: DeliveryKind,
+        intent_id: str,
+        chunk: int,
+        buttons: tuple[Button, ...] = (),
     ) -> str | None:
         prefix = PREFIX[kind]
         if kind is DeliveryKind.APPROVAL:

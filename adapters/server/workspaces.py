@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bridge import (
+    Button,
     DeliveryError,
     DeliveryKind,
     FetchError,
@@ -41,7 +42,14 @@ class PerWorkspace:
             self._metrics.platform_call_ok(self.profile.name, workspace_id)
 
     async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+        self,
+        route: Route,
+        text: str,
+        *,
+        kind: DeliveryKind,
+        intent_id: str,
+        chunk: int,
+        buttons: tuple[Button, ...] = (),
     ) -> str | None:
         where = f"the {self.profile.name} bot of workspace {route.workspace_id}"
         if route.workspace_id in self.restarting:
@@ -60,7 +68,9 @@ class PerWorkspace:
                 retryable=False,
             )
         try:
-            posted = await bot.send(route, text, kind=kind, intent_id=intent_id, chunk=chunk)
+            posted = await bot.send(
+                route, text, kind=kind, intent_id=intent_id, chunk=chunk, buttons=buttons
+            )
         except DeliveryError as exc:
             if self._metrics is not None:
                 self._metrics.platform_call_failed(self.profile.name, route.workspace_id, str(exc))

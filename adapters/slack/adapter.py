@@ -29,6 +29,7 @@ from adapters.intake.record import Put
 from adapters.slack.files import SlackFiles
 from adapters.slack.inbound import (
     BUTTONS,
+    COMMAND_ACTION,
     BotIdentity,
     button_chat,
     command_chat,
@@ -89,6 +90,7 @@ class SlackAdapter:
         self.app.event("app_mention")(self._on_message)
         for action in BUTTONS:
             self.app.action(action)(self._on_button)
+        self.app.action(COMMAND_ACTION)(self._on_button)
         self.app.command(self.settings.slash_command)(self._on_command)
         self.app.event("assistant_thread_started")(self._on_assistant_thread)
         self.identity: BotIdentity | None = None

@@ -24,7 +24,17 @@ NOTIFICATION_ACTIONS = {
 APPROVAL_ACTIONS = {"switchboard_approve": "/approve", "switchboard_deny": "/deny"}
 # Buttons about the message they sit on (the bridge finds what it is from the message).
 MESSAGE_ACTIONS = {**NOTIFICATION_ACTIONS, **APPROVAL_ACTIONS}
-BUTTONS = {STOP_ACTION: "/stop", **MESSAGE_ACTIONS}  # every button the bot posts
+BUTTONS = {STOP_ACTION: "/stop", **MESSAGE_ACTIONS}  # the bot's buttons of one command each
+# A button under a command's answer: its action id ends with its place among that message's
+# buttons, and its value is that place (the command is kept with the message's delivery).
+COMMAND_ACTION = re.compile(r"^switchboard_command_(\d+)$")
+
+
+def action_of(place: int) -> str:
+    """The action id of the button at `place` under a command's answer."""
+    return f"switchboard_command_{place}"
+
+
 # Plain messages, messages with files, and thread replies also sent to the channel. Everything
 # else (edits, deletions, joins, bot messages, ...) is not an operator talking to the agent.
 TALKING_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -178,8 +188,9 @@ def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat |
 def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | None:
     """A press of one of the bot's buttons (a `block_actions` payload) as the command it is:
     the progress message's Stop (about the conversation's turn), a notification's Stop or
-    Status (about the agent that raised it: the bridge finds it from the message pressed), or
-    an approval request's Approve or Deny (about that request, found the same way)."""
+    Status (about the agent that raised it: the bridge finds it from the message pressed), an
+    approval request's Approve or Deny (about that request, found the same way), or a button
+    under a command's answer (as its place: the bridge finds its command from the message)."""
     channel = _text((body.get("channel") or {}).get("id"))
     message = body.get("message") or {}
     actions = body.get("actions") or []
@@ -189,8 +200,10 @@ def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | Non
         return None
     action = str(actions[0].get("action_id"))
     command = BUTTONS.get(action)
-    if command is None:
+    placed = COMMAND_ACTION.match(action)
+    if command is None and placed is None:
         return None
+    on_message = action in MESSAGE_ACTIONS or placed is not None
     return InboundChat(
         route=Route(
             platform=NAME,
@@ -205,5 +218,6 @@ def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | Non
         message_ref=f"button on {ts}",
         mentions_bot=True,  # a press on the bot's own button is addressed to it
         pressed=True,
-        replied_to=f"{channel}:{ts}" if action in MESSAGE_ACTIONS else None,
+        replied_to=f"{channel}:{ts}" if on_message else None,
+        button=int(placed.group(1)) if placed else None,
     )

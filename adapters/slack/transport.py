@@ -14,11 +14,20 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.inbound import APPROVAL_ACTIONS, NOTIFICATION_ACTIONS, STOP_ACTION
+from adapters.slack.blocks import SECTION_TEXT, message_blocks, progress_blocks
 from adapters.slack.markup import escape
 from adapters.slack.platform import SLACK
 from adapters.slack.stream import SlackStreams, within
-from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Quoted, Route, texts
+from bridge import (
+    Button,
+    DeliveryError,
+    DeliveryKind,
+    PlatformProfile,
+    ProgressView,
+    Quoted,
+    Route,
+    texts,
+)
 from bridge.preview import tail
 from bridge.transport import UNLIMITED, Budget, Call
 
@@ -29,7 +38,6 @@ RECEIVED, FINISHED = "eyes", "white_check_mark"
 # The conversation is gone for this bot: stop using the route until someone writes from it.
 ROUTE_GONE = {"channel_not_found", "not_in_channel", "is_archived", "user_disabled"}
 LOOKUP_PAGES = 10
-SECTION_TEXT = 3000  # a section block's text, at most
 PREVIEW_CHARS = 2500  # of the answer's markdown, at most, in the progress message
 
 
@@ -47,15 +55,21 @@ class SlackTransport:
         self._streams = SlackStreams(client)
 
     async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+        self,
+        route: Route,
+        text: str,
+        *,
+        kind: DeliveryKind,
+        intent_id: str,
+        chunk: int,
+        buttons: tuple[Button, ...] = (),
     ) -> str | None:
-        buttons = BUTTONS.get(kind) if chunk == 0 else None
         try:
             posted = await self._client.chat_postMessage(
                 channel=route.conversation_id,
                 thread_ts=route.thread_id,
                 text=text,
-                blocks=_blocks_with_buttons(text, buttons) if buttons else None,
+                blocks=message_blocks(text, kind, chunk, buttons),
                 unfurl_links=False,
                 unfurl_media=False,
                 metadata={
@@ -193,7 +207,7 @@ class SlackTransport:
             if view.stopped:
                 status = escape(texts.STREAM_STOPPED)
             text = f"{_preview(answer, len(status) + 2)}\n\n{status}" if answer else status
-            blocks = _progress_blocks(text, stop=not view.stopped)
+            blocks = progress_blocks(text, stop=not view.stopped)
             shown = self._progress.get(key)
             if shown is None:
                 posted = await self._within(
@@ -335,59 +349,3 @@ def _preview(answer: str, reserve: int) -> str:
         return len(SLACK.render(markdown)) + reserve <= SECTION_TEXT
 
     return SLACK.render(tail(answer, fits, PREVIEW_CHARS))
-
-
-def _progress_blocks(text: str, *, stop: bool = True) -> list[dict[str, Any]]:
-    section = {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_TEXT]}}
-    if not stop:
-        return [section]
-    return [
-        section,
-        {
-            "type": "actions",
-            "elements": [
-                {
-                    "type": "button",
-                    "action_id": STOP_ACTION,
-                    "text": {"type": "plain_text", "text": "Stop"},
-                    "style": "danger",
-                    "value": "stop",
-                }
-            ],
-        },
-    ]
-
-
-# The buttons a message carries on its first part: (action_id, label, style) each.
-BUTTONS: dict[DeliveryKind, list[tuple[str, str, str | None]]] = {
-    DeliveryKind.NOTIFICATION: [
-        (action, label, None)
-        for action, label in zip(NOTIFICATION_ACTIONS, ("Stop", "Status"), strict=True)
-    ],
-    DeliveryKind.APPROVAL: [
-        (action, label, style)
-        for action, label, style in zip(
-            APPROVAL_ACTIONS, ("Approve", "Deny"), ("primary", "danger"), strict=True
-        )
-    ],
-}
-
-
-def _blocks_with_buttons(
-    text: str, buttons: list[tuple[str, str, str | None]]
-) -> list[dict[str, Any]]:
-    """The text, then its buttons. The bridge splits such a message at the section block's
-    3,000 characters (`max_chars_with_buttons`), so the text is one section."""
-    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    elements = []
-    for action, label, style in buttons:
-        button: dict[str, Any] = {
-            "type": "button",
-            "action_id": action,
-            "text": {"type": "plain_text", "text": label},
-            "value": action,
-        }
-        if style:
-            button["style"] = style
-        elements.append(button)
-    return [*sections, {"type": "actions", "elements": elements}]

@@ -31,6 +31,9 @@ NOTIFICATION_BUTTONS = {"notification_stop": "/stop", "notification_status": "/s
 # The callback data of an approval request's buttons, and the command each one is.
 APPROVAL_BUTTONS = {"approval_approve": "/approve", "approval_deny": "/deny"}
 MESSAGE_BUTTONS = {**NOTIFICATION_BUTTONS, **APPROVAL_BUTTONS}
+# The callback data of a button under a command's answer: its place among that message's
+# buttons (callback_data holds 64 bytes; the command is kept with the message's delivery).
+COMMAND_BUTTON = "cmd:"
 ATTACHMENTS = (
     "sticker",
     "photo",
@@ -266,16 +269,28 @@ def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
     )
 
 
+def button_data(place: int) -> str:
+    """The callback data of the button at `place` under a command's answer."""
+    return f"{COMMAND_BUTTON}{place}"
+
+
+def _button_place(data: str) -> int | None:
+    place = data.removeprefix(COMMAND_BUTTON)
+    return int(place) if data.startswith(COMMAND_BUTTON) and place.isdecimal() else None
+
+
 def message_button_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
     """A press of a notification's Stop or Status button, or of an approval request's Approve
     or Deny, as that command about what the message is (the bridge finds the agent or the
-    request from the message the button is on); None for any other button, or one on a
-    message the bot can no longer see."""
+    request from the message the button is on); a press of a button under a command's
+    answer, as its place there (the bridge finds its command from the message); None for
+    any other button, or one on a message the bot can no longer see."""
     query = update.callback_query
     if query is None or not isinstance(query.message, Message):
         return None
     command = MESSAGE_BUTTONS.get(query.data or "")
-    if command is None:
+    place = _button_place(query.data or "")
+    if command is None and place is None:
         return None
     message = query.message
     return InboundChat(
@@ -288,4 +303,5 @@ def message_button_chat(update: Update, *, workspace_id: str) -> InboundChat | N
         mentions_bot=True,  # a press on the bot's own button is addressed to it
         pressed=True,
         replied_to=f"{message.chat.id}:{message.message_id}",
+        button=place,
     )

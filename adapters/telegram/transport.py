@@ -19,10 +19,18 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
 
-from adapters.telegram.inbound import APPROVAL_BUTTONS, NOTIFICATION_BUTTONS
+from adapters.telegram.inbound import APPROVAL_BUTTONS, NOTIFICATION_BUTTONS, button_data
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.progress import TelegramProgress, retry_after_s, within
-from bridge import DeliveryError, DeliveryKind, PlatformProfile, ProgressView, Route
+from bridge import (
+    Button,
+    DeliveryError,
+    DeliveryKind,
+    PlatformProfile,
+    ProgressView,
+    Route,
+    button_rows,
+)
 from bridge.ratelimit import ProgressBudget
 from bridge.transport import Budget, Call
 
@@ -56,6 +64,20 @@ KEYBOARDS = {
 }
 
 
+def _markup(
+    kind: DeliveryKind, chunk: int, buttons: tuple[Button, ...]
+) -> InlineKeyboardMarkup | None:
+    """The keyboard of one part: its kind's buttons on the first, then the message's own
+    buttons (a command's answer) in their rows, each sending its place as callback data."""
+    rows = [list(row) for row in KEYBOARDS[kind].inline_keyboard] if kind in KEYBOARDS else []
+    rows = rows if chunk == 0 else []
+    rows += [
+        [InlineKeyboardButton(b.label, callback_data=button_data(place)) for place, b in row]
+        for row in button_rows(buttons)
+    ]
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
 class TelegramTransport:
     """Replies, progress and typing through the bot, paced by the bridge (the profile's
     limits, in `adapters/telegram/platform.py`).
@@ -78,7 +100,14 @@ class TelegramTransport:
         self._live = TelegramProgress(lambda: application.bot)
 
     async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+        self,
+        route: Route,
+        text: str,
+        *,
+        kind: DeliveryKind,
+        intent_id: str,
+        chunk: int,
+        buttons: tuple[Button, ...] = (),
     ) -> str | None:
         reply = (
             ReplyParameters(message_id=int(route.reply_to), allow_sending_without_reply=True)
@@ -90,8 +119,9 @@ class TelegramTransport:
             "message_thread_id": int(route.thread_id) if route.thread_id else None,
             "reply_parameters": reply,
         }
-        if kind in KEYBOARDS and chunk == 0:
-            kwargs["reply_markup"] = KEYBOARDS[kind]
+        markup = _markup(kind, chunk, buttons)
+        if markup is not None:
+            kwargs["reply_markup"] = markup
         try:
             try:
                 sent = await self._app.bot.send_message(

@@ -1,5 +1,6 @@
 """/schedules in the operator's words: each schedule with when it runs next and how its last
-run went, the wake-ups agents set, and how to steer them."""
+run went, the wake-ups agents set, how to steer them, and the buttons that do it (each the
+sub-command typed out, so a press does what typing it does)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import UTC, datetime
 
 from bridge.automation.steering import ScheduleView, WakeupView
 from bridge.store.automation import AutomationRun, RunOutcome
+from bridge.types import Answer, Button
 
 USAGE = (
     "/schedules pause ID, /schedules resume ID, /schedules run ID (once, now), "
@@ -26,6 +28,15 @@ RESUMED = "Schedule {id} runs again; next at {next}."
 RUN_NOW = "Schedule {id} runs now; its answer comes here as usual."
 RUN_NOW_SKIPPED = "Schedule {id} did not run: its previous run is still going."
 CANCELLED = 'Wake-up {id} of {agent} is cancelled ("{note}").'
+# The buttons under the list: a schedule's Pause or Resume and Run now, a wake-up's Cancel,
+# for the first few of each (a message holds so many buttons, and a long list is a wall).
+WITH_BUTTONS = 10
+PAUSE, RESUME, RUN = "Pause {id}", "Resume {id}", "Run {id} now"
+CANCEL = "Cancel {agent}'s wake-up at {when}"
+MORE_SCHEDULES = "Buttons for the first {shown} schedules; {more} more: use /schedules pause ID."
+MORE_WAKEUPS = (
+    "Buttons for the first {shown} wake-ups; {more} more: use /schedules cancel WAKE-UP-ID."
+)
 
 
 def when(moment: datetime | None, now: datetime) -> str:
@@ -60,12 +71,36 @@ def wakeup_line(view: WakeupView, now: datetime) -> str:
     return f'- {view.id} ({view.agent}): {when(view.due_at, now)}, "{note}"'
 
 
-def listing(schedules: list[ScheduleView], wakeups: list[WakeupView], now: datetime) -> str:
+def steering_buttons(
+    schedules: list[ScheduleView], wakeups: list[WakeupView], now: datetime
+) -> tuple[Button, ...]:
+    """A row for each of the first schedules: Pause (Resume when paused; neither when the
+    config has it off) and Run now; then a row for each of the first wake-ups: Cancel."""
+    found: list[Button] = []
+    for row, s in enumerate(schedules[:WITH_BUTTONS]):
+        if s.paused_by is not None:
+            found.append(Button(RESUME.format(id=s.id), f"/schedules resume {s.id}", row))
+        elif s.enabled:
+            found.append(Button(PAUSE.format(id=s.id), f"/schedules pause {s.id}", row))
+        found.append(Button(RUN.format(id=s.id), f"/schedules run {s.id}", row))
+    first = len(schedules[:WITH_BUTTONS])
+    for row, w in enumerate(wakeups[:WITH_BUTTONS], start=first):
+        label = CANCEL.format(agent=w.agent, when=when(w.due_at, now))
+        found.append(Button(label, f"/schedules cancel {w.id}", row))
+    return tuple(found)
+
+
+def listing(schedules: list[ScheduleView], wakeups: list[WakeupView], now: datetime) -> Answer:
     if not schedules and not wakeups:
-        return NONE
+        return Answer(NONE)
     lines = []
     if schedules:
         lines += ["Schedules:", *(schedule_line(s, now) for s in schedules)]
     if wakeups:
         lines += ["Wake-ups the agents set:", *(wakeup_line(w, now) for w in wakeups)]
-    return "\n".join([*lines, "", USAGE])
+    lines += ["", USAGE]
+    if len(schedules) > WITH_BUTTONS:
+        lines.append(MORE_SCHEDULES.format(shown=WITH_BUTTONS, more=len(schedules) - WITH_BUTTONS))
+    if len(wakeups) > WITH_BUTTONS:
+        lines.append(MORE_WAKEUPS.format(shown=WITH_BUTTONS, more=len(wakeups) - WITH_BUTTONS))
+    return Answer("\n".join(lines), steering_buttons(schedules, wakeups, now))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from bridge.events import AdminActionKind
-from bridge.types import DeliveryKind, DeliveryStatus, Route
+from bridge.store.buttons import decode
+from bridge.types import Button, DeliveryKind, DeliveryStatus, Route
 
 
 class NotificationRouting(StrEnum):
@@ -31,6 +33,25 @@ class Intent:
     last_error: str | None
     created_at: float
     updated_at: float
+    buttons: tuple[Button, ...] = ()  # under its last part
+
+
+def read_intent(r: Any) -> Intent:
+    """An intent from a row of `deliveries`."""
+    return Intent(
+        id=r["id"],
+        seq=r["seq"],
+        route=Route.model_validate_json(r["route"]),
+        kind=DeliveryKind(r["kind"]),
+        text=r["text"],
+        status=DeliveryStatus(r["status"]),
+        attempts=r["attempts"],
+        chunks_sent=r["chunks_sent"],
+        last_error=r["last_error"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        buttons=decode(r["buttons"]),
+    )
 
 
 @dataclass(frozen=True, slots=True)

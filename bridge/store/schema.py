@@ -258,4 +258,10 @@ MIGRATIONS: list[str | Migration] = [
         ON automation_runs(workspace_id, kind, automation_id, slot_at);
     CREATE INDEX automation_runs_message ON automation_runs(message_id);
     """,
+    # 14: buttons under a message (issue 31: /schedules' Pause, Resume, Run now, Cancel), each
+    # a label and the command a press runs, as JSON with the delivery that carries them: a
+    # restart before the send keeps them, and a press finds them through the message posted.
+    """
+    ALTER TABLE deliveries ADD COLUMN buttons TEXT;
+    """,
 ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 from bridge.events import AdminActionKind
 from bridge.store.records import (
@@ -27,6 +26,7 @@ from bridge.store.records import (
     NotificationRoute,
     NotificationRouting,
     StoredRequest,
+    read_intent,
 )
 from bridge.store.transaction import BridgeTx
 from bridge.types import OPEN_DELIVERY, DeliveryKind, DeliveryStatus, Route
@@ -234,7 +234,7 @@ class BridgeStore:
     async def next_intent(self, conversation_key: str) -> Intent | None:
         """The conversation's oldest intent not yet accepted."""
         rows = await self._store.read_sql(NEXT_INTENT, (conversation_key,))
-        return _intent(rows[0]) if rows else None
+        return read_intent(rows[0]) if rows else None
 
     async def intents(self, status: DeliveryStatus | None = None) -> list[Intent]:
         """Every intent (or those in `status`), oldest first."""
@@ -242,7 +242,7 @@ class BridgeStore:
         rows = await self._store.read_sql(
             f"SELECT * FROM deliveries{where} ORDER BY seq", (status,) if status else ()
         )
-        return [_intent(r) for r in rows]
+        return [read_intent(r) for r in rows]
 
     async def delivery_counts(self) -> dict[DeliveryStatus, int]:
         rows = await self._store.read_sql(
@@ -318,11 +318,11 @@ class BridgeStore:
     async def workspace_deliveries(self, workspace_id: str) -> list[Intent]:
         """A workspace's intents not accepted yet: pending, sending, failed; oldest first."""
         rows = await self._store.read_sql(WORKSPACE_DELIVERIES, (workspace_id,))
-        return [_intent(r) for r in rows]
+        return [read_intent(r) for r in rows]
 
     async def intent(self, intent_id: str) -> Intent | None:
         rows = await self._store.read_sql(INTENT, (intent_id,))
-        return _intent(rows[0]) if rows else None
+        return read_intent(rows[0]) if rows else None
 
     async def notification_routes(self, ids: Sequence[str]) -> dict[str, NotificationRoute]:
         """Where each of these notifications went, by id (absent: not routed yet)."""
@@ -382,19 +382,3 @@ class BridgeStore:
         """Drop refusal replies made before `before`: a stranger is answered again after the
         reply interval whether their row is there or not."""
         return await in_batches(self._store.delete_sql, PRUNE_REFUSALS, (before, batch), batch)
-
-
-def _intent(r: Any) -> Intent:  # a row of `deliveries`
-    return Intent(
-        id=r["id"],
-        seq=r["seq"],
-        route=Route.model_validate_json(r["route"]),
-        kind=DeliveryKind(r["kind"]),
-        text=r["text"],
-        status=DeliveryStatus(r["status"]),
-        attempts=r["attempts"],
-        chunks_sent=r["chunks_sent"],
-        last_error=r["last_error"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-    )

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from bridge.events import AdminAction, RequestForwarded
+from bridge.store.buttons import encode
 from bridge.store.records import (
     AdminActionRecord,
     ConversationName,
@@ -21,7 +22,7 @@ from bridge.store.records import (
     NotificationPost,
     NotificationRouting,
 )
-from bridge.types import DeliveryKind, DeliveryStatus, Route
+from bridge.types import Button, DeliveryKind, DeliveryStatus, Route
 from runtime.events import Event, Payload
 from runtime.store import Writer
 
@@ -147,15 +148,24 @@ class BridgeTx:
             (name, seq),
         )
 
-    def enqueue(self, intent_id: str, route: Route, kind: DeliveryKind, text: str) -> None:
-        """A delivery intent; the same id twice is one intent (a ledger event handled again
-        after a crash). Its conversation's outbox worker wakes after the commit. Every
-        message to chat passes here: the secrets the process knows are masked in it."""
+    def enqueue(
+        self,
+        intent_id: str,
+        route: Route,
+        kind: DeliveryKind,
+        text: str,
+        buttons: Sequence[Button] = (),
+    ) -> None:
+        """A delivery intent, with the buttons under it; the same id twice is one intent (a
+        ledger event handled again after a crash). Its conversation's outbox worker wakes
+        after the commit. Every message to chat passes here: the secrets the process knows
+        are masked in it (and in its buttons' labels)."""
         now = self.now()
+        shown = [Button(self._w.mask(b.label), b.command, b.row) for b in buttons]
         self._w.write_sql(
             "INSERT INTO deliveries (id, conversation_key, route, kind, text, status,"
-            " created_at, updated_at, workspace_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (id) DO NOTHING",
+            " created_at, updated_at, workspace_id, buttons)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (
                 intent_id,
                 route.conversation_key,
@@ -166,6 +176,7 @@ class BridgeTx:
                 now,
                 now,
                 route.workspace_id,
+                encode(shown),
             ),
         )
         self._w.after_commit(partial(self._on_enqueue, route.conversation_key))

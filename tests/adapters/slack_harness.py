@@ -234,7 +234,17 @@ class SlackSide:
     async def click(
         self, message: dict[str, Any], channel: str, action_id: str, user: str = ALICE
     ) -> Answer:
-        """A `block_actions` payload: `user` pressed the button `action_id` of `message`."""
+        """A `block_actions` payload: `user` pressed the button `action_id` of `message`
+        (with its value and block, when the message shows it)."""
+        pressed = next(
+            (
+                (block.get("block_id", "b1"), element.get("value", action_id))
+                for block in message.get("blocks") or []
+                for element in block.get("elements") or []
+                if element.get("action_id") == action_id
+            ),
+            ("b1", action_id),
+        )
         payload = {
             "type": "block_actions",
             "team": {"id": "T1", "domain": "acme"},
@@ -248,9 +258,9 @@ class SlackSide:
             "actions": [
                 {
                     "action_id": action_id,
-                    "block_id": "b1",
+                    "block_id": pressed[0],
                     "type": "button",
-                    "value": action_id,
+                    "value": pressed[1],
                     "action_ts": f"{time.time():.6f}",
                 }
             ],

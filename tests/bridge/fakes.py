@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from adapters.telegram.platform import TelegramProfile
 from bridge import (
+    Button,
     DeliveryError,
     DeliveryKind,
     PlatformProfile,
@@ -24,6 +25,7 @@ class Sent:
     kind: DeliveryKind
     intent_id: str
     chunk: int
+    buttons: tuple[Button, ...] = ()
 
 
 @dataclass
@@ -42,13 +44,20 @@ class RecordingTransport:
         return TelegramProfile(limits=self.limits)
 
     async def send(
-        self, route: Route, text: str, *, kind: DeliveryKind, intent_id: str, chunk: int
+        self,
+        route: Route,
+        text: str,
+        *,
+        kind: DeliveryKind,
+        intent_id: str,
+        chunk: int,
+        buttons: tuple[Button, ...] = (),
     ) -> str | None:
         self.attempts += 1
         error = self.fail(self.attempts)
         if error is not None:
             raise error
-        self.sent.append(Sent(route, text, kind, intent_id, chunk))
+        self.sent.append(Sent(route, text, kind, intent_id, chunk, buttons))
         return f"{route.conversation_id}:{len(self.sent)}"  # as Telegram names a message
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:

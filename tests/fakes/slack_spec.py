@@ -85,6 +85,7 @@ JSON_STRINGS = {"blocks", "attachments", "metadata"}  # "a JSON-based array ... 
 MAX_TEXT = 40_000  # chat.postMessage: longer text is refused with msg_too_long
 MAX_PROMPTS = 4  # assistant.threads.setSuggestedPrompts
 MAX_BLOCKS, MAX_SECTION_TEXT, MAX_BUTTON_TEXT, MAX_ACTION_ID = 50, 3000, 75, 255
+MAX_ACTIONS, MAX_BUTTON_VALUE = 25, 2000  # elements in an actions block; a button's value
 
 
 def _methods() -> dict[str, dict[str, Any]]:
@@ -223,11 +224,17 @@ def _check_message(args: dict[str, Any]) -> None:
             if len(block.get("text", {}).get("text", "")) > MAX_SECTION_TEXT:
                 raise SlackError("invalid_blocks")
         elif block.get("type") == "actions":
-            for element in block.get("elements", []):
+            elements = block.get("elements", [])
+            actions = [e.get("action_id") for e in elements]
+            if len(elements) > MAX_ACTIONS or len(set(actions)) < len(actions):
+                raise SlackError("invalid_blocks")  # action ids are unique within a block
+            for element in elements:
                 label = element.get("text", {}).get("text", "")
                 if not label or len(label) > MAX_BUTTON_TEXT:
                     raise SlackError("invalid_blocks")
                 if len(element.get("action_id", "")) > MAX_ACTION_ID:
+                    raise SlackError("invalid_blocks")
+                if len(str(element.get("value", ""))) > MAX_BUTTON_VALUE:
                     raise SlackError("invalid_blocks")
         else:
             raise SlackError("invalid_blocks")

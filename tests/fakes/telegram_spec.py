@@ -62,6 +62,22 @@ def _check_reaction(reaction: list[Any]) -> None:
             raise InvalidRequest("Bad Request: REACTION_INVALID")
 
 
+def _check_keyboard(markup: Any) -> None:
+    """An inline keyboard (InlineKeyboardMarkup): rows of buttons, each with a label and its
+    callback data of 1-64 bytes, as InlineKeyboardButton's description says."""
+    if not isinstance(markup, dict) or "inline_keyboard" not in markup:
+        return  # another kind of markup (a reply keyboard): not ours to check
+    rows = markup["inline_keyboard"]
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise InvalidRequest("Bad Request: can't parse inline keyboard button: rows expected")
+    for button in (b for row in rows for b in row):
+        if not isinstance(button, dict) or not str(button.get("text") or "").strip():
+            raise InvalidRequest("Bad Request: BUTTON_TEXT_INVALID")
+        data = button.get("callback_data")
+        if data is not None and not 1 <= len(str(data).encode()) <= 64:
+            raise InvalidRequest("Bad Request: BUTTON_DATA_INVALID")
+
+
 def _type_ok(value: Any, types: list[str]) -> bool:
     for t in types:
         if t == "String" and isinstance(value, str):
@@ -128,6 +144,8 @@ def check(method: str, params: dict[str, str]) -> dict[str, Any]:
         _check_commands(decoded["commands"])
     if method == "setMessageReaction":
         _check_reaction(decoded.get("reaction", []))
+    if "reply_markup" in decoded:
+        _check_keyboard(decoded["reply_markup"])
     if method in TEXT_FIELDS:
         shown = visible_text(decoded[TEXT_FIELDS[method]], decoded.get("parse_mode"))
         if not shown.strip():

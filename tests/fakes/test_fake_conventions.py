@@ -85,3 +85,51 @@ def test_an_allowed_reaction_passes() -> None:
     assert telegram_check(
         "setMessageReaction", {"chat_id": "1", "message_id": "2", "reaction": eyes}
     )
+
+
+def keyboard(*buttons: dict[str, str]) -> str:
+    return json.dumps({"inline_keyboard": [list(buttons)]})
+
+
+@pytest.mark.parametrize(
+    ("markup", "error"),
+    [
+        (keyboard({"text": "Pause", "callback_data": "x" * 65}), "BUTTON_DATA_INVALID"),
+        (keyboard({"text": "Pause", "callback_data": "\u00e9" * 33}), "BUTTON_DATA_INVALID"),
+        (keyboard({"text": "Pause", "callback_data": ""}), "BUTTON_DATA_INVALID"),
+        (keyboard({"text": " ", "callback_data": "cmd:0"}), "BUTTON_TEXT_INVALID"),
+    ],
+)
+def test_an_inline_keyboard_telegram_refuses_is_refused(markup: str, error: str) -> None:
+    params = {"chat_id": "1", "text": "Schedules:", "reply_markup": markup}
+    with pytest.raises(InvalidRequest, match=error):
+        telegram_check("sendMessage", params)
+
+
+def test_an_inline_keyboard_of_64_bytes_passes() -> None:
+    markup = keyboard({"text": "Pause", "callback_data": "x" * 64})
+    assert telegram_check("sendMessage", {"chat_id": "1", "text": "hi", "reply_markup": markup})
+
+
+def button(action_id: str, value: str = "0", label: str = "Pause") -> dict[str, Any]:
+    return {"type": "button", "action_id": action_id, "value": value, "text": {"text": label}}
+
+
+@pytest.mark.parametrize(
+    "elements",
+    [
+        [button("a", value="v" * 2001)],
+        [button("a"), button("a")],  # one action id twice in a block
+        [button(f"a{i}") for i in range(26)],
+        [button("a", label="L" * 76)],
+    ],
+    ids=["value-over-2000", "same-action-id", "26-elements", "label-over-75"],
+)
+def test_buttons_slack_refuses_are_refused(elements: list[dict[str, Any]]) -> None:
+    blocks = [
+        {"type": "section", "text": {"text": "hi"}},
+        {"type": "actions", "elements": elements},
+    ]
+    with pytest.raises(SlackError) as caught:
+        check("chat.postMessage", "POST", {"channel": "D1", "blocks": blocks}, "xoxb")
+    assert caught.value.error == "invalid_blocks"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+from bridge.store import buttons as bridge_buttons
 from bridge.store import store as bridge_store
 from runtime.store import Store, approvals, history, hot_reads, retention
 
@@ -38,6 +39,7 @@ STATEMENTS = {
     "prune refusals": bridge_store.PRUNE_REFUSALS,
     "notification_at": bridge_store.NOTIFICATION_AT,
     "decision_at": bridge_store.DECISION_AT,
+    "buttons_at (a press)": bridge_buttons.BUTTONS_AT,
     "approval": approvals.APPROVAL,
     "approvals of tool calls (two)": approvals.for_tool_uses_sql(2),
     "pending approvals (two sessions)": approvals.pending_sql(2),
