@@ -72,7 +72,7 @@ async def paused_by(app: App) -> str | None:
     return view.paused_by
 
 
-async def test_the_buttons_under_schedules_pause_resume_run_and_cancel(
+async def test_the_buttons_under_schedules_pause_run_and_cancel(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
     anthropic_api.responder = model
