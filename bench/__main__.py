@@ -9,6 +9,7 @@ from bench import (
     provider_bench,
     replicas_bench,
     runtime_bench,
+    schedules_bench,
     slack_bench,
     store_bench,
     stream_bench,
@@ -29,3 +30,4 @@ asyncio.run(store_bench.main())
 asyncio.run(engines_bench.main())
 asyncio.run(replicas_bench.main([]))
 asyncio.run(load_bench.main([]))
+asyncio.run(schedules_bench.main([]))

@@ -1,0 +1,1 @@
+"""Helpers of `bench/schedules_bench.py`: the App with many schedules, and what it stored."""
