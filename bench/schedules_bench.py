@@ -34,7 +34,15 @@ from pathlib import Path
 from bench.loopback import serve
 from bench.schedules.fires import read, settled, slots_after
 from bench.schedules.report import Firing, Idle, print_report
-from bench.schedules.setup import Loaded, cpu_s, rss_mib, running, schedules, write_and_load
+from bench.schedules.setup import (
+    WORKSPACE,
+    Loaded,
+    cpu_s,
+    rss_mib,
+    running,
+    schedules,
+    write_and_load,
+)
 from tests.fakes.telegram_api import FakeTelegram
 
 MAX_JITTER_S = 10.0  # config.timing.MAX_JITTER_S: the latest a fire is due after its slot
@@ -86,6 +94,9 @@ async def idle(folder: Path, telegram: FakeTelegram, args: argparse.Namespace) -
     async with running(loaded) as started:
         gc.collect()
         rss_started = rss_mib()
+        listed = time.perf_counter()
+        await started.app.bridge.automations.schedules(WORKSPACE)  # what /schedules reads
+        listing_s = time.perf_counter() - listed
         say(f"idle: {args.schedules:,} schedules, measuring CPU for {args.idle:.0f} s or more")
         began, cpu = time.time(), cpu_s()
         await pause_until(ready_before_slot(began + args.idle + RESTART_S) - RESTART_S)
@@ -94,7 +105,7 @@ async def idle(folder: Path, telegram: FakeTelegram, args: argparse.Namespace) -
         pass
     return Idle(
         args.schedules, rss_before, rss_loaded, rss_started, loaded.load_s, started.start_s,
-        started.clock_start_s, again.clock_start_s, used / seconds * 60, seconds,
+        started.clock_start_s, again.clock_start_s, used / seconds * 60, seconds, listing_s,
     )  # fmt: skip
 
 

@@ -30,6 +30,7 @@ class Idle:
     clock_restart_s: float  # Schedules.start on a restart
     cpu_per_min: float
     seconds: float
+    listing_s: float  # what /schedules shows, read (Automations.schedules)
 
 
 def print_report(
@@ -86,5 +87,7 @@ def _print_idle(i: Idle, without: tuple[float, float] | None) -> None:
         f"| config read and validated | {i.load_s:.1f} s |\n"
         f"| App.start with them | {i.start_s:.2f} s |\n"
         f"| Schedules.start: first (each seen first) / on a restart | "
-        f"{i.clock_start_s * 1000:,.0f} ms / {i.clock_restart_s * 1000:,.0f} ms |"
+        f"{i.clock_start_s * 1000:,.0f} ms / {i.clock_restart_s * 1000:,.0f} ms |\n"
+        f"| /schedules: every schedule's view read (Automations.schedules) | "
+        f"{i.listing_s:.2f} s |"
     )
