@@ -21,10 +21,9 @@ DEFAULT = (ROOT / "config/switchboard.toml").read_text()
 
 def config_with(tmp_path: Path, servers: str, tools: str = '"demo.*"') -> Path:
     text = DEFAULT.replace('path = "var/switchboard.db"', f'path = "{tmp_path / "sb.db"}"')
-    text = text.replace(
-        'tools = ["notify_operator", "sleep", "spawn_agent", "disk_usage"]',
-        f'tools = ["notify_operator", {tools}]',
-    )
+    offered = 'tools = ["notify_operator", "sleep", "spawn_agent", "schedule_wakeup", "disk_usage"]'
+    assert offered in text, "the embedded config's agent tools changed: update this test"
+    text = text.replace(offered, f'tools = ["notify_operator", {tools}]')
     path = tmp_path / "switchboard.toml"
     path.write_text(text + servers)
     return path
