@@ -58,7 +58,7 @@ from runtime.tools.envelope import ToolResult
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
-from runtime.wakeups import Alarm, due_time, when_text
+from runtime.wakeups import Alarm
 from runtime.worker import request_compaction, work
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,9 @@ class Runtime:
             self._notify,
             partial(spawn_child, self),
             self.approvals,
-            self._wake_later,
+            lambda session, run_id, when, note: self.alarm.wake_later(
+                session.id, run_id, when, note
+            ),
         )
 
     @classmethod
@@ -373,21 +375,6 @@ class Runtime:
         parent_id = session.record.parent_session_id
         parent = self.sessions.get(parent_id) if parent_id else None
         return await notify_operator(self.store, session, parent, run_id, message)
-
-    async def _wake_later(self, session: Session, run_id: str, when: str, note: str) -> ToolResult:
-        """schedule_wakeup for a turn: its answer goes where this turn's went."""
-        try:
-            due = due_time(when, self.clock.wall())
-        except ValueError as exc:
-            return ToolResult.failure("invalid_input", str(exc))
-        first = await self.store.first_message_of_run(run_id)
-        route = first.message.provenance.reply_route if first else None
-        wakeup = await self.alarm.schedule(session.id, run_id, due, note, route)
-        result = ToolResult.success(
-            f"wake-up set for {when_text(due)}; this turn ends now",
-            {"wakeup_id": wakeup.id, "due_at": when_text(due)},
-        )
-        return result.model_copy(update={"ends_turn": True})
 
     # -- compaction on demand -----------------------------------------------------------
 

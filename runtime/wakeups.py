@@ -27,6 +27,7 @@ from runtime.prompts import WAKEUP_HEADER
 from runtime.records import WakeupRecord, WakeupStatus
 from runtime.store import Store, Writer
 from runtime.store import wakeups as stored
+from runtime.tools.envelope import ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,22 @@ class Alarm:
         self._pending[wakeup.id] = wakeup
         self._changed.set()
         return wakeup
+
+    async def wake_later(self, session_id: str, run_id: str, when: str, note: str) -> ToolResult:
+        """schedule_wakeup for a turn: the result that ends it. The wake-up's answer goes
+        where this turn's went."""
+        try:
+            due = due_time(when, self._clock.wall())
+        except ValueError as exc:
+            return ToolResult.failure("invalid_input", str(exc))
+        first = await self._store.first_message_of_run(run_id)
+        route = first.message.provenance.reply_route if first else None
+        wakeup = await self.schedule(session_id, run_id, due, note, route)
+        result = ToolResult.success(
+            f"wake-up set for {when_text(due)}; this turn ends now",
+            {"wakeup_id": wakeup.id, "due_at": when_text(due)},
+        )
+        return result.model_copy(update={"ends_turn": True})
 
     async def cancel(self, wakeup_id: str, by: str) -> WakeupRecord | None:
         """Cancel a pending wake-up; None when there is none by that id (fired, cancelled or
