@@ -39,9 +39,11 @@ def print_report(
     firings: list[Firing],
     command: list[str],
 ) -> None:
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"\nMachine: {os.cpu_count()} cores, Python {platform.python_version()} "
-        f"({platform.machine()}); command: `{' '.join(command)}`"
+        f"({platform.machine()}), load average at the end {load} (1 / 5 / 15 min); "
+        f"command: `{' '.join(command)}`"
     )
     if firings:
         _print_firings(firings)
