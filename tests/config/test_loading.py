@@ -81,7 +81,6 @@ def test_a_doubled_dollar_is_a_literal_in_prompts_and_argv() -> None:
 def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
     assert variables(ROOT / "config/switchboard.toml") == []
     assert variables(ROOT / "config/example-full.toml") == [
-        "ACME_CI_WEBHOOK_SECRET",
         "ACME_SLACK_APP_TOKEN",
         "ACME_SLACK_BOT_TOKEN",
         "ACME_SLACK_SIGNING_SECRET",
