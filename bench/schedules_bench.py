@@ -11,7 +11,8 @@ the clock and the turns it starts are measured, not a model or the outbox).
 2. Idle: 10,000 schedules that do not fire (`cron = "0 3 1 1 *"`): the process's RSS with
    the App running without them, with their config loaded, and with the App running them;
    its CPU seconds a minute (getrusage) against the App without them; how long the clock's
-   start (Schedules.start) takes, first (each one seen first) and on a restart.
+   start (Schedules.start) takes, first (each one seen first) and on a restart; and how long
+   reading what /schedules shows (every schedule's view, with its next fire) takes.
 
     .venv/bin/python -m bench.schedules_bench [--schedules 10000] [--slots 3] [--idle 120]
         [--only idle|fire] [--profile PREFIX]
@@ -43,9 +44,9 @@ from bench.schedules.setup import (
     schedules,
     write_and_load,
 )
+from config.timing import MAX_JITTER_S  # the latest a fire is due after its slot
 from tests.fakes.telegram_api import FakeTelegram
 
-MAX_JITTER_S = 10.0  # config.timing.MAX_JITTER_S: the latest a fire is due after its slot
 PREPARE_S = 15.0  # 10,000 schedules loaded and the App started, with room to spare
 RESTART_S = 8.0  # the idle App stopped, started again (the clock's restart) and stopped
 MIN_BASELINE_S = 10.0
@@ -120,6 +121,7 @@ async def baseline(folder: Path, telegram: FakeTelegram) -> tuple[float, float]:
 
 
 async def firing(loaded: Loaded, label: str, args: argparse.Namespace) -> Firing:
+    """The schedules' first `args.slots` slots after the App started, fired and read back."""
     async with running(loaded) as started:
         due = slots_after(time.time(), args.slots)
         say(f"{label}: {args.schedules:,} schedules, {len(due)} slots from the next minute")
