@@ -3,6 +3,7 @@ and `[[workspaces.triggers]]` (signed events at POST /hooks/{workspace}/{trigger
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -180,7 +181,7 @@ def check_automation(
         ("schedule", [s.id for s in schedules]),
         ("trigger", [t.id for t in triggers]),
     ):
-        twice = sorted({i for i in ids if ids.count(i) > 1})
+        twice = sorted(i for i, n in Counter(ids).items() if n > 1)
         if twice:
             raise ValueError(
                 f"{kind} id {twice[0]!r} is defined twice; give each {kind} an id of its own"

@@ -3,6 +3,7 @@ never be silently ignored."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
@@ -261,7 +262,7 @@ class WorkspaceConfig(Strict):
             ("admin", admin_ids),
             ("MCP server", [m.name for m in self.mcp_servers]),
         ):
-            twice = sorted({i for i in ids if ids.count(i) > 1})
+            twice = sorted(i for i, n in Counter(ids).items() if n > 1)
             if twice:
                 raise ValueError(f"{kind} id {twice[0]!r} is defined twice")
         if self.default_agent not in agent_ids:
@@ -356,15 +357,15 @@ class SwitchboardConfig(Strict):
     @model_validator(mode="after")
     def _unique_workspaces(self) -> SwitchboardConfig:
         ids = [w.id for w in self.workspaces]
-        twice = sorted({i for i in ids if ids.count(i) > 1})
+        twice = sorted(i for i, n in Counter(ids).items() if n > 1)
         if twice:
             raise ValueError(f"workspace id {twice[0]!r} is defined twice")
         tools = [t.name for w in self.workspaces for t in w.tools]
-        shared = sorted({t for t in tools if tools.count(t) > 1})
+        shared = sorted(t for t, n in Counter(tools).items() if n > 1)
         if shared:
             raise ValueError(f"tool {shared[0]!r} is defined in two workspaces; rename one")
         servers = [m.name for w in self.workspaces for m in w.mcp_servers]
-        shared = sorted({m for m in servers if servers.count(m) > 1})
+        shared = sorted(m for m, n in Counter(servers).items() if n > 1)
         if shared:
             raise ValueError(f"MCP server {shared[0]!r} is named in two workspaces; rename one")
         teams = [w.slack.team_id for w in self.workspaces if w.slack]

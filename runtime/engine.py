@@ -81,6 +81,7 @@ class Runtime:
         self.clock = clock
         self.agents = {a.id: a for a in agents}
         self.sessions: dict[str, Session] = {}
+        self._children: dict[str, list[Session]] = {}  # by parent session id
         self._closing = False
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
@@ -187,6 +188,8 @@ class Runtime:
             )
         session = Session(record, self.settings.default_queue_mode)
         self.sessions[record.id] = session
+        if record.parent_session_id is not None:
+            self._children.setdefault(record.parent_session_id, []).append(session)
         return session
 
     def reconfigure(
@@ -368,7 +371,7 @@ class Runtime:
             await self.stop(child.id, child.running.run_id, "its parent agent was stopped")
 
     def children(self, session: Session) -> list[Session]:
-        return [s for s in self.sessions.values() if s.record.parent_session_id == session.id]
+        return list(self._children.get(session.id, ()))
 
     async def _notify(self, session: Session, run_id: str, message: str) -> ToolResult:
         """notify_operator for a turn; a private child's goes through its parent."""

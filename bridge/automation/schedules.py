@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 MAX_NAP_S = 30.0  # the wall clock is looked at at least this often (it may jump)
 RETRY_S = 5.0  # a fire that failed (the store down) is tried again after this
+# Fires under way at once: their writes share group commits instead of waiting in line. A
+# schedule has one entry in the heap, taken while it fires, so it never fires twice at once.
+MAX_FIRING = 32
 
 
 @dataclass(order=True, slots=True)
@@ -77,12 +80,17 @@ class Schedules:
         self._runs = runs
         self._metrics = metrics
         self._heap: list[Due] = []
+        self._next: dict[Key, Due] = {}  # each schedule's entry in the heap
+        self._by_key: dict[Key, tuple[WorkspaceConfig, ScheduleConfig]] = {}
         self._after: dict[Key, datetime] = {}  # slots after this are owed a run
         self._paused: set[Key] = set()
         self._timings: dict[Key, tuple[object, ...]] = {}  # as configured, to see edits
         self._generation = 0
-        self._changed = asyncio.Event()
+        self._changed = False  # the config or a pause changed: plan again
+        self._wake = asyncio.Event()  # the heap changed (or must be planned again)
         self._task: asyncio.Task[None] | None = None
+        self._firing: set[asyncio.Task[None]] = set()
+        self._room = asyncio.Semaphore(MAX_FIRING)
 
     # -- the operator's controls ----------------------------------------------------------
 
@@ -90,9 +98,8 @@ class Schedules:
         return (workspace_id, AutomationKind.SCHEDULE, schedule_id) in self._paused
 
     def next_fire(self, workspace_id: str, schedule_id: str) -> datetime | None:
-        key = (workspace_id, AutomationKind.SCHEDULE, schedule_id)
-        found = [d for d in self._heap if d.key == key and d.generation == self._generation]
-        return datetime.fromtimestamp(found[0].fire_at, UTC) if found else None
+        due = self._next.get((workspace_id, AutomationKind.SCHEDULE, schedule_id))
+        return datetime.fromtimestamp(due.fire_at, UTC) if due is not None else None
 
     async def pause(self, workspace_id: str, schedule_id: str, by: str) -> None:
         key = (workspace_id, AutomationKind.SCHEDULE, schedule_id)
@@ -150,7 +157,8 @@ class Schedules:
 
     def reload(self) -> None:
         """The config (or a schedule's pause) changed: plan again."""
-        self._changed.set()
+        self._changed = True
+        self._wake.set()
 
     async def close(self) -> None:
         if self._task is not None:
@@ -158,6 +166,9 @@ class Schedules:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        for task in list(self._firing):
+            task.cancel()
+        await asyncio.gather(*self._firing, return_exceptions=True)
 
     async def _see_changes(self) -> None:
         """Schedules never seen before, and those whose timing a reload changed, count their
@@ -192,6 +203,8 @@ class Schedules:
     def _rebuild(self) -> None:
         self._generation += 1
         self._heap = []
+        self._next = {}
+        self._by_key = {key: (w, s) for key, w, s in self._schedules()}
         now = self._now()
         for key, _, schedule in self._schedules():
             if schedule.enabled and key not in self._paused and key in self._after:
@@ -207,16 +220,20 @@ class Schedules:
             newest, count = timing.missed(after, now)
             slot, missed = (newest or slot), max(0, count - 1)
         fire_at = max(slot.timestamp(), now.timestamp()) + timing.jitter_s
-        heapq.heappush(self._heap, Due(fire_at, key, slot, missed, self._generation))
+        due = Due(fire_at, key, slot, missed, self._generation)
+        heapq.heappush(self._heap, due)
+        self._next[key] = due
+        self._wake.set()  # it may be due before the one the clock waits for
 
     async def _run(self) -> None:
         while True:
-            if self._changed.is_set():
-                self._changed.clear()
+            self._wake.clear()
+            if self._changed:
+                self._changed = False
                 await self._see_changes()
                 self._rebuild()
             if not self._heap:
-                await self._changed.wait()
+                await self._wake.wait()
                 continue
             delay = self._heap[0].fire_at - self._runtime.clock.wall()
             if delay > 0:
@@ -224,14 +241,24 @@ class Schedules:
                 continue
             due = heapq.heappop(self._heap)
             if due.generation == self._generation:
-                await self._fire(due)
+                self._next.pop(due.key, None)
+                await self._room.acquire()
+                task = asyncio.get_running_loop().create_task(self._fire_in_turn(due))
+                self._firing.add(task)
+                task.add_done_callback(self._firing.discard)
 
     async def _nap(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), seconds)
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _fire_in_turn(self, due: Due) -> None:
+        try:
+            await self._fire(due)
+        finally:
+            self._room.release()
 
     async def _fire(self, due: Due) -> None:
-        found = {key: (w, s) for key, w, s in self._schedules()}.get(due.key)
+        found = self._by_key.get(due.key)
         if found is None:
             return
         workspace, schedule = found
@@ -249,6 +276,8 @@ class Schedules:
             )
             due.fire_at = self._runtime.clock.wall() + RETRY_S
             heapq.heappush(self._heap, due)
+            self._next[due.key] = due
+            self._wake.set()
             return
         self._after[due.key] = due.slot
         self._push(due.key, schedule, due.slot, self._now())
