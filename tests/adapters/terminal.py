@@ -95,7 +95,7 @@ class Terminal:
         """Until `text` shows `count` times; the screen then."""
         return self._until(lambda shown: shown.count(text) >= count, f"{text!r} {count}x", limit_s)
 
-    def wait_for_line(self, line: str, limit_s: float = 10) -> str:
+    def wait_for_line(self, line: str, limit_s: float = 30) -> str:
         """Until the bottom line with text on it (where the operator types) is `line`."""
         return self._until(lambda shown: _last_line(shown) == line, f"{line!r} last", limit_s)
 
