@@ -115,12 +115,6 @@ class AutomationStore:
         )
         return bool(rows)
 
-    async def run_of_message(self, message_id: str) -> AutomationRun | None:
-        rows = await self._store.read_sql(
-            "SELECT * FROM automation_runs WHERE message_id = ?", (message_id,)
-        )
-        return _run(rows[0]) if rows else None
-
 
 def _upsert_state(tx: BridgeTx, key: Key, column: str, value: Any, by: str | None) -> None:
     workspace_id, kind, automation_id = key

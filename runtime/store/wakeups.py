@@ -16,14 +16,6 @@ PENDING = "SELECT * FROM wakeups WHERE status = 'pending' ORDER BY due_at, id"
 ONE = "SELECT * FROM wakeups WHERE id = ?"
 
 
-def of_sessions_sql(sessions: int) -> str:
-    marks = ",".join("?" * sessions)
-    return (
-        f"SELECT * FROM wakeups WHERE session_id IN ({marks}) AND status = 'pending' "
-        "ORDER BY due_at, id"
-    )
-
-
 def _record(r: Row) -> WakeupRecord:
     return WakeupRecord(
         id=r["id"],
@@ -44,13 +36,6 @@ class Wakeups:
 
     async def pending(self) -> list[WakeupRecord]:
         return [_record(r) for r in await self._rows(PENDING, ())]
-
-    async def of_sessions(self, session_ids: Sequence[str]) -> list[WakeupRecord]:
-        if not session_ids:
-            return []
-        return [
-            _record(r) for r in await self._rows(of_sessions_sql(len(session_ids)), session_ids)
-        ]
 
     async def get(self, wakeup_id: str) -> WakeupRecord | None:
         found = await self._rows(ONE, (wakeup_id,))
