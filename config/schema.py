@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator, model_validat
 from config.admin import AdminConfig, WorkspaceAdminConfig, strong
 from config.automation import ScheduleConfig, TriggerConfig, check_automation
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
+from config.budgets import BudgetConfig, check_budgets
 from config.mcp import (
     APPROVAL_TIMEOUT_S,
     MAX_APPROVAL_TIMEOUT_S,
@@ -20,7 +21,9 @@ from config.mcp import (
     url_secrets,
 )
 from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
+from config.prices import PriceConfig
 from config.strict import Strict
+from config.timing import zone
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
@@ -104,6 +107,15 @@ class ProviderConfig(Strict):
     # of the conversation is summarized first; `keep_recent` of it stays word for word.
     compact_at: float = Field(0.7, gt=0.1, le=0.95)
     keep_recent: float = Field(0.25, gt=0.0, lt=0.9)
+    # Dollars per million tokens, for a model the defaults (config/prices.py) do not know or
+    # price differently: `[provider.prices."my-model"] input = 3.0, output = 15.0`.
+    prices: dict[str, PriceConfig] = {}
+    # Runaway guards: a turn ends, saying why, past this many model rounds, past this many
+    # tokens (all kinds, counted as the provider reports them), or when the agent has called
+    # the same tool with the same input this many times.
+    max_rounds: int = Field(50, ge=1, le=1000)
+    max_turn_tokens: int = Field(5_000_000, ge=1000)
+    max_repeated_calls: int = Field(5, ge=2, le=100)
 
     @model_validator(mode="after")
     def _room_for_the_answer(self) -> ProviderConfig:
@@ -239,9 +251,17 @@ class WorkspaceConfig(Strict):
     pairing: PairingConfig = PairingConfig()
     schedules: list[ScheduleConfig] = []  # work on a clock (config/automation.py)
     triggers: list[TriggerConfig] = []  # work on a signed event: POST /hooks/{workspace}/{id}
+    budgets: list[BudgetConfig] = []  # spend limits, checked before each model call
+    timezone: str = "UTC"  # where a budget's day and month begin and end
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, name: str) -> str:
+        zone(name)
+        return name
 
     @field_validator("respond_to", mode="before")
     @classmethod
@@ -300,6 +320,9 @@ class WorkspaceConfig(Strict):
             raise ValueError("the workspace has no [slack], [telegram] or [console] section")
         no_all_with_others(self.respond_to)
         check_automation(self.schedules, self.triggers, agent_ids, operator_ids)
+        check_budgets(
+            self.budgets, set(agent_ids), set(operator_ids), {s.id for s in self.schedules}
+        )
         check_bindings(
             self.bindings,
             agent_ids,

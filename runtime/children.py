@@ -13,7 +13,9 @@ from runtime.tools.envelope import ToolResult
 from runtime.turn import TurnOutcome
 
 
-async def report_to_parent(host: Host, child: Session, run_id: str, outcome: TurnOutcome) -> None:
+async def report_to_parent(
+    host: Host, child: Session, run_id: str, outcome: TurnOutcome, payer: str | None = None
+) -> None:
     text = outcome.final_text or f"(the task ended {outcome.status}: {outcome.error})"
     await host.submit(
         child.record.parent_session_id or "",
@@ -23,7 +25,9 @@ async def report_to_parent(host: Host, child: Session, run_id: str, outcome: Tur
             origin=Origin.TASK,
             trust=Trust.TRUSTED_SYSTEM,
             priority=Priority.NEXT,
-            provenance=Provenance(sender=child.record.agent_id, causation_id=run_id),
+            provenance=Provenance(
+                sender=child.record.agent_id, causation_id=run_id, charged_to=payer
+            ),
         ),
     )
 
@@ -50,7 +54,11 @@ async def spawn_child(host: Host, parent: Session, run_id: str, task: str) -> To
             origin=Origin.SYSTEM,
             trust=Trust.TRUSTED_SYSTEM,
             priority=Priority.NORMAL,
-            provenance=Provenance(sender=parent.record.agent_id, causation_id=run_id),
+            provenance=Provenance(
+                sender=parent.record.agent_id,
+                causation_id=run_id,
+                charged_to=parent.running.payer if parent.running else None,
+            ),
         ),
     )
     return ToolResult.success(

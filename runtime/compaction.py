@@ -26,7 +26,7 @@ from runtime.providers.base import (
     Usage,
     request_chars,
 )
-from runtime.store import Store
+from runtime.store import Store, Writer
 from runtime.transcript import (
     AttachmentBlock,
     TextBlock,
@@ -53,6 +53,7 @@ SUMMARY_REQUEST = (
     "grouped under short headings, at most a page."
 )
 Guard = Callable[[Awaitable[ProviderResponse]], Awaitable[ProviderResponse]]
+Bill = Callable[[Writer, str, Usage], None]  # record a call's usage: model, tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +127,11 @@ async def compact(
     context: ContextUse,
     guard: Guard,
     requested: bool = False,
+    bill: Bill | None = None,
 ) -> Compacted | None:
     """Compact `transcript` in the store and in memory; None when nothing can be compacted.
-    `guard` runs the summary request (a turn makes it cancellable by a stop)."""
+    `guard` runs the summary request (a turn makes it cancellable by a stop); `bill` records
+    what it cost, in the transaction that records the compaction."""
     keep_chars = int(budget.keep_tokens / context.tokens_per_char)
     cut = choose_cut(transcript.rows, keep_chars)
     tokens_before = context.estimate(rows_chars(transcript.rows) + len(transcript.summary or ""))
@@ -157,10 +160,11 @@ async def compact(
         tools=[],
         max_tokens=max(256, min(budget.max_tokens, budget.keep_tokens // 2)),
     )
-    usage, error = Usage(), None
+    usage, error, answered_by = Usage(), None, None
     try:
         response = await guard(provider.complete(request, lambda _: None, lambda *_: None))
         usage, summary = response.usage, response.text().strip()
+        answered_by = response.model or provider.model
         context.observe(request, usage)
         if not summary:
             error = "the model wrote an empty summary"
@@ -171,6 +175,8 @@ async def compact(
         summary = _fallback(transcript.summary, cut, error)
     tokens_after = context.estimate(rows_chars(transcript.rows[cut:]) + len(summary))
     async with store.write() as w:
+        if bill is not None and answered_by is not None:
+            bill(w, answered_by, usage)
         w.record_compaction(
             session_id, run_id, transcript.row_ids[cut - 1], summary, fallback=error is not None
         )

@@ -23,6 +23,7 @@ from runtime.clock import Clock, SystemClock
 from runtime.context import Budget, window_of
 from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event
+from runtime.guards import HeldTurns, TurnLimits
 from runtime.ids import new_id
 from runtime.messages import (
     InboundMessage,
@@ -31,7 +32,7 @@ from runtime.messages import (
     QueueStatus,
     may_interject,
 )
-from runtime.notifications import notify_operator
+from runtime.notifications import notify_for_turn
 from runtime.payloads import (
     ProgressState,
     QueueModeChanged,
@@ -51,10 +52,10 @@ from runtime.results import (
 from runtime.roster import reconfigured
 from runtime.scheduler import DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
+from runtime.spend import NoLimits, SpendGate
 from runtime.store import Store, Writer
 from runtime.store.database import Migration
 from runtime.tools.command import CommandToolSpec
-from runtime.tools.envelope import ToolResult
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
@@ -97,13 +98,21 @@ class Runtime:
                 settings.compact_at,
                 settings.keep_recent,
             ),
-            self._notify,
+            partial(notify_for_turn, self),
             partial(spawn_child, self),
             self.approvals,
             lambda session, run_id, when, note: self.alarm.wake_later(
                 session.id, run_id, when, note
             ),
+            settings.prices,
+            NoLimits(),
+            TurnLimits(settings.max_turn_tokens, settings.max_repeated_calls),
         )
+        self.held = HeldTurns(self.sessions)  # turns a budget holds (/approve-spend)
+
+    def limit_spend(self, gate: SpendGate) -> None:
+        """Ask `gate` before every model call from now on (the bridge's budgets)."""
+        self.turn_deps = replace(self.turn_deps, gate=gate)
 
     @classmethod
     async def open(
@@ -372,12 +381,6 @@ class Runtime:
 
     def children(self, session: Session) -> list[Session]:
         return list(self._children.get(session.id, ()))
-
-    async def _notify(self, session: Session, run_id: str, message: str) -> ToolResult:
-        """notify_operator for a turn; a private child's goes through its parent."""
-        parent_id = session.record.parent_session_id
-        parent = self.sessions.get(parent_id) if parent_id else None
-        return await notify_operator(self.store, session, parent, run_id, message)
 
     # -- compaction on demand -----------------------------------------------------------
 

@@ -46,6 +46,8 @@ class EventType(StrEnum):
     WAKEUP_SCHEDULED = "wakeup_scheduled"
     WAKEUP_FIRED = "wakeup_fired"
     WAKEUP_CANCELLED = "wakeup_cancelled"
+    SPEND_HELD = "spend_held"
+    SPEND_RELEASED = "spend_released"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

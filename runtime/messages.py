@@ -95,6 +95,13 @@ class Provenance:
     reply_route: dict[str, Any] | None = None
     correlation_id: str | None = None
     causation_id: str | None = None
+    # Who pays for the turn it starts, when not its sender: a wake-up's and a child's turns
+    # are charged to whoever paid for the turn that asked for them (runtime/spend.py).
+    charged_to: str | None = None
+
+    @property
+    def payer(self) -> str | None:
+        return self.charged_to or self.sender
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k in self.__slots__ if (v := getattr(self, k)) is not None}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from runtime.events import Event
+from runtime.host import Host
 from runtime.payloads import NotificationRequested
 from runtime.records import AgentProfile, NotificationRecord, OperatorBoundary
 from runtime.session import Session
@@ -72,3 +73,10 @@ async def notify_operator(
     return ToolResult.success(
         f"operator notified: {record.summary}", {"notification_id": record.notification_id}
     )
+
+
+async def notify_for_turn(host: Host, session: Session, run_id: str, message: str) -> ToolResult:
+    """notify_operator for a turn; a private child's goes through its parent."""
+    parent_id = session.record.parent_session_id
+    parent = host.sessions.get(parent_id) if parent_id else None
+    return await notify_operator(host.store, session, parent, run_id, message)

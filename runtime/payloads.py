@@ -236,3 +236,24 @@ class WakeupCancelled(Payload):
     TYPE: ClassVar[str] = EventType.WAKEUP_CANCELLED
     wakeup_id: str
     by: str
+
+
+class SpendHeld(Payload):
+    """A turn's next model call would pass a budget: the turn waits (`kind` "wait") for
+    /approve-spend, a raised limit or the next period, or ends ("end": a schedule's own
+    limit)."""
+
+    TYPE: ClassVar[str] = EventType.SPEND_HELD
+    kind: str  # runtime.spend.HoldKind
+    budget: str  # the limit's key, e.g. "workspace/day"
+    reason: str
+    until: float | None  # wall time the period ends
+    payer: str | None
+    agent_id: str
+
+
+class SpendReleased(Payload):
+    """A held turn goes on: an operator approved its spend (`by`), or the limit allows it."""
+
+    TYPE: ClassVar[str] = EventType.SPEND_RELEASED
+    by: str | None  # the operator who approved; None: the budget allows it again

@@ -51,6 +51,7 @@ class RunRecord:
     finished_at: float | None = None
     final_text: str | None = None
     error: str | None = None
+    payer: str | None = None  # who its model calls are charged to (runtime/spend.py)
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from config.prices import DEFAULT_PRICES, PriceTable
 from runtime.messages import DropPolicy, QueueMode
 from runtime.records import AgentProfile
 from runtime.scheduler import SubmitStatus
@@ -21,6 +22,9 @@ class RuntimeSettings:
     context_window: int | None = None  # None: the model's, from its name
     compact_at: float = 0.7  # of the window (less max_tokens) a request may fill
     keep_recent: float = 0.25  # of it, kept verbatim when compacting
+    prices: PriceTable = field(default_factory=lambda: PriceTable(DEFAULT_PRICES))
+    max_turn_tokens: int = 5_000_000  # runaway guards (runtime/guards.py)
+    max_repeated_calls: int = 5
 
 
 @dataclass(frozen=True, slots=True)

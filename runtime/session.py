@@ -35,6 +35,10 @@ class RunHandle:
     silent_stop: bool = False  # stopped with its parent: no task_result goes back
     inflight: asyncio.Future[object] | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    payer: str | None = None  # who its model calls are charged to (runtime/spend.py)
+    held: str | None = None  # why it waits before a model call (a budget); None: it does not
+    spend_approved_by: str | None = None  # the operator who let it past its budgets
+    spend_wake: asyncio.Event = field(default_factory=asyncio.Event)  # approved, or recheck
 
     def request_stop(self, reason: str) -> None:
         self.stop_requested = True
@@ -67,6 +71,11 @@ class RunHandle:
             self.step = step
         elapsed = round(now - self.started_at, 3)
         return Progress(state=state, step=self.step, elapsed_s=elapsed)
+
+    def approve_spend(self, by: str) -> None:
+        """Let this turn past its budgets (/approve-spend); a held turn goes on at once."""
+        self.spend_approved_by = by
+        self.spend_wake.set()
 
     def raise_if_stopped(self) -> None:
         if self.stop_requested:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+from config.prices import PriceTable
 from runtime.agents import AgentSpec
 from runtime.approvals import Approvals
 from runtime.boundaries import Boundary
@@ -19,6 +20,7 @@ from runtime.compaction import compact
 from runtime.context import Budget
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.events import Event, Payload
+from runtime.guards import CallGuard, TurnEnded, TurnLimits
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import (
     AssistantText,
@@ -40,8 +42,10 @@ from runtime.providers.base import (
 )
 from runtime.records import RunStatus
 from runtime.session import RunHandle, Session, TurnStopped
+from runtime.spend import CallPurpose, Charge, SpendGate
 from runtime.steps import ContinueRound, FinalAnswer, RunTools, resolve_round
-from runtime.store import Store
+from runtime.store import Store, Writer
+from runtime.store.usage import record_call
 from runtime.tool_round import ToolDeps, ToolRunner
 from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry
@@ -67,6 +71,9 @@ class TurnDeps:
     spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
     approvals: Approvals
     wake_later: Callable[[Session, str, str, str], Awaitable[ToolResult]]
+    prices: PriceTable
+    gate: SpendGate
+    limits: TurnLimits
 
     def tool_deps(self) -> ToolDeps:
         return ToolDeps(
@@ -120,6 +127,16 @@ class Turn:
         )
         self.usage = Usage()
         self.rounds = 0
+        self.charge = Charge(session.id, agent.id, handle.payer, handle.run_id)
+        self.guard = CallGuard(
+            deps.gate,
+            deps.limits,
+            deps.clock,
+            handle,
+            self.charge,
+            self._emit,
+            lambda step: self.progress(step, state=ProgressState.WAITING),
+        )
         # A message may cap its turn lower than the runtime does (a schedule's max_rounds).
         self.max_rounds = min(deps.max_rounds, max_rounds or deps.max_rounds)
 
@@ -136,6 +153,10 @@ class Turn:
         except TurnStopped:
             await self.close_after_stop()
             return TurnOutcome(RunStatus.STOPPED, "", self.handle.stop_reason or None)
+        except TurnEnded as ended:  # before a model call: nothing is left open
+            return TurnOutcome(
+                RunStatus.STOPPED if ended.stopped else RunStatus.FAILED, "", str(ended)
+            )
         except TranscriptInvariantError as exc:
             await self._emit(ProviderRequestRefused(problems=exc.problems))
             return TurnOutcome(RunStatus.FAILED, "", str(exc))
@@ -157,10 +178,16 @@ class Turn:
             self.rounds = round_no
             if round_no > 1:
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
+            request = self._request()
+            tokens = self.session.context.estimate(request_chars(request))
+            max_tokens = self.deps.budget.max_tokens
+            if await self.guard.before_call(self.model, self.usage, tokens, max_tokens):
+                await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)  # what came meanwhile
+                request, self._announced_round = self._request(), round_no - 1
             if round_no > self._announced_round:
                 await self.progress(thinking_step(round_no))
                 self._announced_round = round_no
-            request = await self._fit(self._request(), round_no)
+            request = await self._fit(request, round_no)
             try:
                 response = await self._send(request)
             except ContextWindowExceededError as exc:
@@ -174,12 +201,16 @@ class Turn:
                     raise
                 response = await self._send(request)
             step, recorded = resolve_round(response)
-            self._check_new_tool_ids(recorded)
-            if recorded.blocks and any(b for b in recorded.blocks if not _blank(b)):
+            repeated = self._repeated_tool_ids(recorded)
+            said = None
+            if not repeated and any(b for b in recorded.blocks if not _blank(b)):
                 said = AssistantText(
                     text=recorded.text(), round=round_no, tool_calls=len(recorded.tool_uses())
                 )
-                await self._record(recorded, said)
+            await self._settle(response, recorded, said)
+            if repeated:
+                raise ProviderError(f"the model returned duplicate tool_use ids: {repeated}")
+            self.guard.answered(response.usage, recorded.tool_uses())
             match step:
                 case FinalAnswer(text=text):
                     if await self.checkpoint(Boundary.AFTER_PROVIDER_ROUND):
@@ -236,6 +267,7 @@ class Turn:
             context=self.session.context,
             guard=self.handle.inflight_op,
             requested=requested,
+            bill=lambda w, model, usage: self._bill(w, model, usage, CallPurpose.COMPACTION),
         )
         if compacted is not None:
             self.usage += compacted.usage
@@ -263,13 +295,27 @@ class Turn:
         self.usage += response.usage
         return response
 
-    def _check_new_tool_ids(self, recorded: TranscriptMessage) -> None:
-        """A round whose tool_use ids repeat would poison the transcript: fail it instead."""
+    def _repeated_tool_ids(self, recorded: TranscriptMessage) -> str:
+        """A round whose tool_use ids repeat would poison the transcript: it fails instead."""
         ids = [b.id for b in recorded.tool_uses()]
         known = self.transcript.tool_use_ids
-        repeated = sorted({i for i in ids if ids.count(i) > 1 or i in known})
-        if repeated:
-            raise ProviderError(f"the model returned duplicate tool_use ids: {', '.join(repeated)}")
+        return ", ".join(sorted({i for i in ids if ids.count(i) > 1 or i in known}))
+
+    async def _settle(
+        self, response: ProviderResponse, row: TranscriptMessage, said: AssistantText | None
+    ) -> None:
+        """What the round cost and (when it said anything) its row, in one transaction: a
+        call is counted once, with what it answered, or not at all."""
+        async with self.deps.store.write() as w:
+            self._bill(w, response.model or self.model, response.usage, CallPurpose.ROUND)
+            if said is not None:
+                row_id = w.append_transcript(self.session.id, self.run_id, row)
+                w.emit(Event(said, self.session.id, self.run_id))
+        if said is not None:
+            self.transcript.append(row, row_id)
+
+    def _bill(self, w: Writer, model: str, usage: Usage, purpose: CallPurpose) -> None:
+        record_call(w, self.deps.prices, self.charge, model, purpose, usage)
 
     # -- safe points -------------------------------------------------------------------
 
@@ -325,12 +371,6 @@ class Turn:
 
     async def progress(self, step: str, *, state: ProgressState = ProgressState.RUNNING) -> None:
         await self.deps.store.emit(self._progress_event(step, state=state))
-
-    async def _record(self, row: TranscriptMessage, said: Payload) -> None:
-        async with self.deps.store.write() as w:
-            row_id = w.append_transcript(self.session.id, self.run_id, row)
-            w.emit(Event(said, self.session.id, self.run_id))
-        self.transcript.append(row, row_id)
 
     async def _emit(self, payload: Payload) -> None:
         await self.deps.store.emit(Event(payload, self.session.id, self.run_id))

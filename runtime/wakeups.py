@@ -64,7 +64,7 @@ def when_text(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def wake_message(wakeup: WakeupRecord, now: float) -> InboundMessage:
+def wake_message(wakeup: WakeupRecord, now: float, payer: str | None = None) -> InboundMessage:
     """The prompt of the turn a wake-up starts: when it was asked for and for when, how late
     it comes (a restart in between), and the agent's own note."""
     late = now - wakeup.due_at
@@ -85,6 +85,7 @@ def wake_message(wakeup: WakeupRecord, now: float) -> InboundMessage:
             surface="wakeup",
             reply_route=wakeup.reply_route,
             correlation_id=wakeup.id,
+            charged_to=payer,
         ),
     )
 
@@ -205,7 +206,8 @@ class Alarm:
 
     async def _fire(self, wakeup: WakeupRecord) -> bool:
         now = self._clock.wall()
-        message = wake_message(wakeup, now)
+        asker = await self._store.run(wakeup.run_id) if wakeup.run_id else None
+        message = wake_message(wakeup, now, asker.payer if asker else None)
 
         def mark(w: Writer, message_id: str) -> None:
             stored.fired(w, wakeup.id, message_id)

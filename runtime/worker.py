@@ -54,6 +54,7 @@ async def work(rt: Host, session: Session) -> None:
 async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> None:
     agent = rt.agents[session.record.agent_id]
     handle = RunHandle(new_id("run"), rt.clock.monotonic(), [e.id for e in entries])
+    handle.payer = entries[0].message.provenance.payer  # the first message's pays
     session.running = handle
     try:
         transcript = await rt.store.transcript(session.id)
@@ -77,6 +78,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
                     RunStatus.RUNNING,
                     rt.provider.model,
                     rt.clock.wall(),
+                    payer=handle.payer,
                 )
             )
             row_id = (
@@ -196,7 +198,7 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
         handle.finished.set()
     parent_id = session.record.parent_session_id
     if parent_id and not handle.silent_stop and parent_id in rt.sessions:
-        await report_to_parent(rt, session, handle.run_id, outcome)
+        await report_to_parent(rt, session, handle.run_id, outcome, handle.payer)
 
 
 def request_compaction(rt: Host, session: Session) -> CompactStatus:

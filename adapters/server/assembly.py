@@ -5,6 +5,7 @@ from __future__ import annotations
 from bridge.sessions import agent_key
 from bridge.store.schema import MIGRATIONS
 from config.mcp import McpServerConfig
+from config.prices import PriceTable
 from config.schema import ProviderConfig, SwitchboardConfig
 from config.secrets import Secrets
 from runtime import (
@@ -100,6 +101,10 @@ async def open_runtime(
         context_window=config.provider.context_window,
         compact_at=config.provider.compact_at,
         keep_recent=config.provider.keep_recent,
+        prices=PriceTable.with_overrides(config.provider.prices),
+        max_rounds=config.provider.max_rounds,
+        max_turn_tokens=config.provider.max_turn_tokens,
+        max_repeated_calls=config.provider.max_repeated_calls,
     )
     return await Runtime.open(
         config.storage.location,

@@ -82,6 +82,7 @@ def run(r: Row) -> RunRecord:
         finished_at=r["finished_at"],
         final_text=r["final_text"],
         error=r["error"],
+        payer=r["payer"],
     )
 
 

@@ -185,4 +185,30 @@ MIGRATIONS: list[str] = [
     CREATE INDEX wakeups_session ON wakeups(session_id, due_at);
     ALTER TABLE messages ADD COLUMN max_rounds INTEGER;
     """,
+    # 9: what model calls cost (issue 32): one row per call, in the transaction of its round,
+    # charged to an agent and to whoever started the turn (the payer, kept on the run too so a
+    # wake-up or a child's turn is charged to the same one).
+    """
+    ALTER TABLE runs ADD COLUMN payer TEXT;
+    CREATE TABLE model_usage (
+        id TEXT PRIMARY KEY,
+        at REAL NOT NULL,
+        session_id TEXT NOT NULL,
+        run_id TEXT,
+        agent_id TEXT NOT NULL,
+        payer TEXT,
+        model TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        priced INTEGER NOT NULL
+    );
+    CREATE INDEX model_usage_at ON model_usage(at);
+    CREATE INDEX model_usage_agent ON model_usage(agent_id, at);
+    CREATE INDEX model_usage_payer ON model_usage(payer, at);
+    CREATE INDEX model_usage_run ON model_usage(run_id);
+    """,
 ]

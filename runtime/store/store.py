@@ -47,6 +47,7 @@ from runtime.store.publishing import Publisher
 from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
 from runtime.store.schema import MIGRATIONS
 from runtime.store.transactions import Transactions
+from runtime.store.usage import UsageLedger
 from runtime.store.wakeups import Wakeups
 from runtime.store.writer import Writer
 from runtime.transcript import BLOCKS, Transcript, TranscriptMessage
@@ -66,6 +67,7 @@ class Store:
         self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
         self.history = History(self._rows)  # runtime/store/history.py: pages for people
         self.wakeups = Wakeups(self._rows)  # runtime/store/wakeups.py
+        self.usage = UsageLedger(self._rows)  # runtime/store/usage.py: what calls cost
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
         self._tx = Transactions(db, clock, self._publisher, self.secrets)

@@ -209,8 +209,9 @@ class Writer:
 
     def insert_run(self, run: RunRecord) -> None:
         self._execute(
-            "INSERT INTO runs (id, session_id, status, model, started_at) VALUES (?, ?, ?, ?, ?)",
-            (run.id, run.session_id, run.status, run.model, run.started_at),
+            "INSERT INTO runs (id, session_id, status, model, started_at, payer)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (run.id, run.session_id, run.status, run.model, run.started_at, run.payer),
         )
 
     def finish_run(

@@ -1,0 +1,54 @@
+"""`[[workspaces.budgets]]`: spend limits, checked before each model call (DESIGN §4)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from config.strict import Strict
+
+BudgetScope = Literal["workspace", "agent", "operator", "schedule"]
+
+
+class BudgetConfig(Strict):
+    scope: BudgetScope = "workspace"
+    id: str | None = None  # the agent, operator or schedule (none for the workspace)
+    period: Literal["day", "month"] = "day"  # in the workspace's timezone
+    limit_usd: float | None = Field(None, gt=0)
+    limit_tokens: int | None = Field(None, gt=0)
+    warn_at: float | None = Field(0.8, gt=0, lt=1)  # of the limit: the primary is told once
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> BudgetConfig:
+        if (self.limit_usd is None) == (self.limit_tokens is None):
+            raise ValueError("a budget has exactly one of limit_usd or limit_tokens")
+        if self.scope == "workspace" and self.id is not None:
+            raise ValueError('a budget with scope = "workspace" has no id')
+        if self.scope != "workspace" and self.id is None:
+            raise ValueError(f'a budget with scope = "{self.scope}" names its {self.scope}: id')
+        return self
+
+    @property
+    def key(self) -> str:
+        """What names it in notices and in the store: `workspace/day`, `agent:ops/month`."""
+        who = self.scope if self.id is None else f"{self.scope}:{self.id}"
+        return f"{who}/{self.period}"
+
+
+def check_budgets(
+    budgets: list[BudgetConfig],
+    agents: set[str],
+    operators: set[str],
+    schedules: set[str],
+) -> None:
+    """Each budget names something that exists, and no budget is set twice."""
+    known = {"agent": agents, "operator": operators, "schedule": schedules}
+    for b in budgets:
+        if b.id is not None and b.id not in known[b.scope]:
+            choices = ", ".join(sorted(known[b.scope])) or "none"
+            raise ValueError(f"budget {b.key}: no {b.scope} {b.id!r} here (there are: {choices})")
+    twice = sorted(k for k, n in Counter(b.key for b in budgets).items() if n > 1)
+    if twice:
+        raise ValueError(f"budget {twice[0]} is set twice; keep one")

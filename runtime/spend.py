@@ -1,0 +1,105 @@
+"""What model calls cost and who pays: each call's usage recorded in the transaction of its
+round, and a gate asked before each call whether it may be made (DESIGN §4, budgets).
+
+The runtime knows sessions, runs and payers (the sender of the message that started a turn,
+or whoever a wake-up's or a child's turn is charged to); what a payer's limits are is the
+bridge's to say, through `SpendGate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from config.prices import PriceTable
+from runtime.providers.base import Usage
+
+
+class CallPurpose(StrEnum):
+    ROUND = "round"  # a turn's model round
+    COMPACTION = "compaction"  # summarizing the earlier conversation
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """Who a call is charged to: the agent (`workspace/agent`) in its session, and the payer
+    (an operator id, `schedule ID`, `trigger ID`; None: nobody in particular)."""
+
+    session_id: str
+    agent_id: str
+    payer: str | None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    id: str
+    at: float  # wall time
+    charge: Charge
+    model: str
+    purpose: CallPurpose
+    usage: Usage
+    cost_usd: float
+    priced: bool  # False: the model has no price; its cost counts as 0
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """What some calls used, summed."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.request_tokens + self.usage.output_tokens
+
+
+def cost_of(prices: PriceTable, model: str, usage: Usage) -> tuple[float, bool]:
+    """Dollars for `usage` of `model`, and whether the model has a price at all."""
+    price = prices.of(model)
+    if price is None:
+        return 0.0, False
+    cost = price.cost(
+        usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens
+    )
+    return cost, True
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCall:
+    """A model call a turn is about to make, as the gate sees it."""
+
+    charge: Charge
+    model: str
+    estimate: Usage  # of this call: its request as estimated, the answer as the largest so far
+    approved: bool  # an operator let this turn go past its budgets (/approve-spend)
+
+
+class HoldKind(StrEnum):
+    WAIT = "wait"  # the turn waits for /approve-spend, a raised limit or the next period
+    END = "end"  # the turn ends (a schedule's own limit: the schedule is paused)
+
+
+@dataclass(frozen=True, slots=True)
+class SpendHold:
+    """Why a call may not be made now, in words for the operator, and until when."""
+
+    kind: HoldKind
+    reason: str
+    budget: str  # the limit's key, e.g. `workspace/day`
+    until: float | None  # wall time the period ends; None: not by itself
+
+
+class SpendGate(Protocol):
+    async def before_call(self, call: PlannedCall) -> SpendHold | None:
+        """None: go ahead."""
+        ...
+
+
+class NoLimits:
+    """The gate of a runtime nobody set limits for."""
+
+    async def before_call(self, call: PlannedCall) -> SpendHold | None:
+        return None
