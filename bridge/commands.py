@@ -15,6 +15,7 @@ from bridge.automation.steering import Automations, NoSuchSchedule
 from bridge.bindings import agent_for
 from bridge.pairing import Pairing
 from bridge.sessions import Sessions, agent_key
+from bridge.spend.chat import SpendCommands
 from bridge.status import Status
 from bridge.store.automation import RunOutcome
 from bridge.types import Answer, Route
@@ -40,6 +41,8 @@ class CommandName(StrEnum):
     APPROVE = "approve"
     DENY = "deny"
     SCHEDULES = "schedules"
+    USAGE = "usage"
+    APPROVE_SPEND = "approve_spend"  # typed /approve-spend too
     HELP = "help"
 
 
@@ -68,7 +71,7 @@ def parse(text: str) -> Command | UnknownCommand | None:
     if not stripped.startswith("/") or stripped.startswith("//"):
         return None
     head, _, rest = stripped[1:].partition(" ")
-    name = head.split("@", 1)[0].lower()
+    name = head.split("@", 1)[0].lower().replace("-", "_")
     if not name or "/" in name:
         return None  # a path like /usr/bin is a message, not a command
     try:
@@ -93,6 +96,7 @@ class Commands:
         automations: Automations | None = None,
     ) -> None:
         self._runtime = runtime
+        self._spend = SpendCommands(runtime, sessions)
         self._sessions = sessions
         self._status = status
         self._approving = Approving(runtime, sessions, pairing)
@@ -132,6 +136,10 @@ class Commands:
                 return self._compact(route)
             case CommandName.SCHEDULES:
                 return await self._schedules(workspace, command.argument, operator_id)
+            case CommandName.USAGE:
+                return await self._spend.usage(workspace)
+            case CommandName.APPROVE_SPEND:
+                return self._spend.approve(route, workspace, command.argument, operator_id)
             case CommandName.APPROVE | CommandName.DENY:
                 return await self._approving.answer(
                     command.name is CommandName.APPROVE,

@@ -13,6 +13,7 @@ from bridge.events import NotificationUnroutable, OutputUnroutable
 from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
 from bridge.routing import Router
+from bridge.spend.notices import SpendNotices
 from bridge.store import BridgeStore, BridgeTx, NotificationPost
 from bridge.store.automation import run_ended
 from bridge.types import DeliveryKind, Route
@@ -29,6 +30,8 @@ from runtime.payloads import (
     MessageDropped,
     NotificationRequested,
     Progress,
+    SpendHeld,
+    SpendReleased,
     TurnFinished,
     TurnStarted,
 )
@@ -62,6 +65,7 @@ class Dispatcher:
         self._router = router
         self._presenter = presenter
         self._metrics = metrics
+        self._spend = SpendNotices(runtime, store, router)
         self._routes: dict[str, Route | None] = {}  # by run id
         self.handled_seq = 0
         self._handled = asyncio.Condition()
@@ -110,6 +114,10 @@ class Dispatcher:
                 )
             case ContextCompacted() as compacted:
                 await self._compacted(event, compacted)
+            case SpendHeld() as held:
+                await self._spend.held(event, held)
+            case SpendReleased() as released:
+                await self._spend.released(event, released)
             case TurnStarted(resumed=resumed):
                 if resumed:
                     await self._resumed(event)

@@ -25,6 +25,7 @@ from prometheus_client import (
 
 from bridge.connections import Connections
 from bridge.gauges import Work, work_by_workspace
+from bridge.spend.metrics import UsageCollector
 from bridge.store import BridgeStore
 from bridge.types import OPEN_DELIVERY
 from runtime import QueueStatus, Runtime
@@ -57,6 +58,8 @@ class Metrics:
         PlatformCollector(registry=self.registry)
         GCCollector(registry=self.registry)
         r = self.registry
+        self.usage = UsageCollector()  # tokens and dollars, summed from the store
+        r.register(self.usage)
         self.messages_in = LabelledCounter(
             "switchboard_messages_in_total",
             "Chat messages received, by workspace and trust.",
@@ -182,6 +185,7 @@ class Metrics:
     async def scrape(self, runtime: Runtime, store: BridgeStore) -> bytes:
         """Refresh the gauges read from the runtime and the database; the exposition text."""
         backlog = await store.outbox_backlog()
+        await self.usage.refresh(runtime.store.usage)
         leases = await runtime.store.leases.all()
         now = runtime.clock.wall()  # the clock the outbox stamps its rows with
         work = work_by_workspace(runtime)

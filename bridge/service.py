@@ -26,6 +26,7 @@ from bridge.ratelimit import ProgressBudget
 from bridge.retention import Retention
 from bridge.routing import Router
 from bridge.sessions import Sessions
+from bridge.spend.gate import BudgetGate
 from bridge.status import Status
 from bridge.store import BridgeStore
 from bridge.store.automation import AutomationStore
@@ -101,6 +102,10 @@ class Bridge:
             self.metrics,
         )
         self.retention = Retention(config.retention, runtime.store, self.store)
+        # Budgets, checked before each model call (bridge/spend/gate.py).
+        runtime.limit_spend(
+            BudgetGate(self.current, runtime, self.store, self.router, self.schedules)
+        )
         self._dispatch_task: asyncio.Task[None] | None = None
 
     @property

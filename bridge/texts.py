@@ -20,6 +20,8 @@ COMMANDS = {
         " [pause|resume|run ID | cancel WAKE-UP-ID]",
         "the schedules and wake-ups: when they run next, how they went; steer them",
     ),
+    "usage": ("", "what the agents spent today and this month, against the budgets"),
+    "approve_spend": (" [run]", "let a turn a budget holds go on past its limit (this turn)"),
     "help": ("", "the list of commands"),
 }
 HELP = (

@@ -62,9 +62,10 @@ AUTOMATION = ("schedules", "triggers")  # read where they are used: no bot resta
 
 
 def bots_unchanged(old: WorkspaceConfig, new: WorkspaceConfig) -> bool:
-    """Whether only the workspace's schedules or triggers differ: its bots run on as they are
-    (the schedules' clock and the doors read the new config)."""
-    cleared: dict[str, list[object]] = {key: [] for key in AUTOMATION}
+    """Whether only the workspace's schedules, triggers, budgets or timezone differ: its bots
+    run on as they are (the schedules' clock, the doors and the budget gate read the new
+    config)."""
+    cleared: dict[str, object] = {key: [] for key in AUTOMATION} | {"timezone": "UTC"}
     return old.model_copy(update=cleared) == new.model_copy(update=cleared)
 
 

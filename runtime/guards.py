@@ -143,6 +143,11 @@ class HeldTurns:
         run = session.running if session else None
         return run if run is not None and run.held is not None else None
 
+    def session_of(self, run_id: str) -> str | None:
+        """The session whose held turn is `run_id`."""
+        held = (s for s in self._sessions.values() if self.of(s.id) is not None)
+        return next((s.id for s in held if s.running and s.running.run_id == run_id), None)
+
     def approve(self, session_id: str, by: str) -> RunHandle | None:
         """Let the session's held turn go on past its budgets; None: no turn of it is held."""
         run = self.of(session_id)

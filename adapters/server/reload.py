@@ -114,6 +114,7 @@ class Reloader:
         app.current.replace(effective)
         app.bridge.metrics.set_workspaces(w.id for w in effective.workspaces)
         app.bridge.schedules.reload()
+        app.bridge.runtime.held.recheck()  # a raised limit lets a held turn go on
         failures: list[str] = []
         url = effective.server.public_url
         for workspace in effective.workspaces:

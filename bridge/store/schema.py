@@ -264,4 +264,14 @@ MIGRATIONS: list[str | Migration] = [
     """
     ALTER TABLE deliveries ADD COLUMN buttons TEXT;
     """,
+    # 15: budget warnings sent (issue 32): once per budget and period.
+    """
+    CREATE TABLE spend_warnings (
+        workspace_id TEXT NOT NULL,
+        budget TEXT NOT NULL,
+        period_start REAL NOT NULL,
+        warned_at REAL NOT NULL,
+        PRIMARY KEY (workspace_id, budget, period_start)
+    );
+    """,
 ]

@@ -29,12 +29,12 @@ GroupBy = Literal["agent_id", "payer", "model", "session_id"]
 @dataclass(frozen=True, slots=True)
 class UsageFilter:
     """Which calls: in [since, until), of a workspace's agents (`agent_prefix` is
-    `workspace/`), of one agent, of one payer."""
+    `workspace/`), of one agent with its children (`agent_family`), of one payer."""
 
     since: float
     until: float | None = None
     agent_prefix: str | None = None
-    agent_id: str | None = None
+    agent_family: str | None = None
     payer: str | None = None
 
     def where(self) -> tuple[str, list[Any]]:
@@ -47,9 +47,10 @@ class UsageFilter:
             clauses.append("agent_id >= ? AND agent_id < ?")
             prefix = self.agent_prefix
             params += [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
-        if self.agent_id is not None:
-            clauses.append("agent_id = ?")
-            params.append(self.agent_id)
+        if self.agent_family is not None:
+            family = self.agent_family
+            clauses.append("(agent_id = ? OR (agent_id >= ? AND agent_id < ?))")
+            params += [family, family + "/", family + "0"]  # "0" follows "/"
         if self.payer is not None:
             clauses.append("payer = ?")
             params.append(self.payer)

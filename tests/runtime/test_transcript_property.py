@@ -59,7 +59,11 @@ async def _scenario(rounds: list[Reply], actions: list[list[str]]) -> None:
     fake.url = f"http://127.0.0.1:{port}"
     pending: list[asyncio.Task[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        rt = await open_runtime(Path(tmp) / "p.db", fake, settings=RuntimeSettings(max_rounds=12, max_repeated_calls=100))
+        rt = await open_runtime(
+            Path(tmp) / "p.db",
+            fake,
+            settings=RuntimeSettings(max_rounds=12, max_repeated_calls=100),
+        )
         sid = await rt.create_session("assistant")
         script = list(rounds)
         plan = list(actions)

@@ -1,0 +1,71 @@
+"""A held turn told in chat: its own conversation gets why and until when, with Approve spend
+and Stop buttons; the primary operator gets the same, through the usual routing (a schedule
+paused at its limit: the primary alone). A turn that goes on again says so."""
+
+from __future__ import annotations
+
+from bridge.routing import Router
+from bridge.spend import words
+from bridge.store import BridgeStore
+from bridge.types import Button, DeliveryKind, Route
+from config.timing import zone
+from runtime import Origin, Runtime
+from runtime.events import Event
+from runtime.payloads import SpendHeld, SpendReleased
+from runtime.spend import HoldKind
+
+CURSOR = "dispatch"  # the dispatcher's: these notices are part of its handling of the event
+
+
+class SpendNotices:
+    def __init__(self, runtime: Runtime, store: BridgeStore, router: Router) -> None:
+        self._runtime = runtime
+        self._store = store
+        self._router = router
+
+    async def held(self, event: Event, held: SpendHeld) -> None:
+        session_id, run_id = event.session_id or "", event.run_id or ""
+        workspace = self._router.workspace_of_session(session_id)
+        now = self._runtime.clock.wall()
+        until = words.until(held.until, zone(workspace.timezone), now) if workspace else ""
+        primary = self._router.primary_route(workspace) if workspace else None
+        here = None
+        if held.kind is HoldKind.WAIT:
+            here = await self._router.resolve(session_id, run_id)
+        approve = Button("Approve spend", f"/approve_spend {run_id}")
+        sends: list[tuple[str, Route, str, tuple[Button, ...]]] = []
+        if here is not None:
+            text = words.HELD.format(reason=held.reason, until=until)
+            # /stop acts on the conversation's own session: offered where the turn is its own.
+            first = await self._runtime.store.first_message_of_run(run_id)
+            asked = first is not None and first.message.origin is Origin.OPERATOR
+            buttons: tuple[Button, ...] = (
+                (approve, Button("Stop", "/stop")) if asked else (approve,)
+            )
+            sends.append((f"dlv_event_{event.seq}", here, text, buttons))
+        if primary is not None and primary.conversation_key not in {
+            r.conversation_key for _, r, _, _ in sends
+        }:
+            if held.kind is HoldKind.END:
+                schedule = held.budget.partition(":")[2].partition("/")[0]
+                text = words.SCHEDULE_PAUSED.format(id=schedule, reason=held.reason, until=until)
+                buttons = ()
+            else:
+                payer = f" (for {held.payer})" if held.payer else ""
+                text = words.HELD_PRIMARY.format(
+                    agent=held.agent_id, payer=payer, reason=held.reason, until=until
+                )
+                buttons = (approve,)
+            sends.append((f"dlv_event_{event.seq}_primary", primary, text, buttons))
+        async with self._store.write() as tx:
+            for intent_id, route, text, buttons in sends:
+                tx.enqueue(intent_id, route, DeliveryKind.NOTIFICATION, text, buttons)
+            tx.advance_cursor(CURSOR, event.seq)
+
+    async def released(self, event: Event, released: SpendReleased) -> None:
+        route = await self._router.resolve(event.session_id or "", event.run_id)
+        text = words.RELEASED_BY.format(by=released.by) if released.by else words.RELEASED
+        async with self._store.write() as tx:
+            if route is not None:
+                tx.enqueue(f"dlv_event_{event.seq}", route, DeliveryKind.COMMAND_REPLY, text)
+            tx.advance_cursor(CURSOR, event.seq)

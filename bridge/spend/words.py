@@ -1,0 +1,77 @@
+"""What spend sounds like in chat, the console and the CLI: amounts, budgets, notices."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from bridge.approvals import duration
+from bridge.spend.budgets import Standing
+from config.budgets import BudgetConfig
+
+PERIOD_WORDS = {"day": "daily", "month": "monthly"}
+
+HELD = (
+    "Paused before the next model call: {reason}.{until} Approve spend lets this turn go on "
+    "past the limit; /stop ends it; an admin can raise the limit in the config and reload."
+)
+HELD_PRIMARY = (
+    "{agent}'s turn{payer} is paused before its next model call: {reason}.{until} "
+    "Approve spend lets it go on past the limit."
+)
+UNTIL = " The budget renews {when} (in {left})."
+SCHEDULE_PAUSED = (
+    "Schedule {id} is paused, its run stopped before the next model call: {reason}.{until} "
+    "Resume it with /schedules resume {id} (it would stop again at the limit) or raise the "
+    "limit in the config and reload."
+)
+WARNED = "{what} is {pct:.0%} spent: {used} of {limit}.{until}"
+RELEASED_BY = "Going on: {by} approved the spend for this turn."
+RELEASED = "Going on: the budget allows it again."
+APPROVED = "Approved: {agent}'s turn goes on past its budget (this turn only)."
+NOTHING_HELD = "No turn here is waiting on a budget."
+NO_SUCH_HELD = "Turn {run_id} is not waiting on a budget (it may have gone on or ended)."
+
+
+def money(usd: float) -> str:
+    """$20.00, $0.05, $0.0482: cents, or four places under a dollar when cents hide it."""
+    if usd >= 1 or round(usd, 2) == round(usd, 4):
+        return f"${usd:,.2f}"
+    return f"${usd:.4f}"
+
+
+def amount(budget: BudgetConfig, value: float) -> str:
+    return money(value) if budget.limit_usd is not None else f"{int(value):,} tokens"
+
+
+def budget_name(budget: BudgetConfig) -> str:
+    """ "the workspace's daily budget", "agent ops's monthly budget"."""
+    period = PERIOD_WORDS[budget.period]
+    if budget.scope == "workspace":
+        return f"the workspace's {period} budget"
+    return f"{budget.scope} {budget.id}'s {period} budget"
+
+
+def reason(s: Standing) -> str:
+    """Why a call may not be made, for the operator."""
+    name, b = budget_name(s.budget), s.budget
+    return f"{name} of {amount(b, s.limit)} is spent ({amount(b, s.used)} so far)"
+
+
+def until(end: float | None, tz: ZoneInfo, now: float) -> str:
+    if end is None:
+        return ""
+    local = datetime.fromtimestamp(end, tz)
+    when = f"at {local:%Y-%m-%d %H:%M} {tz.key}"
+    return UNTIL.format(when=when, left=duration(max(0.0, end - now)))
+
+
+def warned(s: Standing, tz: ZoneInfo, now: float) -> str:
+    what = budget_name(s.budget)
+    return WARNED.format(
+        what=what[0].upper() + what[1:],
+        pct=s.share,
+        used=amount(s.budget, s.used),
+        limit=amount(s.budget, s.limit),
+        until=until(s.end, tz, now),
+    )
