@@ -9,8 +9,8 @@ tells the primary operator, once per period."""
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
-from bridge.automation.schedules import Schedules
 from bridge.routing import Router
 from bridge.spend import words
 from bridge.spend.budgets import Standing, applies, standing
@@ -29,6 +29,14 @@ log = logging.getLogger(__name__)
 BUDGET_PAUSER = "budget"  # who a schedule paused at its limit was paused by
 
 
+class Pausing(Protocol):
+    """What the gate needs of the schedules (`bridge/automation/schedules.py`)."""
+
+    def paused(self, workspace_id: str, schedule_id: str) -> bool: ...
+
+    async def pause(self, workspace_id: str, schedule_id: str, by: str) -> None: ...
+
+
 class BudgetGate:
     def __init__(
         self,
@@ -36,7 +44,7 @@ class BudgetGate:
         runtime: Runtime,
         store: BridgeStore,
         router: Router,
-        schedules: Schedules,
+        schedules: Pausing,
     ) -> None:
         self._config = config
         self._runtime = runtime
