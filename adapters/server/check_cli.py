@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.server.check_schedules import schedule_line, trigger_line
+from adapters.server.check_spend import budget_line, price_line
 from config import SwitchboardConfig
 from config.loading import variables
 from config.mcp import shown_url
@@ -36,6 +37,7 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         f"provider: {config.provider.kind} ({config.provider.model})"
         if config.provider.kind == "anthropic"
         else "provider: offline (no key needed)",
+        price_line(config),
         f"storage: {config.storage.described}"
         + (
             f" (replicas may share it: one active, the others standby; lease"
@@ -82,6 +84,7 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
             lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s{asks})")
         lines += [schedule_line(s, datetime.now(UTC)) for s in w.schedules]
         lines += [trigger_line(w.id, t, config.server.public_url) for t in w.triggers]
+        lines += [budget_line(b, w.timezone) for b in w.budgets]
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import all_events, blocking_tool, counting_tool, open_runtime, operator
 
 ROOT = Path(__file__).resolve().parents[2]
+KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 async def test_sigkill_mid_turn_then_reopen_resumes_without_rerunning_tools(
@@ -63,6 +64,23 @@ async def test_sigkill_mid_turn_then_reopen_resumes_without_rerunning_tools(
     assert statuses == {"A: count once": QueueStatus.PROCESSED, "B: later": QueueStatus.PROCESSED}
     assert len(await all_events(rt, EventType.RUN_RECOVERED)) == 1
     assert anthropic_api.refused == []
+    # What the calls cost, exactly: the one answered before the kill and the two after, each
+    # once; the call cut off by the kill (answered to nobody) is not counted.
+    rows = await rt.store.read_sql(
+        "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"
+        " FROM model_usage ORDER BY at"
+    )
+    fake = anthropic_api.usages
+    assert len(fake) == 4
+    assert [tuple(r[k] for k in KEYS) for r in rows] == [
+        (
+            u["input_tokens"],
+            u["output_tokens"],
+            u["cache_read_input_tokens"],
+            u["cache_creation_input_tokens"],
+        )
+        for u in (fake[0], fake[2], fake[3])
+    ]
 
 
 async def test_a_tool_cut_off_by_shutdown_is_answered_not_rerun(
