@@ -1,5 +1,5 @@
 """The `switchboard` command: its arguments, and which module runs each subcommand (run,
-check-config, status, reload, pairing, init)."""
+check-config, status, usage, reload, pairing, init)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from pathlib import Path
 
 from adapters.server.init_cli import add_parser as add_init_parser
 from adapters.server.pairing_cli import add_parser as add_pairing_parser
+from adapters.server.usage_cli import add_parser as add_usage_parser
+from adapters.server.usage_cli import usage_command
 from config import DEFAULT_PATH, ENV_PATH, SwitchboardConfig, load, resolve_path
 from config.errors import SwitchboardError
 from config.loading import load_for_reading
@@ -37,6 +39,8 @@ def _main(argv: list[str] | None) -> int:
             from adapters.server.status_cli import status_command
 
             return status_command(*load_for_reading(path))
+        if args.command == "usage":  # so does this one
+            return usage_command(args, path, *load_for_reading(path))
         config = load(path)
         return _command(args.command)(args, path, config)
     except SwitchboardError as exc:  # a config error, a database another process holds, ...
@@ -107,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     ):
         described = f"{text}. {RUN_KEYS}" if name == "run" else text
         command = sub.add_parser(name, parents=[config], help=text, description=described)
+        if name == "status":
+            add_usage_parser(sub, config)
         if name == "reload":
             add_pairing_parser(sub, config)
             add_init_parser(sub, config)

@@ -1,0 +1,160 @@
+"""What `switchboard usage` prints of a workspace's `UsageReport`: a table for people, or a
+JSON document for scripts with the same numbers (tokens exact, dollars as stored, days as
+ISO dates, times in the workspace's timezone)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bridge.spend import words
+from bridge.spend.budgets import Standing
+from bridge.spend.report import NOBODY, UsageReport
+from config.timing import zone
+from runtime.spend import Spend
+
+HEADER = "Workspace {id}: spend as of {now} {tz}"
+NO_CALLS = "  No model calls yet: what they cost shows here once an agent answers."
+COLUMNS = ("cost", "tokens in", "cached", "tokens out", "calls")
+NO_BUDGETS = "  No budgets are set ([[workspaces.budgets]] in the config)."
+NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A workspace's report, and whether any model call was ever charged to it."""
+
+    report: UsageReport
+    ever_called: bool
+
+
+def spend_cells(spend: Spend) -> tuple[str, ...]:
+    """cost, tokens in (cached or not), of which cached (read or written), out, calls."""
+    u = spend.usage
+    cached = u.cache_read_tokens + u.cache_write_tokens
+    return (
+        words.money(spend.cost_usd),
+        f"{u.request_tokens:,}",
+        f"{cached:,}",
+        f"{u.output_tokens:,}",
+        f"{spend.calls:,}",
+    )
+
+
+def table(shown: Shown, now: float) -> str:
+    r = shown.report
+    tz = zone(r.timezone)
+    header = HEADER.format(
+        id=r.workspace_id, now=f"{datetime.fromtimestamp(now, tz):%Y-%m-%d %H:%M}", tz=tz.key
+    )
+    if not shown.ever_called:
+        return "\n".join([header, NO_CALLS, *_budgets(r.budgets, now, tz)])
+    rows: list[tuple[str, tuple[str, ...]] | str] = [
+        ("Today", spend_cells(r.today)),
+        ("This month", spend_cells(r.month)),
+    ]
+    sections = [
+        ("By agent, this month", r.agents),
+        ("By operator, this month", r.operators),
+        ("By schedule and trigger, this month", r.schedules),
+        ("Top sessions, this month", r.sessions),
+    ]
+    if r.days:  # none with --days 0
+        days = [(d.isoformat(), spend) for d, spend in r.days]
+        sections.append((f"Per day, the last {len(days)} days", days))
+    for title, found in sections:
+        rows.append(title if found else f"{title}: {NONE}")
+        rows += [(f"  {name}", spend_cells(spend)) for name, spend in found]
+    return "\n".join([header, *_aligned(rows), *_budgets(r.budgets, now, tz)])
+
+
+def _aligned(rows: Sequence[tuple[str, tuple[str, ...]] | str]) -> list[str]:
+    """Titles as they are; each spend row's cells right-aligned under COLUMNS."""
+    cells = [row for row in rows if not isinstance(row, str)]
+    label = max(len(name) for name, _ in cells)
+    widths = [max(len(col), *(len(v[i]) for _, v in cells)) for i, col in enumerate(COLUMNS)]
+
+    def line(name: str, values: Sequence[str]) -> str:
+        shown = "  ".join(v.rjust(w) for v, w in zip(values, widths, strict=True))
+        return f"  {name.ljust(label)}  {shown}"
+
+    out = [line("", COLUMNS)]
+    for row in rows:
+        out.append(f"  {row}" if isinstance(row, str) else line(*row))
+    return [text.rstrip() for text in out]
+
+
+def _budgets(budgets: Sequence[Standing], now: float, tz: ZoneInfo) -> list[str]:
+    if not budgets:
+        return [NO_BUDGETS]
+    lines = ["  Budgets:"]
+    for s in budgets:
+        name, b = words.budget_name(s.budget), s.budget
+        used, limit = words.amount(b, s.used), words.amount(b, s.limit)
+        renews = words.until(s.end, tz, now).strip()
+        lines.append(
+            f"    {name[0].upper()}{name[1:]}: {used} of {limit} ({s.share:.0%}). {renews}"
+        )
+    return lines
+
+
+def document(shown: Sequence[Shown], now: float) -> dict[str, Any]:
+    """The JSON document: every number a number, every key always present."""
+    return {
+        "as_of": datetime.fromtimestamp(now, UTC).isoformat(),
+        "workspaces": [_workspace(s.report) for s in shown],
+    }
+
+
+def _workspace(r: UsageReport) -> dict[str, Any]:
+    tz = zone(r.timezone)
+    return {
+        "id": r.workspace_id,
+        "timezone": r.timezone,
+        "today": spend_json(r.today),
+        "month": spend_json(r.month),
+        "days": [{"date": d.isoformat(), **spend_json(s)} for d, s in r.days],
+        "agents": [{"id": name, **spend_json(s)} for name, s in r.agents],
+        "operators": [{"id": None if o == NOBODY else o, **spend_json(s)} for o, s in r.operators],
+        "schedules": [_schedule(name, s) for name, s in r.schedules],
+        "sessions": [{"id": name, **spend_json(s)} for name, s in r.sessions],
+        "budgets": [_budget(s, tz) for s in r.budgets],
+    }
+
+
+def spend_json(s: Spend) -> dict[str, Any]:
+    u = s.usage
+    return {
+        "cost_usd": s.cost_usd,
+        "input_tokens": u.input_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "output_tokens": u.output_tokens,
+        "calls": s.calls,
+    }
+
+
+def _schedule(name: str, s: Spend) -> dict[str, Any]:
+    """`schedule nightly` -> kind `schedule`, id `nightly` (a trigger's likewise)."""
+    kind, _, id = name.partition(" ")
+    return {"kind": kind, "id": id, **spend_json(s)}
+
+
+def _budget(s: Standing, tz: ZoneInfo) -> dict[str, Any]:
+    b = s.budget
+    return {
+        "scope": b.scope,
+        "id": b.id,
+        "period": b.period,
+        **(
+            {"unit": "usd", "used": s.used, "limit": s.limit}
+            if b.limit_usd is not None
+            else {"unit": "tokens", "used": int(s.used), "limit": int(s.limit)}
+        ),
+        "share": s.share,
+        "starts_at": datetime.fromtimestamp(s.start, tz).isoformat(),
+        "renews_at": datetime.fromtimestamp(s.end, tz).isoformat(),
+    }
