@@ -15,6 +15,7 @@ from bench import (
     stream_bench,
     submit_bench,
     telegram_bench,
+    usage_bench,
 )
 
 asyncio.run(runtime_bench.main())
@@ -31,3 +32,4 @@ asyncio.run(engines_bench.main())
 asyncio.run(replicas_bench.main([]))
 asyncio.run(load_bench.main([]))
 asyncio.run(schedules_bench.main([]))
+asyncio.run(usage_bench.main([]))
