@@ -40,6 +40,7 @@ class AdminActionKind(StrEnum):
     RESUME_SCHEDULE = "resume_schedule"
     RUN_SCHEDULE = "run_schedule"  # once, now
     CANCEL_WAKEUP = "cancel_wakeup"  # a wake-up an agent set
+    APPROVE_SPEND = "approve_spend"  # a turn a budget held goes on (that turn only)
 
 
 class InboundRefused(Payload):

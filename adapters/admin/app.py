@@ -18,6 +18,7 @@ from adapters.admin.pages import (
     schedules,
     session,
     settings,
+    usage,
 )
 from adapters.admin.render import HERE
 from adapters.admin.sessions import Logins
@@ -38,6 +39,7 @@ def admin_app(deps: AdminDeps) -> web.Application:
         approvals,
         schedule_edit,
         schedules,
+        usage,
         pairing,
         settings,
     )

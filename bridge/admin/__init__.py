@@ -17,6 +17,7 @@ from bridge.admin.records import (
 )
 from bridge.admin.schedules import ScheduleBoard, ScheduleSteering, read_schedules
 from bridge.admin.steer import Steering
+from bridge.admin.usage import HeldTurn, UsageBoard, approve_spend, read_usage
 from bridge.admin.view import AdminView
 from runtime import QueueMode  # what `Steering.set_queue_mode` takes
 
@@ -27,6 +28,7 @@ __all__ = [
     "ConnectionRow",
     "DeliveryRow",
     "Failure",
+    "HeldTurn",
     "History",
     "NotInWorkspace",
     "NotPossible",
@@ -40,9 +42,12 @@ __all__ = [
     "SessionRow",
     "Steering",
     "TurnView",
+    "UsageBoard",
     "Waiting",
+    "approve_spend",
     "live_boards",
     "live_sessions",
     "read_board",
     "read_schedules",
+    "read_usage",
 ]

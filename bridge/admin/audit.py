@@ -59,6 +59,7 @@ _ADMIN_ACTIONS = {
     AdminActionKind.RESUME_SCHEDULE: "resumed a schedule",
     AdminActionKind.RUN_SCHEDULE: "ran a schedule now",
     AdminActionKind.CANCEL_WAKEUP: "cancelled a wake-up",
+    AdminActionKind.APPROVE_SPEND: "approved the spend of the held turn",
 }
 
 

@@ -167,6 +167,7 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
         "Notifications",
         "Approvals",
         "Schedules",
+        "Usage",
         "Pairing",
         "Settings",
     ]
@@ -176,6 +177,7 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
         (f"/w/acme/sessions/{session}/audit", "Overview"),
         ("/w/acme/deliveries", "Deliveries"),
         ("/w/acme/schedules", "Schedules"),
+        ("/w/acme/usage", "Usage"),
     ):
         await console.open(path)
         nav = page.locator("nav.sub")
