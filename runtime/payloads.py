@@ -10,6 +10,7 @@ from runtime.events import EventType, Payload
 from runtime.messages import MessageKind, Origin, Priority, QueueMode, Trust
 from runtime.records import AgentProfile, ApprovalStatus, OperatorBoundary, RunStatus
 from runtime.scheduler import DecisionKind, SubmitStatus
+from runtime.spend import HoldKind
 from runtime.tools.envelope import ToolStatus
 
 
@@ -244,7 +245,7 @@ class SpendHeld(Payload):
     limit)."""
 
     TYPE: ClassVar[str] = EventType.SPEND_HELD
-    kind: str  # runtime.spend.HoldKind
+    kind: HoldKind
     budget: str  # the limit's key, e.g. "workspace/day"
     reason: str
     until: float | None  # wall time the period ends

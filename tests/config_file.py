@@ -27,6 +27,7 @@ def anthropic(base_url: str, *, api_key: str = "test-key") -> Table:
         "model": "claude-test-model",
         "api_key": api_key,
         "base_url": base_url,
+        "prices": {"claude-test-model": {"input": 3.0, "output": 15.0}},  # as Sonnet's
     }
 
 

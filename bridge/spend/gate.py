@@ -95,7 +95,7 @@ class BudgetGate:
                 warning_sent(tx, *key)
                 if route is not None:
                     intent = f"dlv_spend_warn_{workspace.id}_{s.budget.key}_{int(s.start)}"
-                    tx.enqueue(intent, route, DeliveryKind.NOTIFICATION, text)
+                    tx.enqueue(intent, route, DeliveryKind.COMMAND_REPLY, text)
         except StoreConflictError:
             pass  # another turn (or replica) sent it
         self._warned.add(key)

@@ -59,7 +59,7 @@ class SpendNotices:
             sends.append((f"dlv_event_{event.seq}_primary", primary, text, buttons))
         async with self._store.write() as tx:
             for intent_id, route, text, buttons in sends:
-                tx.enqueue(intent_id, route, DeliveryKind.NOTIFICATION, text, buttons)
+                tx.enqueue(intent_id, route, DeliveryKind.COMMAND_REPLY, text, buttons)
             tx.advance_cursor(CURSOR, event.seq)
 
     async def released(self, event: Event, released: SpendReleased) -> None:

@@ -53,9 +53,10 @@ def budget_name(budget: BudgetConfig) -> str:
 
 
 def reason(s: Standing) -> str:
-    """Why a call may not be made, for the operator."""
+    """Why a call may not be made, for the operator: held on the call's estimate, a turn may
+    stop while a little of the budget is left."""
     name, b = budget_name(s.budget), s.budget
-    return f"{name} of {amount(b, s.limit)} is spent ({amount(b, s.used)} so far)"
+    return f"it would pass {name} of {amount(b, s.limit)} ({amount(b, s.used)} spent so far)"
 
 
 def until(end: float | None, tz: ZoneInfo, now: float) -> str:

@@ -93,7 +93,7 @@ async def test_the_usage_tab_charts_the_days_and_approves_a_held_turn(
     await expect(monthly.locator("meter")).to_be_visible()
     held = page.locator("#held tr[data-session]")
     await expect(held.locator('[data-field="reason"]')).to_contain_text(
-        "the workspace's daily budget of 1,000 tokens is spent"
+        "it would pass the workspace's daily budget of 1,000 tokens"
     )
     if FOLDER:
         await asyncio.to_thread(Path(FOLDER).mkdir, parents=True, exist_ok=True)
