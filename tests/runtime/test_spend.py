@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from config.prices import PriceConfig, PriceTable
-from runtime import EventType, Runtime, RunStatus
+from runtime import EventType, RunStatus, Runtime
 from runtime.results import RuntimeSettings
 from runtime.spend import HoldKind, PlannedCall, SpendHold
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
