@@ -10,7 +10,7 @@ import pytest
 
 from tests.adapters.cli_process import ROOT, switchboard
 
-COMMANDS = ["run", "check-config", "status"]
+COMMANDS = ["run", "check-config", "status", "usage"]
 DEFAULT = (ROOT / "config/switchboard.toml").read_text()
 
 
