@@ -16,6 +16,7 @@ import aiohttp
 import pytest
 
 from runtime import CommandToolSpec
+from runtime.store import Store
 from tests.adapters.replicas.processes import Replica, start_replica
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS, SlackSide
 from tests.config_file import anthropic, workspace, write_config
@@ -156,6 +157,28 @@ async def test_killed_in_the_middle_of_a_tool_the_tool_is_not_run_again(
         if block.get("type") == "tool_result"
     ]
     assert results and all(r.get("is_error") for r in results), results
+    # What the calls cost is exact across the failover: the round a answered before it was
+    # killed, and b's, each once.
+    store = await Store.open(pg_url, exclusive=False)
+    try:
+        rows = await store.read_sql(
+            "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"
+            " FROM model_usage ORDER BY at"
+        )
+    finally:
+        await store.close()
+    assert [
+        (r["input_tokens"], r["output_tokens"], r["cache_read_tokens"], r["cache_write_tokens"])
+        for r in rows
+    ] == [
+        (
+            u["input_tokens"],
+            u["output_tokens"],
+            u["cache_read_input_tokens"],
+            u["cache_creation_input_tokens"],
+        )
+        for u in anthropic_api.usages
+    ]
 
 
 async def test_killed_in_the_middle_of_a_send_slack_gets_the_reply_once(
