@@ -65,7 +65,8 @@ def bots_unchanged(old: WorkspaceConfig, new: WorkspaceConfig) -> bool:
     """Whether only the workspace's schedules, triggers, budgets or timezone differ: its bots
     run on as they are (the schedules' clock, the doors and the budget gate read the new
     config)."""
-    cleared: dict[str, object] = {key: [] for key in AUTOMATION} | {"timezone": "UTC"}
+    cleared: dict[str, object] = {key: [] for key in AUTOMATION}
+    cleared |= {"budgets": [], "timezone": "UTC"}
     return old.model_copy(update=cleared) == new.model_copy(update=cleared)
 
 
