@@ -18,7 +18,8 @@ SHOWN = 5  # agents, operators, schedules listed in /usage
 
 
 def spend_line(spend: Spend) -> str:
-    return f"{words.money(spend.cost_usd)} ({tokens_line(spend.usage)}, {spend.calls:,} calls)"
+    calls = f"{spend.calls:,} call{'' if spend.calls == 1 else 's'}"
+    return f"{words.money(spend.cost_usd)} ({tokens_line(spend.usage)}, {calls})"
 
 
 def usage_text(report: UsageReport) -> str:
