@@ -115,7 +115,7 @@ class ProviderConfig(Strict):
     # the same tool with the same input this many times.
     max_rounds: int = Field(50, ge=1, le=1000)
     max_turn_tokens: int = Field(5_000_000, ge=1000)
-    max_repeated_calls: int = Field(5, ge=2, le=100)
+    max_repeated_calls: int = Field(10, ge=2, le=100)
 
     @model_validator(mode="after")
     def _room_for_the_answer(self) -> ProviderConfig:

@@ -44,7 +44,7 @@ class TurnEnded(Exception):
 @dataclass(frozen=True, slots=True)
 class TurnLimits:
     max_turn_tokens: int = 5_000_000
-    max_repeated_calls: int = 5
+    max_repeated_calls: int = 10
 
 
 class CallGuard:

@@ -24,7 +24,7 @@ class RuntimeSettings:
     keep_recent: float = 0.25  # of it, kept verbatim when compacting
     prices: PriceTable = field(default_factory=lambda: PriceTable(DEFAULT_PRICES))
     max_turn_tokens: int = 5_000_000  # runaway guards (runtime/guards.py)
-    max_repeated_calls: int = 5
+    max_repeated_calls: int = 10
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,9 @@ async def test_a_held_turn_is_approved_from_the_page_and_the_day_adds_up(
         assert cell(held, "agent") == "assistant"
         assert cell(held, "conversation") == f"Telegram, DM with user{OPERATOR}"
         assert f'href="/admin/w/acme/sessions/{session_id}"' in held
-        assert cell(held, "reason").startswith("the workspace&#39;s daily budget of 1,000 tokens")
+        assert cell(held, "reason").startswith(
+            "it would pass the workspace&#39;s daily budget of 1,000 tokens"
+        )
         assert 'value="approve">Approve spend</button>' in held
         budget = row(html, "data-budget", "workspace/day")
         assert cell(budget, "budget") == "The workspace&#39;s daily budget"
@@ -141,7 +143,10 @@ async def test_a_held_turn_is_approved_from_the_page_and_the_day_adds_up(
         _, overview = await client.get("/admin/w/acme/")
         assert '<li data-action="approve_spend">' in overview
         _, audit = await client.get(f"/admin/w/acme/sessions/{session_id}/audit")
-        assert "admin acme/lead approved the spend of the held turn (the workspace" in audit
+        assert (
+            "admin acme/lead approved the spend of the held turn (it would pass the workspace"
+            in audit
+        )
 
 
 async def test_other_admins_forged_forms_and_an_empty_workspace(app: App) -> None:

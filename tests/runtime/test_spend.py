@@ -70,9 +70,9 @@ async def test_the_same_call_round_after_round_ends_the_turn_saying_why(
 
     [run] = await rt.store.runs(session_id=sid)
     assert run.status is RunStatus.FAILED
-    assert "called `sleep` with the same input 5 times" in (run.error or "")
+    assert "called `sleep` with the same input 10 times" in (run.error or "")
     assert "max_repeated_calls" in (run.error or ""), "it says which setting to change"
-    assert len(anthropic_api.requests) == 5, "no sixth call"
+    assert len(anthropic_api.requests) == 10, "no eleventh call"
     assert anthropic_api.refused == []
 
 
