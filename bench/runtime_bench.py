@@ -84,7 +84,9 @@ async def round_overhead(
     """Marginal cost of one more provider round: (T(50 rounds) - T(1 round)) / 49, each turn
     on a fresh session, so the cost of loading a long history is not counted per round."""
     provider = ZeroLatencyProvider(rounds)
-    rt = await Runtime.open(location, provider=provider, agents=[AgentSpec("a")])
+    # Its rounds repeat one call: the loop guard must not end the turn before the last.
+    settings = RuntimeSettings(max_repeated_calls=rounds + 1)
+    rt = await Runtime.open(location, provider=provider, agents=[AgentSpec("a")], settings=settings)
     long_turns = [await _turn_seconds(rt, provider, rounds) for _ in range(trials)]
     short_turns = [await _turn_seconds(rt, provider, 1) for _ in range(trials)]
     await rt.close()

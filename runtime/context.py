@@ -44,13 +44,14 @@ class ContextUse:
     def estimate(self, chars: int) -> int:
         return math.ceil(chars * self.tokens_per_char)
 
-    def observe(self, request: ProviderRequest, usage: Usage) -> None:
-        """The provider answered this request: calibrate on its count."""
-        self.counted(request, usage.request_tokens)
+    def observe(self, request: ProviderRequest, usage: Usage, chars: int | None = None) -> None:
+        """The provider answered this request: calibrate on its count. `chars`: the request's
+        characters, when the caller has counted them."""
+        self.counted(request, usage.request_tokens, chars)
 
-    def counted(self, request: ProviderRequest, counted: int) -> None:
+    def counted(self, request: ProviderRequest, counted: int, chars: int | None = None) -> None:
         """The provider counted this request `counted` tokens: calibrate, remember its size."""
-        chars = request_chars(request)
+        chars = request_chars(request) if chars is None else chars
         if counted <= 0 or chars <= 0:
             return
         self.last_request_tokens = counted

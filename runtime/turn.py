@@ -179,17 +179,20 @@ class Turn:
             if round_no > 1:
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
             request = self._request()
-            tokens = self.session.context.estimate(request_chars(request))
+            chars = request_chars(request)  # once a round: it walks the whole transcript
+            estimate = self.session.context.estimate(chars)
             max_tokens = self.deps.budget.max_tokens
-            if await self.guard.before_call(self.model, self.usage, tokens, max_tokens):
+            if await self.guard.before_call(self.model, self.usage, estimate, max_tokens):
                 await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)  # what came meanwhile
                 request, self._announced_round = self._request(), round_no - 1
+                chars = request_chars(request)
             if round_no > self._announced_round:
                 await self.progress(thinking_step(round_no))
                 self._announced_round = round_no
-            request = await self._fit(request, round_no)
+            fitted = await self._fit(request, round_no, self.session.context.estimate(chars))
+            request, chars_sent = fitted, chars if fitted is request else None
             try:
-                response = await self._send(request)
+                response = await self._send(request, chars_sent)
             except ContextWindowExceededError as exc:
                 # The estimate fell short of the provider's count: learn from its count,
                 # compact, and send once more if that made the request smaller.
@@ -245,12 +248,19 @@ class Turn:
         )
 
     async def _fit(
-        self, request: ProviderRequest, round_no: int, *, force: bool = False
+        self,
+        request: ProviderRequest,
+        round_no: int,
+        tokens: int | None = None,
+        *,
+        force: bool = False,
     ) -> ProviderRequest:
         """The compaction step: when the request would fill too much of the context window
         (or the operator asked, with /compact), the older rows become a summary first.
-        Operator messages drain around it, as at any safe point."""
-        tokens = self.session.context.estimate(request_chars(request))
+        Operator messages drain around it, as at any safe point. `tokens`: the request's
+        estimate, when the round has made it already."""
+        if tokens is None:
+            tokens = self.session.context.estimate(request_chars(request))
         wanted = force or self.session.compact_requested
         if not (wanted or self.deps.budget.needs_compaction(tokens)):
             return request
@@ -275,7 +285,7 @@ class Turn:
         await self.progress(thinking_step(round_no))
         return self._request()
 
-    async def _send(self, request: ProviderRequest) -> ProviderResponse:
+    async def _send(self, request: ProviderRequest, chars: int | None = None) -> ProviderResponse:
         store = self.deps.store
 
         def on_text(delta: str) -> None:
@@ -291,7 +301,7 @@ class Turn:
         response = await self.handle.inflight_op(
             self.deps.provider.complete(request, on_text, on_retry)
         )
-        self.session.context.observe(request, response.usage)
+        self.session.context.observe(request, response.usage, chars)
         self.usage += response.usage
         return response
 

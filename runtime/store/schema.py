@@ -187,7 +187,9 @@ MIGRATIONS: list[str] = [
     """,
     # 9: what model calls cost (issue 32): one row per call, in the transaction of its round,
     # charged to an agent and to whoever started the turn (the payer, kept on the run too so a
-    # wake-up or a child's turn is charged to the same one).
+    # wake-up or a child's turn is charged to the same one); and the same sums per quarter of
+    # an hour, agent, payer ('' for nobody) and model, added to in that transaction, which a
+    # budget reads before each call: every timezone's midnight is a quarter's start.
     """
     ALTER TABLE runs ADD COLUMN payer TEXT;
     CREATE TABLE model_usage (
@@ -207,8 +209,18 @@ MIGRATIONS: list[str] = [
         priced INTEGER NOT NULL
     );
     CREATE INDEX model_usage_at ON model_usage(at);
-    CREATE INDEX model_usage_agent ON model_usage(agent_id, at);
-    CREATE INDEX model_usage_payer ON model_usage(payer, at);
-    CREATE INDEX model_usage_run ON model_usage(run_id);
+    CREATE TABLE model_usage_quarters (
+        quarter REAL NOT NULL,
+        agent_id TEXT NOT NULL,
+        payer TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        calls INTEGER NOT NULL,
+        PRIMARY KEY (quarter, agent_id, payer, model)
+    );
     """,
 ]

@@ -1,6 +1,9 @@
 """Model usage (`store.usage` reads it): one row per model call, written with its round by
-`record`; read back summed, by period and by who was charged. Rows are never pruned: they
-are small, and the totals they sum must stay exact."""
+`record`, which also adds it to its quarter hour's sums (per agent, payer and model); read
+back summed, by period and by who was charged. A total over whole quarters (every period a
+budget or a report asks for: midnight is a quarter's start in every timezone) reads the
+sums, so a budget's check before each call reads at most a few thousand rows a month, not
+every call. Nothing here is pruned: the totals must stay exact."""
 
 from __future__ import annotations
 
@@ -22,8 +25,15 @@ SUMS = (
     " COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,"
     " COALESCE(SUM(cost_usd), 0) AS cost_usd, COUNT(*) AS calls"
 )
+QUARTER_SUMS = SUMS.replace("COUNT(*)", "COALESCE(SUM(calls), 0)")
 
 GroupBy = Literal["agent_id", "payer", "model", "session_id"]
+QUARTER_S = 900.0
+NOBODY = ""  # the payer of a call nobody's message started, in the quarters' sums
+
+
+def quarter_of(at: float) -> float:
+    return at - at % QUARTER_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +47,14 @@ class UsageFilter:
     agent_family: str | None = None
     payer: str | None = None
 
-    def where(self) -> tuple[str, list[Any]]:
-        clauses, params = ["at >= ?"], list[Any]([self.since])
+    @property
+    def whole_quarters(self) -> bool:
+        return all(t is None or t % QUARTER_S == 0 for t in (self.since, self.until))
+
+    def where(self, at: str = "at") -> tuple[str, list[Any]]:
+        clauses, params = [f"{at} >= ?"], list[Any]([self.since])
         if self.until is not None:
-            clauses.append("at < ?")
+            clauses.append(f"{at} < ?")
             params.append(self.until)
         if self.agent_prefix is not None:
             # A range, not LIKE: an id may hold `_`, which LIKE takes for a wildcard.
@@ -67,13 +81,21 @@ def _spend(r: Row) -> Spend:
     return Spend(usage, float(r["cost_usd"]), int(r["calls"]))
 
 
+def total_sql(which: UsageFilter) -> tuple[str, list[Any]]:
+    """The sum of `which`: from the quarters' sums when it spans whole quarters."""
+    if which.whole_quarters:
+        where, params = which.where("quarter")
+        return f"SELECT {QUARTER_SUMS} FROM model_usage_quarters WHERE {where}", params
+    where, params = which.where()
+    return f"SELECT {SUMS} FROM model_usage WHERE {where}", params
+
+
 class UsageLedger:
     def __init__(self, rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]]) -> None:
         self._rows = rows
 
     async def total(self, which: UsageFilter) -> Spend:
-        where, params = which.where()
-        [row] = await self._rows(f"SELECT {SUMS} FROM model_usage WHERE {where}", params)
+        [row] = await self._rows(*total_sql(which))
         return _spend(row)
 
     async def grouped(
@@ -91,15 +113,10 @@ class UsageLedger:
     async def by_agent_and_model(self) -> list[tuple[str, str, Spend]]:
         """Every call ever, summed per agent and model: what the Prometheus counters show."""
         sql = (
-            f"SELECT agent_id, model, {SUMS} FROM model_usage GROUP BY agent_id, model"
-            " ORDER BY agent_id, model"
+            f"SELECT agent_id, model, {QUARTER_SUMS} FROM model_usage_quarters"
+            " GROUP BY agent_id, model ORDER BY agent_id, model"
         )
         return [(r["agent_id"], r["model"], _spend(r)) for r in await self._rows(sql, ())]
-
-    async def of_run(self, run_id: str) -> Spend:
-        sql = f"SELECT {SUMS} FROM model_usage WHERE run_id = ?"
-        [row] = await self._rows(sql, (run_id,))
-        return _spend(row)
 
 
 def record(w: Writer, r: UsageRecord) -> None:
@@ -123,6 +140,30 @@ def record(w: Writer, r: UsageRecord) -> None:
             u.cache_write_tokens,
             r.cost_usd,
             r.priced,
+        ),
+    )
+    w.write_sql(
+        "INSERT INTO model_usage_quarters (quarter, agent_id, payer, model, input_tokens,"
+        " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, calls)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)"
+        " ON CONFLICT (quarter, agent_id, payer, model) DO UPDATE SET"
+        " input_tokens = model_usage_quarters.input_tokens + excluded.input_tokens,"
+        " output_tokens = model_usage_quarters.output_tokens + excluded.output_tokens,"
+        " cache_read_tokens = model_usage_quarters.cache_read_tokens + excluded.cache_read_tokens,"
+        " cache_write_tokens ="
+        " model_usage_quarters.cache_write_tokens + excluded.cache_write_tokens,"
+        " cost_usd = model_usage_quarters.cost_usd + excluded.cost_usd,"
+        " calls = model_usage_quarters.calls + 1",
+        (
+            quarter_of(r.at),
+            r.charge.agent_id,
+            r.charge.payer or NOBODY,
+            r.model,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            r.cost_usd,
         ),
     )
 

@@ -15,6 +15,14 @@ from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import buttons as bridge_buttons
 from bridge.store import store as bridge_store
 from runtime.store import Store, approvals, history, hot_reads, retention
+from runtime.store.usage import UsageFilter, total_sql
+
+DAY = (1_795_734_000.0, 1_795_820_400.0)  # a day in Berlin: whole quarters
+
+
+def budget_sql(**which: str) -> str:
+    return total_sql(UsageFilter(*DAY, **which))[0]
+
 
 # A table read row by row: `SCAN events`, unlike `SCAN events USING INDEX ...` or a scan of
 # a subquery's few rows (`SCAN (subquery-1)`).
@@ -59,6 +67,9 @@ STATEMENTS = {
     "audit page: newest events (admin)": history.EVENTS_NEWEST,
     "audit page: older events (admin)": history.EVENTS_OLDER,
     "audit page: newer events (admin)": history.EVENTS_NEWER,
+    "budget before a call: a workspace's day": budget_sql(agent_prefix="acme/"),
+    "budget before a call: an agent's day": budget_sql(agent_family="acme/ops"),
+    "budget before a call: an operator's day": budget_sql(agent_prefix="acme/", payer="al"),
 }
 
 
