@@ -14,7 +14,6 @@ from bridge.spend.budgets import Standing, applies, usage_filter
 from bridge.spend.periods import period_bounds
 from config.budgets import BudgetConfig
 from runtime import Runtime
-from runtime.ids import new_id
 from runtime.providers.base import Usage
 from runtime.spend import CallPurpose, Charge, PlannedCall, SpendHold, UsageRecord, cost_of
 from runtime.store.usage import record
@@ -89,9 +88,7 @@ async def seed(rt: Runtime, rows: int, batch: int = 5_000) -> None:
         async with rt.store.write() as w:
             for i in range(first, min(rows, first + batch)):
                 at = start + (now - start) * i / rows
-                used = UsageRecord(
-                    new_id("use"), at, charge, "m", CallPurpose.ROUND, ROUND_USAGE, 0.01, True
-                )
+                used = UsageRecord(at, charge, "m", CallPurpose.ROUND, ROUND_USAGE, 0.01, True)
                 record(w, used)
 
 

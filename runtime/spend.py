@@ -33,7 +33,6 @@ class Charge:
 
 @dataclass(frozen=True, slots=True)
 class UsageRecord:
-    id: str
     at: float  # wall time
     charge: Charge
     model: str

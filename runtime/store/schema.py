@@ -193,7 +193,6 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN payer TEXT;
     CREATE TABLE model_usage (
-        id TEXT PRIMARY KEY,
         at REAL NOT NULL,
         session_id TEXT NOT NULL,
         run_id TEXT,

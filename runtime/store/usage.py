@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from config.prices import PriceTable
-from runtime.ids import new_id
 from runtime.providers.base import Usage
 from runtime.spend import CallPurpose, Charge, Spend, UsageRecord, cost_of
 from runtime.store.database import Row
@@ -122,11 +121,10 @@ class UsageLedger:
 def record(w: Writer, r: UsageRecord) -> None:
     u = r.usage
     w.write_sql(
-        "INSERT INTO model_usage (id, at, session_id, run_id, agent_id, payer, model, purpose,"
+        "INSERT INTO model_usage (at, session_id, run_id, agent_id, payer, model, purpose,"
         " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, priced)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            r.id,
             r.at,
             r.charge.session_id,
             r.charge.run_id,
@@ -173,4 +171,4 @@ def record_call(
 ) -> None:
     """A model call's usage and cost, charged to `charge`, in `w`'s transaction."""
     cost, priced = cost_of(prices, model, usage)
-    record(w, UsageRecord(new_id("use"), w.now(), charge, model, purpose, usage, cost, priced))
+    record(w, UsageRecord(w.now(), charge, model, purpose, usage, cost, priced))
