@@ -18,7 +18,15 @@ from pydantic import (
 
 from config.admin import MIN_TOKEN_CHARS, TOKEN_HINT
 from config.strict import Strict
-from config.timing import ActiveHours, Timing, check_cron, jitter_for, parse_duration, zone
+from config.timing import (
+    ActiveHours,
+    TimezoneName,
+    Timing,
+    check_cron,
+    jitter_for,
+    parse_duration,
+    zone,
+)
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 
@@ -44,7 +52,7 @@ class ScheduleConfig(Strict):
     cron: str | None = None
     every: str | None = None  # "15m", "5s", "1d"
     at: datetime | None = None  # once, ISO 8601; without an offset it is in `timezone`
-    timezone: str = "UTC"
+    timezone: TimezoneName = "UTC"
     prompt: str | None = None
     session: Literal["own", "fresh"] = "own"
     deliver: Deliver = "primary"
@@ -53,12 +61,6 @@ class ScheduleConfig(Strict):
     enabled: bool = True
 
     _cron = field_validator("cron")(lambda v: v if v is None else check_cron(v))
-
-    @field_validator("timezone")
-    @classmethod
-    def _zone(cls, name: str) -> str:
-        zone(name)
-        return name
 
     @field_validator("every")
     @classmethod

@@ -23,7 +23,7 @@ from config.mcp import (
 from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
 from config.prices import PriceConfig
 from config.strict import Strict
-from config.timing import zone
+from config.timing import TimezoneName
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
@@ -252,16 +252,10 @@ class WorkspaceConfig(Strict):
     schedules: list[ScheduleConfig] = []  # work on a clock (config/automation.py)
     triggers: list[TriggerConfig] = []  # work on a signed event: POST /hooks/{workspace}/{id}
     budgets: list[BudgetConfig] = []  # spend limits, checked before each model call
-    timezone: str = "UTC"  # where a budget's day and month begin and end
+    timezone: TimezoneName = "UTC"  # where a budget's day and month begin and end
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None
-
-    @field_validator("timezone")
-    @classmethod
-    def _zone(cls, name: str) -> str:
-        zone(name)
-        return name
 
     @field_validator("respond_to", mode="before")
     @classmethod

@@ -17,9 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from itertools import islice
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
+from pydantic import AfterValidator
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)", re.IGNORECASE)
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86_400.0, "w": 604_800.0}
@@ -52,6 +54,15 @@ def zone(name: str) -> ZoneInfo:
         raise ValueError(
             f"unknown timezone {name!r}; use an IANA name such as UTC or Europe/Berlin"
         ) from None
+
+
+def check_zone(name: str) -> str:
+    zone(name)
+    return name
+
+
+TimezoneName = Annotated[str, AfterValidator(check_zone)]
+"""An IANA timezone name, checked when the config loads."""
 
 
 def check_cron(expression: str) -> str:
