@@ -43,7 +43,7 @@ def masked(value: Any) -> Any:
 
 
 def duration(seconds: float) -> str:
-    """10 s, 5 min, 2 h 30 min: how long people read a wait."""
+    """10 s, 5 min, 2 h 30 min, 3 d 4 h: how long people read a wait."""
     seconds = max(0, round(seconds))
     if seconds < 120:
         return f"{seconds} s"
@@ -51,6 +51,9 @@ def duration(seconds: float) -> str:
     if minutes < 120:
         return f"{minutes} min"
     hours, rest = divmod(minutes, 60)
+    if hours >= 48:  # a month's budget renews in days
+        days, hours = divmod(round(minutes / 60), 24)
+        return f"{days} d {hours} h" if hours else f"{days} d"
     return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
