@@ -127,6 +127,14 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_stream_left(
     await SlackSide(app, slack_api).say("explain", channel=DM, thread_ts=parent)
     # the stream shows its first words (on a loaded machine they come after startStream)
     await until(lambda: any(t.startswith("The first half") for t in slack_api.shown(DM)), 30)
+    # ...and the bridge has recorded it as shown: the crash comes after that write (a crash
+    # between startStream's answer and that write would leave the stream, as one between a
+    # post and its record would leave the post).
+    [stream] = [m["ts"] for m in slack_api.messages[DM] if m["text"].startswith("The first")]
+    for _ in range(300):
+        if stream in {ts for _, ts in await app.bridge.store.live_messages()}:
+            break
+        await asyncio.sleep(0.05)
     await crash(app)
     assert any(t.startswith("The first half") for t in slack_api.shown(DM)), "a stream left"
     hold.set()
