@@ -54,6 +54,11 @@ class Spend:
     def tokens(self) -> int:
         return self.usage.request_tokens + self.usage.output_tokens
 
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            self.usage + other.usage, self.cost_usd + other.cost_usd, self.calls + other.calls
+        )
+
 
 def cost_of(prices: PriceTable, model: str, usage: Usage) -> tuple[float, bool]:
     """Dollars for `usage` of `model`, and whether the model has a price at all."""

@@ -92,12 +92,10 @@ def _budgets(budgets: Sequence[Standing], now: float, tz: ZoneInfo) -> list[str]
         return [NO_BUDGETS]
     lines = ["  Budgets:"]
     for s in budgets:
-        name, b = words.budget_name(s.budget), s.budget
+        title, b = words.budget_title(s.budget), s.budget
         used, limit = words.amount(b, s.used), words.amount(b, s.limit)
         renews = words.until(s.end, tz, now).strip()
-        lines.append(
-            f"    {name[0].upper()}{name[1:]}: {used} of {limit} ({s.share:.0%}). {renews}"
-        )
+        lines.append(f"    {title}: {used} of {limit} ({s.share:.0%}). {renews}")
     return lines
 
 

@@ -39,9 +39,8 @@ def usage_text(report: UsageReport) -> str:
     if report.budgets:
         lines.append("Budgets:")
     for s in report.budgets:
-        name = words.budget_name(s.budget)
         used, limit = words.amount(s.budget, s.used), words.amount(s.budget, s.limit)
-        lines.append(f"  {name[0].upper()}{name[1:]}: {used} of {limit} ({s.share:.0%})")
+        lines.append(f"  {words.budget_title(s.budget)}: {used} of {limit} ({s.share:.0%})")
     if not report.budgets:
         lines.append("No budgets are set ([[workspaces.budgets]] in the config).")
     return "\n".join(lines)

@@ -27,10 +27,7 @@ class UsageCollector(Collector):
         for agent_id, model, spend in await ledger.by_agent_and_model():
             workspace, _, agent = agent_id.partition("/")
             key = (workspace, agent.split("/")[0], model)
-            s = sums[key]
-            sums[key] = Spend(
-                s.usage + spend.usage, s.cost_usd + spend.cost_usd, s.calls + spend.calls
-            )
+            sums[key] += spend
         self._sums = dict(sums)
 
     def collect(self) -> Iterator[Metric]:

@@ -35,10 +35,6 @@ class UsageReport:
     budgets: list[Standing]
 
 
-def plus(a: Spend, b: Spend) -> Spend:
-    return Spend(a.usage + b.usage, a.cost_usd + b.cost_usd, a.calls + b.calls)
-
-
 def _costliest(found: dict[str, Spend]) -> list[tuple[str, Spend]]:
     return sorted(found.items(), key=lambda kv: (-kv[1].cost_usd, -kv[1].tokens, kv[0]))
 
@@ -58,7 +54,7 @@ async def usage_report(
     agents: dict[str, Spend] = defaultdict(Spend)
     for agent_id, spend in await ledger.grouped(month, "agent_id"):
         name = (agent_id or "").removeprefix(prefix).split("/")[0]
-        agents[name] = plus(agents[name], spend)
+        agents[name] += spend
     operators: dict[str, Spend] = {}
     schedules: dict[str, Spend] = {}
     for payer, spend in await ledger.grouped(month, "payer"):

@@ -52,6 +52,12 @@ def budget_name(budget: BudgetConfig) -> str:
     return f"{budget.scope} {budget.id}'s {period} budget"
 
 
+def budget_title(budget: BudgetConfig) -> str:
+    """The budget's name at the start of a line: "The workspace's daily budget"."""
+    name = budget_name(budget)
+    return name[0].upper() + name[1:]
+
+
 def reason(s: Standing) -> str:
     """Why a call may not be made, for the operator: held on the call's estimate, a turn may
     stop while a little of the budget is left."""
@@ -68,9 +74,8 @@ def until(end: float | None, tz: ZoneInfo, now: float) -> str:
 
 
 def warned(s: Standing, tz: ZoneInfo, now: float) -> str:
-    what = budget_name(s.budget)
     return WARNED.format(
-        what=what[0].upper() + what[1:],
+        what=budget_title(s.budget),
         pct=s.share,
         used=amount(s.budget, s.used),
         limit=amount(s.budget, s.limit),

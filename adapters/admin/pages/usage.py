@@ -16,7 +16,7 @@ from adapters.admin.usage_chart import day_bars
 from bridge.admin import approve_spend, read_usage
 from bridge.approvals import duration
 from bridge.spend.budgets import Standing
-from bridge.spend.words import amount, budget_name, money
+from bridge.spend.words import amount, budget_title, money
 from config.timing import zone
 
 routes = web.RouteTableDef()
@@ -41,10 +41,9 @@ async def usage(request: web.Request) -> web.Response:
         return f"{local:%Y-%m-%d %H:%M} {tz.key} (in {_soon(s.end - board.now)})"
 
     def budget(s: Standing) -> dict[str, str]:
-        name = budget_name(s.budget)
         return {
             "key": s.budget.key,
-            "name": name[0].upper() + name[1:],
+            "name": budget_title(s.budget),
             "used": amount(s.budget, s.used),
             "limit": amount(s.budget, s.limit),
         }
