@@ -274,4 +274,26 @@ MIGRATIONS: list[str | Migration] = [
         PRIMARY KEY (workspace_id, budget, period_start)
     );
     """,
+    # 16: budgets that cannot be overshot (issue 38). A model call let through reserves its
+    # estimate, checked against every budget and written in one statement under the write
+    # lock, until its usage is recorded; and the turns a budget holds, for every status.
+    """
+    CREATE TABLE spend_reservations (
+        run_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        payer TEXT,
+        at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        cost_usd REAL NOT NULL,
+        tokens INTEGER NOT NULL
+    );
+    CREATE TABLE spend_holds (
+        run_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        budget TEXT NOT NULL,
+        until REAL,
+        held_at REAL NOT NULL
+    );
+    """,
 ]
