@@ -318,6 +318,19 @@ class Runtime:
         lose the message nor let a platform retry enqueue it twice). `files` holds the bytes
         of each of `message.attachments`, by id; they are stored in that transaction too."""
         session = self._get(session_id)
+        async with session.admission:
+            return await self._admit(session, message, also, files)
+
+    async def _admit(
+        self,
+        session: Session,
+        message: InboundMessage,
+        also: Callable[[Writer, str], None] | None,
+        files: Mapping[str, bytes] | None,
+    ) -> SubmitResult:
+        """Decide, store, then apply, under the session's admission lock. The worker does not
+        take that lock, so what the decision takes from the queue (the oldest entry, when it
+        is full) is taken before the store write: a turn can no longer start it meanwhile."""
         view = SessionView(
             session.mode,
             session.running is not None,
@@ -326,29 +339,42 @@ class Runtime:
             self.settings.drop_policy,
         )
         decision = decide(view, message)
+        running = session.running  # the turn an interrupt is meant for
         message_id = new_id("msg")
-        dropped = session.queue.oldest() if decision.drop_oldest else None
-        async with self.store.write() as w:
-            seq = record_admission(
-                w, session, message_id, message, decision, dropped, self.settings.queue_cap, files
-            )
-            if also is not None:
-                also(w, message_id)
-        if dropped is not None:
-            session.queue.remove(dropped)
-        result = SubmitResult(message_id, decision.submit_status, (dropped.id,) if dropped else ())
+        dropped = session.queue.take_oldest() if decision.drop_oldest else None
+        try:
+            async with self.store.write() as w:
+                seq = record_admission(
+                    w,
+                    session,
+                    message_id,
+                    message,
+                    decision,
+                    dropped,
+                    self.settings.queue_cap,
+                    files,
+                )
+                if also is not None:
+                    also(w, message_id)
+        except BaseException:
+            if dropped is not None:  # not dropped after all: back where it was
+                session.queue.push_front([dropped])
+                self._ensure_worker(session)
+            raise
         if decision.kind is DecisionKind.DROP_NEW:
             return SubmitResult(message_id, SubmitStatus.DROPPED, (message_id,))
         session.queue.push(
-            QueueEntry(message_id, session_id, seq, message, QueueStatus.QUEUED, self.clock.wall())
+            QueueEntry(
+                message_id, session.id, seq, message, QueueStatus.QUEUED, self.clock.wall()
+            )
         )
         session.last_arrival = self.clock.monotonic()
         if may_interject(message):
             session.signal_interjection()
-        if decision.kind is DecisionKind.INTERRUPT_RUNNING_TURN and session.running:
-            session.running.request_stop("interrupted by a new operator message")
+        if decision.kind is DecisionKind.INTERRUPT_RUNNING_TURN and running is not None:
+            running.request_stop("interrupted by a new operator message")
         self._ensure_worker(session)
-        return result
+        return SubmitResult(message_id, decision.submit_status, (dropped.id,) if dropped else ())
 
     # -- stop --------------------------------------------------------------------------
 
@@ -359,7 +385,7 @@ class Runtime:
         session = self._get(session_id)
         handle = session.running
         if handle is not None and handle.run_id == run_id:
-            already = handle.stop_requested
+            already = not handle.claim_stop()
             if not already:
                 progress = handle.progress(self.clock.monotonic(), ProgressState.CANCEL_REQUESTED)
                 await self.store.emit(Event(progress, session_id, run_id))

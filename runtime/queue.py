@@ -56,10 +56,10 @@ class SessionQueue:
     def has_interjection(self) -> bool:
         return any(may_interject(e.message) for e in self._lanes.get(Priority.INTERJECT, ()))
 
-    def oldest(self) -> QueueEntry | None:
-        """The entry that arrived first, whatever its lane."""
-        heads = [lane[0] for lane in self._lanes.values() if lane]
-        return min(heads, key=lambda e: e.seq) if heads else None
-
-    def remove(self, entry: QueueEntry) -> None:
-        self._lanes[entry.message.priority].remove(entry)
+    def take_oldest(self) -> QueueEntry | None:
+        """Remove and return the entry that arrived first, whatever its lane: the one a full
+        queue drops. Taking it is one step, so no worker can start it once it is chosen."""
+        heads = [lane for lane in self._lanes.values() if lane]
+        if not heads:
+            return None
+        return min(heads, key=lambda lane: lane[0].seq).popleft()

@@ -31,6 +31,7 @@ class RunHandle:
     message_ids: list[str]
     step: str = "starting"
     stop_requested: bool = False
+    stop_claimed: bool = False  # a stop is under way (it records itself, then requests)
     stop_reason: str = ""
     silent_stop: bool = False  # stopped with its parent: no task_result goes back
     inflight: asyncio.Future[object] | None = None
@@ -40,7 +41,15 @@ class RunHandle:
     spend_approved_by: str | None = None  # the operator who let it past its budgets
     spend_wake: asyncio.Event = field(default_factory=asyncio.Event)  # approved, or recheck
 
+    def claim_stop(self) -> bool:
+        """True for the first stop of this turn only: a second stop, even one that comes
+        while the first is still recording itself, is `already_stopped`."""
+        first = not (self.stop_claimed or self.stop_requested)
+        self.stop_claimed = True
+        return first
+
     def request_stop(self, reason: str) -> None:
+        self.stop_claimed = True
         self.stop_requested = True
         self.stop_reason = reason
         if self.inflight is not None:
@@ -95,6 +104,9 @@ class Session:
     compact_requested: bool = False  # by the operator: compact before the next request
     # Held by a running turn, and by a compaction between turns: never both at once.
     turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Held by `Runtime.submit` from its decision to its effect: the queue it decided on is the
+    # queue it changes, and messages join the queue in the order they were stored.
+    admission: asyncio.Lock = field(default_factory=asyncio.Lock)
     _arrival: asyncio.Event | None = None
 
     @property

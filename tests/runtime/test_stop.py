@@ -56,6 +56,29 @@ async def test_stop_during_provider_request(
     assert runs[1].final_text == "fresh start"
 
 
+async def test_two_stops_at_once_stop_once(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    """Two operators press Stop together: one stop is recorded and reported, the other is
+    `already_stopped`, though both came before the first had written its record."""
+    hold = asyncio.Event()
+    anthropic_api.script = [text("thinking very long", hold=hold)]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("long question"))
+    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "thinking")
+    assert started.run_id is not None
+    await until(lambda: len(anthropic_api.requests) == 1)
+    results = await asyncio.gather(*(rt.stop(sid, started.run_id) for _ in range(2)))
+    assert sorted(r.status for r in results) == ["already_stopped", "stopped"]
+    cancels = [
+        e for e in await all_events(rt, EventType.PROGRESS) if e.data.state == "cancel_requested"
+    ]
+    assert len(cancels) == 1
+    hold.set()
+
+
 async def test_stop_during_tool_kills_the_process_group(
     anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
 ) -> None:
