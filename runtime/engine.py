@@ -364,9 +364,7 @@ class Runtime:
         if decision.kind is DecisionKind.DROP_NEW:
             return SubmitResult(message_id, SubmitStatus.DROPPED, (message_id,))
         session.queue.push(
-            QueueEntry(
-                message_id, session.id, seq, message, QueueStatus.QUEUED, self.clock.wall()
-            )
+            QueueEntry(message_id, session.id, seq, message, QueueStatus.QUEUED, self.clock.wall())
         )
         session.last_arrival = self.clock.monotonic()
         if may_interject(message):
