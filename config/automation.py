@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from config.admin import MIN_TOKEN_CHARS, TOKEN_HINT
+from config.fields import bounded
 from config.strict import Strict
 from config.timing import (
     ActiveHours,
@@ -45,18 +46,30 @@ Deliver = Annotated[str, Field(min_length=1, max_length=64)]
 """"primary", an operator id, or "silent" (only the agent's notifications reach anyone)."""
 
 
+MAX_PROMPT_CHARS = 8_000
+MAX_ID_CHARS = 64
+MIN_EVERY = "60s"
+"""The shortest `every` by default: each run is a model call on the server's key. Only the
+server's own `[server] schedule_min_every` lowers it, never a workspace's admin."""
+
+# A schedule's fields as typed (in the file or the console's form): each bounded, none with
+# a raw control character (config/fields.py).
+ShortText = Annotated[str, bounded(MAX_ID_CHARS)]
+TimingText = Annotated[str, bounded(200)]
+
+
 class ScheduleConfig(Strict):
-    id: Identifier
-    agent: str
+    id: Annotated[Identifier, bounded(MAX_ID_CHARS)]
+    agent: ShortText
     kind: Literal["prompt", "heartbeat"] = "prompt"
-    cron: str | None = None
-    every: str | None = None  # "15m", "5s", "1d"
+    cron: TimingText | None = None
+    every: ShortText | None = None  # "15m", "5s", "1d"; not under [server] schedule_min_every
     at: datetime | None = None  # once, ISO 8601; without an offset it is in `timezone`
-    timezone: TimezoneName = "UTC"
-    prompt: str | None = None
+    timezone: Annotated[TimezoneName, bounded(MAX_ID_CHARS)] = "UTC"
+    prompt: Annotated[str, bounded(MAX_PROMPT_CHARS, lines=True)] | None = None
     session: Literal["own", "fresh"] = "own"
-    deliver: Deliver = "primary"
-    active_hours: str | None = None  # "08:00-20:00", in `timezone`
+    deliver: Annotated[Deliver, bounded(MAX_ID_CHARS)] = "primary"
+    active_hours: ShortText | None = None  # "08:00-20:00", in `timezone`
     max_rounds: int = Field(20, ge=1, le=500)
     enabled: bool = True
 
@@ -79,8 +92,9 @@ class ScheduleConfig(Strict):
         try:
             moment: datetime | None = handler(value)
         except ValidationError:
+            typed = f"{value!r}" if len(repr(value)) <= MAX_ID_CHARS else "that"
             raise ValueError(
-                f"at = {value!r} is not a date and time; write ISO 8601, e.g. "
+                f"at = {typed} is not a date and time; write ISO 8601, e.g. "
                 "2026-12-01T09:00:00+01:00 (without the offset it is in `timezone`)"
             ) from None
         return moment
@@ -170,6 +184,27 @@ class TriggerConfig(Strict):
                 "pass it here as ${VAR} from the environment"
             )
         return secret
+
+
+def check_floor(text: str) -> str:
+    """`[server] schedule_min_every`: a duration of at least a second."""
+    if parse_duration(text) < 1:
+        raise ValueError(f"schedule_min_every = {text!r} is under a second; the shortest is 1s")
+    return text
+
+
+def check_every_floor(schedules: dict[str, list[ScheduleConfig]], floor: str) -> None:
+    """No workspace's schedule (by workspace id) runs more often than the server's floor."""
+    floor_s = parse_duration(floor)
+    for workspace_id, listed in schedules.items():
+        for schedule in listed:
+            if schedule.every is not None and parse_duration(schedule.every) < floor_s:
+                raise ValueError(
+                    f"workspace {workspace_id!r}, schedule {schedule.id!r}: every = "
+                    f"{schedule.every!r} is under this server's floor of {floor} (each run is a "
+                    f"model call); use {floor} or more, or cron. Whoever runs the server may "
+                    "lower the floor with schedule_min_every under [server] in the config file"
+                )
 
 
 def check_automation(

@@ -4,6 +4,8 @@ It lives in `config`, the leaf package every layer may import, so that runtime, 
 and adapter errors can all share one root without breaking the import direction.
 """
 
+import os
+from pathlib import Path
 from urllib.parse import urlsplit
 
 
@@ -37,3 +39,13 @@ class PlatformUnreachable(SwitchboardError):
         if where:
             text = f"{where}: {text}"
         super().__init__(f"{text}; {then}" if then else text)
+
+
+def without_folder(message: str, path: Path) -> str:
+    """`message` with the folder of the config file `path` taken out wherever it names it
+    (as given, and absolute): the file (and the env file beside it) by its name alone, for
+    a reader who is not the server's admin (a workspace's admin, in the console)."""
+    folders = {str(path.parent), str(path.parent.resolve()), str(path.parent.absolute())}
+    for folder in sorted(folders - {"", "."}, key=len, reverse=True):
+        message = message.replace(folder.rstrip(os.sep) + os.sep, "")
+    return message

@@ -10,7 +10,14 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from config.admin import AdminConfig, WorkspaceAdminConfig, strong
-from config.automation import ScheduleConfig, TriggerConfig, check_automation
+from config.automation import (
+    MIN_EVERY,
+    ScheduleConfig,
+    TriggerConfig,
+    check_automation,
+    check_every_floor,
+    check_floor,
+)
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
 from config.budgets import BudgetConfig, check_budgets
 from config.mcp import (
@@ -40,8 +47,11 @@ class ServerConfig(Strict):
     # `/metrics` names the workspaces: it answers a client on this machine, or one that sends
     # `Authorization: Bearer <metrics_token>` (set it to scrape from another host).
     metrics_token: SecretStr | None = None
+    # The shortest `every` of any workspace's schedule (a workspace's admin cannot go under).
+    schedule_min_every: str = MIN_EVERY
 
     _strong = field_validator("metrics_token")(strong)
+    _floor = field_validator("schedule_min_every")(check_floor)
 
 
 class StorageConfig(Strict):
@@ -393,4 +403,6 @@ class SwitchboardConfig(Strict):
             tokens.append(self.admin.token.get_secret_value())
         if len(tokens) != len(set(tokens)):
             raise ValueError("two admins have the same token; give each admin their own")
+        floor = self.server.schedule_min_every
+        check_every_floor({w.id: w.schedules for w in self.workspaces}, floor)
         return self

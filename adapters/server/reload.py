@@ -20,7 +20,7 @@ from bridge import Bridge
 from config.current import CurrentConfig
 from config.diff import ReloadReport, bots_unchanged, plan, unapplied
 from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
-from config.errors import ConfigError
+from config.errors import ConfigError, without_folder
 from config.loading import env_file, load, parse, read_text
 from config.schema import SwitchboardConfig, WorkspaceConfig
 from config.secrets import Secrets, known_secrets
@@ -131,7 +131,16 @@ class Reloader:
     async def edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
         """The console's edit of a workspace: written into the file (only the keys it
         changes), validated as check-config does before anything is written, then applied.
-        Refused when the file holds changes not applied yet: they are not this admin's."""
+        Refused when the file holds changes not applied yet: they are not this admin's. What
+        it says names the file by its name alone: a workspace's admin is not told where the
+        server keeps it."""
+        report = await self._edit(workspace_id, change)
+        path = self._app.path
+        if report.errors and path is not None:
+            report = report.model_copy(update={"errors": without_folder(report.errors, path)})
+        return report
+
+    async def _edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
         app = self._app
         async with self._editing:
             workspace = app.current.workspace(workspace_id)

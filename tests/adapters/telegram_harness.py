@@ -31,11 +31,12 @@ async def start_app(
     chats: Sequence[int] = (-100,),
     acme_extra: Table | None = None,
     topology: Topology | None = None,
+    server: Table | None = None,
 ) -> App:
     """Workspace `acme`: its bot polls, or with `webhook_secret` takes webhooks; operator
     alice (1001) and the group -100 allowed (or `chats`); `acme_extra`: more keys of acme's
-    table (agents, bindings, respond_to). With `topology`, started there (its database, not
-    `db_path`): the App a client talks to."""
+    table (agents, bindings, respond_to); `server`: more keys of `[server]`. With `topology`,
+    started there (its database, not `db_path`): the App a client talks to."""
     bot = {
         "bot_token": telegram.token,
         "api_base_url": telegram.base_url,
@@ -51,6 +52,7 @@ async def start_app(
         provider=anthropic(anthropic_api.url),
         public_url=public_url,
         workspaces=[acme, *more_workspaces],
+        server=server,
     )
     if topology is not None:
         return await topology.start(path)

@@ -14,6 +14,8 @@ from tests.adapters.cli_process import ROOT, switchboard
 
 DEFAULT = (ROOT / "config/switchboard.toml").read_text().replace('id = "local"', 'id = "acme"')
 SECRET = "ci-webhook-secret-0123456789"
+# The pulse runs every 5 s, under the default floor of a schedule's `every`: lowered here.
+FLOOR = '[server]\nschedule_min_every = "5s"\n'
 AUTOMATION = """
   [[workspaces.schedules]]
   id = "morning-check"
@@ -79,7 +81,7 @@ def test_check_config_says_when_each_schedule_fires_and_where_a_trigger_posts(
     tmp_path: Path,
 ) -> None:
     before = datetime.now(UTC).replace(microsecond=0)
-    lines = check_config(tmp_path, DEFAULT + AUTOMATION)
+    lines = check_config(tmp_path, FLOOR + DEFAULT + AUTOMATION)
     after = datetime.now(UTC)
 
     morning = lines["morning-check"]
@@ -110,7 +112,7 @@ def test_check_config_says_when_each_schedule_fires_and_where_a_trigger_posts(
         "  trigger ci (agent assistant, to primary): POST /hooks/acme/ci, github signature"
     )
 
-    public = '[server]\npublic_url = "https://bot.example.com/"\n\n' + DEFAULT + AUTOMATION
+    public = FLOOR + 'public_url = "https://bot.example.com/"\n\n' + DEFAULT + AUTOMATION
     assert check_config(tmp_path, public)["ci"] == (
         "  trigger ci (agent assistant, to primary): POST https://bot.example.com/hooks/acme/ci,"
         " github signature"

@@ -42,7 +42,9 @@ def config_path(
     globex_extra: Table | None = None,
     agent_tools: tuple[str, ...] = ("notify_operator",),
     topology: Topology | None = None,
+    server: Table | None = None,
 ) -> Path:
+    """`server`: more keys of `[server]` (a lower schedule_min_every)."""
     bot = {"bot_token": telegram.token, "api_base_url": telegram.base_url, "chats": [-100]}
     acme = workspace("acme", [ALICE], telegram=bot, agent_tools=agent_tools)
     acme = {**acme, "admins": [ACME_ADMIN], **(acme_extra or {})}
@@ -53,6 +55,7 @@ def config_path(
         provider=anthropic(anthropic_api.url),
         admin={"token": GLOBAL_TOKEN} if admin is None else admin,
         workspaces=[acme, globex],
+        server=server,
     )
 
 

@@ -52,6 +52,7 @@ async def app(
         telegram_api,
         slack_api,
         acme_extra={"schedules": [TICK]},
+        server={"schedule_min_every": "1s"},  # runs within the test's seconds
         topology=console_topology,
     )
     assert app.path is not None

@@ -69,6 +69,7 @@ async def app(
         slack_api,
         agent_tools=("notify_operator", "schedule_wakeup"),
         acme_extra={"schedules": [TICK, NIGHTLY]},
+        server={"schedule_min_every": "1s"},  # runs within the test's seconds
         topology=console_topology,
     )
     await console_topology.stop()  # while the fakes still answer

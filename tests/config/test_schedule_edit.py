@@ -85,11 +85,11 @@ def test_a_schedule_edited_changes_only_its_changed_keys() -> None:
     acme, _ = workspaces()
     morning, tick = as_running(acme)
     typed = "Look at ${ACME_BOT}'s queue.\nSay only what is stuck."
-    tick = replace(tick, every="2s", prompt=typed, agent="reviewer", max_rounds=5)
+    tick = replace(tick, every="2m", prompt=typed, agent="reviewer", max_rounds=5)
     morning = replace(morning, cron=None, every="15m", active_hours=None)
     edited = edit_workspace(SOURCE, acme, WorkspaceEdit(schedules=(morning, tick)))
     new_morning, new_tick = workspaces(edited)[0].schedules
-    assert (new_tick.every, new_tick.agent, new_tick.max_rounds) == ("2s", "reviewer", 5)
+    assert (new_tick.every, new_tick.agent, new_tick.max_rounds) == ("2m", "reviewer", 5)
     assert new_tick.prompt == typed, "what is typed loads as typed, never from the environment"
     assert new_tick.deliver == "silent"
     assert (new_morning.cron, new_morning.every, new_morning.active_hours) == (None, "15m", None)

@@ -55,6 +55,7 @@ def config(
         db=tmp_path / "sb.db",
         provider=anthropic(model),
         workspaces=[{**acme, "schedules": schedules}],
+        server={"schedule_min_every": "1s"},  # every PERIOD_S, under the default floor
     )
 
 

@@ -24,6 +24,10 @@ def asked(body: dict[str, Any]) -> str:
     return json.dumps(body["messages"][-1])
 
 
+# Schedules every two seconds, under the default floor of `every`: lowered for these tests.
+FAST = {"schedule_min_every": "1s"}
+
+
 def schedule(**fields: Any) -> dict[str, Any]:
     return {"agent": "assistant", **fields}
 
@@ -39,7 +43,9 @@ async def test_a_schedule_every_two_seconds_reaches_the_primary_operator_until_p
 
     anthropic_api.responder = answer
     tick = schedule(id="queue-check", every="2s", prompt="Check the deploy queue.")
-    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]})
+    app = await start_app(
+        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]}, server=FAST
+    )
 
     async def command(line: str, reply: str) -> str:
         telegram_api.push_message(line, user=ALICE_CHAT)
@@ -78,7 +84,9 @@ async def test_a_heartbeat_with_nothing_to_report_says_nothing(
     answers = [text(HEARTBEAT_OK), text("The disk is 95% full.")]
     anthropic_api.responder = lambda body: answers.pop(0) if answers else text(HEARTBEAT_OK)
     beat = schedule(id="beat", kind="heartbeat", every="2s")
-    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [beat]})
+    app = await start_app(
+        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [beat]}, server=FAST
+    )
     try:
         await until(lambda: bool(telegram_api.chat(ALICE_CHAT)), wait_s=20)
         [said] = telegram_api.chat(ALICE_CHAT)
@@ -138,7 +146,7 @@ async def test_a_schedule_added_by_a_reload_runs_and_the_bot_is_not_restarted(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
     anthropic_api.responder = lambda body: text("Reloaded schedule ran.")
-    app = await start_app(db_path, anthropic_api, telegram_api)
+    app = await start_app(db_path, anthropic_api, telegram_api, server=FAST)
     try:
         assert app.path is not None
         started = [c for c in telegram_api.calls if c.method == "getMe"]
