@@ -163,7 +163,8 @@ class TriggerConfig(Strict):
     id: Identifier
     agent: str
     # "github": X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>, the delivery id in
-    # X-GitHub-Delivery. "hmac": X-Signature: sha256=<hex>, the delivery id in X-Delivery-Id.
+    # X-GitHub-Delivery (a GUID), the event's name in X-GitHub-Event ([a-z_]+). "hmac":
+    # X-Signature: sha256=<hex>, an optional delivery id in X-Delivery-Id.
     kind: Literal["github", "hmac"] = "hmac"
     secret: SecretStr
     prompt: str = Field(min_length=1)
@@ -171,7 +172,19 @@ class TriggerConfig(Strict):
     deliver: Deliver = "primary"
     max_rounds: int = Field(20, ge=1, le=500)
     max_body_bytes: int = Field(256 * 1024, ge=1, le=4 * 1024 * 1024)
+    # "hmac" only: the sender signs `<X-Signature-Timestamp>.<body>` (Unix seconds), and a
+    # request more than 5 minutes from now is refused.
+    require_timestamp: bool = False
     enabled: bool = True
+
+    @model_validator(mode="after")
+    def _timestamp_signed_by_hmac(self) -> TriggerConfig:
+        if self.require_timestamp and self.kind != "hmac":
+            raise ValueError(
+                f"trigger {self.id!r}: require_timestamp is for kind = \"hmac\" senders; GitHub "
+                "signs no timestamp (remove require_timestamp)"
+            )
+        return self
 
     @field_validator("secret")
     @classmethod

@@ -24,6 +24,7 @@ import logging
 import signal
 import socket
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from aiohttp import web
 from adapters.doors import slow_clients, wire
 from adapters.doors.doors import Doors
 from adapters.doors.proxy import Proxy
-from adapters.intake.door import MAX_REQUEST_BYTES
+from adapters.intake.door import MAX_REQUEST_BYTES, door_metrics
 from adapters.intake.inbox import InboxWriter
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ async def serve(args: argparse.Namespace) -> int:
     proxy = Proxy(args.upstream)
     app = web.Application(client_max_size=MAX_REQUEST_BYTES)
     doors.route(app)
+    app.router.add_get("/metrics", partial(proxy.metrics, door_metrics(app)))
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
     app.on_shutdown.append(proxy.end_streams)
     runner = slow_clients.runner(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from prometheus_client import CollectorRegistry, generate_latest
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +45,14 @@ class Proxy:
         )
         self._streaming: set[aiohttp.ClientResponse] = set()
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def _upstream(self, request: web.Request) -> aiohttp.ClientResponse:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED | _OURS}
         headers["Host"] = request.host
         if request.remote:
             chain = request.headers.getall("X-Forwarded-For", [])
             headers["X-Forwarded-For"] = ", ".join([*chain, request.remote])
         try:
-            upstream = await self._session.request(
+            return await self._session.request(
                 request.method,
                 f"http://switchboard{request.path_qs}",
                 headers=headers,
@@ -63,6 +64,19 @@ class Proxy:
                 text="Switchboard is starting or stopping; try again in a moment.",
                 headers={"Retry-After": "2"},
             ) from None
+
+    async def metrics(self, ours: CollectorRegistry, request: web.Request) -> web.Response:
+        """`/metrics` as the main process answers it, with what this process's doors count
+        after it when the client may read it (the main process said 200)."""
+        async with await self._upstream(request) as upstream:
+            body = await upstream.read()
+            headers = {n: v for n, v in upstream.headers.items() if n.lower() not in _NOT_PASSED}
+        if upstream.status == 200 and request.method == "GET":
+            body += generate_latest(ours)
+        return web.Response(status=upstream.status, body=body, headers=headers)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        upstream = await self._upstream(request)
         async with upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             for name, value in upstream.headers.items():

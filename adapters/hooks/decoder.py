@@ -3,10 +3,9 @@ the bridge's triggers, which start the trigger's run."""
 
 from __future__ import annotations
 
-import hashlib
-
 from adapters.hooks.door import TRIGGER_HEADER
-from adapters.hooks.verify import SCHEMES
+from adapters.hooks.schemes import shown_values
+from adapters.hooks.verify import digest, timestamp_of
 from bridge import Bridge
 from bridge.automation.triggers import TriggerEvent
 from bridge.store import StoredRequest
@@ -18,22 +17,12 @@ class HooksDecoder:
 
     async def decode(self, request: StoredRequest) -> None:
         headers = request.headers
-        delivery = next(
-            (
-                headers[s.delivery_header]
-                for s in SCHEMES.values()
-                if headers.get(s.delivery_header)
-            ),
-            hashlib.sha256(request.body.encode()).hexdigest(),
-        )
-        event = next(
-            (headers[h] for s in SCHEMES.values() if (h := s.event_header) and headers.get(h)),
-            None,
-        )
+        event, delivery = shown_values(headers)  # only in their shapes
         await self._bridge.triggers.receive(
             TriggerEvent(
                 workspace_id=request.workspace_id,
                 trigger_id=headers[TRIGGER_HEADER],
+                digest=digest(request.body.encode(), timestamp_of(headers)),
                 delivery_id=delivery,
                 event=event,
                 body=request.body,

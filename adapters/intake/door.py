@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry
 
 from adapters.intake.record import Arrival, Put
 
@@ -25,6 +26,17 @@ topology."""
 Failed = Callable[[str, str], None]
 """A poll that failed (the workspace, what went wrong): for the log and the console."""
 Poll = Callable[[], Coroutine[Any, Any, None]]
+DOOR_METRICS = web.AppKey("door_metrics", CollectorRegistry)
+"""What the doors routed on an app count (the hooks' refusals), for that port's `/metrics`:
+served after the process's own by the main process (inline, replicas) or added by the door
+process to what it passes on."""
+
+
+def door_metrics(app: web.Application) -> CollectorRegistry:
+    """The registry of what the doors routed on `app` count (made on first use)."""
+    if DOOR_METRICS not in app:
+        app[DOOR_METRICS] = CollectorRegistry(auto_describe=True)
+    return app[DOOR_METRICS]
 
 
 class Door(Protocol):

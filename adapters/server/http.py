@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
-from prometheus_client import CONTENT_TYPE_LATEST
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import SecretStr
 
 from adapters.admin import AdminDeps, admin_app
 from adapters.doors.doors import Doors
-from adapters.intake.door import MAX_REQUEST_BYTES
+from adapters.intake.door import DOOR_METRICS, MAX_REQUEST_BYTES
 from bridge import Bridge
 from config.errors import ConfigError
 
@@ -93,6 +93,8 @@ def build_app(
             )
         bridge.metrics.replica_active.labels(replica).set(1 if active() else 0)
         body = await bridge.metrics.scrape(bridge.runtime, bridge.store)
+        if (doors_count := app.get(DOOR_METRICS)) is not None:  # the doors served here
+            body += generate_latest(doors_count)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app.router.add_get("/healthz", healthz)

@@ -45,7 +45,8 @@ class AutomationRun:
     workspace_id: str
     kind: AutomationKind
     automation_id: str
-    fire_key: str  # a schedule's slot (ISO 8601), a trigger's delivery id
+    fire_key: str  # a schedule's slot (ISO 8601); a trigger's signed content's SHA-256 (kept
+    # as long as its run is: a replay of it is never run)
     slot_at: float  # when it was due (a trigger's: when it came)
     fired_at: float
     missed: int  # slots missed while nothing ran, folded into this run

@@ -178,3 +178,17 @@ def test_a_heartbeat_needs_no_prompt_and_a_past_at_is_not_an_error() -> None:
     heartbeat, gone = config.workspaces[0].schedules
     assert heartbeat.prompt is None and heartbeat.text.startswith("Heartbeat:")
     assert gone.timing.next_after(datetime.now(UTC)) is None and not gone.enabled
+
+
+def test_only_an_hmac_trigger_may_require_a_signed_timestamp() -> None:
+    table = (
+        '\n[[workspaces.triggers]]\n  id = "ci"\n  agent = "assistant"\n  kind = "{kind}"\n'
+        f'  secret = "{SECRET}"\n  prompt = "x"\n  require_timestamp = true\n'
+    )
+    config = load(table.format(kind="hmac"))
+    assert config.workspaces[0].triggers[0].require_timestamp  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError) as caught:
+        load(table.format(kind="github"))
+    assert 'require_timestamp is for kind = "hmac" senders; GitHub signs no timestamp' in str(
+        caught.value
+    )
