@@ -85,6 +85,7 @@ def write_config(
     admin: Table | None = None,
     storage: Table | None = None,
     server: Table | None = None,
+    queue: Table | None = None,
 ) -> Path:
     """Write the config file at `path` and return it. `port` None: no `[server]` table (for a
     bridge that never serves HTTP); `admin`: the `[admin]` table; `storage`: more keys of
@@ -100,6 +101,7 @@ def write_config(
         "provider": provider,
         "logging": logging,
         "admin": admin,
+        "queue": queue,
         "workspaces": workspaces,
     }
     path.write_text("\n".join(_table(document, "")) + "\n", encoding="utf-8")
