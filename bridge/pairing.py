@@ -98,6 +98,7 @@ class Pairing:
         self._router = router
         self._clock = clock
         self._task: asyncio.Task[None] | None = None
+        self._announcing = asyncio.Lock()
 
     async def operator(
         self, chat: InboundChat, workspace: WorkspaceConfig, profile: PlatformProfile
@@ -167,6 +168,11 @@ class Pairing:
         async with self._store.write() as tx:
             decide(tx, request, status, by)
         await self.announce()
+        # Another answer may have committed between the read above and this write: say
+        # whose answer stands, not ours.
+        after = await self.records.request(request.code)
+        if after is None or after.status is not status or after.decided_by != by:
+            return self.problem(after or request) or texts.PAIRING_UNKNOWN.format(code=code)
         said = texts.PAIRING_APPROVED if approve else texts.PAIRING_DENIED
         return said.format(who=who(request), workspace=workspace.id)
 
@@ -217,14 +223,18 @@ class Pairing:
 
     async def announce(self) -> None:
         """Tell each sender their answer, and write it to the ledger, once (a decision by the
-        CLI comes from another process: this one finds it here)."""
-        for request in await self.records.unannounced():
-            async with self._store.write() as tx:
-                self._tell(tx, request)
-                announced(tx, request.code)
-            # Here once, whoever decided (a button, the console, the CLI in another process).
-            status, by = request.status.value, request.decided_by
-            log.info("pairing decided", extra=decision_fields(request, status, by))
+        CLI comes from another process: this one finds it here). One announcement at a time:
+        the periodic one and an operator's answer would otherwise read the same unannounced
+        request and tell the sender twice."""
+        async with self._announcing:
+            for request in await self.records.unannounced():
+                async with self._store.write() as tx:
+                    self._tell(tx, request)
+                    announced(tx, request.code)
+                # Here once, whoever decided (a button, the console, the CLI in another
+                # process).
+                status, by = request.status.value, request.decided_by
+                log.info("pairing decided", extra=decision_fields(request, status, by))
 
     def _tell(self, tx: BridgeTx, request: PairingRequest) -> None:
         said = {

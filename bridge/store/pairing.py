@@ -155,7 +155,10 @@ def reminded(tx: BridgeTx, code: str) -> None:
 
 
 def decide(tx: BridgeTx, request: PairingRequest, status: PairingStatus, by: str) -> None:
-    """Approve or deny a pending code; an approved sender is an operator from now on."""
+    """Approve or deny a pending code; an approved sender is an operator from now on. Only
+    a code still pending changes, and a sender is paired only if the code is approved once
+    this transaction runs: a Deny that committed first, between the caller's read and this
+    write, is never overridden (the caller reads again to say who won)."""
     tx.execute(
         "UPDATE pairing_requests SET status = ?, decided_by = ?, decided_at = ?, announced = 0"
         " WHERE code = ? AND status = 'pending'",
@@ -164,7 +167,8 @@ def decide(tx: BridgeTx, request: PairingRequest, status: PairingStatus, by: str
     if status is PairingStatus.APPROVED:
         tx.execute(
             "INSERT INTO paired_senders (workspace_id, platform, sender_id, sender_name, code,"
-            " approved_by, approved_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " approved_by, approved_at) SELECT ?, ?, ?, ?, ?, ?, ? FROM pairing_requests"
+            " WHERE code = ? AND status = 'approved'"
             " ON CONFLICT (workspace_id, platform, sender_id) DO NOTHING",
             (
                 request.workspace_id,
@@ -174,6 +178,7 @@ def decide(tx: BridgeTx, request: PairingRequest, status: PairingStatus, by: str
                 request.code,
                 by,
                 tx.now(),
+                request.code,
             ),
         )
 

@@ -222,3 +222,40 @@ async def test_an_expired_code_is_refused_and_the_sender_may_ask_again(
         await until(lambda: sum(1 for t in telegram_api.chat(BOB) if CODE.search(t)) == 2)
     finally:
         await app.stop()
+
+
+async def test_an_approve_that_read_the_code_before_a_deny_committed_pairs_nobody(
+    app: App,
+    telegram_api: FakeTelegram,
+    anthropic_api: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Alice presses Deny while Carol's `/approve CODE` is between its read of the code (still
+    pending) and its write (issue 38): Deny stands, Bob is paired with nobody, and Carol is
+    told Alice's answer, not "Approved"."""
+    telegram_api.push_message("let me in", user=BOB)
+    await until(lambda: bool(asks(telegram_api)) and code_of(telegram_api, BOB) is not None)
+    code = code_of(telegram_api, BOB)
+    assert code is not None
+    pairing = app.bridge.pairing
+    stale = await pairing.records.request(code)  # Carol's read: pending
+    press(telegram_api, "approval_deny", asks(telegram_api)[0])
+    await until(lambda: any("was declined" in t for t in telegram_api.chat(BOB)))
+
+    fresh = pairing.records.request
+    reads = iter([stale])
+    monkeypatch.setattr(pairing.records, "request", lambda c: _first(reads, fresh, c))
+    [acme] = [w for w in app.config.workspaces if w.id == "acme"]
+    said = await pairing.answer(code, True, acme, "carol")
+
+    assert said == "That pairing request was already answered: denied by alice."
+    assert await pairing.records.paired("acme", "telegram", str(BOB)) is None
+    telegram_api.push_message("am I in?", user=BOB)
+    await app.bridge.settle()
+    assert anthropic_api.requests == [], "a denied sender never reaches the model"
+
+
+async def _first(reads: Any, fresh: Any, code: str) -> Any:
+    """The stale read once, then the store's."""
+    stale = next(reads, None)
+    return stale if stale is not None else await fresh(code)
