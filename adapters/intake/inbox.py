@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapters.intake.record import Arrival
+from adapters.private_files import create_private
 
 if TYPE_CHECKING:
     from bridge.store import StoredRequest
@@ -57,7 +58,7 @@ def inbox_path(database: Path) -> Path:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    create_private(path)  # its -wal and -shm files take its mode
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA journal_mode=WAL")

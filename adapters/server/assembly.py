@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from adapters.private_files import create_private
 from bridge.sessions import agent_key
 from bridge.store.schema import MIGRATIONS
 from config.mcp import McpServerConfig
@@ -91,6 +94,9 @@ async def open_runtime(
     secrets: Secrets | None = None,
 ) -> Runtime:
     """The runtime of `config`; `secrets` (else the config's own) are masked in its ledger."""
+    storage = config.storage
+    if not storage.shared and storage.path != ":memory:":
+        create_private(Path(storage.path))  # its -wal and -shm files take its mode
     agents, tools = runtime_roster(config)
     settings = RuntimeSettings(
         default_queue_mode=QueueMode(config.workspaces[0].queue_mode),

@@ -18,6 +18,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
 
+from adapters.private_files import create_private
 from config.schema import LoggingConfig
 from config.secrets import MASK, Secrets
 
@@ -123,6 +124,15 @@ class JsonFormatter(logging.Formatter):
 FORMATTERS: dict[str, type[logging.Formatter]] = {"text": KeyValueFormatter, "json": JsonFormatter}
 
 
+class PrivateRotatingFileHandler(RotatingFileHandler):
+    """Each log file (the first, and each one a rotation starts) made 0600 before it is
+    opened: what operators said is in it."""
+
+    def _open(self) -> Any:
+        create_private(Path(self.baseFilename))
+        return super()._open()
+
+
 def configure(
     settings: LoggingConfig,
     *,
@@ -140,7 +150,7 @@ def configure(
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(
-            RotatingFileHandler(
+            PrivateRotatingFileHandler(
                 file, maxBytes=settings.max_bytes, backupCount=settings.backups, encoding="utf-8"
             )
         )

@@ -355,7 +355,9 @@ def delete(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
 
 def lock(path: Path) -> IO[bytes]:
     """Hold `<path>.lock` exclusively: one process runs a database."""
-    handle = open(f"{path}.lock", "ab")  # noqa: SIM115 - held open until close()
+    # Made 0600 as the database is (adapters/private_files.py), whatever the umask.
+    private = lambda name, flags: os.open(name, flags, 0o600)  # noqa: E731
+    handle = open(f"{path}.lock", "ab", opener=private)  # noqa: SIM115 - held open until close()
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

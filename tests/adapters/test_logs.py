@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import signal
+import stat
 import sys
 import time
 from pathlib import Path
@@ -107,6 +109,7 @@ async def test_no_secret_in_any_line_of_a_full_run(
 def test_one_line_per_event_its_traceback_below_it_and_the_file_rotates(tmp_path: Path) -> None:
     root = logging.getLogger()
     saved = root.handlers[:], root.level
+    umask = os.umask(0o022)  # as most machines have it: files readable by all
     try:
         file = logs.configure(
             LoggingConfig(file=str(tmp_path / "sb.log"), max_bytes=2048, backups=2),
@@ -128,6 +131,7 @@ def test_one_line_per_event_its_traceback_below_it_and_the_file_rotates(tmp_path
         for _ in range(100):
             log.info("filler", extra={"n": 1})
     finally:
+        os.umask(umask)
         root.handlers[:], level = saved
         root.setLevel(level)
     assert file == tmp_path / "sb.log"
@@ -143,6 +147,8 @@ def test_one_line_per_event_its_traceback_below_it_and_the_file_rotates(tmp_path
     assert lines[-2:] == ["    Traceback (most recent call last):", "    OSError: disk full"]
     assert "hunter2" not in "\n".join(lines)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sb.log", "sb.log.1", "sb.log.2"]
+    modes = {oct(stat.S_IMODE(p.stat().st_mode)) for p in tmp_path.iterdir()}
+    assert modes == {"0o600"}, "each file, the rotation's new ones too, is the user's alone"
 
 
 def test_json_lines_for_a_collector(tmp_path: Path) -> None:
