@@ -53,7 +53,7 @@ class Refusals:
             return
         suppressed = last.suppressed if last is not None else 0
         self._logged[key] = _Logged(now)
-        extra = {**fields, "client": key[0], "reason_code": reason, "suppressed": suppressed}
+        extra = {**fields, "client": key[0], "reason": reason, "suppressed": suppressed}
         log.log(level, "hook refused", extra=extra)
 
     def _key(self, client: str, reason: str, now: float) -> tuple[str, str]:

@@ -22,7 +22,7 @@ class Clock:
 
 def lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, int]]:
     return [
-        (r.__dict__["client"], r.__dict__["reason_code"], r.__dict__["suppressed"])
+        (r.__dict__["client"], r.__dict__["reason"], r.__dict__["suppressed"])
         for r in caplog.records
         if r.getMessage() == "hook refused"
     ]
