@@ -18,6 +18,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from adapters.doors import malformed
+
 log = logging.getLogger(__name__)
 
 HEADERS_S = 10.0  # a request's line and headers, from the connection's start or last answer
@@ -27,7 +29,9 @@ BODY_S = 30.0  # a request's body, from the end of its headers
 def runner(app: web.Application, headers_s: float, body_s: float, **kwargs: Any) -> web.AppRunner:
     """A runner of `app` for the public port: a client whose request line and headers are not
     all in within `headers_s` is closed; one whose body is not all in `body_s` after them gets
-    a 408 and is closed. `kwargs` go to `web.AppRunner`."""
+    a 408 and is closed. `kwargs` go to `web.AppRunner`. A malformed request is logged once
+    a minute per client, without a traceback (`malformed.py`)."""
+    malformed.install()
     app.middlewares.insert(0, body_in_time(body_s))
     return web.AppRunner(app, keepalive_timeout=headers_s, **kwargs)
 
