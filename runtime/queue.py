@@ -63,3 +63,8 @@ class SessionQueue:
         if not heads:
             return None
         return min(heads, key=lambda lane: lane[0].seq).popleft()
+
+    def remove(self, entry: QueueEntry) -> None:
+        """Take `entry` out of its lane; the caller chose it from this queue in the same step
+        (with no await between), so it is still here."""
+        self._lanes[entry.message.priority].remove(entry)
