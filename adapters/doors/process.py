@@ -66,6 +66,8 @@ class ToMain(logging.Handler):
         if record.exc_info:
             fields["traceback"] = logging.Formatter().formatException(record.exc_info)
         entry = {"level": record.levelno, "name": record.name, "msg": record.getMessage()}
+        if self._loop.is_closed():  # said as the interpreter ends: there is no one to tell
+            return
         self._loop.call_soon_threadsafe(lambda: self._control.send(log={**entry, **fields}))
 
 
@@ -93,15 +95,15 @@ async def serve(args: argparse.Namespace) -> int:
         app, args.headers_timeout, args.body_timeout, access_log=None, handle_signals=False
     )
     await runner.setup()
-    try:
-        await web.TCPSite(runner, args.host, args.port, reuse_address=True).start()
-    except OSError as exc:
-        control.send(cannot_listen=exc.strerror or str(exc))
-        await writer.drain()
-        return 1
-    port = int(runner.addresses[0][1]) if runner.addresses else args.port
-    control.send(listening=port)
-    try:
+    try:  # whatever happens, everything made above is closed before the loop is
+        try:
+            await web.TCPSite(runner, args.host, args.port, reuse_address=True).start()
+        except OSError as exc:
+            control.send(cannot_listen=exc.strerror or str(exc))
+            await writer.drain()
+            return 1
+        port = int(runner.addresses[0][1]) if runner.addresses else args.port
+        control.send(listening=port)
         while (message := await control.receive()) is not None:
             if "keys" in message:
                 doors.update(message["keys"])
