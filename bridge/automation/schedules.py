@@ -90,6 +90,7 @@ class Schedules:
         self._wake = asyncio.Event()  # the heap changed (or must be planned again)
         self._task: asyncio.Task[None] | None = None
         self._firing: set[asyncio.Task[None]] = set()
+        self._in_flight: set[Key] = set()  # firing now: each re-arms itself when it is done
         self._room = asyncio.Semaphore(MAX_FIRING)
 
     # -- the operator's controls ----------------------------------------------------------
@@ -207,8 +208,14 @@ class Schedules:
         self._by_key = {key: (w, s) for key, w, s in self._schedules()}
         now = self._now()
         for key, _, schedule in self._schedules():
-            if schedule.enabled and key not in self._paused and key in self._after:
-                self._push(key, schedule, self._after[key], now)
+            if key not in self._in_flight:
+                self._arm(key, schedule, now)
+
+    def _arm(self, key: Key, schedule: ScheduleConfig, now: datetime) -> None:
+        """Plan the schedule's next fire, if it is enabled, not paused and not planned yet."""
+        armed = schedule.enabled and key not in self._paused
+        if armed and key in self._after and key not in self._next:
+            self._push(key, schedule, self._after[key], now)
 
     def _push(self, key: Key, schedule: ScheduleConfig, after: datetime, now: datetime) -> None:
         timing = schedule.timing
@@ -242,6 +249,7 @@ class Schedules:
             due = heapq.heappop(self._heap)
             if due.generation == self._generation:
                 self._next.pop(due.key, None)
+                self._in_flight.add(due.key)
                 await self._room.acquire()
                 task = asyncio.get_running_loop().create_task(self._fire_in_turn(due))
                 self._firing.add(task)
@@ -255,9 +263,13 @@ class Schedules:
         try:
             await self._fire(due)
         finally:
+            self._in_flight.discard(due.key)
             self._room.release()
 
     async def _fire(self, due: Due) -> None:
+        """Start the due run, then plan the next one from what holds once it has started: a
+        pause, an edit or a removal while the run was starting is not undone by a plan made
+        before it (the rebuild leaves a schedule that is firing to this)."""
         found = self._by_key.get(due.key)
         if found is None:
             return
@@ -274,13 +286,22 @@ class Schedules:
             log.exception(
                 "scheduled run could not start; trying again", extra={"schedule": schedule.id}
             )
-            due.fire_at = self._runtime.clock.wall() + RETRY_S
-            heapq.heappush(self._heap, due)
-            self._next[due.key] = due
-            self._wake.set()
+            if self._still_armed(due.key) and due.key not in self._next:
+                due.fire_at = self._runtime.clock.wall() + RETRY_S
+                due.generation = self._generation
+                heapq.heappush(self._heap, due)
+                self._next[due.key] = due
+                self._wake.set()
             return
-        self._after[due.key] = due.slot
-        self._push(due.key, schedule, due.slot, self._now())
+        if due.key not in self._after or due.slot > self._after[due.key]:
+            self._after[due.key] = due.slot
+        current = self._by_key.get(due.key)
+        if current is not None:
+            self._arm(due.key, current[1], self._now())
+
+    def _still_armed(self, key: Key) -> bool:
+        current = self._by_key.get(key)
+        return current is not None and current[1].enabled and key not in self._paused
 
     async def _start(
         self, workspace: WorkspaceConfig, schedule: ScheduleConfig, fire: Fire

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from config.automation import HEARTBEAT_OK
 from tests.adapters.telegram_harness import start_app
@@ -162,5 +163,47 @@ async def test_a_schedule_added_by_a_reload_runs_and_the_bot_is_not_restarted(
         )
         again = [c for c in telegram_api.calls if c.method == "getMe"]
         assert again == started, "the bot was restarted"
+    finally:
+        await app.stop()
+
+
+async def test_a_pause_while_a_run_is_starting_holds(
+    db_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The operator pauses a schedule while its run is starting (issue 38's class: the clock
+    planned the next fire from what it knew before that start's writes): the run under way
+    finishes, and no later one comes."""
+    runs: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        runs.append(asked(body))
+        return text("checked")
+
+    anthropic_api.responder = answer
+    tick = schedule(id="queue-check", every="1s", prompt="Check the deploy queue.")
+    app = await start_app(
+        db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]}, server=FAST
+    )
+    schedules = app.bridge.schedules
+    starting, go_on = asyncio.Event(), asyncio.Event()
+    start = app.bridge.runs.start
+
+    async def held_start(*args: Any) -> Any:
+        starting.set()
+        await go_on.wait()
+        return await start(*args)
+
+    monkeypatch.setattr(app.bridge.runs, "start", held_start)
+    try:
+        await asyncio.wait_for(starting.wait(), 20)
+        await schedules.pause("acme", "queue-check", "alice")
+        go_on.set()
+        await until(lambda: len(runs) == 1, wait_s=20)
+        await asyncio.sleep(3)  # three periods: a paused schedule stays quiet
+        assert len(runs) == 1, "the schedule ran after it was paused"
+        assert schedules.next_fire("acme", "queue-check") is None
     finally:
         await app.stop()
