@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from bridge.bindings import agent_for
+from bridge.keyed_locks import KeyedLocks
 from bridge.store import BridgeStore, BridgeTx, ConversationName
 from bridge.types import Route
 from config.schema import WorkspaceConfig
@@ -24,6 +25,7 @@ class Sessions:
         self._by_conversation: dict[str, str] = {}
         self._route_of_session: dict[str, Route] = {}
         self._names: dict[str, ConversationName] = {}
+        self._creating: KeyedLocks[str] = KeyedLocks()  # by conversation key
 
     async def load(self) -> None:
         for conversation in await self._store.conversations():
@@ -69,13 +71,18 @@ class Sessions:
         key = home.conversation_key
         if not fresh and key in self._by_conversation:
             return self._by_conversation[key]
-        session_id = await self._runtime.create_session(
-            agent_key(workspace.id, agent_for(workspace, home, direct=direct)),
-            queue_mode=QueueMode(workspace.queue_mode),
-            metadata={"conversation_key": key},
-        )
-        async with self._store.write() as tx:
-            tx.bind_conversation(key, session_id, workspace.id, home)
-        self._by_conversation[key] = session_id
-        self._route_of_session[session_id] = home
-        return session_id
+        # Two messages of a new conversation can arrive side by side (a slash command and a
+        # DM are replayed in places of their own): the second finds the first one's session.
+        async with self._creating.hold(key):
+            if not fresh and key in self._by_conversation:
+                return self._by_conversation[key]
+            session_id = await self._runtime.create_session(
+                agent_key(workspace.id, agent_for(workspace, home, direct=direct)),
+                queue_mode=QueueMode(workspace.queue_mode),
+                metadata={"conversation_key": key},
+            )
+            async with self._store.write() as tx:
+                tx.bind_conversation(key, session_id, workspace.id, home)
+            self._by_conversation[key] = session_id
+            self._route_of_session[session_id] = home
+            return session_id

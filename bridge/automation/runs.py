@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bridge.keyed_locks import KeyedLocks
 from bridge.routing import Router
 from bridge.sessions import agent_key
 from bridge.store import BridgeStore
@@ -88,6 +89,7 @@ class Runs:
         self._router = router
         self._own: dict[Key, str] = {}  # the session each keeps, with session = "own"
         self._latest: dict[Key, str] = {}  # the session of each one's newest run
+        self._starting: KeyedLocks[Key] = KeyedLocks()
 
     async def load(self) -> None:
         for state in await self._automation.states():
@@ -107,6 +109,14 @@ class Runs:
         return status.run_id is not None or status.queued > 0
 
     async def start(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunOutcome:
+        """Start one run of the automation, one start of it at a time: whether it ran, whether
+        its last run is still going, and its own session are read again by a second start
+        (a double-clicked Run now, a run now as its slot fires, two trigger events at once)
+        once the first has recorded its run."""
+        async with self._starting.hold(source.key):
+            return await self._start(source, workspace, fire)
+
+    async def _start(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunOutcome:
         run = AutomationRun(
             source.workspace_id,
             source.kind,

@@ -207,3 +207,26 @@ async def test_a_pause_while_a_run_is_starting_holds(
         assert schedules.next_fire("acme", "queue-check") is None
     finally:
         await app.stop()
+
+
+async def test_run_now_pressed_twice_at_once_runs_once(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    """A double-clicked Run now (two requests side by side) starts one run: the second sees
+    the first one going (issue 38's class: `busy` read before the first had recorded it)."""
+    hold = asyncio.Event()
+    anthropic_api.script = [text("checked", hold=hold)]
+    tick = schedule(id="queue-check", every="1h", prompt="Check the deploy queue.")
+    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"schedules": [tick]})
+    try:
+        [acme] = app.config.workspaces
+        [check] = acme.schedules
+        outcomes = await asyncio.gather(
+            *(app.bridge.schedules.run_now(acme, check, "alice") for _ in range(2))
+        )
+        assert sorted(outcomes) == ["skipped", "started"]
+        hold.set()
+        await app.runtime.wait_idle()
+        assert len(anthropic_api.requests) == 1
+    finally:
+        await app.stop()
