@@ -263,3 +263,11 @@ BOARD_NEXT_TURN = "the next turn"
 BOARD_FAILED_TURN = "a turn of {agent} in {where}"
 BOARD_FAILED_DELIVERY = "the {kind} to {where}"
 BOARD_UNDELIVERED = "the notification \u201c{summary}\u201d from {agent}"
+
+# From Switchboard itself to each workspace's primary operator (bridge/system_notices.py).
+DOORS_FAILING = (
+    "Switchboard's door process (it owns port {port}: the platforms' webhooks, the console, "
+    "/healthz) failed to start {failures} times in a row; the last time: {why}. It keeps "
+    "trying, less and less often (at most a minute apart); Slack and Telegram retry what they "
+    "could not deliver meanwhile. Whoever runs the server: see its log."
+)

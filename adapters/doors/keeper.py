@@ -5,7 +5,8 @@ stored something, and starts it again should it die.
 The door process is started (and started again) from a thread of its own, made before the
 main process lowers its priority (`adapters/server/intake.py`): on Linux a thread's nice
 value is its own and a child takes its parent thread's, so a door process started again
-after a crash keeps the priority the first one had."""
+after a crash keeps the priority the first one had. One that keeps failing is started again
+less and less often, and the operator is told once (`restarts.py`)."""
 
 from __future__ import annotations
 
@@ -15,17 +16,18 @@ import logging
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from adapters.doors import slow_clients, wire
+from adapters.doors.restarts import Restarts
 
 log = logging.getLogger(__name__)
 
 STOP_S = 5.0  # how long the door process gets to finish the requests under way
-RESTART_S = 1.0
 EXITED_POLL_S = 0.1  # how often an exit is looked for once its socket has closed
 
 
@@ -44,7 +46,11 @@ class DoorProcess:
         keys: dict[str, Any],
         on_stored: Callable[[], None],
         on_polling_failed: Callable[[str, str, str], None],
+        on_failing: Callable[[int, str], None] = lambda failures, why: None,
+        restarts: Restarts | None = None,
     ) -> None:
+        """`on_failing` hears, once for each run of failures, that the process failed to
+        start `restarts.tell_after` times in a row (how many, the last error)."""
         self._inbox = inbox
         self._upstream = upstream
         self._host = host
@@ -52,6 +58,9 @@ class DoorProcess:
         self._keys = keys
         self._on_stored = on_stored
         self._on_polling_failed = on_polling_failed
+        self._on_failing = on_failing
+        self._restarts = restarts or Restarts()
+        self._started_at = 0.0  # time.monotonic() when the running process said it listened
         self._process: subprocess.Popen[bytes] | None = None
         self._exited: asyncio.Task[int] | None = None  # the process's exit status
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="doors")
@@ -123,6 +132,7 @@ class DoorProcess:
                 raise DoorsFailed(str(message["cannot_listen"]))
             if "listening" in message:
                 self.port = int(message["listening"])
+                self._started_at = time.monotonic()
                 log.info("doors listening", extra={"port": self.port, "pid": process.pid})
                 return
             self._handle(message)
@@ -140,19 +150,45 @@ class DoorProcess:
             status = await self._exited
             if self._stopping:
                 return
-            log.error("door process exited; starting it again", extra={"status": status})
+            self._restarts.stayed_up(time.monotonic() - self._started_at)
+            wait_s = self._restarts.failed()
+            log.error(
+                "door process exited; starting it again", extra={"status": status, "in_s": wait_s}
+            )
             self._on_stored()  # what it stored before it went is taken now
-            while not self._stopping:
-                await asyncio.sleep(RESTART_S)
-                try:
-                    await self._spawn()
-                    break
-                except (DoorsFailed, OSError) as exc:
-                    log.error("door process did not start; trying again", extra={"error": str(exc)})
+            await self._start_again(wait_s, f"it exited with status {status}")
+
+    async def _start_again(self, wait_s: float, why: str) -> None:
+        """Start it after `wait_s`, and again after each failure, each wait longer."""
+        while not self._stopping:
+            if self._restarts.tell_now():
+                failures = self._restarts.in_a_row
+                log.error(
+                    "door process keeps failing; the port is not served until it starts",
+                    extra={"failures": failures, "error": why},
+                )
+                self._on_failing(failures, why)
+            await asyncio.sleep(wait_s)
+            if self._stopping:  # stopped while it waited
+                return
+            try:
+                await self._spawn()
+                return
+            except (DoorsFailed, OSError) as exc:
+                why = str(exc)
+                wait_s = self._restarts.failed()
+                log.warning(
+                    "door process did not start; trying again",
+                    extra={"error": why, "in_s": wait_s},
+                )
 
     async def _receive(self) -> dict[str, Any] | None:
+        """The next message; None once the process's end is closed (or reset: it died)."""
         assert self._reader is not None
-        return await wire.receive(self._reader)
+        try:
+            return await wire.receive(self._reader)
+        except ConnectionError:
+            return None
 
     def _send(self, **message: Any) -> None:
         wire.send(self._writer, **message)

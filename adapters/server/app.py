@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,6 +22,7 @@ from adapters.server.role import Role
 from adapters.server.serving import HttpServer
 from adapters.server.terminal import TerminalChat
 from bridge import Bridge
+from bridge.system_notices import SystemNotices
 from config.current import CurrentConfig
 from config.diff import ReloadReport
 from config.edit import WorkspaceEdit
@@ -28,6 +30,8 @@ from config.schema import SwitchboardConfig
 from config.secrets import Secrets, known_secrets
 from runtime import Clock, Runtime
 from runtime.providers import Provider
+
+log = logging.getLogger(__name__)
 
 DRAIN_S = 3.0  # at stop, how long replies already on their way get to go out
 
@@ -58,6 +62,7 @@ class App:
         self._clock = clock
         self.terminal = TerminalChat(stdin, stdout)
         self._parts = Parts()
+        self._notices: set[asyncio.Task[int]] = set()  # system notices on their way to chat
         self.role = Role(self.replica, on_lease_lost, self._parts.activate)
         self.reloader = Reloader(self, config)
         self.runtime: Runtime
@@ -192,7 +197,27 @@ class App:
 
     async def _open_intake(self) -> None:
         failed = self.bridge.metrics.platform_call_failed
-        self.way_in = WayIn(self.config, self.bridge, failed, door_process=self._door_process)
+        self.way_in = WayIn(
+            self.config,
+            self.bridge,
+            failed,
+            door_process=self._door_process,
+            doors_failing=self._doors_failing,
+        )
+
+    def _doors_failing(self, failures: int, why: str) -> None:
+        """The door process keeps failing to start: each workspace's primary operator told."""
+        notices = SystemNotices(self.current, self.bridge.store, self.bridge.router)
+        port = self.http.port or self.config.server.port
+        told = notices.doors_failing(port, failures, why, self.runtime.clock.wall())
+        task = asyncio.get_running_loop().create_task(told, name="doors-failing-notice")
+        self._notices.add(task)  # kept until done: one for each run of failures
+        task.add_done_callback(self._notice_done)
+
+    def _notice_done(self, task: asyncio.Task[int]) -> None:
+        self._notices.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.error("system notice not sent", exc_info=error)
 
     async def _open_platforms(self) -> None:
         """The terminal first, then the bots (built, not started): the bridge sends through

@@ -55,9 +55,11 @@ class WayIn:
         polling_failed: Callable[[str, str, str], None],
         *,
         door_process: bool,
+        doors_failing: Callable[[int, str], None] = lambda failures, why: None,
     ) -> None:
         """`polling_failed` hears of each failed poll (the platform, the workspace, the
-        error)."""
+        error); `doors_failing`, once for each run of failures, that the door process keeps
+        failing to start (how many times in a row, the last error)."""
         self._scratch = Path(tempfile.mkdtemp(prefix="switchboard-"))  # sockets, a memory inbox
         self._shared: SharedIntake | None = None
         self._local: LocalIntake | None = None
@@ -70,6 +72,7 @@ class WayIn:
             self.intake = self._local = LocalIntake(path, lambda _: self.replayer.wake())
         self.replayer = Replayer(self.intake)
         self._polling_failed = polling_failed
+        self._doors_failing = doors_failing
         self.separate = door_process and wanted(config)  # the door process serves the doors
         self._process: DoorProcess | None = None
         # The doors: routed on this process's own port (none behind a door process); polled
@@ -94,6 +97,7 @@ class WayIn:
             keys=door_keys(config),
             on_stored=self.replayer.wake,
             on_polling_failed=self._polling_failed,
+            on_failing=self._doors_failing,
         )
         try:
             port = await self._process.start()

@@ -1,7 +1,8 @@
 """Bugs, forced: Python loads this module at the start of any process whose PYTHONPATH holds
 this folder. With SB_TEST_CRASHING_SLEEP set, the `sleep` tool raises when asked to sleep 0
 seconds, and its error quotes the model key of the environment (a secret the log must mask),
-so a test reads how a crash shows in the log of a real `switchboard run`."""
+so a test reads how a crash shows in the log of a real `switchboard run`. More below, each
+under its own variable."""
 
 from __future__ import annotations
 
@@ -33,3 +34,21 @@ if os.environ.get("SB_TEST_BRIDGE_FAILS_TO_STOP"):
         raise RuntimeError("forced for the test: the bridge failed to close")
 
     service.Bridge.close = failing  # type: ignore[method-assign]
+
+# With SB_TEST_DOORS_FAIL_WHILE naming a file, a door process started while that file exists
+# exits at once with status 3, before it listens: a door process that crashes at start.
+if os.environ.get("SB_TEST_DOORS_FAIL_WHILE"):
+    import sys
+    from pathlib import Path
+
+    from adapters.doors import process
+
+    serve_doors = process.main
+
+    def failing_at_start(argv: list[str] | None = None) -> int:
+        if Path(os.environ["SB_TEST_DOORS_FAIL_WHILE"]).exists():
+            print("forced for the test: the door process failed at start", file=sys.stderr)
+            return 3
+        return serve_doors(argv)
+
+    process.main = failing_at_start
