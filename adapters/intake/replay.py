@@ -70,7 +70,8 @@ class Replayer:
                 await self._remove_handled()
                 if len(self._in_flight) >= MOST_IN_FLIGHT:  # read on once some are done
                     continue
-                batch = await self._intake.pending(self._read_up_to, BATCH)
+                asked_after = self._read_up_to
+                batch = await self._intake.pending(asked_after, BATCH)
             except Exception:  # the store failed: the next wake, or a second, tries again
                 log.exception("stored requests not read; trying again")
                 await asyncio.sleep(1.0)
@@ -78,7 +79,11 @@ class Replayer:
                 continue
             if batch:
                 self._say_if_behind(batch[0])
-            if batch:
+            if self._read_up_to < asked_after:
+                # A worker put requests back while this read was under way: read from there
+                # again (those of this batch already taken are skipped as in flight).
+                self._wake.set()
+            elif batch:
                 self._read_up_to = batch[-1].id
             new = [request for request in batch if request.id not in self._in_flight]
             for request in new:

@@ -121,3 +121,47 @@ async def test_a_conversation_whose_bot_is_down_holds_up_no_other() -> None:
         await until(lambda: handled == [2, 3, 1] and source.waiting == [], 5)
     finally:
         await replaying.close()
+
+
+async def test_requests_put_back_while_a_read_is_under_way_are_read_again() -> None:
+    """A conversation's worker puts its requests back (the store failed to count an attempt)
+    while the reader waits on the store for newer ones (issue 38's class: the reader set its
+    cursor from what it had asked before that await, past what was put back): each request is
+    still handed on, without a restart."""
+    source = Source([request(1, "CA:1")])
+    handled: list[int] = []
+    store_broken, reading, let_read = True, asyncio.Event(), asyncio.Event()
+    reads = 0
+
+    async def pending(after_id: int, limit: int) -> list[StoredRequest]:
+        nonlocal reads
+        reads += 1
+        if reads == 2:  # the read that request 2 wakes: held until request 1 is put back
+            reading.set()
+            await let_read.wait()
+        return [r for r in source.waiting if r.id > after_id][:limit]
+
+    async def failed(request_id: int, error: str) -> None:
+        if store_broken:
+            raise OSError("the store is unreachable")
+
+    async def decode(r: StoredRequest) -> None:
+        if r.id == 1 and store_broken:
+            raise RuntimeError("the bot could not take it")
+        handled.append(r.id)
+
+    source.pending = pending  # type: ignore[method-assign]
+    source.failed = failed  # type: ignore[method-assign]
+    replaying = Replayer(source)
+    replaying.start({"slack": Decoder(decode)})
+    try:
+        await until(lambda: reads == 1)
+        source.waiting.append(request(2, "CB:1"))
+        replaying.wake()
+        await asyncio.wait_for(reading.wait(), 5)
+        await until(lambda: not replaying._workers, 5)  # request 1 was put back
+        store_broken = False
+        let_read.set()
+        await until(lambda: sorted(handled) == [1, 2] and source.waiting == [], 10)
+    finally:
+        await replaying.close()
