@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from bridge import texts
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.view import AdminView, workspace_of_agent
+from bridge.approvals import already
 from bridge.dispatch import raised_by
 from bridge.events import AdminActionKind
+from bridge.keyed_locks import KeyedLocks
 from bridge.service import Bridge
 from bridge.status import NOT_ROUTED_YET
 from bridge.store import AdminActionRecord, Intent, NotificationPost
@@ -36,6 +38,7 @@ class Steering:
         self._bridge = bridge
         self._runtime = bridge.runtime
         self._view = AdminView(bridge, config)
+        self._rerouting: KeyedLocks[str] = KeyedLocks()
 
     async def answer_approval(
         self, workspace: WorkspaceConfig, approval_id: str, approve: bool, admin: str
@@ -45,7 +48,9 @@ class Steering:
         if approval_id not in {a.approval_id for a in await self._view.approvals(workspace.id)}:
             raise NotInWorkspace(f"no call of {workspace.id} waits for approval as {approval_id}")
         status = ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED
-        await self._runtime.approvals.decide(approval_id, status, f"admin {admin}")
+        decision = await self._runtime.approvals.decide(approval_id, status, f"admin {admin}")
+        if decision is not None and not decision.changed:  # another answer came first
+            return already(decision.record)
         return f"{'Approved' if approve else 'Denied'} {approval_id}."
 
     async def stop(self, workspace: WorkspaceConfig, session_id: str, admin: str) -> str:
@@ -160,7 +165,14 @@ class Steering:
         self, workspace: WorkspaceConfig, notification_id: str, operator_id: str, admin: str
     ) -> str:
         """Send an undelivered notification to `operator_id`'s DM, through the outbox; a
-        reply to it reaches the agent that raised it, as a reply to the original would."""
+        reply to it reaches the agent that raised it, as a reply to the original would. One
+        at a time per notification: a second press finds it on its way, not undelivered."""
+        async with self._rerouting.hold(notification_id):
+            return await self._reroute(workspace, notification_id, operator_id, admin)
+
+    async def _reroute(
+        self, workspace: WorkspaceConfig, notification_id: str, operator_id: str, admin: str
+    ) -> str:
         n = await self._runtime.store.notification(notification_id)
         if n is None or workspace_of_agent(n.agent_id) != workspace.id:
             raise NotInWorkspace(f"workspace {workspace.id} has no notification {notification_id}")

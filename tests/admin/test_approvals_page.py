@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 from adapters.server.app import App
+from runtime.records import ApprovalStatus
 from tests.adapters.approvals.telegram_approvals import DEPLOY_SCRIPT, runs
 from tests.admin.harness import ACME_TOKEN, AdminClient, start_console
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
@@ -90,3 +92,59 @@ def runs_waiting(app: App) -> bool:
         s.running is not None and s.running.step.startswith("waiting for an operator")
         for s in app.runtime.sessions.values()
     )
+
+
+async def test_an_admin_answer_that_came_second_says_whose_answer_stands(
+    console_topology: Topology,
+    db_path: Path,
+    tmp_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
+) -> None:
+    """Alice denies the call in Telegram while the admin's Approve is on its way (issue 38's
+    class: the page checked the call was waiting, then answered it): the page says Alice's
+    Deny stands, not "Approved", and the tool never runs."""
+    script = tmp_path / "deploy.py"
+    script.write_text(DEPLOY_SCRIPT)
+    deploy = {
+        "name": "deploy",
+        "description": "Deploy to a host",
+        "command": ["python3", str(script), str(tmp_path / "deploy.log")],
+        "requires_approval": True,
+    }
+    app = await start_console(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        slack_api,
+        agent_tools=("deploy",),
+        acme_extra={"tools": [deploy]},
+        topology=console_topology,
+    )
+    approvals = app.runtime.approvals
+    decide = approvals.decide
+
+    async def alice_first(approval_id: str, status: ApprovalStatus, by: str | None) -> Any:
+        await decide(approval_id, ApprovalStatus.DENIED, "alice")
+        return await decide(approval_id, status, by)
+
+    try:
+        anthropic_api.script = [tools(("deploy", {"host": "db1"})), text("not deployed")]
+        telegram_api.push_message("deploy db1", user=ALICE)
+        await until(lambda: runs_waiting(app), wait_s=20)
+        async with AdminClient(app) as client:
+            await client.login(ACME_TOKEN)
+            _, html = await listing_one(client)
+            [approval] = re.findall(r'<tr data-approval="(apr_[^"]+)">', html)
+            approvals.decide = alice_first  # type: ignore[method-assign]
+            status, html = await client.post(
+                f"/admin/w/acme/approvals/{approval}", {"action": "approve"}
+            )
+            assert status == 200 and "already answered: denied by alice" in html
+            assert f"Approved {approval}." not in html
+        await until(lambda: "not deployed" in telegram_api.chat(ALICE), wait_s=20)
+        assert runs(tmp_path) == []
+    finally:
+        approvals.decide = decide  # type: ignore[method-assign]
+        await console_topology.stop()

@@ -289,3 +289,39 @@ async def test_a_notification_not_routed_yet_is_not_sent_twice(
         assert not any("Backup failed" in s.text for s in transport.sent)
     finally:
         await close_bridge(bridge)
+
+
+async def test_a_reroute_pressed_twice_at_once_sends_once(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """Two presses of Send side by side (issue 38's class: each found the notification
+    undelivered before either had written its delivery): one is sent, the other is told."""
+    config = two_workspaces(db_path, anthropic_api)
+    blocked = True
+    transport = RecordingTransport(
+        fail=lambda _: (
+            DeliveryError("Forbidden: bot was blocked", retryable=False) if blocked else None
+        )
+    )
+    bridge = await open_bridge(config, transport)
+    anthropic_api.script = [
+        tools(("notify_operator", {"message": "Backup failed on db-2"})),
+        text("I told the operator."),
+    ]
+    try:
+        await bridge.receive(dm_in("acme", ALICE, "check backups", 1))
+        await bridge.settle()
+        [undelivered] = await AdminView(bridge, config).undelivered("acme")
+        blocked = False
+        acme = config.workspaces[0]
+        steering = Steering(bridge, config)
+        results = await asyncio.gather(
+            *(steering.reroute(acme, undelivered.notification_id, "bob", ADMIN) for _ in "ab"),
+            return_exceptions=True,
+        )
+        assert sorted(type(r).__name__ for r in results) == ["NotPossible", "str"]
+        await bridge.settle()
+        to_bob = [s for s in transport.sent if s.route.conversation_id == str(BOB)]
+        assert len([s for s in to_bob if "Backup failed on db-2" in s.text]) == 1
+    finally:
+        await close_bridge(bridge)
