@@ -15,7 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from adapters.doors.malformed import MESSAGE, MalformedRequests
+from adapters.doors.malformed import LOGGER, MESSAGE, MalformedRequests
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
@@ -44,6 +44,15 @@ async def knock(port: int, data: bytes) -> None:
         writer.close()
         with contextlib.suppress(ConnectionError):
             await writer.wait_closed()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_count() -> None:
+    """Each test's server counts from nothing, as a process that starts does (one App of an
+    earlier test in this process may have logged this client within the minute)."""
+    logger = logging.getLogger(LOGGER)
+    for found in [f for f in logger.filters if isinstance(f, MalformedRequests)]:
+        logger.removeFilter(found)
 
 
 def about_http(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
