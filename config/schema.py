@@ -31,6 +31,7 @@ from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
 from config.prices import PriceConfig
 from config.strict import Strict
 from config.timing import TimezoneName
+from config.wakeups import WakeupsConfig
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 QueueModeName = Literal["steer", "followup", "collect", "interrupt"]
@@ -263,6 +264,7 @@ class WorkspaceConfig(Strict):
     triggers: list[TriggerConfig] = []  # work on a signed event: POST /hooks/{workspace}/{id}
     budgets: list[BudgetConfig] = []  # spend limits, checked before each model call
     timezone: TimezoneName = "UTC"  # where a budget's day and month begin and end
+    wakeups: WakeupsConfig = WakeupsConfig()  # limits on schedule_wakeup (config/wakeups.py)
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None

@@ -3,7 +3,7 @@
 It knows nothing of Slack or Telegram; the bridge drives it through `Runtime`.
 """
 
-from runtime.agents import AgentSpec
+from runtime.agents import AgentSpec, WakeupLimits
 from runtime.boundaries import Boundary
 from runtime.clock import Clock, ManualClock, SystemClock
 from runtime.engine import Runtime
@@ -78,4 +78,5 @@ __all__ = [
     "Trust",
     "UnknownRunError",
     "UnknownSessionError",
+    "WakeupLimits",
 ]

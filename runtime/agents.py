@@ -15,11 +15,21 @@ CHILD_INSTRUCTIONS = (
 
 
 @dataclass(frozen=True, slots=True)
+class WakeupLimits:
+    """What `schedule_wakeup` may ask for (the workspace's `[workspaces.wakeups]`): one pending
+    per session always; not sooner than `min_delay_s`; at most `per_day` in any 24 hours."""
+
+    min_delay_s: float = 10.0
+    per_day: int = 200
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSpec:
     id: str
     system_prompt: str = ""
     tools: tuple[str, ...] = ("notify_operator", "sleep", "spawn_agent")
     profile: AgentProfile = AgentProfile.DEFAULT
+    wakeups: WakeupLimits = WakeupLimits()
 
     def child(self, child_id: str, command_tools: list[str]) -> AgentSpec:
         """A private child: notify and sleep, plus this agent's command tools and MCP tools

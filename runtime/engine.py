@@ -59,7 +59,7 @@ from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
 from runtime.turn import TurnDeps
-from runtime.wakeups import Alarm
+from runtime.wakeups import Alarm, limits_of
 from runtime.worker import request_compaction, work
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class Runtime:
             partial(spawn_child, self),
             self.approvals,
             lambda session, run_id, when, note: self.alarm.wake_later(
-                session.id, run_id, when, note
+                session.id, run_id, when, note, limits_of(self.agents, session)
             ),
             settings.prices,
             NoLimits(),
@@ -405,6 +405,11 @@ class Runtime:
 
     def children(self, session: Session) -> list[Session]:
         return list(self._children.get(session.id, ()))
+
+    async def cancel_wakeups(self, session_id: str, by: str, *, retire: bool = False) -> int:
+        """Cancel the session's pending wake-ups and drop its queued ones: how many (/stop;
+        /new with `retire`: the old session sets none from now on)."""
+        return await self.alarm.cancel_session(self._get(session_id), by, retire=retire)
 
     # -- compaction on demand -----------------------------------------------------------
 

@@ -5,26 +5,43 @@ Each wake-up is a durable record. The alarm fires the earliest due one as a time
 into its session, and marks it fired in the very transaction that stores the message: a
 crash before it leaves it pending (it fires after the restart, late, and says how late), a
 crash after it leaves the message queued (the turn resumes). Only the process that runs the
-turns runs the alarm (a standby loads the pending wake-ups when it takes over)."""
+turns runs the alarm (a standby loads the pending wake-ups when it takes over).
+
+A model cannot wake itself without end (issue 38): a session has at most one wake-up pending
+(a later one replaces it, and the model is told which), none sooner than the workspace's
+floor, and no more than its cap in any 24 hours; `/stop` and `/new` cancel what a session has
+pending, and drop the wake-up messages it has queued. The note comes back framed as data,
+never as Switchboard's own words (`prompts.frame_wakeup_note`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from config.timing import parse_duration
+from runtime.agents import AgentSpec, WakeupLimits
 from runtime.clock import Clock
 from runtime.errors import UnknownSessionError
 from runtime.events import Event
 from runtime.ids import new_id
-from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
+from runtime.messages import (
+    InboundMessage,
+    MessageKind,
+    Origin,
+    Priority,
+    Provenance,
+    QueueEntry,
+    QueueStatus,
+    Trust,
+)
 from runtime.payloads import WakeupCancelled, WakeupFired, WakeupScheduled
-from runtime.prompts import WAKEUP_HEADER
+from runtime.prompts import WAKEUP_HEADER, frame_wakeup_note
 from runtime.records import WakeupRecord, WakeupStatus
+from runtime.session import Session
 from runtime.store import Store, Writer
 from runtime.store import wakeups as stored
 from runtime.tools.envelope import ToolResult
@@ -34,6 +51,8 @@ log = logging.getLogger(__name__)
 RETRY_S = 5.0  # a fire that failed (the store down) is tried again after this
 MAX_NAP_S = 60.0  # the alarm looks at the wall clock at least this often (it may jump)
 MAX_AHEAD_S = 366 * 86_400.0
+DAY_S = 86_400.0  # the cap counts the wake-ups a session asked for in any 24 hours
+SURFACE = "wakeup"  # a wake-up message's delivery surface: how /stop and /new find it
 
 Submit = Callable[[str, InboundMessage, Callable[[Writer, str], None]], Awaitable[Any]]
 
@@ -64,9 +83,27 @@ def when_text(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def delay_text(seconds: float) -> str:
+    """A floor as the config writes it: "10s", "2m", "1h30m"."""
+    whole = round(seconds)
+    parts = [(whole // 3600, "h"), (whole % 3600 // 60, "m"), (whole % 60, "s")]
+    return "".join(f"{n}{unit}" for n, unit in parts if n) or f"{seconds:g}s"
+
+
+def limits_of(agents: Mapping[str, AgentSpec], session: Session) -> WakeupLimits:
+    """The limits of the session's agent as configured now (the defaults once it is gone)."""
+    agent = agents.get(session.record.agent_id)
+    return agent.wakeups if agent is not None else WakeupLimits()
+
+
+def is_wakeup(message: InboundMessage) -> bool:
+    return message.origin is Origin.TIMER and message.delivery_surface == SURFACE
+
+
 def wake_message(wakeup: WakeupRecord, now: float, payer: str | None = None) -> InboundMessage:
     """The prompt of the turn a wake-up starts: when it was asked for and for when, how late
-    it comes (a restart in between), and the agent's own note."""
+    it comes (a restart in between), and the agent's own note, framed as data. The note is
+    the model's words, which may carry what it read then: the message is untrusted."""
     late = now - wakeup.due_at
     lateness = f"; it comes {late:.0f}s late (Switchboard was not running)" if late > 60 else ""
     header = (
@@ -74,15 +111,15 @@ def wake_message(wakeup: WakeupRecord, now: float, payer: str | None = None) -> 
         f"{lateness}]"
     )
     return InboundMessage(
-        text=f"{header}\n{wakeup.note}",
+        text=frame_wakeup_note(header, wakeup.note),
         kind=MessageKind.TIMER_TICK,
         origin=Origin.TIMER,
-        trust=Trust.TRUSTED_SYSTEM,
+        trust=Trust.UNTRUSTED_EXTERNAL,
         priority=Priority.NORMAL,
-        delivery_surface="wakeup",
+        delivery_surface=SURFACE,
         provenance=Provenance(
             sender="wake-up",
-            surface="wakeup",
+            surface=SURFACE,
             reply_route=wakeup.reply_route,
             correlation_id=wakeup.id,
             charged_to=payer,
@@ -98,6 +135,10 @@ class Alarm:
         self._pending: dict[str, WakeupRecord] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # What a wake-up is decided on (a session's pending one, its count) and the write
+        # that applies it, one at a time: setting, firing and cancelling all take it.
+        self._deciding = asyncio.Lock()
+        self._retired: set[str] = set()  # sessions started afresh (/new): none set from now on
 
     def pending(self, session_ids: set[str] | None = None) -> list[WakeupRecord]:
         """Wake-ups not fired yet, soonest first (of `session_ids` only, when given)."""
@@ -127,7 +168,10 @@ class Alarm:
         due_at: float,
         note: str,
         reply_route: dict[str, Any] | None,
-    ) -> WakeupRecord:
+    ) -> tuple[WakeupRecord, list[WakeupRecord]]:
+        """Set a wake-up for the session, replacing the one it has pending: (the new one, the
+        ones it replaced). Call under `_deciding`."""
+        replaced = await self._store.wakeups.pending_of(session_id)
         wakeup = WakeupRecord(
             id=new_id("wak"),
             session_id=session_id,
@@ -139,6 +183,10 @@ class Alarm:
             reply_route=reply_route,
         )
         async with self._store.write() as w:
+            for old in replaced:
+                by = f"switchboard: replaced by {wakeup.id}"
+                stored.cancelled(w, old.id, by)
+                w.emit(Event(WakeupCancelled(wakeup_id=old.id, by=by), session_id, run_id))
             stored.insert(w, wakeup)
             w.emit(
                 Event(
@@ -147,38 +195,115 @@ class Alarm:
                     run_id,
                 )
             )
+        for old in replaced:
+            self._pending.pop(old.id, None)
         self._pending[wakeup.id] = wakeup
         self._changed.set()
-        return wakeup
+        return wakeup, replaced
 
-    async def wake_later(self, session_id: str, run_id: str, when: str, note: str) -> ToolResult:
-        """schedule_wakeup for a turn: the result that ends it. The wake-up's answer goes
-        where this turn's went."""
+    async def wake_later(
+        self, session_id: str, run_id: str, when: str, note: str, limits: WakeupLimits
+    ) -> ToolResult:
+        """schedule_wakeup for a turn: the result that ends it, or an error the model reads
+        (too soon, past the day's cap, a conversation started afresh). The wake-up's answer
+        goes where this turn's went."""
+        now = self._clock.wall()
         try:
-            due = due_time(when, self._clock.wall())
+            due = due_time(when, now)
         except ValueError as exc:
             return ToolResult.failure("invalid_input", str(exc))
+        if due - now < limits.min_delay_s:
+            floor = delay_text(limits.min_delay_s)
+            return ToolResult.failure(
+                "too_soon",
+                f"when = {when!r} is sooner than the floor for wake-ups here, {floor}: ask for "
+                f"{floor} or later (for a short wait in this turn, use sleep)",
+            )
         first = await self._store.first_message_of_run(run_id)
         route = first.message.provenance.reply_route if first else None
-        wakeup = await self.schedule(session_id, run_id, due, note, route)
+        async with self._deciding:
+            if session_id in self._retired:
+                return ToolResult.failure(
+                    "session_closed",
+                    "the operator started this conversation afresh (/new): this session sets "
+                    "no more wake-ups",
+                )
+            since = self._clock.wall() - DAY_S
+            asked = await self._store.wakeups.asked_since(session_id, since, limits.per_day)
+            if len(asked) >= limits.per_day:
+                return ToolResult.failure(
+                    "limit_reached",
+                    f"this session has set {limits.per_day} wake-ups in the last 24 hours, the "
+                    f"most it may; the next may be set from {when_text(asked[-1] + DAY_S)}. "
+                    "Finish what you can in this turn.",
+                )
+            wakeup, replaced = await self.schedule(session_id, run_id, due, note, route)
+        said = f"wake-up set for {when_text(due)}; this turn ends now"
+        if replaced:
+            earlier = ", ".join(when_text(w.due_at) for w in replaced)
+            said = f"{said}. It replaced the wake-up set for {earlier} (one may be pending)"
         result = ToolResult.success(
-            f"wake-up set for {when_text(due)}; this turn ends now",
-            {"wakeup_id": wakeup.id, "due_at": when_text(due)},
+            said,
+            {
+                "wakeup_id": wakeup.id,
+                "due_at": when_text(due),
+                "replaced": [{"wakeup_id": w.id, "due_at": when_text(w.due_at)} for w in replaced],
+            },
         )
         return result.model_copy(update={"ends_turn": True})
 
     async def cancel(self, wakeup_id: str, by: str) -> WakeupRecord | None:
         """Cancel a pending wake-up; None when there is none by that id (fired, cancelled or
         never made)."""
-        wakeup = self._pending.get(wakeup_id)
-        if wakeup is None:
-            return None
-        async with self._store.write() as w:
-            stored.cancelled(w, wakeup_id, by)
-            w.emit(Event(WakeupCancelled(wakeup_id=wakeup_id, by=by), wakeup.session_id))
-        self._pending.pop(wakeup_id, None)
+        async with self._deciding:
+            wakeup = self._pending.get(wakeup_id)
+            if wakeup is None:
+                return None
+            async with self._store.write() as w:
+                stored.cancelled(w, wakeup_id, by)
+                w.emit(Event(WakeupCancelled(wakeup_id=wakeup_id, by=by), wakeup.session_id))
+            self._pending.pop(wakeup_id, None)
         self._changed.set()
         return wakeup
+
+    async def cancel_session(self, session: Session, by: str, *, retire: bool = False) -> int:
+        """Cancel the session's pending wake-ups and drop the wake-up messages it has queued
+        (fired, not started yet): how many (`/stop`; `/new` with `retire`, after which the
+        session sets no more)."""
+        async with self._deciding:
+            if retire:
+                self._retired.add(session.id)
+            pending = await self._store.wakeups.pending_of(session.id)
+            # taken from the queue with no await between the choice and the taking: a turn
+            # cannot start one of them meanwhile (put back if the write fails)
+            queued = [e for e in session.queue if is_wakeup(e.message)]
+            for entry in queued:
+                session.queue.remove(entry)
+            try:
+                async with self._store.write() as w:
+                    for wakeup in pending:
+                        stored.cancelled(w, wakeup.id, by)
+                        w.emit(Event(WakeupCancelled(wakeup_id=wakeup.id, by=by), session.id))
+                    self._drop(w, session.id, queued, by)
+            except BaseException:
+                session.queue.push_front(queued)
+                raise
+            for wakeup in pending:
+                self._pending.pop(wakeup.id, None)
+        self._changed.set()
+        if pending or queued:
+            log.info(
+                "wake-ups cancelled",
+                extra={"session_id": session.id, "count": len(pending) + len(queued), "by": by},
+            )
+        return len(pending) + len(queued)
+
+    @staticmethod
+    def _drop(w: Writer, session_id: str, queued: list[QueueEntry], by: str) -> None:
+        w.set_message_status([e.id for e in queued], QueueStatus.DROPPED)
+        for entry in queued:
+            wakeup_id = entry.message.provenance.correlation_id or entry.id
+            w.emit(Event(WakeupCancelled(wakeup_id=wakeup_id, by=by), session_id))
 
     async def _run(self) -> None:
         while True:
@@ -205,6 +330,12 @@ class Alarm:
             slept.cancel()
 
     async def _fire(self, wakeup: WakeupRecord) -> bool:
+        async with self._deciding:
+            if wakeup.id not in self._pending:
+                return True  # replaced or cancelled since it was picked
+            return await self._fire_now(wakeup)
+
+    async def _fire_now(self, wakeup: WakeupRecord) -> bool:
         now = self._clock.wall()
         asker = await self._store.run(wakeup.run_id) if wakeup.run_id else None
         message = wake_message(wakeup, now, asker.payer if asker else None)
@@ -222,7 +353,11 @@ class Alarm:
             log.warning(
                 "wake-up of a session that is gone, cancelled", extra={"wakeup_id": wakeup.id}
             )
-            await self.cancel(wakeup.id, "switchboard: its session is gone")
+            async with self._store.write() as w:
+                by = "switchboard: its session is gone"
+                stored.cancelled(w, wakeup.id, by)
+                w.emit(Event(WakeupCancelled(wakeup_id=wakeup.id, by=by), wakeup.session_id))
+            self._pending.pop(wakeup.id, None)
             return True
         except Exception:
             log.exception("wake-up could not fire; trying again", extra={"wakeup_id": wakeup.id})

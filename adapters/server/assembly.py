@@ -19,6 +19,7 @@ from runtime import (
     QueueMode,
     Runtime,
     RuntimeSettings,
+    WakeupLimits,
 )
 from runtime.providers import OfflineProvider, Provider
 from runtime.tools.base import Approval
@@ -39,7 +40,12 @@ def runtime_roster(
 ) -> tuple[list[AgentSpec], list[CommandToolSpec]]:
     """Every workspace's agents and command tools, as the runtime names them."""
     agents = [
-        AgentSpec(agent_key(w.id, a.id), a.system_prompt, tuple(a.tools))
+        AgentSpec(
+            agent_key(w.id, a.id),
+            a.system_prompt,
+            tuple(a.tools),
+            wakeups=WakeupLimits(w.wakeups.min_delay_s, w.wakeups.per_day),
+        )
         for w in config.workspaces
         for a in w.agents
     ]

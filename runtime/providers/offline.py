@@ -27,7 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.clock import Clock, SystemClock
-from runtime.prompts import INTERJECTION_HEADER, TASK_RESULT_HEADER, WAKEUP_HEADER
+from runtime.prompts import (
+    INTERJECTION_HEADER,
+    TASK_RESULT_HEADER,
+    WAKEUP_HEADER,
+    framed_wakeup_note,
+)
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
@@ -179,7 +184,7 @@ class OfflineProvider:
             got = f"I received {len(files)} file(s): {'; '.join(files)}."
             return [TextBlock(text=f"{ack}{got}" + (f" You said: {prompt}" if prompt else ""))]
         if prompt.startswith(WAKEUP_HEADER):
-            note = prompt.split("\n", 1)[-1]
+            note = framed_wakeup_note(prompt) or prompt.split("\n", 1)[-1]
             return [TextBlock(text=f"{ack}Woken as you asked: {note}")]
         if prompt.startswith(TASK_RESULT_HEADER):
             return [TextBlock(text=f"{ack}My child agent reported back: {prompt}")]

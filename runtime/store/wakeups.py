@@ -13,7 +13,15 @@ from runtime.store.database import Row
 from runtime.store.writer import Writer, dumps
 
 PENDING = "SELECT * FROM wakeups WHERE status = 'pending' ORDER BY due_at, id"
+PENDING_OF = (
+    "SELECT * FROM wakeups WHERE session_id = ? AND status = 'pending' ORDER BY due_at, id"
+)
 ONE = "SELECT * FROM wakeups WHERE id = ?"
+# When the newest `limit` wake-ups a session asked for since a time were asked for.
+ASKED_SINCE = (
+    "SELECT created_at FROM wakeups WHERE session_id = ? AND created_at > ?"
+    " ORDER BY created_at DESC LIMIT ?"
+)
 
 
 def _record(r: Row) -> WakeupRecord:
@@ -40,6 +48,15 @@ class Wakeups:
     async def get(self, wakeup_id: str) -> WakeupRecord | None:
         found = await self._rows(ONE, (wakeup_id,))
         return _record(found[0]) if found else None
+
+    async def pending_of(self, session_id: str) -> list[WakeupRecord]:
+        return [_record(r) for r in await self._rows(PENDING_OF, (session_id,))]
+
+    async def asked_since(self, session_id: str, since: float, limit: int) -> list[float]:
+        """When the session asked for its wake-ups after `since` (any status: a replaced or
+        cancelled one counts), newest first, at most `limit`."""
+        rows = await self._rows(ASKED_SINCE, (session_id, since, limit))
+        return [r["created_at"] for r in rows]
 
 
 def insert(w: Writer, wakeup: WakeupRecord) -> None:

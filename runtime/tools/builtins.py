@@ -9,6 +9,7 @@ from runtime.tools.base import ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
 
 MAX_SLEEP_S = 3600.0
+MAX_NOTE_CHARS = 4000  # of a wake-up's note: what to do then, not the material to do it with
 
 
 class NotifyOperator:
@@ -73,7 +74,8 @@ class ScheduleWakeup:
         description=(
             "End this turn now and pick up again later: at that time you get a new turn whose "
             "prompt is your note. Use it instead of sleep for any wait over a few minutes; it "
-            "survives restarts. An operator's message still reaches you before then."
+            "survives restarts. An operator's message still reaches you before then. One "
+            "wake-up is pending at a time: a later call replaces the earlier one."
         ),
         input_schema={
             "type": "object",
@@ -85,6 +87,7 @@ class ScheduleWakeup:
                 "note": {
                     "type": "string",
                     "description": "What to do then, for yourself: you will read it then.",
+                    "maxLength": MAX_NOTE_CHARS,
                 },
             },
             "required": ["when", "note"],
@@ -95,6 +98,12 @@ class ScheduleWakeup:
         note = str(tool_input.get("note", "")).strip()
         if not note:
             return ToolResult.failure("invalid_input", "note must say what to do then")
+        if len(note) > MAX_NOTE_CHARS:
+            return ToolResult.failure(
+                "invalid_input",
+                f"note has {len(note)} characters; say what to do then in at most "
+                f"{MAX_NOTE_CHARS}",
+            )
         return await ctx.wake_later(str(tool_input.get("when", "")), note)
 
 

@@ -21,6 +21,7 @@ from runtime import (
     Runtime,
     RuntimeSettings,
     Trust,
+    WakeupLimits,
 )
 from runtime.providers.anthropic import AnthropicProvider
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -56,12 +57,14 @@ async def open_runtime(
     command_tools: Iterable[CommandToolSpec] = (),
     settings: RuntimeSettings | None = None,
     clock: Clock | None = None,
+    wakeups: WakeupLimits | None = None,
 ) -> Runtime:
     command_tools = list(command_tools)
     agent = AgentSpec(
         "assistant",
         "You are a test agent.",
         ("notify_operator", "sleep", "spawn_agent", *tools, *(t.name for t in command_tools)),
+        wakeups=wakeups or WakeupLimits(),
     )
     return await Runtime.open(
         db_path,

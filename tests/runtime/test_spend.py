@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from config.prices import PriceConfig, PriceTable
-from runtime import EventType, RunStatus, Runtime
+from runtime import EventType, RunStatus, Runtime, WakeupLimits
 from runtime.results import RuntimeSettings
 from runtime.spend import HoldKind, PlannedCall, SpendHold
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
@@ -198,7 +198,9 @@ async def test_a_child_and_a_wake_up_are_charged_to_who_started_the_work(
         return tools(("spawn_agent", {"task": "child-task"}))
 
     anthropic_api.responder = respond
-    rt = await open_runtime(db_path, anthropic_api, tools=["schedule_wakeup"])
+    rt = await open_runtime(
+        db_path, anthropic_api, tools=["schedule_wakeup"], wakeups=WakeupLimits(min_delay_s=1)
+    )
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("start", sender="carol"))

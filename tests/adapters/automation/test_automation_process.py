@@ -54,7 +54,7 @@ def config(
         tmp_path / "switchboard.toml",
         db=tmp_path / "sb.db",
         provider=anthropic(model),
-        workspaces=[{**acme, "schedules": schedules}],
+        workspaces=[{**acme, "schedules": schedules, "wakeups": {"min_delay": "1s"}}],
         server={"schedule_min_every": "1s"},  # every PERIOD_S, under the default floor
     )
 
