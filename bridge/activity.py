@@ -15,7 +15,9 @@ from enum import StrEnum
 
 from bridge import texts
 from bridge.places import Place, place
+from bridge.spend import words as spend_words
 from bridge.store import BridgeStore, ConversationName
+from bridge.store.spend import SpendStore
 from runtime.messages import QueueStatus
 from runtime.records import ApprovalRecord, RunRecord, RunStatus, SessionRecord, ToolCallRecord
 from runtime.store import Store
@@ -30,6 +32,7 @@ class Doing(StrEnum):
     RUNNING_TOOL = "running_tool"
     AWAITING_APPROVAL = "awaiting_approval"
     AWAITING_CHILD = "awaiting_child"
+    HELD_BY_BUDGET = "held_by_budget"  # before its next model call (bridge/spend)
     QUEUED = "queued"
     INTERRUPTED = "interrupted"  # a turn left running by a process that is gone
     IDLE = "idle"
@@ -52,6 +55,7 @@ class Activity:
     last_error: str | None  # of its latest turn, in plain words
     run_id: str | None
     running: bool  # Switchboard runs (else a running turn is one it left)
+    budget: str | None = None  # the budget that holds its turn (`workspace/day`)
 
     @property
     def active(self) -> bool:
@@ -75,6 +79,8 @@ class Activity:
                 return texts.DOING_APPROVAL.format(whom=whom, tool=self.tool)
             case Doing.AWAITING_CHILD:
                 return texts.DOING_CHILD.format(child=self.child)
+            case Doing.HELD_BY_BUDGET:
+                return spend_words.DOING_HELD.format(budget=self.budget)
             case Doing.QUEUED:
                 return texts.DOING_QUEUED if self.running else texts.DOING_QUEUED_STOPPED
             case Doing.INTERRUPTED:
@@ -172,6 +178,7 @@ class _Facts:
     queued: Mapping[str, list[float]]  # when each waiting message came
     errors: Mapping[str, str]  # the latest turn's error, where it failed
     names: Mapping[str, ConversationName]
+    held: Mapping[str, tuple[str, float | None]]  # run -> the budget holding it, until when
 
 
 class ActivityReader:
@@ -211,6 +218,7 @@ class ActivityReader:
             queued,
             await self._errors(ids),
             await self._bridge_store.conversation_names(),
+            await SpendStore(store).holds(run.id for run in runs.values()),
         )
 
     async def _errors(self, ids: set[str]) -> dict[str, str]:
@@ -230,6 +238,9 @@ class ActivityReader:
         waiting = facts.approvals.get(sid, [])
         queued = sorted(facts.queued.get(sid, []))
         doing, tool, since = self._doing(run, facts.tools.get(sid, []), waiting, queued)
+        budget = facts.held.get(run.id) if run is not None and self._running else None
+        if budget is not None and doing in (Doing.THINKING, Doing.RUNNING_TOOL):
+            doing, tool = Doing.HELD_BY_BUDGET, None
         return Activity(
             session_id=sid,
             workspace_id=workspace_of(record.agent_id),
@@ -246,6 +257,7 @@ class ActivityReader:
             last_error=facts.errors.get(sid),
             run_id=run.id if run is not None else None,
             running=self._running,
+            budget=budget[0] if budget is not None else None,
         )
 
     def _doing(

@@ -25,6 +25,7 @@ from bridge.platforms import Platforms
 from bridge.prompt import operator_prompt
 from bridge.replies import Pointing, compose
 from bridge.sessions import Sessions
+from bridge.spend.notices import held_now
 from bridge.store import BridgeStore, BridgeTx, NotificationPost
 from bridge.store.buttons import ButtonStore
 from bridge.trust import Refused, Trusted, classify
@@ -50,6 +51,7 @@ from bridge.verdicts import (
     stranger,
 )
 from config.current import CurrentConfig
+from config.timing import zone
 from runtime import Runtime, Trust
 from runtime.errors import StoreConflictError, UnknownSessionError
 from runtime.ids import new_id
@@ -315,11 +317,16 @@ class Ingress:
             correlation_id=notification.notification_id if notification else chat.dedupe_keys[0],
         )
         notice = verdict.cut_notice
+        held = await held_now(self._runtime, session_id, zone(sender.workspace.timezone))
 
         def also(w: Writer, message_id: str) -> None:
             tx = self._store.join(w)
             tx.mark_seen(keys, message_id)
             self._sessions.note_name(tx, named(chat, sender.operator.id))
+            if held is not None:  # a budget holds the turn: said now, not when it ends
+                tx.enqueue(
+                    new_id("dlv"), chat.route, DeliveryKind.COMMAND_REPLY, held.text, held.buttons
+                )
             if notice is not None:
                 truncated = InboundTruncated(message_id=message_id, length=len(chat.text or ""))
                 tx.emit(truncated, session_id)

@@ -19,6 +19,10 @@ class BudgetConfig(Strict):
     limit_usd: float | None = Field(None, gt=0)
     limit_tokens: int | None = Field(None, gt=0)
     warn_at: float | None = Field(0.8, gt=0, lt=1)  # of the limit: the primary is told once
+    # What one approval (Approve spend, /approve_spend) lets a held turn spend past the limit;
+    # by default one more warn step: limit x (1 - warn_at), or a fifth of the limit.
+    approve_usd: float | None = Field(None, gt=0)
+    approve_tokens: int | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _one_limit(self) -> BudgetConfig:
@@ -28,7 +32,23 @@ class BudgetConfig(Strict):
             raise ValueError('a budget with scope = "workspace" has no id')
         if self.scope != "workspace" and self.id is None:
             raise ValueError(f'a budget with scope = "{self.scope}" names its {self.scope}: id')
+        if self.approve_usd is not None and self.limit_usd is None:
+            raise ValueError("approve_usd goes with limit_usd (this budget counts tokens)")
+        if self.approve_tokens is not None and self.limit_tokens is None:
+            raise ValueError("approve_tokens goes with limit_tokens (this budget counts dollars)")
         return self
+
+    @property
+    def limit(self) -> float:
+        return self.limit_usd or float(self.limit_tokens or 0)
+
+    @property
+    def approve_step(self) -> float:
+        """What one approval lets a turn spend past the limit, in the limit's unit."""
+        own = self.approve_usd if self.limit_usd is not None else self.approve_tokens
+        if own is not None:
+            return float(own)
+        return self.limit * (1 - (self.warn_at if self.warn_at is not None else 0.8))
 
     @property
     def key(self) -> str:

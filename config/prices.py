@@ -1,18 +1,30 @@
-"""What a model's tokens cost, in US dollars per million tokens: defaults for Anthropic's
-current models, which `[provider.prices."model-name"]` overrides or extends. A model is matched
-by its longest listed prefix, so a dated name (`claude-sonnet-4-5-20250929`) takes its family's
-price. The offline model is free."""
+"""What a model's tokens cost, in US dollars per million tokens.
+
+A model's price is, in this order: the config's own (`[provider.prices."model-name"]`), the
+offline model's (free), or the maintained table of the `genai-prices` package (offline data
+shipped in the package, with cache-read and cache-write prices) for that model exactly or a
+dated name of it (`claude-sonnet-4-5-20250929`). Any other model has no price, and its calls
+count as $0 with a warning (check-config, and the log once): never a neighbour's price, which
+the old prefix table charged (`claude-opus-4-6` as Opus 4, a newer name as nothing known)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import cache
+from typing import Any
 
+from genai_prices import data_snapshot
 from pydantic import Field
 
 from config.strict import Strict
 
 MILLION = 1_000_000
+PROVIDER = "anthropic"  # whose prices the maintained table is asked for
+MAINTAINED = "genai-prices"
 
 
 class PriceConfig(Strict):
@@ -30,6 +42,7 @@ class Price:
     output: float
     cache_write: float
     cache_read: float
+    source: str = "config"  # where it comes from: "config", "genai-prices", "offline"
 
     @classmethod
     def of(cls, input: float, output: float) -> Price:
@@ -46,25 +59,56 @@ class Price:
         ) / MILLION
 
 
-# Anthropic's list prices (https://docs.anthropic.com/en/docs/about-claude/pricing).
-DEFAULT_PRICES: dict[str, Price] = {
-    "claude-opus-4-5": Price.of(5.0, 25.0),
-    "claude-opus-4-1": Price.of(15.0, 75.0),
-    "claude-opus-4": Price.of(15.0, 75.0),
-    "claude-sonnet-4-5": Price.of(3.0, 15.0),
-    "claude-sonnet-4": Price.of(3.0, 15.0),
-    "claude-3-7-sonnet": Price.of(3.0, 15.0),
-    "claude-haiku-4-5": Price.of(1.0, 5.0),
-    "claude-3-5-haiku": Price.of(0.8, 4.0),
-    "claude-3-haiku": Price.of(0.25, 1.25),
-    "claude-3-opus": Price.of(15.0, 75.0),
-    "offline": Price(0.0, 0.0, 0.0, 0.0),
-}
+# The models priced here whatever the table says: the offline model is free.
+DEFAULT_PRICES: dict[str, Price] = {"offline": Price(0.0, 0.0, 0.0, 0.0, "offline")}
+
+
+def _per_million(value: Any) -> float | None:
+    """A price of the table: a number, or tiers (the base tier: what a request under the
+    long-context threshold pays)."""
+    if value is None:
+        return None
+    base = value if isinstance(value, Decimal) else getattr(value, "base", None)
+    return None if base is None else float(base)
+
+
+def _names_it(model_id: str, model: str) -> bool:
+    """`model` is the table's model itself, or a dated or `-latest` name of it, never a
+    neighbour that only starts the same (`claude-opus-4-10` is not `claude-opus-4-1`)."""
+    base = model_id.removesuffix("-latest").removesuffix("-0")
+    return re.fullmatch(re.escape(base) + r"(-0|-latest|-\d{8})?", model) is not None
+
+
+@cache
+def maintained_price(model: str) -> Price | None:
+    """The maintained table's price of `model` now, or None when it does not list it."""
+    try:
+        _, info = data_snapshot.get_snapshot().find_provider_model(model, None, PROVIDER, None)
+    except LookupError:
+        return None
+    if not _names_it(info.id, model):
+        return None
+    prices = info.get_prices(datetime.now(tz=UTC))
+    input = _per_million(getattr(prices, "input_mtok", None))
+    output = _per_million(getattr(prices, "output_mtok", None))
+    if input is None or output is None:
+        return None
+    base = Price.of(input, output)
+    write = _per_million(getattr(prices, "cache_write_mtok", None))
+    read = _per_million(getattr(prices, "cache_read_mtok", None))
+    return Price(
+        input,
+        output,
+        base.cache_write if write is None else write,
+        base.cache_read if read is None else read,
+        MAINTAINED,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class PriceTable:
-    prices: Mapping[str, Price]
+    prices: Mapping[str, Price]  # the config's own and the offline model's, by exact name
+    maintained: bool = field(default=True)  # False: no default prices (tests of the config's)
 
     @classmethod
     def with_overrides(cls, overrides: Mapping[str, PriceConfig]) -> PriceTable:
@@ -80,6 +124,8 @@ class PriceTable:
         return cls(table)
 
     def of(self, model: str) -> Price | None:
-        """The price of `model`: its own, else its longest listed prefix's; None: unpriced."""
-        matches = [name for name in self.prices if model == name or model.startswith(name + "-")]
-        return self.prices[max(matches, key=len)] if matches else None
+        """The price of `model`: the config's, else the maintained table's; None: unpriced."""
+        own = self.prices.get(model)
+        if own is not None or not self.maintained:
+            return own
+        return maintained_price(model)

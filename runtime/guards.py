@@ -69,6 +69,7 @@ class CallGuard:
         self._waiting = waiting  # shows the turn's step while it waits
         self._calls: Counter[tuple[str, str]] = Counter()
         self.largest_answer = 0
+        self._approvals = 0  # approvals seen: each lets the turn spend a bounded step more
 
     def answered(self, usage: Usage, calls: Sequence[ToolUseBlock]) -> None:
         """A round came back: its answer's size, and the tool calls it made (a call made
@@ -93,6 +94,8 @@ class CallGuard:
         hold = await self._ask(model, estimate)
         if hold is None:
             return False
+        # Held again after an approval: its step is spent, and only a new approval goes on.
+        self._handle.spend_approved_by = None
         await self._emit(
             SpendHeld(
                 kind=hold.kind,
@@ -109,6 +112,8 @@ class CallGuard:
             self._handle.held = hold.reason
             await self._handle.inflight_op(self._wait())
             hold = await self._ask(model, estimate)
+            if hold is not None:
+                self._handle.spend_approved_by = None  # that approval is not enough
         self._handle.held = None
         if hold is not None:  # it ends the turn (at once, or after a reload said so)
             raise TurnEnded(hold.reason, stopped=True)
@@ -118,7 +123,10 @@ class CallGuard:
     async def _ask(self, model: str, estimate: Usage) -> SpendHold | None:
         self._handle.spend_wake.clear()  # what wakes the turn from here on is news
         approved = self._handle.spend_approved_by is not None
-        return await self._gate.before_call(PlannedCall(self._charge, model, estimate, approved))
+        if approved and self._handle.held is not None:
+            self._approvals += 1  # a new approval of the turn held
+        call = PlannedCall(self._charge, model, estimate, approved, self._approvals)
+        return await self._gate.before_call(call)
 
     async def _wait(self) -> None:
         """Until an approval or a recheck wakes the turn, or `RECHECK_S` passes."""

@@ -7,12 +7,18 @@ bridge's to say, through `SpendGate`."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from config.prices import PriceTable
 from runtime.providers.base import Usage
+
+if TYPE_CHECKING:
+    from runtime.store.writer import Writer
+
+log = logging.getLogger(__name__)
 
 
 class CallPurpose(StrEnum):
@@ -60,10 +66,20 @@ class Spend:
         )
 
 
+_UNPRICED_TOLD: set[str] = set()  # models the log has warned of (once each)
+
+
 def cost_of(prices: PriceTable, model: str, usage: Usage) -> tuple[float, bool]:
-    """Dollars for `usage` of `model`, and whether the model has a price at all."""
+    """Dollars for `usage` of `model`, and whether the model has a price at all (an
+    unpriced model's calls count as $0, and the log says so once)."""
     price = prices.of(model)
     if price is None:
+        if model not in _UNPRICED_TOLD:
+            _UNPRICED_TOLD.add(model)
+            log.warning(
+                "model has no price: its calls count as $0 (set [provider.prices] for it)",
+                extra={"model": model},
+            )
         return 0.0, False
     cost = price.cost(
         usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens
@@ -79,6 +95,7 @@ class PlannedCall:
     model: str
     estimate: Usage  # of this call: its request as estimated, the answer as the largest so far
     approved: bool  # an operator let this turn go past its budgets (/approve-spend)
+    approval: int = 0  # which approval of the turn it is (each covers a bounded amount)
 
 
 class HoldKind(StrEnum):
@@ -97,8 +114,20 @@ class SpendHold:
 
 
 class SpendGate(Protocol):
+    """Asked before each model call of a turn. A call let through holds a reservation of
+    its estimate until its usage is recorded (`settled`, in that transaction) or the turn
+    ends without it (`finished`), so calls at once cannot pass a limit together."""
+
     async def before_call(self, call: PlannedCall) -> SpendHold | None:
-        """None: go ahead."""
+        """None: go ahead (its estimate is reserved)."""
+        ...
+
+    def settled(self, w: Writer, charge: Charge) -> None:
+        """The call's usage is recorded in `w`: its reservation goes in the same commit."""
+        ...
+
+    async def finished(self, charge: Charge) -> None:
+        """The turn ended: any reservation it still holds (a failed call's) goes."""
         ...
 
 
@@ -106,4 +135,10 @@ class NoLimits:
     """The gate of a runtime nobody set limits for."""
 
     async def before_call(self, call: PlannedCall) -> SpendHold | None:
+        return None
+
+    def settled(self, w: Writer, charge: Charge) -> None:
+        return None
+
+    async def finished(self, charge: Charge) -> None:
         return None

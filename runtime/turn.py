@@ -143,7 +143,10 @@ class Turn:
     # -- the loop ----------------------------------------------------------------------
 
     async def run(self) -> TurnOutcome:
-        outcome = await self._outcome()
+        try:
+            outcome = await self._outcome()
+        finally:
+            await self.deps.gate.finished(self.charge)  # a failed call's reservation
         counted = self.session.context.last_request_tokens
         return replace(outcome, usage=self.usage, context_tokens=counted, rounds=self.rounds)
 
@@ -318,6 +321,7 @@ class Turn:
         call is counted once, with what it answered, or not at all."""
         async with self.deps.store.write() as w:
             self._bill(w, response.model or self.model, response.usage, CallPurpose.ROUND)
+            self.deps.gate.settled(w, self.charge)  # its reservation, replaced by its usage
             if said is not None:
                 row_id = w.append_transcript(self.session.id, self.run_id, row)
                 w.emit(Event(said, self.session.id, self.run_id))

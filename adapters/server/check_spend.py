@@ -21,11 +21,13 @@ def price_line(config: SwitchboardConfig) -> str:
         return UNPRICED.format(model=model)
     return (
         f"price: ${price.input:g} in, ${price.output:g} out, ${price.cache_write:g} cache write, "
-        f"${price.cache_read:g} cache read per million tokens"
+        f"${price.cache_read:g} cache read per million tokens ({price.source})"
     )
 
 
 def budget_line(b: BudgetConfig, timezone: str) -> str:
     limit = f"${b.limit_usd:,.2f}" if b.limit_usd is not None else f"{b.limit_tokens:,} tokens"
     warn = f", warns the primary at {b.warn_at:.0%}" if b.warn_at else ""
-    return f"  budget {b.key}: {limit} a {b.period} ({timezone}){warn}"
+    step = f"${b.approve_step:,.2f}" if b.limit_usd is not None else f"{int(b.approve_step):,}"
+    approve = f", an approval lets a turn spend {step} more"
+    return f"  budget {b.key}: {limit} a {b.period} ({timezone}){warn}{approve}"

@@ -52,6 +52,7 @@ class Standing:
     spent: Spend
     start: float
     end: float
+    reserved: float = 0.0  # by calls under way (the gate's reading only)
 
     @property
     def used(self) -> float:
@@ -59,16 +60,21 @@ class Standing:
 
     @property
     def limit(self) -> float:
-        return self.budget.limit_usd or float(self.budget.limit_tokens or 0)
+        return self.budget.limit
 
     @property
     def share(self) -> float:
         return self.used / self.limit
 
-    def would_pass(self, cost_usd: float, tokens: int) -> bool:
-        """Whether a call of this estimated cost and size would take it past its limit."""
-        more = cost_usd if self.budget.limit_usd is not None else tokens
-        return self.used + more > self.limit
+    @property
+    def dollars(self) -> bool:
+        return self.budget.limit_usd is not None
+
+    def would_pass(self, cost_usd: float, tokens: int, ceiling: float | None = None) -> bool:
+        """Whether a call of this estimated cost and size, with what calls under way hold,
+        would take it past its limit (or past `ceiling`, an approval's)."""
+        more = cost_usd if self.dollars else tokens
+        return self.used + self.reserved + more > (self.limit if ceiling is None else ceiling)
 
 
 async def standing(

@@ -4,10 +4,13 @@ paused at its limit: the primary alone). A turn that goes on again says so."""
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from bridge.routing import Router
 from bridge.spend import words
 from bridge.store import BridgeStore
-from bridge.types import Button, DeliveryKind, Route
+from bridge.store.spend import SpendStore, hold_ended, hold_recorded
+from bridge.types import Answer, Button, DeliveryKind, Route
 from config.timing import zone
 from runtime import Origin, Runtime
 from runtime.events import Event
@@ -15,6 +18,24 @@ from runtime.payloads import SpendHeld, SpendReleased
 from runtime.spend import HoldKind
 
 CURSOR = "dispatch"  # the dispatcher's: these notices are part of its handling of the event
+
+
+async def held_now(runtime: Runtime, session_id: str, tz: ZoneInfo) -> Answer | None:
+    """The answer, at once, to a message for a session whose turn a budget holds: which
+    budget, until when, how to go on (else the message would wait unanswered)."""
+    run = runtime.held.of(session_id)
+    if run is None or run.held is None:
+        return None
+    holds = await SpendStore(runtime.store).holds([run.run_id])
+    # The dispatcher records the hold just after the turn is held: the reason names it too.
+    budget, until = holds.get(run.run_id, ("", None))
+    text = words.HELD_NOW.format(
+        agent=runtime.session(session_id).agent_id,
+        which=f"budget {budget}" if budget else "a budget",
+        reason=run.held,
+        until=words.until(until, tz, runtime.clock.wall()),
+    )
+    return Answer(text, (Button("Approve spend", f"/approve_spend {run.run_id}"),))
 
 
 class SpendNotices:
@@ -60,6 +81,8 @@ class SpendNotices:
         async with self._store.write() as tx:
             for intent_id, route, text, buttons in sends:
                 tx.enqueue(intent_id, route, DeliveryKind.COMMAND_REPLY, text, buttons)
+            if held.kind is HoldKind.WAIT:  # what every status says of the turn
+                hold_recorded(tx, run_id, session_id, held.budget, held.until)
             tx.advance_cursor(CURSOR, event.seq)
 
     async def released(self, event: Event, released: SpendReleased) -> None:
@@ -68,4 +91,5 @@ class SpendNotices:
         async with self._store.write() as tx:
             if route is not None:
                 tx.enqueue(f"dlv_event_{event.seq}", route, DeliveryKind.COMMAND_REPLY, text)
+            hold_ended(tx, event.run_id or "")
             tx.advance_cursor(CURSOR, event.seq)

@@ -12,12 +12,19 @@ from config.budgets import BudgetConfig
 PERIOD_WORDS = {"day": "daily", "month": "monthly"}
 
 HELD = (
-    "Paused before the next model call: {reason}.{until} Approve spend lets this turn go on "
-    "past the limit; /stop ends it; an admin can raise the limit in the config and reload."
+    "Paused before the next model call: {reason}.{until} Approve spend lets this turn spend "
+    "a little more past the limit; /stop ends it; an admin can raise the limit in the config "
+    "and reload."
 )
 HELD_PRIMARY = (
     "{agent}'s turn{payer} is paused before its next model call: {reason}.{until} "
-    "Approve spend lets it go on past the limit."
+    "Approve spend lets it spend a little more past the limit."
+)
+DOING_HELD = "held by budget {budget}"  # what every status says of a turn a budget holds
+HELD_NOW = (
+    "Your message waits: {agent}'s turn here is held by {which} ({reason}).{until} "
+    "Approve spend (the button, or /approve_spend) lets it spend a little more past the "
+    "limit; /stop ends it."
 )
 UNTIL = " The budget renews {when} (in {left})."
 SCHEDULE_PAUSED = (
@@ -28,7 +35,11 @@ SCHEDULE_PAUSED = (
 WARNED = "{what} is {pct:.0%} spent: {used} of {limit}.{until}"
 RELEASED_BY = "Going on: {by} approved the spend for this turn."
 RELEASED = "Going on: the budget allows it again."
-APPROVED = "Approved: {agent}'s turn goes on past its budget (this turn only)."
+APPROVED = (
+    "Approved: {agent}'s turn goes on past its budget, for one more step of it (this turn "
+    "only); past that it waits again."
+)
+APPROVED_SPENT = "it has spent the {step} approved past {name} of {limit} ({used} spent so far)"
 NOTHING_HELD = "No turn here is waiting on a budget."
 NO_SUCH_HELD = "Turn {run_id} is not waiting on a budget (it may have gone on or ended)."
 
@@ -63,6 +74,17 @@ def reason(s: Standing) -> str:
     stop while a little of the budget is left."""
     name, b = budget_name(s.budget), s.budget
     return f"it would pass {name} of {amount(b, s.limit)} ({amount(b, s.used)} spent so far)"
+
+
+def approved_spent(s: Standing) -> str:
+    """Why an approved turn is held again: its approval's step is spent."""
+    b = s.budget
+    return APPROVED_SPENT.format(
+        step=amount(b, b.approve_step),
+        name=budget_name(b),
+        limit=amount(b, s.limit),
+        used=amount(b, s.used),
+    )
 
 
 def until(end: float | None, tz: ZoneInfo, now: float) -> str:

@@ -89,6 +89,20 @@ def total_sql(which: UsageFilter) -> tuple[str, list[Any]]:
     return f"SELECT {SUMS} FROM model_usage WHERE {where}", params
 
 
+TOKENS = "input_tokens + output_tokens + cache_read_tokens + cache_write_tokens"
+
+
+def spent_sql(which: UsageFilter, dollars: bool) -> tuple[str, list[Any]]:
+    """One number, what `which` spent: dollars, or tokens (in, cached or not, and out); a
+    subquery of a budget's check (bridge/store/spend.py)."""
+    column = "cost_usd" if dollars else TOKENS
+    table, at = (
+        ("model_usage_quarters", "quarter") if which.whole_quarters else ("model_usage", "at")
+    )
+    where, params = which.where(at)
+    return f"SELECT COALESCE(SUM({column}), 0) FROM {table} WHERE {where}", params
+
+
 class UsageLedger:
     def __init__(self, rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]]) -> None:
         self._rows = rows

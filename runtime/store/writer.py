@@ -75,10 +75,17 @@ class Writer:
         self.on_commit.append(callback)
 
     def write_sql(
-        self, sql: str, params: Sequence[Any] | list[Sequence[Any]] = (), *, many: bool = False
+        self,
+        sql: str,
+        params: Sequence[Any] | list[Sequence[Any]] = (),
+        *,
+        many: bool = False,
+        expect: int | None = None,
     ) -> None:
-        """A statement of a layer's own store module (bridge/store/), in this transaction."""
-        self.statements.append(Statement(sql, params, many))
+        """A statement of a layer's own store module (bridge/store/), in this transaction.
+        `expect`: the rows it must touch, else nothing of the transaction is kept
+        (`LeaseLostError`): a condition checked and applied in one step."""
+        self.statements.append(Statement(sql, params, many, expect))
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.statements.append(Statement(sql, params))

@@ -110,7 +110,10 @@ async def test_a_held_turn_is_approved_from_the_page_and_the_day_adds_up(
 
         approved = True
         status, html = await client.post(f"{PAGE}/held/{session_id}", {"action": "approve"})
-        assert flash(html) == "Approved: assistant's turn goes on past its budget (this turn only)."
+        assert flash(html) == (
+            "Approved: assistant's turn goes on past its budget, for one more step of it "
+            "(this turn only); past that it waits again."
+        )
         await until(lambda: DONE in telegram_api.chat(OPERATOR), wait_s=20)
         chat = telegram_api.chat(OPERATOR)
         assert "Going on: admin acme/lead approved the spend for this turn." in chat

@@ -10,7 +10,7 @@ from typing import Any
 from config.prices import PriceConfig, PriceTable
 from runtime import EventType, RunStatus, Runtime, WakeupLimits
 from runtime.results import RuntimeSettings
-from runtime.spend import HoldKind, PlannedCall, SpendHold
+from runtime.spend import HoldKind, NoLimits, PlannedCall, SpendHold
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import MODEL, all_events, open_runtime, operator, until
 
@@ -95,7 +95,7 @@ async def test_a_turn_past_its_token_cap_ends_before_the_call(
     assert len(anthropic_api.requests) >= 2
 
 
-class CountingGate:
+class CountingGate(NoLimits):
     """Holds every call after the first `free` ones, unless the turn was approved."""
 
     def __init__(self, free: int, kind: HoldKind = HoldKind.WAIT) -> None:
