@@ -121,8 +121,7 @@ class Commands:
             case CommandName.HELP:
                 return texts.HELP
             case CommandName.NEW:
-                await self._sessions.session_for(route, workspace, fresh=True, direct=direct)
-                return texts.NEW_SESSION
+                return await self._new(route, workspace, operator_id, direct)
             case CommandName.STATUS:
                 bound = agent_key(workspace.id, agent_for(workspace, route.home, direct=direct))
                 return await self._status.text(
@@ -230,17 +229,49 @@ class Commands:
             return texts.NOTHING_TO_STOP
         return await self._stop_session(session_id, texts.NOTHING_TO_STOP, operator_id)
 
+    async def _new(
+        self, route: Route, workspace: WorkspaceConfig, operator_id: str, direct: bool
+    ) -> str:
+        """A fresh session; the old one's wake-ups are cancelled first, and it sets no more
+        (a turn of it still running), so none of them comes into this chat later."""
+        old = self._sessions.session_of(route)
+        by = f"/new by {operator_id}"
+        cancelled = await self._runtime.cancel_wakeups(old, by, retire=True) if old else 0
+        await self._sessions.session_for(route, workspace, fresh=True, direct=direct)
+        if not cancelled:
+            return texts.NEW_SESSION
+        return f"{texts.NEW_SESSION} {texts.WAKEUPS_CANCELLED.format(wakeups=_wakeups(cancelled))}"
+
     async def _stop_session(self, session_id: str, idle: str, operator_id: str) -> str:
+        """Stop the running turn and cancel the session's wake-ups (before the stop, and again
+        after it: what the stopped turn set on its way out), saying how many."""
+        by = f"/stop by {operator_id}"
+        cancelled = await self._runtime.cancel_wakeups(session_id, by)
+        said = await self._stop_turn(session_id, operator_id)
+        if said is not None:
+            cancelled += await self._runtime.cancel_wakeups(session_id, by)
+        if not cancelled:
+            return said or idle
+        if said is None:
+            return texts.NOTHING_RUNNING_WAKEUPS.format(wakeups=_wakeups(cancelled))
+        return f"{said} {texts.WAKEUPS_CANCELLED.format(wakeups=_wakeups(cancelled))}"
+
+    async def _stop_turn(self, session_id: str, operator_id: str) -> str | None:
+        """What stopping the running turn did; None when no turn runs."""
         run_id = self._runtime.status(session_id).run_id
         if run_id is None:
-            return idle
+            return None
         try:
             result = await self._runtime.stop(session_id, run_id)
         except (StaleRunError, UnknownRunError):
-            return idle
+            return None
         if result.status is not StopStatus.STOPPED:
             return texts.ALREADY_STOPPED
         log.info(
             "turn stopped", extra={"session_id": session_id, "run_id": run_id, "by": operator_id}
         )
         return texts.STOPPED
+
+
+def _wakeups(count: int) -> str:
+    return texts.WAKEUP_ONE if count == 1 else texts.WAKEUP_MANY.format(count=count)
