@@ -2,14 +2,16 @@
 
 A request's size is estimated from its characters (about four to a token for English text
 and code) and calibrated against the provider's own count on each answer, so the estimate
-follows the real tokenizer within a round or two. The window comes from the settings, else
-from the model's name.
+follows the real tokenizer within a round or two. The window comes from the settings,
+else from the provider once at start (the Models API's `max_input_tokens`), else, when it
+cannot tell, from the model's name.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 from runtime.providers.base import ProviderRequest, Usage, blocks_chars, request_chars
 from runtime.transcript import TranscriptMessage
@@ -19,7 +21,7 @@ CHARS_PER_TOKEN = 4.0
 # tokenizer) to one (CJK text): a count outside means the count is wrong, not the text.
 TOKENS_PER_CHAR = (0.1, 1.0)
 DEFAULT_WINDOW = 200_000
-KNOWN_WINDOWS = {"claude-": 200_000}  # by model-name prefix
+KNOWN_WINDOWS = {"claude-": 200_000}  # by model-name prefix: when the provider cannot tell
 
 
 def window_of(model: str, configured: int | None) -> int:
@@ -28,6 +30,22 @@ def window_of(model: str, configured: int | None) -> int:
     return next(
         (w for prefix, w in KNOWN_WINDOWS.items() if model.startswith(prefix)), DEFAULT_WINDOW
     )
+
+
+@runtime_checkable
+class KnowsWindow(Protocol):
+    """A provider that can tell its model's context window (Anthropic: the Models API)."""
+
+    async def context_window(self) -> int | None: ...
+
+
+async def learned_budget(budget: Budget, provider: object, configured: int | None) -> Budget:
+    """`budget` with the window the provider tells, asked once at start; the configured
+    window wins, and when the provider cannot tell, the table's stays."""
+    if configured or not isinstance(provider, KnowsWindow):
+        return budget
+    window = await provider.context_window()
+    return replace(budget, window=window) if window else budget
 
 
 def rows_chars(rows: list[TranscriptMessage]) -> int:

@@ -45,6 +45,7 @@ from runtime.transcript import (
 
 log = logging.getLogger(__name__)
 
+WINDOW_TIMEOUT_S = 10.0  # the Models API asked at start: a slow answer does not hold it up
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
 # How the API words a request that does not fit the context window (input alone; input plus
@@ -198,6 +199,19 @@ class AnthropicProvider:
 
     async def close(self) -> None:
         await self._client.close()
+
+    async def context_window(self) -> int | None:
+        """The model's input window as the Models API tells it (`max_input_tokens`); None
+        when it cannot be asked or does not say (the name's table is used then)."""
+        try:
+            found = await self._client.models.retrieve(self.model, timeout=WINDOW_TIMEOUT_S)
+        except anthropic.APIError as exc:
+            log.warning(
+                "context window not known from the Models API; using the table's",
+                extra={"model": self.model, "error": str(_map_api_error(exc))},
+            )
+            return None
+        return found.max_input_tokens
 
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice

@@ -60,6 +60,7 @@ def error(status: int, kind: str, message: str, **headers: str) -> Reply:
 
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
+MODEL_MAX_TOKENS = 64_000  # what the Models API says a model's max_tokens may be
 # What the Models API knows (`GET /v1/models/{id}`): id -> display name.
 MODELS = {
     "claude-sonnet-4-5": "Claude Sonnet 4.5",
@@ -113,6 +114,9 @@ class FakeAnthropic:
                 "id": model,
                 "display_name": MODELS[model],
                 "created_at": "2025-09-29T00:00:00Z",
+                # As the API answers now: the model's input window and largest max_tokens.
+                "max_input_tokens": self.context_window,
+                "max_tokens": MODEL_MAX_TOKENS,
             }
         )
 
