@@ -20,7 +20,7 @@ from runtime.agents import AgentSpec
 from runtime.approvals import Approvals
 from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
-from runtime.context import Budget, window_of
+from runtime.context import Budget, learned_budget, window_of
 from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event
 from runtime.guards import HeldTurns, TurnLimits
@@ -147,6 +147,9 @@ class Runtime:
             settings or RuntimeSettings(),
             clock,
         )
+        budget = runtime.turn_deps.budget  # the window: the provider's own, asked once
+        learned = await learned_budget(budget, provider, runtime.settings.context_window)
+        runtime.turn_deps = replace(runtime.turn_deps, budget=learned)
         if resume:
             await runtime.resume()
         return runtime
