@@ -222,4 +222,9 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (quarter, agent_id, payer, model)
     );
     """,
+    # 10: schedule_wakeup counts the wake-ups a session asked for in the last 24 hours against
+    # its cap (issue 38), newest first
+    """
+    CREATE INDEX wakeups_asked ON wakeups(session_id, created_at);
+    """,
 ]

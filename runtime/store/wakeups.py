@@ -13,9 +13,7 @@ from runtime.store.database import Row
 from runtime.store.writer import Writer, dumps
 
 PENDING = "SELECT * FROM wakeups WHERE status = 'pending' ORDER BY due_at, id"
-PENDING_OF = (
-    "SELECT * FROM wakeups WHERE session_id = ? AND status = 'pending' ORDER BY due_at, id"
-)
+PENDING_OF = "SELECT * FROM wakeups WHERE session_id = ? AND status = 'pending' ORDER BY due_at"
 ONE = "SELECT * FROM wakeups WHERE id = ?"
 # When the newest `limit` wake-ups a session asked for since a time were asked for.
 ASKED_SINCE = (

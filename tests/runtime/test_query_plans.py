@@ -14,7 +14,7 @@ import pytest
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import buttons as bridge_buttons
 from bridge.store import store as bridge_store
-from runtime.store import Store, approvals, history, hot_reads, retention
+from runtime.store import Store, approvals, history, hot_reads, retention, wakeups
 from runtime.store.usage import UsageFilter, total_sql
 
 DAY = (1_795_734_000.0, 1_795_820_400.0)  # a day in Berlin: whole quarters
@@ -70,6 +70,8 @@ STATEMENTS = {
     "budget before a call: a workspace's day": budget_sql(agent_prefix="acme/"),
     "budget before a call: an agent's day": budget_sql(agent_family="acme/ops"),
     "budget before a call: an operator's day": budget_sql(agent_prefix="acme/", payer="al"),
+    "schedule_wakeup: the session's pending one": wakeups.PENDING_OF,
+    "schedule_wakeup: the session's day so far": wakeups.ASKED_SINCE,
 }
 
 
