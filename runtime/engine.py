@@ -83,6 +83,7 @@ class Runtime:
         self.agents = {a.id: a for a in agents}
         self.sessions: dict[str, Session] = {}
         self._children: dict[str, list[Session]] = {}  # by parent session id
+        self._spawning: dict[str, int] = {}  # children being created, by parent session id
         self._closing = False
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
@@ -264,15 +265,24 @@ class Runtime:
         return record.id
 
     async def create_child_session(self, parent: Session, run_id: str) -> Session:
-        """A private child agent of `parent`'s agent, numbered among its children."""
-        number = len(self.children(parent)) + 1
+        """A private child agent of `parent`'s agent, numbered among its children. The number
+        counts the children still being created too: two `spawn_agent` calls of one round run
+        side by side, and each must get a number of its own."""
+        starting = self._spawning.get(parent.id, 0)
+        number = len(self.children(parent)) + starting + 1
+        self._spawning[parent.id] = starting + 1
         child_agent = f"{parent.record.agent_id}/child-{number}"
         self.agents[child_agent] = self.agents[parent.record.agent_id].child(
             child_agent, self.tools.command_tool_names()
         )
-        child_id = await self.create_session(
-            child_agent, parent_session_id=parent.id, metadata={"spawned_by_run": run_id}
-        )
+        try:
+            child_id = await self.create_session(
+                child_agent, parent_session_id=parent.id, metadata={"spawned_by_run": run_id}
+            )
+        finally:
+            left = self._spawning.pop(parent.id) - 1
+            if left:
+                self._spawning[parent.id] = left
         return self.sessions[child_id]
 
     async def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
@@ -393,7 +403,13 @@ class Runtime:
                 handle.request_stop(reason)
                 await asyncio.gather(*(self._stop_child(c) for c in self.children(session)))
             await handle.finished.wait()
-            return StopResult(StopStatus.ALREADY_STOPPED if already else StopStatus.STOPPED, run_id)
+            if already:
+                return StopResult(StopStatus.ALREADY_STOPPED, run_id)
+            ended = await self.store.run(run_id)
+            if ended is not None and ended.status is not RunStatus.STOPPED:
+                # it ended on its own while this stop recorded itself: the stop came too late
+                raise StaleRunError(f"run {run_id} ended ({ended.status}) before the stop")
+            return StopResult(StopStatus.STOPPED, run_id)
         run = await self.store.run(run_id)
         if run is None or run.session_id != session_id:
             raise UnknownRunError(f"session {session_id} has no run {run_id!r}")

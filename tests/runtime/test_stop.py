@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,3 +165,34 @@ async def test_stopping_a_parent_stops_its_children(
         e for e in await all_events(rt, EventType.MESSAGE_QUEUED) if e.data.kind == "task_result"
     ]
     assert task_results == [], "a child stopped with its parent does not restart the parent"
+
+
+async def test_a_stop_that_comes_as_the_turn_ends_on_its_own_says_it_came_too_late(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    """The turn answers while the stop is recording itself (issue 38's class): the stop is
+    not reported as having stopped a turn that completed."""
+    hold = asyncio.Event()
+    anthropic_api.script = [text("the full answer", hold=hold)]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("question"))
+    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "thinking")
+    assert started.run_id is not None
+    await until(lambda: len(anthropic_api.requests) == 1)
+    handle = rt.sessions[sid].running
+    assert handle is not None
+    emit = rt.store.emit
+
+    async def turn_ends_meanwhile(*events: Any) -> None:
+        hold.set()
+        await handle.finished.wait()
+        await emit(*events)
+
+    rt.store.emit = turn_ends_meanwhile  # type: ignore[method-assign]
+    with pytest.raises(StaleRunError, match="ended"):
+        await rt.stop(sid, started.run_id)
+    rt.store.emit = emit  # type: ignore[method-assign]
+    [run] = await rt.store.runs(session_id=sid)
+    assert run.status is RunStatus.COMPLETED and run.final_text == "the full answer"
