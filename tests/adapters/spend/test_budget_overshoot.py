@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
+from adapters.server.status_cli import status
+from bridge.admin.board import read_board
 from bridge.spend.words import money
 from tests.adapters.automation.test_schedule_buttons import keyboard
 from tests.adapters.spend.test_budget_e2e import SUMS, Looping, posted
@@ -131,6 +133,11 @@ async def test_an_approval_covers_one_step_then_the_turn_holds_again_and_says_so
         wait_s=30,
     )
     assert not any("thinking" in t for t in telegram_api.chat(user) if "held by budget" in t)
+    # `switchboard status` (another reader of the store) and the console's board say so too.
+    active = topology.active
+    assert "held by budget workspace/day" in await status(active.bridge.config)
+    board = await read_board(active.bridge, "acme")
+    assert [a.what() for a in board.running] == ["held by budget workspace/day"]
 
     # One approval: about $0.025 more (four calls or so), then it holds again, saying why.
     to_user = posted(telegram_api, user, HELD)
