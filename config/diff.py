@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from config.errors import ConfigError
 from config.loading import parse
 from config.schema import SwitchboardConfig, WorkspaceConfig
+from config.wakeups import WakeupsConfig
 
 # Sections read afresh wherever they are used: they change with a reload (the console's logins
 # are checked against the current `[admin]`).
@@ -62,11 +63,11 @@ AUTOMATION = ("schedules", "triggers")  # read where they are used: no bot resta
 
 
 def bots_unchanged(old: WorkspaceConfig, new: WorkspaceConfig) -> bool:
-    """Whether only the workspace's schedules, triggers, budgets or timezone differ: its bots
-    run on as they are (the schedules' clock, the doors and the budget gate read the new
-    config)."""
+    """Whether only the workspace's schedules, triggers, budgets, wake-up limits or timezone
+    differ: its bots run on as they are (the schedules' clock, the doors, the budget gate and
+    the agents' wake-up limits read the new config)."""
     cleared: dict[str, object] = {key: [] for key in AUTOMATION}
-    cleared |= {"budgets": [], "timezone": "UTC"}
+    cleared |= {"budgets": [], "timezone": "UTC", "wakeups": WakeupsConfig()}
     return old.model_copy(update=cleared) == new.model_copy(update=cleared)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.diff import plan
+from config.diff import bots_unchanged, plan
 from config.loading import parse
 from config.schema import SwitchboardConfig
 
@@ -61,3 +61,16 @@ def test_the_terminal_console_of_a_workspace_needs_a_restart() -> None:
     _, report = plan(config(), config(new))
     assert report.changed == ("acme",)
     assert report.restart_needed == ("workspaces.acme.console",)
+
+
+def test_new_wake_up_limits_restart_no_bot() -> None:
+    """The agents read their wake-up limits at each request (the runtime's roster is replaced
+    on every reload): a changed floor or cap keeps the workspace's bots running."""
+    stricter = BASE.replace(
+        'id = "globex"\n', 'id = "globex"\nwakeups = { min_delay = "1m", per_day = 20 }\n'
+    )
+    old, new = config().workspaces[1], config(stricter).workspaces[1]
+    assert new.wakeups.per_day == 20
+    assert bots_unchanged(old, new)
+    renamed = config(stricter.replace('bot_token = "1:T"', 'bot_token = "2:T"')).workspaces[1]
+    assert not bots_unchanged(old, renamed)
