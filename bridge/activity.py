@@ -17,7 +17,7 @@ from bridge import texts
 from bridge.places import Place, place
 from bridge.spend import words as spend_words
 from bridge.store import BridgeStore, ConversationName
-from bridge.store.spend import SpendStore
+from bridge.store.spend import Held, SpendStore
 from runtime.messages import QueueStatus
 from runtime.records import ApprovalRecord, RunRecord, RunStatus, SessionRecord, ToolCallRecord
 from runtime.store import Store
@@ -178,7 +178,7 @@ class _Facts:
     queued: Mapping[str, list[float]]  # when each waiting message came
     errors: Mapping[str, str]  # the latest turn's error, where it failed
     names: Mapping[str, ConversationName]
-    held: Mapping[str, tuple[str, float | None]]  # run -> the budget holding it, until when
+    held: Mapping[str, Held]  # run -> the budget that holds it
 
 
 class ActivityReader:
@@ -238,9 +238,9 @@ class ActivityReader:
         waiting = facts.approvals.get(sid, [])
         queued = sorted(facts.queued.get(sid, []))
         doing, tool, since = self._doing(run, facts.tools.get(sid, []), waiting, queued)
-        budget = facts.held.get(run.id) if run is not None and self._running else None
-        if budget is not None and doing in (Doing.THINKING, Doing.RUNNING_TOOL):
-            doing, tool = Doing.HELD_BY_BUDGET, None
+        held = facts.held.get(run.id) if run is not None and self._running else None
+        if held is not None and doing in (Doing.THINKING, Doing.RUNNING_TOOL):
+            doing, tool, since = Doing.HELD_BY_BUDGET, None, held.since
         return Activity(
             session_id=sid,
             workspace_id=workspace_of(record.agent_id),
@@ -257,7 +257,7 @@ class ActivityReader:
             last_error=facts.errors.get(sid),
             run_id=run.id if run is not None else None,
             running=self._running,
-            budget=budget[0] if budget is not None else None,
+            budget=held.budget if held is not None else None,
         )
 
     def _doing(

@@ -8,15 +8,13 @@ bridge's to say, through `SpendGate`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from config.prices import PriceTable
 from runtime.providers.base import Usage
-
-if TYPE_CHECKING:
-    from runtime.store.writer import Writer
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +111,22 @@ class SpendHold:
     until: float | None  # wall time the period ends; None: not by itself
 
 
+class CallRecording(Protocol):
+    """The write transaction a call's usage is recorded in (`runtime.store.Writer`), as a
+    gate sees it: a layer's own statement, and what to do once it commits."""
+
+    def write_sql(
+        self,
+        sql: str,
+        params: Sequence[Any] | list[Sequence[Any]] = (),
+        *,
+        many: bool = False,
+        expect: int | None = None,
+    ) -> None: ...
+
+    def after_commit(self, callback: Callable[[], None]) -> None: ...
+
+
 class SpendGate(Protocol):
     """Asked before each model call of a turn. A call let through holds a reservation of
     its estimate until its usage is recorded (`settled`, in that transaction) or the turn
@@ -122,7 +136,7 @@ class SpendGate(Protocol):
         """None: go ahead (its estimate is reserved)."""
         ...
 
-    def settled(self, w: Writer, charge: Charge) -> None:
+    def settled(self, w: CallRecording, charge: Charge) -> None:
         """The call's usage is recorded in `w`: its reservation goes in the same commit."""
         ...
 
@@ -137,7 +151,7 @@ class NoLimits:
     async def before_call(self, call: PlannedCall) -> SpendHold | None:
         return None
 
-    def settled(self, w: Writer, charge: Charge) -> None:
+    def settled(self, w: CallRecording, charge: Charge) -> None:
         return None
 
     async def finished(self, charge: Charge) -> None:

@@ -27,8 +27,7 @@ from config.schema import WorkspaceConfig
 from config.timing import zone
 from runtime import Runtime
 from runtime.errors import LeaseLostError, StoreConflictError
-from runtime.spend import Charge, HoldKind, PlannedCall, SpendHold, cost_of
-from runtime.store import Writer
+from runtime.spend import CallRecording, Charge, HoldKind, PlannedCall, SpendHold, cost_of
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +101,7 @@ class BudgetGate:
         hold = SpendHold(HoldKind.WAIT, words.reason(fullest), fullest.budget.key, fullest.end)
         return await self._held(workspace, hold)
 
-    def settled(self, w: Writer, charge: Charge) -> None:
+    def settled(self, w: CallRecording, charge: Charge) -> None:
         run_id = charge.run_id or ""
         if run_id in self._reserved:
             release(w, run_id)

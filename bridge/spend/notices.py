@@ -26,14 +26,13 @@ async def held_now(runtime: Runtime, session_id: str, tz: ZoneInfo) -> Answer | 
     run = runtime.held.of(session_id)
     if run is None or run.held is None:
         return None
-    holds = await SpendStore(runtime.store).holds([run.run_id])
     # The dispatcher records the hold just after the turn is held: the reason names it too.
-    budget, until = holds.get(run.run_id, ("", None))
+    held = (await SpendStore(runtime.store).holds([run.run_id])).get(run.run_id)
     text = words.HELD_NOW.format(
         agent=runtime.session(session_id).agent_id,
-        which=f"budget {budget}" if budget else "a budget",
+        which=f"budget {held.budget}" if held else "a budget",
         reason=run.held,
-        until=words.until(until, tz, runtime.clock.wall()),
+        until=words.until(held.until if held else None, tz, runtime.clock.wall()),
     )
     return Answer(text, (Button("Approve spend", f"/approve_spend {run.run_id}"),))
 

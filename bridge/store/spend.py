@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from bridge.store.transaction import BridgeTx
-from runtime.spend import Charge
+from runtime.spend import CallRecording, Charge
 from runtime.store import Store, Writer
 from runtime.store.usage import UsageFilter, spent_sql
 
@@ -47,6 +47,15 @@ def _reserved_sql(which: UsageFilter, dollars: bool) -> tuple[str, list[object]]
     return sql, params
 
 
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A turn a budget holds: which (its key), until when its period runs, since when."""
+
+    budget: str
+    until: float | None
+    since: float
+
+
 class SpendStore:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -60,16 +69,17 @@ class SpendStore:
         rows = await self._store.read_sql(sql, [*params, now, run_id])
         return float(rows[0]["reserved"]) if rows else 0.0
 
-    async def holds(self, run_ids: Iterable[str]) -> dict[str, tuple[str, float | None]]:
-        """The budget (and until when) each of these turns is held by, if any."""
+    async def holds(self, run_ids: Iterable[str]) -> dict[str, Held]:
+        """What holds each of these turns, if anything."""
         ids = sorted(set(run_ids))
         if not ids:
             return {}
         marks = ", ".join("?" for _ in ids)
         rows = await self._store.read_sql(
-            f"SELECT run_id, budget, until FROM spend_holds WHERE run_id IN ({marks})", ids
+            f"SELECT run_id, budget, until, held_at FROM spend_holds WHERE run_id IN ({marks})",
+            ids,
         )
-        return {r["run_id"]: (r["budget"], r["until"]) for r in rows}
+        return {r["run_id"]: Held(r["budget"], r["until"], r["held_at"]) for r in rows}
 
 
 def warning_sent(tx: BridgeTx, workspace_id: str, budget: str, period_start: float) -> None:
@@ -100,9 +110,10 @@ def reserve(
     sql = RESERVE.format(conditions=" AND ".join(conditions) or "1 = 1")
     w.write_sql(sql, [*values, *params], expect=1)
     w.write_sql("DELETE FROM spend_reservations WHERE expires_at <= ?", (now,))
+    w.write_sql("DELETE FROM spend_holds WHERE run_id = ?", (charge.run_id,))  # not held now
 
 
-def release(w: Writer, run_id: str) -> None:
+def release(w: CallRecording, run_id: str) -> None:
     """The call's reservation goes (its usage is recorded in `w`, or it was never made)."""
     w.write_sql("DELETE FROM spend_reservations WHERE run_id = ?", (run_id,))
 
