@@ -111,10 +111,17 @@ class BudgetGate:
         run_id = charge.run_id or ""
         for key in [k for k in self._approved if k[0] == run_id]:
             del self._approved[key]
-        if run_id in self._reserved:
+        if run_id not in self._reserved:
+            return
+        self._reserved.discard(run_id)
+        try:
             async with self._runtime.store.write() as w:
                 release(w, run_id)
-            self._reserved.discard(run_id)
+        except Exception as exc:  # the turn's outcome matters more: it expires by itself
+            log.warning(
+                "spend reservation not released; it expires by itself",
+                extra={"run_id": run_id, "error": str(exc)},
+            )
 
     async def _standing(
         self, workspace: WorkspaceConfig, budget: BudgetConfig, run_id: str, now: float
