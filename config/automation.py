@@ -181,7 +181,7 @@ class TriggerConfig(Strict):
     def _timestamp_signed_by_hmac(self) -> TriggerConfig:
         if self.require_timestamp and self.kind != "hmac":
             raise ValueError(
-                f"trigger {self.id!r}: require_timestamp is for kind = \"hmac\" senders; GitHub "
+                f'trigger {self.id!r}: require_timestamp is for kind = "hmac" senders; GitHub '
                 "signs no timestamp (remove require_timestamp)"
             )
         return self

@@ -101,8 +101,7 @@ class ScheduleWakeup:
         if len(note) > MAX_NOTE_CHARS:
             return ToolResult.failure(
                 "invalid_input",
-                f"note has {len(note)} characters; say what to do then in at most "
-                f"{MAX_NOTE_CHARS}",
+                f"note has {len(note)} characters; say what to do then in at most {MAX_NOTE_CHARS}",
             )
         return await ctx.wake_later(str(tool_input.get("when", "")), note)
 
