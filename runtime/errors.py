@@ -60,6 +60,11 @@ class StoreUnavailableError(RuntimeFault):
     """The database cannot be reached (PostgreSQL: the server, or its credentials)."""
 
 
-class LeaseLostError(RuntimeFault):
+class ConditionFailedError(RuntimeFault):
+    """A conditional statement of a write touched other than the rows it had to (its
+    condition no longer held when it ran): nothing of the transaction was kept."""
+
+
+class LeaseLostError(ConditionFailedError):
     """This process no longer holds the lease a write was fenced by: another replica took
     the work over, and the write was not kept."""

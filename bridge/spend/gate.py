@@ -26,7 +26,7 @@ from config.current import CurrentConfig
 from config.schema import WorkspaceConfig
 from config.timing import zone
 from runtime import Runtime
-from runtime.errors import LeaseLostError, StoreConflictError
+from runtime.errors import ConditionFailedError, LeaseLostError, StoreConflictError
 from runtime.spend import CallRecording, Charge, HoldKind, PlannedCall, SpendHold, cost_of
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,8 @@ class BudgetGate:
                 async with self._runtime.store.write() as w:
                     reserve(w, call.charge, cost, tokens, ceilings)
             except LeaseLostError:
+                raise  # this replica no longer runs the turn
+            except ConditionFailedError:
                 continue  # another call took the room meanwhile: read again
             self._reserved.add(run_id)
             return None

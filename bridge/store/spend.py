@@ -96,7 +96,7 @@ def reserve(
 ) -> None:
     """The call's estimate, reserved only if every budget still has room for it with what
     is spent and reserved: checked and written in one statement, else the transaction fails
-    (`LeaseLostError`) and nothing is reserved."""
+    (`ConditionFailedError`) and nothing is reserved."""
     now = w.now()
     conditions, params = [], list[object]()
     for c in ceilings:

@@ -14,18 +14,22 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from runtime.errors import ConditionFailedError
+
 Row = Any  # a row whose columns are read by name (`row["seq"]`)
 
 
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One statement of a write transaction. `expect`: the number of rows it must touch, or
-    the whole transaction fails with `LeaseLostError` (a fencing check)."""
+    the whole transaction fails with `refused_as` (a condition checked and applied in one
+    step; `LeaseLostError` for a fencing check)."""
 
     sql: str
     params: Sequence[Any] | list[Sequence[Any]] = ()
     many: bool = False
     expect: int | None = None
+    refused_as: type[ConditionFailedError] = ConditionFailedError
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from runtime.clock import Clock
+from runtime.errors import LeaseLostError
 from runtime.records import Lease
 from runtime.store.database import Row, Statement
 
@@ -51,7 +52,9 @@ def release(lease: Lease) -> Statement:
 def fenced(lease: Lease) -> Statement:
     """Touches the lease row only while `lease`'s fence is current; else the transaction
     fails with `LeaseLostError`."""
-    return Statement(FENCE, (lease.name, lease.holder, lease.fence), expect=1)
+    return Statement(
+        FENCE, (lease.name, lease.holder, lease.fence), expect=1, refused_as=LeaseLostError
+    )
 
 
 def lease(r: Row) -> Lease:

@@ -23,7 +23,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from runtime.errors import LeaseLostError, StoreConflictError, StoreUnavailableError
+from runtime.errors import StoreConflictError, StoreUnavailableError
 from runtime.store import dialect, hot_reads
 from runtime.store.database import (
     Engine,
@@ -155,7 +155,7 @@ class PostgresDatabase:
                 for s in (s for s in statements if s.expect is not None):
                     await cursor.execute(dialect.statement(s.sql), _adapted(s.params))
                     if cursor.rowcount != s.expect:
-                        raise LeaseLostError(f"fencing check failed: {s.sql}")
+                        raise s.refused_as(f"condition failed: {s.sql}")
                 async with self._writer.pipeline():
                     for s in (s for s in statements if s.expect is None):
                         sql = dialect.statement(s.sql)

@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import aiosqlite
 
-from runtime.errors import LeaseLostError, StoreBusyError, StoreConflictError
+from runtime.errors import StoreBusyError, StoreConflictError
 from runtime.store.database import (
     Engine,
     Migrations,
@@ -317,7 +317,7 @@ def execute(conn: sqlite3.Connection, statements: Transaction) -> None:
         if not s.many:
             cursor = conn.execute(s.sql, s.params)
             if s.expect is not None and cursor.rowcount != s.expect:
-                raise LeaseLostError(f"fencing check failed: {s.sql}")
+                raise s.refused_as(f"condition failed: {s.sql}")
         elif len(s.params) == 1:  # most often: one ledger event
             conn.execute(s.sql, s.params[0])
         elif s.params:  # none (a transaction without ledger events): nothing to run

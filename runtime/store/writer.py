@@ -84,7 +84,7 @@ class Writer:
     ) -> None:
         """A statement of a layer's own store module (bridge/store/), in this transaction.
         `expect`: the rows it must touch, else nothing of the transaction is kept
-        (`LeaseLostError`): a condition checked and applied in one step."""
+        (`ConditionFailedError`): a condition checked and applied in one step."""
         self.statements.append(Statement(sql, params, many, expect))
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:

@@ -13,7 +13,7 @@ import pytest
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store.spend import Ceiling, SpendStore, release, reserve
 from config.prices import PriceConfig, PriceTable
-from runtime.errors import LeaseLostError
+from runtime.errors import ConditionFailedError
 from runtime.providers.base import Usage
 from runtime.spend import CallPurpose, Charge
 from runtime.store import Store
@@ -43,7 +43,7 @@ async def reserved(store: Store, run: str) -> bool:
     try:
         async with store.write() as w:
             reserve(w, charge(run), 1.0, 1_000_000, [CEILING])
-    except LeaseLostError:
+    except ConditionFailedError:
         return False
     return True
 
