@@ -3,7 +3,6 @@ never be silently ignored."""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,11 +19,19 @@ from config.automation import (
 )
 from config.bindings import BindingConfig, RespondTo, check_bindings, no_all_with_others
 from config.budgets import BudgetConfig, check_budgets
+from config.consistency import (
+    check_admin_tokens,
+    check_agent_tools,
+    check_default_agent,
+    check_defined_once,
+    check_not_shared,
+    check_one_primary,
+    check_tool_names,
+)
 from config.mcp import (
     APPROVAL_TIMEOUT_S,
     MAX_APPROVAL_TIMEOUT_S,
     McpServerConfig,
-    mcp_reference,
     url_secrets,
 )
 from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
@@ -279,47 +286,22 @@ class WorkspaceConfig(Strict):
         agent_ids = [a.id for a in self.agents]
         operator_ids = [o.id for o in self.operators]
         tool_names = [t.name for t in self.tools]
-        admin_ids = [a.id for a in self.admins]
         servers = {m.name: m for m in self.mcp_servers}
-        for kind, ids in (
-            ("agent", agent_ids),
-            ("operator", operator_ids),
-            ("tool", tool_names),
-            ("admin", admin_ids),
-            ("MCP server", [m.name for m in self.mcp_servers]),
-        ):
-            twice = sorted(i for i, n in Counter(ids).items() if n > 1)
-            if twice:
-                raise ValueError(f"{kind} id {twice[0]!r} is defined twice")
-        if self.default_agent not in agent_ids:
-            raise ValueError(
-                f"default_agent {self.default_agent!r} is not one of the agents: {agent_ids}"
+        check_defined_once(
+            (
+                ("agent", agent_ids),
+                ("operator", operator_ids),
+                ("tool", tool_names),
+                ("admin", [a.id for a in self.admins]),
+                ("MCP server", [m.name for m in self.mcp_servers]),
             )
-        primaries = [o.id for o in self.operators if o.primary]
-        if len(primaries) != 1:
-            raise ValueError(
-                f"exactly one operator must have primary = true (found {len(primaries)})"
-            )
-        for name in tool_names:
-            if any(name.startswith(f"{server}__") for server in servers):
-                raise ValueError(
-                    f"tool {name!r} has the name an MCP server's tool is offered as; rename it"
-                )
-        clash = sorted(set(tool_names) & set(BUILTIN_TOOLS))
-        if clash:
-            raise ValueError(f"tool {clash[0]!r} has the name of a built-in tool")
-        known = set(tool_names) | set(BUILTIN_TOOLS)
-        for agent in self.agents:
-            for name in agent.tools:
-                problem = mcp_reference(name, servers)
-                if problem is not None:
-                    raise ValueError(f"agent {agent.id!r}: tool {name!r} {problem}")
-            missing = [t for t in agent.tools if t not in known and "." not in t]
-            if missing:
-                raise ValueError(
-                    f"agent {agent.id!r} lists unknown tool {missing[0]!r}; define it under "
-                    f"[[workspaces.tools]] or use one of {sorted(known)}"
-                )
+        )
+        check_default_agent(self.default_agent, agent_ids)
+        check_one_primary([o.id for o in self.operators if o.primary])
+        check_tool_names(tool_names, servers, BUILTIN_TOOLS)
+        check_agent_tools(
+            {a.id: a.tools for a in self.agents}, set(tool_names) | set(BUILTIN_TOOLS), servers
+        )
         if self.console and self.console.operator not in operator_ids:
             raise ValueError(f"console.operator {self.console.operator!r} is not an operator")
         if not (self.slack or self.telegram or self.console):
@@ -385,26 +367,18 @@ class SwitchboardConfig(Strict):
 
     @model_validator(mode="after")
     def _unique_workspaces(self) -> SwitchboardConfig:
-        ids = [w.id for w in self.workspaces]
-        twice = sorted(i for i, n in Counter(ids).items() if n > 1)
-        if twice:
-            raise ValueError(f"workspace id {twice[0]!r} is defined twice")
-        tools = [t.name for w in self.workspaces for t in w.tools]
-        shared = sorted(t for t, n in Counter(tools).items() if n > 1)
-        if shared:
-            raise ValueError(f"tool {shared[0]!r} is defined in two workspaces; rename one")
-        servers = [m.name for w in self.workspaces for m in w.mcp_servers]
-        shared = sorted(m for m, n in Counter(servers).items() if n > 1)
-        if shared:
-            raise ValueError(f"MCP server {shared[0]!r} is named in two workspaces; rename one")
+        check_defined_once((("workspace", [w.id for w in self.workspaces]),))
+        check_not_shared(
+            tools=[t.name for w in self.workspaces for t in w.tools],
+            servers=[m.name for w in self.workspaces for m in w.mcp_servers],
+        )
         teams = [w.slack.team_id for w in self.workspaces if w.slack]
         if len(teams) != len(set(teams)):
             raise ValueError("two workspaces use the same Slack team_id")
         tokens = [a.token.get_secret_value() for w in self.workspaces for a in w.admins]
         if self.admin.token is not None:
             tokens.append(self.admin.token.get_secret_value())
-        if len(tokens) != len(set(tokens)):
-            raise ValueError("two admins have the same token; give each admin their own")
+        check_admin_tokens(tokens)
         floor = self.server.schedule_min_every
         check_every_floor({w.id: w.schedules for w in self.workspaces}, floor)
         return self
