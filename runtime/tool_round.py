@@ -23,6 +23,7 @@ from runtime.payloads import LISTENING_STEP, ProgressState, ToolFinished, ToolSt
 from runtime.records import ApprovalStatus
 from runtime.recovery import INTERRUPTED, answer_open_tool_calls
 from runtime.session import RunHandle, Session
+from runtime.steps import WaitForApproval
 from runtime.store import Store, Writer
 from runtime.tools.base import Approval, ToolContext
 from runtime.tools.envelope import ToolImage, ToolResult, ToolStatus
@@ -112,16 +113,21 @@ class ToolRunner:
         await self._close_round(calls, results, record_solo=solo, next_round=round_no + 1)
         return list(results)
 
-    async def resume(self) -> None:
-        """Close the round a restart left open: recovery keeps a round open while one of its
-        calls waits for an operator's approval. That call is asked again (its buttons shown
-        again) and run once approved; a call that finished keeps its stored result; any other
-        is answered as interrupted (it may have run: it is not run again)."""
+    async def open_round(self) -> WaitForApproval | None:
+        """The round a restart left open, if the transcript ends in one: recovery keeps a
+        round open while one of its calls waits for an operator's approval."""
         calls = unanswered_tool_uses(self.transcript.rows)
         ids = [c.id for c in calls]
         asked = await self.deps.store.approvals.for_tool_uses(ids) if ids else {}
-        if not asked:
-            return
+        return WaitForApproval(calls, asked) if asked else None
+
+    async def resume(self, waiting: WaitForApproval) -> None:
+        """Close the round a restart left open. A call waiting for approval is asked again
+        (its buttons shown again) and run once approved; a call that finished keeps its
+        stored result; any other is answered as interrupted (it may have run: it is not
+        run again)."""
+        calls, asked = waiting.calls, waiting.asked
+        ids = [c.id for c in calls]
         stored = {c.id: c for c in await self.deps.store.tool_calls(ids=ids)}
 
         async def close(call: ToolUseBlock) -> ToolResult:

@@ -1,7 +1,9 @@
 """One turn: provider rounds and tool runs, draining interjections only at the safe points.
 
-The loop body is a `match` on what the round resolved to; every drain goes through
-`checkpoint(boundary)`, so searching for `checkpoint(` finds all four safe points.
+The loop body is one `match` on what each step resolved to (the closed set of next steps in
+runtime/steps.py: a model round, a budget hold, an approval a restart left waiting, tools, a
+wake-up that ends the turn, ...); every drain goes through `checkpoint(boundary)`, so
+searching for `checkpoint(` finds all four safe points.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from runtime.compaction import compact
 from runtime.context import Budget
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.events import Event, Payload
-from runtime.guards import CallGuard, TurnEnded, TurnLimits
+from runtime.guards import CallGuard, TurnLimits
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import (
     AssistantText,
@@ -30,6 +32,8 @@ from runtime.payloads import (
     ProgressState,
     ProviderRequestRefused,
     ProviderRetry,
+    SpendHeld,
+    SpendReleased,
     thinking_step,
 )
 from runtime.prompts import interjection_row
@@ -42,8 +46,21 @@ from runtime.providers.base import (
 )
 from runtime.records import RunStatus
 from runtime.session import RunHandle, Session, TurnStopped
-from runtime.spend import CallPurpose, Charge, SpendGate
-from runtime.steps import ContinueRound, FinalAnswer, RunTools, resolve_round
+from runtime.spend import CallPurpose, Charge, HoldKind, SpendGate, SpendHold
+from runtime.steps import (
+    CallModel,
+    ContinueRound,
+    EndForWakeup,
+    EndTurn,
+    FinalAnswer,
+    HoldForBudget,
+    NextRound,
+    NextStep,
+    RunTools,
+    WaitForApproval,
+    resolve_round,
+    resolve_tools,
+)
 from runtime.store import Store, Writer
 from runtime.store.usage import record_call
 from runtime.tool_round import ToolDeps, ToolRunner
@@ -52,11 +69,14 @@ from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
     Block,
     TextBlock,
+    ToolUseBlock,
     Transcript,
     TranscriptMessage,
 )
 
 log = logging.getLogger(__name__)
+
+RECHECK_S = 60.0  # a turn a budget holds asks the gate again this often (a period may end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,15 +148,7 @@ class Turn:
         self.usage = Usage()
         self.rounds = 0
         self.charge = Charge(session.id, agent.id, handle.payer, handle.run_id)
-        self.guard = CallGuard(
-            deps.gate,
-            deps.limits,
-            deps.clock,
-            handle,
-            self.charge,
-            self._emit,
-            lambda step: self.progress(step, state=ProgressState.WAITING),
-        )
+        self.guard = CallGuard(deps.gate, deps.limits, handle, self.charge)
         # A message may cap its turn lower than the runtime does (a schedule's max_rounds).
         self.max_rounds = min(deps.max_rounds, max_rounds or deps.max_rounds)
 
@@ -156,10 +168,6 @@ class Turn:
         except TurnStopped:
             await self.close_after_stop()
             return TurnOutcome(RunStatus.STOPPED, "", self.handle.stop_reason or None)
-        except TurnEnded as ended:  # before a model call: nothing is left open
-            return TurnOutcome(
-                RunStatus.STOPPED if ended.stopped else RunStatus.FAILED, "", str(ended)
-            )
         except TranscriptInvariantError as exc:
             await self._emit(ProviderRequestRefused(problems=exc.problems))
             return TurnOutcome(RunStatus.FAILED, "", str(exc))
@@ -167,77 +175,140 @@ class Turn:
             return TurnOutcome(RunStatus.FAILED, "", str(exc))
 
     async def _loop(self) -> TurnOutcome:
-        await self.tool_runner.resume()  # a round a restart left open, waiting for approval
-        round_no = 0
+        """One `match` on what each step resolved to, until one ends the turn."""
+        step: NextStep = await self.tool_runner.open_round() or NextRound()
         while True:
-            round_no += 1
-            self.handle.raise_if_stopped()
-            if round_no > self.max_rounds:
-                return TurnOutcome(
-                    RunStatus.FAILED,
-                    "",
-                    f"the turn did not finish within {self.max_rounds} rounds",
-                )
-            self.rounds = round_no
-            if round_no > 1:
-                await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
-            request = self._request()
-            chars = request_chars(request)  # once a round: it walks the whole transcript
-            estimate = self.session.context.estimate(chars)
-            max_tokens = self.deps.budget.max_tokens
-            if await self.guard.before_call(self.model, self.usage, estimate, max_tokens):
-                await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)  # what came meanwhile
-                request, self._announced_round = self._request(), round_no - 1
-                chars = request_chars(request)
-            if round_no > self._announced_round:
-                await self.progress(thinking_step(round_no))
-                self._announced_round = round_no
-            fitted = await self._fit(request, round_no, self.session.context.estimate(chars))
-            request, chars_sent = fitted, chars if fitted is request else None
-            try:
-                response = await self._send(request, chars_sent)
-            except ContextWindowExceededError as exc:
-                # The estimate fell short of the provider's count: learn from its count,
-                # compact, and send once more if that made the request smaller.
-                if exc.request_tokens:
-                    self.session.context.counted(request, exc.request_tokens)
-                oldest = self.transcript.row_ids[:1]
-                request = await self._fit(self._request(), round_no, force=True)
-                if self.transcript.row_ids[:1] == oldest:
-                    raise
-                response = await self._send(request)
-            step, recorded = resolve_round(response)
-            repeated = self._repeated_tool_ids(recorded)
-            said = None
-            if not repeated and any(b for b in recorded.blocks if not _blank(b)):
-                said = AssistantText(
-                    text=recorded.text(), round=round_no, tool_calls=len(recorded.tool_uses())
-                )
-            await self._settle(response, recorded, said)
-            if repeated:
-                raise ProviderError(f"the model returned duplicate tool_use ids: {repeated}")
-            self.guard.answered(response.usage, recorded.tool_uses())
             match step:
+                case WaitForApproval() as waiting:
+                    await self.tool_runner.resume(waiting)
+                    step = NextRound()
+                case NextRound() | ContinueRound():
+                    step = await self._next_round()
+                case HoldForBudget() as held:
+                    step = await self._wait_out(held)
+                case CallModel(request=request, chars=chars):
+                    step = await self._call_model(request, chars)
                 case FinalAnswer(text=text):
-                    if await self.checkpoint(Boundary.AFTER_PROVIDER_ROUND):
-                        continue
+                    if not await self.checkpoint(Boundary.AFTER_PROVIDER_ROUND):
+                        return TurnOutcome(RunStatus.COMPLETED, text)
+                    step = NextRound()
+                case RunTools() as tools:
+                    results, admitted = await self._run_tools(tools.calls)
+                    step = resolve_tools(tools, results, admitted)
+                case EndForWakeup(text=text):  # it picks up when the wake-up fires
                     return TurnOutcome(RunStatus.COMPLETED, text)
-                case RunTools(calls=calls):
-                    self.tool_runner.admitted_before_tools = bool(
-                        await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
-                    )
-                    self.handle.raise_if_stopped()
-                    results = await self.tool_runner.run(calls, round_no)
-                    self._announced_round = round_no + 1
-                    admitted = await self.checkpoint(Boundary.AFTER_TOOL_RESULTS)
-                    ending = [r for r in results if r.ends_turn]
-                    if ending and not admitted:  # a wake-up set: the turn picks up later
-                        words = recorded.text().strip()
-                        return TurnOutcome(RunStatus.COMPLETED, words or ending[0].summary_text)
-                case ContinueRound():
-                    continue
+                case EndTurn(status=status, reason=reason):  # before a call: nothing is open
+                    return TurnOutcome(status, "", reason)
                 case _:
                     raise AssertionError(f"unknown next step {step!r}")
+
+    async def _next_round(self) -> EndTurn | HoldForBudget | CallModel:
+        """A new round: its request, once the guards and the spend gate let it through."""
+        self.handle.raise_if_stopped()
+        if self.rounds >= self.max_rounds:
+            reason = f"the turn did not finish within {self.max_rounds} rounds"
+            return EndTurn(RunStatus.FAILED, reason)
+        self.rounds += 1
+        if self.rounds > 1:
+            await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)
+        request = self._request()
+        chars = request_chars(request)  # once a round: it walks the whole transcript
+        estimate = self.session.context.estimate(chars)
+        max_tokens = self.deps.budget.max_tokens
+        held = await self.guard.before_call(self.model, self.usage, estimate, max_tokens)
+        return held or CallModel(request, chars)
+
+    async def _wait_out(self, held: HoldForBudget) -> EndTurn | CallModel:
+        """A budget holds the round's call: say so, and wait until an approval, a raised
+        limit or the period's end lets it go (asking the gate again every `RECHECK_S`), or
+        the gate ends the turn. What operators said meanwhile drains before the call."""
+        hold: SpendHold | None = held.hold
+        # Held again after an approval: its step is spent, and only a new approval goes on.
+        self.handle.spend_approved_by = None
+        await self._emit(
+            SpendHeld(
+                kind=held.hold.kind,
+                budget=held.hold.budget,
+                reason=held.hold.reason,
+                until=held.hold.until,
+                payer=self.charge.payer,
+                agent_id=self.charge.agent_id,
+            )
+        )
+        while hold is not None and hold.kind is HoldKind.WAIT:
+            if self.handle.held != hold.reason:
+                await self.progress(f"held: {hold.reason}", state=ProgressState.WAITING)
+            self.handle.held = hold.reason
+            await self.handle.inflight_op(self._until_woken())
+            hold = await self.guard.ask(self.model, held.estimate)
+            if hold is not None:
+                self.handle.spend_approved_by = None  # that approval is not enough
+        self.handle.held = None
+        if hold is not None:  # it ends the turn (at once, or after a reload said so)
+            return EndTurn(RunStatus.STOPPED, hold.reason)
+        await self._emit(SpendReleased(by=self.handle.spend_approved_by))
+        await self.checkpoint(Boundary.BEFORE_PROVIDER_REQUEST)  # what came meanwhile
+        self._announced_round = self.rounds - 1  # "thinking" again, after "held"
+        request = self._request()
+        return CallModel(request, request_chars(request))
+
+    async def _until_woken(self) -> None:
+        """Until an approval or a recheck wakes the held turn, or `RECHECK_S` passes."""
+        woken = asyncio.ensure_future(self.handle.spend_wake.wait())
+        slept = asyncio.ensure_future(self.deps.clock.sleep(RECHECK_S))
+        try:
+            await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            slept.cancel()
+
+    async def _call_model(self, request: ProviderRequest, chars: int) -> NextStep:
+        """The round's model call, its answer recorded: a final answer, tools or more."""
+        round_no = self.rounds
+        if round_no > self._announced_round:
+            await self.progress(thinking_step(round_no))
+            self._announced_round = round_no
+        response = await self._send_fitted(request, chars)
+        step, recorded = resolve_round(response)
+        repeated = self._repeated_tool_ids(recorded)
+        said = None
+        if not repeated and any(b for b in recorded.blocks if not _blank(b)):
+            said = AssistantText(
+                text=recorded.text(), round=round_no, tool_calls=len(recorded.tool_uses())
+            )
+        await self._settle(response, recorded, said)
+        if repeated:
+            raise ProviderError(f"the model returned duplicate tool_use ids: {repeated}")
+        self.guard.answered(response.usage, recorded.tool_uses())
+        return step
+
+    async def _send_fitted(self, request: ProviderRequest, chars: int) -> ProviderResponse:
+        """Send the request, compacted first when it would fill too much of the window."""
+        fitted = await self._fit(request, self.rounds, self.session.context.estimate(chars))
+        try:
+            return await self._send(fitted, chars if fitted is request else None)
+        except ContextWindowExceededError as exc:
+            # The estimate fell short of the provider's count: learn from its count,
+            # compact, and send once more if that made the request smaller.
+            if exc.request_tokens:
+                self.session.context.counted(fitted, exc.request_tokens)
+            oldest = self.transcript.row_ids[:1]
+            request = await self._fit(self._request(), self.rounds, force=True)
+            if self.transcript.row_ids[:1] == oldest:
+                raise
+            return await self._send(request)
+
+    async def _run_tools(self, calls: list[ToolUseBlock]) -> tuple[list[ToolResult], bool]:
+        """The round's tool calls run between their two safe points: their results, and
+        whether an operator message was admitted after them."""
+        self.tool_runner.admitted_before_tools = bool(
+            await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
+        )
+        self.handle.raise_if_stopped()
+        results = await self.tool_runner.run(calls, self.rounds)
+        self._announced_round = self.rounds + 1
+        admitted = bool(await self.checkpoint(Boundary.AFTER_TOOL_RESULTS))
+        return results, admitted
 
     def _request(self) -> ProviderRequest:
         return ProviderRequest(
