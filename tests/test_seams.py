@@ -14,8 +14,7 @@ from runtime.events import EventType
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("runtime", "bridge", "adapters", "config")
-# The door process's inbox is a SQLite file of its own, with its own store module.
-STORE_MODULES = ("runtime/store/", "bridge/store/", "adapters/intake/inbox.py")
+STORE_MODULES = ("runtime/store/", "bridge/store/")
 SQL = re.compile(
     r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"
     r"|\bCREATE\s+(TABLE|INDEX)\b"

@@ -8,12 +8,13 @@ does both. Inserts share commits: the writer thread takes every request queued w
 commit ran and commits them in one transaction (group commit), so a burst costs one commit,
 not one per request. A platform id is stored once: a retry of a request still here is
 acknowledged and not stored twice (one already handled and deleted is stored again and
-dropped by the bridge's dedupe)."""
+dropped by the bridge's dedupe). The table and its statements are the intake's one
+definition (`bridge/store/intake.py`); this module keeps the file, its threads and its
+group commit."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import queue
 import sqlite3
 import threading
@@ -21,76 +22,29 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TypeVar
 
 from adapters.intake.record import Arrival
 from adapters.private_files import create_private
-
-if TYPE_CHECKING:
-    from bridge.store import StoredRequest
+from bridge.store.intake import InboxTable
+from bridge.store.records import StoredRequest
 
 T = TypeVar("T")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS intake (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    platform TEXT NOT NULL,
-    workspace_id TEXT NOT NULL,
-    place TEXT NOT NULL,
-    dedupe_key TEXT UNIQUE,
-    body TEXT NOT NULL,
-    headers TEXT NOT NULL,
-    query TEXT NOT NULL,
-    verified TEXT NOT NULL DEFAULT '',
-    received_at REAL NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT
-)
-"""
-_KEPT = "id, platform, workspace_id, place, dedupe_key, body, headers, query, received_at"
-_INSERT = (
-    "INSERT OR IGNORE INTO intake (platform, workspace_id, place, dedupe_key, body, headers,"
-    " query, verified, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 def inbox_path(database: Path) -> Path:
     return database.with_name(database.name + ".inbox")
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _open(path: Path) -> tuple[sqlite3.Connection, InboxTable]:
     create_private(path)  # its -wal and -shm files take its mode
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    _migrate(conn)
-    return conn
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """The table, its ids never used twice (the replay reads on from the newest id it read);
-    what an older version left in its inbox (a crash left requests there) is kept."""
-    conn.execute("BEGIN IMMEDIATE")  # the door process and this one may both be here at once
-    try:
-        tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
-        if "AUTOINCREMENT" not in tables.get("intake", ""):
-            conn.execute(_SCHEMA.replace("EXISTS intake (", "EXISTS intake_ids ("))
-            for old in ("inbox", "intake"):  # before issue 30; ids that could be reused
-                if old in tables:
-                    conn.execute(f"INSERT INTO intake_ids ({_KEPT}) SELECT {_KEPT} FROM {old}")
-                    conn.execute(f"DROP TABLE {old}")
-            conn.execute("ALTER TABLE intake_ids RENAME TO intake")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _row(arrival: Arrival) -> tuple[object, ...]:
-    return (
-        *(arrival.platform, arrival.workspace_id, arrival.place, arrival.key, arrival.body),
-        *(json.dumps(arrival.headers), arrival.query, arrival.verified, time.time()),
-    )
+    table = InboxTable(conn)
+    table.prepare()
+    return conn, table
 
 
 _Waiter = tuple[Arrival, "asyncio.Future[bool]"]
@@ -100,7 +54,7 @@ class InboxWriter:
     """The door process's side: `put` returns once the request is committed."""
 
     def __init__(self, path: Path, committed: Callable[[int], None]) -> None:
-        self._conn = _connect(path)
+        self._conn, self._table = _open(path)
         self._committed = committed  # called on the event loop after each commit, with its size
         self._queue: queue.SimpleQueue[_Waiter | None] = queue.SimpleQueue()
         self._loop = asyncio.get_running_loop()
@@ -142,14 +96,9 @@ class InboxWriter:
 
     def _commit(self, batch: list[_Waiter]) -> None:
         outcome: list[bool] | BaseException
+        now = time.time()
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                outcome = [self._conn.execute(_INSERT, _row(a)).rowcount == 1 for a, _ in batch]
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+            outcome = self._table.insert([(arrival.request, now) for arrival, _ in batch])
         except Exception as exc:  # each waiter's request gets a 500; the platform retries
             outcome = exc
         self._loop.call_soon_threadsafe(self._settle, batch, outcome)
@@ -170,62 +119,25 @@ class InboxReader:
     """The main process's side: what is waiting, oldest first; handled requests deleted."""
 
     def __init__(self, path: Path) -> None:
-        self._conn = _connect(path)
+        self._conn, self._table = _open(path)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inbox-reader")
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
     async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
-        from bridge.store import StoredRequest  # here: the door process never loads the bridge
-
-        def read() -> list[Any]:  # sqlite3 rows
-            sql = (
-                "SELECT id, platform, workspace_id, place, body, headers, query, received_at,"
-                " attempts, verified FROM intake WHERE id > ? ORDER BY id LIMIT ?"
-            )
-            return self._conn.execute(sql, (after_id, limit)).fetchall()
-
-        rows = await self._run(read)
-        return [
-            StoredRequest(
-                id=int(r[0]),
-                platform=r[1],
-                workspace_id=r[2],
-                place=r[3],
-                body=r[4],
-                headers=json.loads(r[5]),
-                query=r[6],
-                received_at=float(r[7]),
-                attempts=int(r[8]),
-                verified=r[9],
-            )
-            for r in rows
-        ]
+        return await self._run(lambda: self._table.pending(after_id, limit))
 
     async def done(self, ids: list[int]) -> None:
-        def delete() -> None:
-            marks = ",".join("?" * len(ids))
-            self._conn.execute(f"DELETE FROM intake WHERE id IN ({marks})", ids)
-
         if ids:
-            await self._run(delete)
+            await self._run(lambda: self._table.handled(ids))
 
     async def failed(self, request_id: int, error: str) -> None:
-        def count() -> None:
-            sql = "UPDATE intake SET attempts = attempts + 1, last_error = ? WHERE id = ?"
-            self._conn.execute(sql, (error, request_id))
-
-        await self._run(count)
+        await self._run(lambda: self._table.failed(request_id, error))
 
     async def backlog(self) -> tuple[int, float | None]:
         """How many requests wait to be handled, and when the oldest came (epoch seconds)."""
-
-        def count() -> tuple[int, float | None]:
-            found = self._conn.execute("SELECT count(*), min(received_at) FROM intake").fetchone()
-            return int(found[0]), found[1]
-
-        return await self._run(count)
+        return await self._run(self._table.backlog)
 
     def close(self) -> None:
         self._thread.shutdown(wait=True)

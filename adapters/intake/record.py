@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from bridge.store import StoredRequest
+from bridge.store.records import NewRequest, StoredRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +28,14 @@ class Arrival:
         if self.dedupe_key is None:
             return None
         return f"{self.platform}:{self.workspace_id}:{self.dedupe_key}"
+
+    @property
+    def request(self) -> NewRequest:
+        """As the intake table stores it (`bridge/store/intake.py`)."""
+        return NewRequest(
+            *(self.platform, self.workspace_id, self.place, self.key),
+            *(self.body, self.headers, self.query, self.verified),
+        )
 
 
 Put = Callable[[Arrival], Awaitable[bool]]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from adapters.intake.record import Arrival
 from bridge import Bridge
 from bridge.events import RequestForwarded
-from bridge.store import NewRequest, StoredRequest
+from bridge.store import StoredRequest
 
 
 class SharedIntake:
@@ -22,12 +22,7 @@ class SharedIntake:
         self._watching: asyncio.Task[None] | None = None
 
     async def put(self, arrival: Arrival) -> bool:
-        a = arrival
-        request = NewRequest(
-            *(a.platform, a.workspace_id, a.place, a.key),
-            *(a.body, a.headers, a.query, a.verified),
-        )
-        return await self._bridge.store.take_request(request)
+        return await self._bridge.store.take_request(arrival.request)
 
     async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
         return await self._bridge.store.intake(after_id, limit)

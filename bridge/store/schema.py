@@ -20,6 +20,12 @@ _ADMIN = """
     CREATE INDEX admin_actions_workspace ON admin_actions(workspace_id, id);
 """
 
+
+def _postgresql_only(script: str) -> Migration:
+    """The shared intake table's migrations: on SQLite the intake is a file of its own."""
+    return Migration(sqlite="", postgresql=script)
+
+
 MIGRATIONS: list[str | Migration] = [
     """
     CREATE TABLE inbound_seen (
@@ -144,8 +150,11 @@ MIGRATIONS: list[str | Migration] = [
     ),
     # 8: platform requests a standby replica took (issue 14): verified and acknowledged there,
     # handled by the active replica in the order they came. A platform id names a request once,
-    # so a retry that lands on another standby is acknowledged and not stored twice.
-    """
+    # so a retry that lands on another standby is acknowledged and not stored twice. On
+    # PostgreSQL only since issue 39 (replicas share a PostgreSQL database; migration 17 drops
+    # what an older version made on SQLite).
+    _postgresql_only(
+        """
     CREATE TABLE forwarded_requests (
         id INTEGER PRIMARY KEY,
         platform TEXT NOT NULL,
@@ -158,7 +167,8 @@ MIGRATIONS: list[str | Migration] = [
         attempts INTEGER NOT NULL DEFAULT 0,
         last_error TEXT
     );
-    """,
+    """
+    ),
     # 9: which delivery asks an operator's yes or no about what (issue 15: a tool call's
     # approval; issue 17: a pairing request), so a press of its buttons (or a reply to it)
     # answers that.
@@ -219,12 +229,15 @@ MIGRATIONS: list[str | Migration] = [
     # 12: one way in (issue 30): every request from outside that a replica takes is stored
     # here, checked at its door, before the platform is answered; the active replica hands
     # them to the platforms' decoders. `place` orders a conversation's requests; `verified`
-    # says what was checked at the door.
-    """
+    # says what was checked at the door. On PostgreSQL only since issue 39: on SQLite the intake
+    # is a file of its own beside the database (`bridge/store/intake.py`, `InboxTable`).
+    _postgresql_only(
+        """
     ALTER TABLE forwarded_requests RENAME TO intake;
     ALTER TABLE intake ADD COLUMN place TEXT NOT NULL DEFAULT '';
     ALTER TABLE intake ADD COLUMN verified TEXT NOT NULL DEFAULT '';
-    """,
+    """
+    ),
     # 13: work with no operator message (issue 31). Each schedule's or trigger's state (paused
     # by an operator; the session it keeps between runs), and each run it started: a fire is
     # stored with the message it becomes, under a key unique per schedule (its slot) or
@@ -296,4 +309,10 @@ MIGRATIONS: list[str | Migration] = [
         held_at REAL NOT NULL
     );
     """,
+    # 17: no intake table in a SQLite database (issue 39): there the intake is the inbox file
+    # beside it; migrations 8 and 12 made one that was never used.
+    Migration(
+        sqlite="DROP TABLE IF EXISTS intake; DROP TABLE IF EXISTS forwarded_requests;",
+        postgresql="SELECT 1;",
+    ),
 ]

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from bridge.events import AdminActionKind
+from bridge.store import intake
 from bridge.store.records import (
     AdminActionRecord,
     Backlog,
@@ -198,24 +199,8 @@ class BridgeStore:
 
     async def intake(self, after_id: int = 0, limit: int = 100) -> list[StoredRequest]:
         """Requests the doors stored, oldest first: what the active replica hands on."""
-        rows = await self._store.read_sql(
-            "SELECT * FROM intake WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
-        )
-        return [
-            StoredRequest(
-                id=int(r["id"]),
-                platform=r["platform"],
-                workspace_id=r["workspace_id"],
-                body=r["body"],
-                headers=json.loads(r["headers"]),
-                query=r["query"],
-                received_at=float(r["received_at"]),
-                attempts=int(r["attempts"]),
-                place=r["place"],
-                verified=r["verified"],
-            )
-            for r in rows
-        ]
+        rows = await self._store.read_sql(intake.PENDING, (after_id, limit))
+        return [intake.stored(r) for r in rows]
 
     # -- outbound ----------------------------------------------------------------------
 

@@ -9,11 +9,11 @@ with the process's secrets masked (`Writer.mask`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from bridge.events import AdminAction, RequestForwarded
+from bridge.store import intake
 from bridge.store.buttons import encode
 from bridge.store.records import (
     AdminActionRecord,
@@ -117,25 +117,15 @@ class BridgeTx:
     def store_request(self, r: NewRequest) -> None:
         """A request a door checked, for the active replica to hand on; a second copy of the
         same platform id fails this commit (`StoreConflictError`)."""
-        self._w.write_sql(
-            "INSERT INTO intake (platform, workspace_id, place, dedupe_key, body, headers,"
-            " query, verified, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                *(r.platform, r.workspace_id, r.place, r.dedupe_key, r.body),
-                *(json.dumps(r.headers), r.query, r.verified, self.now()),
-            ),
-        )
+        self._w.write_sql(intake.INSERT, intake.values(r, self.now()))
         self.emit(RequestForwarded(platform=r.platform, workspace_id=r.workspace_id))
 
     def request_handled(self, request_id: int) -> None:
         """Handed on (or given up, saying so in the log)."""
-        self._w.write_sql("DELETE FROM intake WHERE id = ?", (request_id,))
+        self._w.write_sql(intake.HANDLED, (request_id,))
 
     def request_failed(self, request_id: int, error: str) -> None:
-        self._w.write_sql(
-            "UPDATE intake SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-            (self._w.mask(error), request_id),
-        )
+        self._w.write_sql(intake.FAILED, (self._w.mask(error), request_id))
 
     # -- outbound ----------------------------------------------------------------------
 

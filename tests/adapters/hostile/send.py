@@ -173,5 +173,5 @@ def intake_fails(patch: pytest.MonkeyPatch) -> None:
     async def database_gone(self: object, request: object) -> bool:
         raise OSError("could not write: the database server closed the connection")
 
-    patch.setattr("adapters.intake.inbox._INSERT", "INSERT INTO intake_on_a_full_disk VALUES (?)")
+    patch.setattr("bridge.store.intake.INSERT_ONCE", "INSERT INTO intake_on_a_full_disk VALUES (?)")
     patch.setattr("bridge.store.store.BridgeStore.take_request", database_gone)
