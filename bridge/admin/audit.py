@@ -76,23 +76,45 @@ def entry(
 def _said(
     event: Event, routes: Mapping[str, NotificationRoute], calls: Mapping[str, ToolCallRecord]
 ) -> str:
-    match event.data:
+    data = event.data
+    return (
+        _agent_said(data)
+        or _message_said(data)
+        or _tool_said(data, calls)
+        or _notice_said(data, routes)
+        or event.type.replace("_", " ")
+    )
+
+
+def _agent_said(data: object) -> str | None:
+    """The agent's words, its turns and its session's course."""
+    match data:
         case AssistantText(text=text, tool_calls=n) if n:
             said = f" and wrote {chars(text)}" if text.strip() else ""
             return f"agent asked for {n} tool call{'s' if n != 1 else ''}{said}"
         case AssistantText(text=text):
             return f"agent answered ({chars(text)})"
-        case ToolStarted(name=name, input=tool_input):
-            given = short_input(masked(tool_input))
-            return f"tool {name} started" + (f": {given}" if given else "")
-        case ToolFinished() as finished:
-            return _tool_finished(finished, calls.get(finished.tool_use_id))
         case TurnStarted(message_ids=ids, mode=mode, resumed=resumed):
             how = "resumed after a restart" if resumed else "started"
             many = "s" if len(ids) != 1 else ""
             return f"turn {how} with {len(ids)} message{many} (queue mode {mode})"
         case TurnFinished(outcome=outcome, error=error, duration_s=duration):
             return _turn_finished(outcome, error, duration)
+        case SessionCreated(agent_id=agent):
+            return f"session started for agent {agent}"
+        case ChildSpawned(child_agent_id=child, task=task):
+            return f"agent started child agent {child}: {short_input({'task': task})}"
+        case ContextCompacted(rows=rows, fallback=fallback):
+            how = "left out (the summary failed)" if fallback else "summarized"
+            return f"the earlier conversation ({rows} rows) was {how}"
+        case RunRecovered(status=status):
+            return f"after a restart, the turn that was running is {status}"
+    return None
+
+
+def _message_said(data: object) -> str | None:
+    """What became of an operator's message, or of the agent's output, on its way."""
+    match data:
         case MessageQueued(sender=sender, decision=decision, kind=kind):
             what = "a message" if kind == "operator_prompt" else kind.replace("_", " ")
             return f"{_who(sender)} sent {what}: {_DECISIONS.get(decision, decision)}"
@@ -103,38 +125,46 @@ def _said(
             return f"taking waiting messages in at {boundary} failed ({error}); they wait again"
         case MessageDropped(reason=reason, sender=sender, message_id=message_id):
             return f"{_who(sender)}'s message {message_id} was dropped: {reason}"
+        case InboundTruncated(length=length):
+            return f"an operator's message of {length:,} characters was cut to fit"
+        case OutputUnroutable(kind=kind):
+            return f"the agent's {kind} found no conversation to go to"
+    return None
+
+
+def _tool_said(data: object, calls: Mapping[str, ToolCallRecord]) -> str | None:
+    """A tool call's course: started, asked approval, decided, finished."""
+    match data:
+        case ToolStarted(name=name, input=tool_input):
+            given = short_input(masked(tool_input))
+            return f"tool {name} started" + (f": {given}" if given else "")
+        case ToolFinished() as finished:
+            return _tool_finished(finished, calls.get(finished.tool_use_id))
         case ApprovalRequested(tool=tool, input=tool_input, reshown=reshown):
             again = " again after a restart" if reshown else ""
             shown = short_input(masked(tool_input))
             return f"tool {tool} asks an operator's approval{again}: {shown}"
         case ApprovalDecided(tool=tool, status=status, decided_by=by):
             return _approval(tool, status, by)
+    return None
+
+
+def _notice_said(data: object, routes: Mapping[str, NotificationRoute]) -> str | None:
+    """Notifications, an admin's actions, settings and the model's refusals and retries."""
+    match data:
         case NotificationRequested() as n:
             return _notification(n, routes.get(n.notification_id))
+        case Unroutable(notification_id=notification_id, summary=summary):
+            return f"notification {notification_id} found no operator to go to: {summary}"
         case AdminAction(admin=admin, action=action, detail=detail):
             return _admin(admin, action, detail)
         case QueueModeChanged(mode=mode):
             return f"queue mode set to {mode or 'the workspace default'}"
-        case SessionCreated(agent_id=agent):
-            return f"session started for agent {agent}"
-        case ChildSpawned(child_agent_id=child, task=task):
-            return f"agent started child agent {child}: {short_input({'task': task})}"
-        case ContextCompacted(rows=rows, fallback=fallback):
-            how = "left out (the summary failed)" if fallback else "summarized"
-            return f"the earlier conversation ({rows} rows) was {how}"
         case ProviderRetry(attempt=attempt, error=error):
             return f"model request failed ({error}); trying again (attempt {attempt})"
         case ProviderRequestRefused(problems=problems):
             return "model request refused before sending: " + "; ".join(problems)
-        case RunRecovered(status=status):
-            return f"after a restart, the turn that was running is {status}"
-        case InboundTruncated(length=length):
-            return f"an operator's message of {length:,} characters was cut to fit"
-        case Unroutable(notification_id=notification_id, summary=summary):
-            return f"notification {notification_id} found no operator to go to: {summary}"
-        case OutputUnroutable(kind=kind):
-            return f"the agent's {kind} found no conversation to go to"
-    return event.type.replace("_", " ")
+    return None
 
 
 def _who(sender: str | None) -> str:

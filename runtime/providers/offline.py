@@ -100,6 +100,65 @@ def _user_texts(message: TranscriptMessage) -> list[str]:
     return [b.text for b in message.blocks if isinstance(b, TextBlock)]
 
 
+def _calls_tools(message: TranscriptMessage) -> bool:
+    return any(isinstance(b, ToolUseBlock) for b in message.blocks)
+
+
+def _acknowledged(last: TranscriptMessage) -> str:
+    """The visible note of each interjection in the newest message."""
+    noted = [_interjection_text(t) for t in _user_texts(last) if t.startswith(INTERJECTION_HEADER)]
+    return "".join(f"Noted your message while I was working: “{n}”. " for n in noted)
+
+
+def _next_step(
+    plan: list[_Call], done: int, ack: str, offered: set[str]
+) -> list[TextBlock | ToolUseBlock]:
+    """The plan's next call, said in words before it."""
+    call = plan[done]
+    if call.name not in offered:
+        return [TextBlock(text=f"{ack}I have no tool named {call.name}.")]
+    step = f"Step {done + 1} of {len(plan)}: {call.name}."
+    if call.name == "schedule_wakeup":  # the turn ends here: say what comes next
+        step = f"I will come back to “{call.input['note']}” in {call.input['when']}."
+    return [
+        TextBlock(text=f"{ack}{step}"),
+        ToolUseBlock(id=_tool_use_id(), name=call.name, input=call.input),
+    ]
+
+
+def _report(steps: int, since: list[TranscriptMessage]) -> str:
+    """The end of a plan: its last result and what the operator said meanwhile."""
+    results = [
+        _summary(b.content) for m in since for b in m.blocks if isinstance(b, ToolResultBlock)
+    ]
+    heard = [
+        _interjection_text(t)
+        for m in since
+        if m.role == "user"
+        for t in _user_texts(m)
+        if t.startswith(INTERJECTION_HEADER)
+    ]
+    lines = [f"Done: {steps} step(s). Last result: {results[-1] if results else '-'}"]
+    lines += [f"While I worked you said: “{h}”." for h in heard]
+    return "\n".join(lines)
+
+
+def _reply(prompt: str, files: list[str], ack: str) -> str:
+    """The answer to a prompt without a plan (after `ack`): files named, a wake-up's note, a
+    child's report, or an echo."""
+    if files:
+        got = f"I received {len(files)} file(s): {'; '.join(files)}."
+        return got + (f" You said: {prompt}" if prompt else "")
+    if prompt.startswith(WAKEUP_HEADER):
+        note = framed_wakeup_note(prompt) or prompt.split("\n", 1)[-1]
+        return f"Woken as you asked: {note}"
+    if prompt.startswith(TASK_RESULT_HEADER):
+        return f"My child agent reported back: {prompt}"
+    if prompt:
+        return f"You said: {prompt}"
+    return "" if ack else "Hello."
+
+
 class OfflineProvider:
     def __init__(
         self, model: str = "offline", *, latency_s: float = 0.0, clock: Clock | None = None
@@ -137,58 +196,16 @@ class OfflineProvider:
         self, messages: list[TranscriptMessage], offered: set[str]
     ) -> list[TextBlock | ToolUseBlock]:
         prompt_index, prompt = self._latest_prompt(messages)
-        last = messages[-1] if messages else None
-        noted = [
-            _interjection_text(t)
-            for t in (_user_texts(last) if last else [])
-            if t.startswith(INTERJECTION_HEADER)
-        ]
-        ack = "".join(f"Noted your message while I was working: “{n}”. " for n in noted)
+        ack = _acknowledged(messages[-1]) if messages else ""
         plan = _plan(prompt)
-        done = sum(
-            1
-            for m in messages[prompt_index + 1 :]
-            if m.role == "assistant" and any(isinstance(b, ToolUseBlock) for b in m.blocks)
-        )
+        since = messages[prompt_index + 1 :]
+        done = sum(1 for m in since if m.role == "assistant" and _calls_tools(m))
         if done < len(plan):
-            call = plan[done]
-            if call.name not in offered:
-                return [TextBlock(text=f"{ack}I have no tool named {call.name}.")]
-            step = f"Step {done + 1} of {len(plan)}: {call.name}."
-            if call.name == "schedule_wakeup":  # the turn ends here: say what comes next
-                step = f"I will come back to “{call.input['note']}” in {call.input['when']}."
-            return [
-                TextBlock(text=f"{ack}{step}"),
-                ToolUseBlock(id=_tool_use_id(), name=call.name, input=call.input),
-            ]
+            return _next_step(plan, done, ack, offered)
         if plan:
-            since = messages[prompt_index + 1 :]
-            results = [
-                _summary(b.content)
-                for m in since
-                for b in m.blocks
-                if isinstance(b, ToolResultBlock)
-            ]
-            heard = [
-                _interjection_text(t)
-                for m in since
-                if m.role == "user"
-                for t in _user_texts(m)
-                if t.startswith(INTERJECTION_HEADER)
-            ]
-            lines = [f"Done: {len(plan)} step(s). Last result: {results[-1] if results else '-'}"]
-            lines += [f"While I worked you said: “{h}”." for h in heard]
-            return [TextBlock(text="\n".join(lines))]
+            return [TextBlock(text=_report(len(plan), since))]
         files = [a.describe() for a in messages[prompt_index].attachments()] if messages else []
-        if files:
-            got = f"I received {len(files)} file(s): {'; '.join(files)}."
-            return [TextBlock(text=f"{ack}{got}" + (f" You said: {prompt}" if prompt else ""))]
-        if prompt.startswith(WAKEUP_HEADER):
-            note = framed_wakeup_note(prompt) or prompt.split("\n", 1)[-1]
-            return [TextBlock(text=f"{ack}Woken as you asked: {note}")]
-        if prompt.startswith(TASK_RESULT_HEADER):
-            return [TextBlock(text=f"{ack}My child agent reported back: {prompt}")]
-        return [TextBlock(text=f"{ack}You said: {prompt}" if prompt else ack or "Hello.")]
+        return [TextBlock(text=ack + _reply(prompt, files, ack))]
 
     @staticmethod
     def _latest_prompt(messages: list[TranscriptMessage]) -> tuple[int, str]:
