@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from adapters.intake.record import Arrival, Put
 
-if TYPE_CHECKING:  # the door process never loads the config's models
+if TYPE_CHECKING:  # a type only: the door process builds no config model
     from config.schema import SwitchboardConfig
 
 Store = Callable[[Arrival], Awaitable[bool]]
