@@ -102,7 +102,8 @@ async def test_the_usage_tab_charts_the_days_and_approves_a_held_turn(
     approved.set()
     await held.get_by_role("button", name="Approve spend").click()
     await expect(page.get_by_role("status")).to_have_text(
-        "Approved: assistant's turn goes on past its budget (this turn only)."
+        "Approved: assistant's turn goes on past its budget, for one more step of it "
+        "(this turn only); past that it waits again."
     )
     await expect(page.locator("#no-held")).to_have_text("No turn is waiting on a budget.")
     await until(lambda: DONE in telegram_api.chat(OPERATOR), wait_s=20)
