@@ -53,7 +53,7 @@ def check_tool_names(
 def check_agent_tools(
     agent_tools: Mapping[str, Sequence[str]],
     known: set[str],
-    servers: Mapping[str, McpServerConfig],
+    servers: dict[str, McpServerConfig],
 ) -> None:
     """Every tool an agent lists (by agent id) is defined, built in, or an MCP tool of a
     server the workspace names."""

@@ -46,12 +46,33 @@ def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceE
     mode = _text(form, "queue_mode")
     if mode not in QUEUE_MODES:
         problems.append(f"queue mode must be one of {', '.join(QUEUE_MODES)}")
-    primary = _text(form, "primary")
     remove = frozenset(i for i in range(len(workspace.operators)) if _text(form, f"op-{i}-remove"))
+    operators = _operators(form, len(workspace.operators), remove, problems)
+    chats = None if workspace.telegram is None else _telegram_chats(form, problems)
+    channels = None
+    if workspace.slack is not None:
+        channels = tuple(_items(_text(form, "slack_channels")))
+    if problems:
+        raise FormErrors(problems)
+    return WorkspaceEdit(
+        queue_mode=cast(QueueModeName, mode),  # one of QUEUE_MODES: checked above
+        operators=operators,
+        remove=remove,
+        agents=_agents(form, workspace),
+        telegram_chats=chats,
+        slack_channels=channels,
+        based_on=version(workspace),
+    )
+
+
+def _operators(
+    form: Mapping[str, Any], count: int, remove: frozenset[int], problems: list[str]
+) -> tuple[OperatorEdit, ...]:
+    """The `count` operators shown, less those to remove, and the new one if it has an id;
+    what is wrong with them is added to `problems`."""
+    primary = _text(form, "primary")
     operators: list[OperatorEdit] = []
-    for key in [*(str(i) for i in range(len(workspace.operators))), "new"]:
-        if key != "new" and int(key) in remove:
-            continue
+    for key in [*(str(i) for i in range(count) if i not in remove), "new"]:
         operator_id = _text(form, f"op-{key}-id")
         if key == "new" and not operator_id:
             continue
@@ -67,32 +88,23 @@ def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceE
                 telegram_user_id=int(telegram) if number else None,
             )
         )
-    chats: tuple[int, ...] | None = None
-    if workspace.telegram is not None:
-        found = _items(_text(form, "telegram_chats"))
-        wrong = [c for c in found if not re.fullmatch(r"-?\d{1,20}", c)]
-        if wrong:
-            problems.append(f"a Telegram chat id is a number, not {wrong[0]!r}")
-        chats = tuple(int(c) for c in found if c not in wrong)
-    channels = None
-    if workspace.slack is not None:
-        channels = tuple(_items(_text(form, "slack_channels")))
-    agents = tuple(
+    return tuple(operators)
+
+
+def _telegram_chats(form: Mapping[str, Any], problems: list[str]) -> tuple[int, ...]:
+    found = _items(_text(form, "telegram_chats"))
+    wrong = [c for c in found if not re.fullmatch(r"-?\d{1,20}", c)]
+    if wrong:
+        problems.append(f"a Telegram chat id is a number, not {wrong[0]!r}")
+    return tuple(int(c) for c in found if c not in wrong)
+
+
+def _agents(form: Mapping[str, Any], workspace: WorkspaceConfig) -> tuple[AgentEdit, ...]:
+    return tuple(
         AgentEdit(
             id=agent.id,
             system_prompt=str(form.get(f"agent-{i}-system_prompt", "")).replace("\r\n", "\n"),
             tools=tuple(_items(_text(form, f"agent-{i}-tools"))),
         )
         for i, agent in enumerate(workspace.agents)
-    )
-    if problems:
-        raise FormErrors(problems)
-    return WorkspaceEdit(
-        queue_mode=cast(QueueModeName, mode),  # one of QUEUE_MODES: checked above
-        operators=tuple(operators),
-        remove=remove,
-        agents=agents,
-        telegram_chats=chats,
-        slack_channels=channels,
-        based_on=version(workspace),
     )

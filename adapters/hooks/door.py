@@ -123,25 +123,13 @@ class HooksDoor:
             signed(key.secret, raw, given)
             return refuse(401, why.UNKNOWN_TRIGGER, NOT_TAKEN, level=logging.INFO)
         timestamp = timestamp_of(request.headers) if key.require_timestamp else None
-        given = request.headers.get(key.scheme.signature_header, "")
-        ok = signed(key.secret, signed_content(raw, timestamp), given)
-        if not ok or (key.require_timestamp and timestamp is None):
-            return refuse(401, why.BAD_SIGNATURE, NOT_TAKEN)
-        if timestamp is not None and not fresh(timestamp, time.time()):
-            return refuse(401, why.STALE_TIMESTAMP, STALE)
-        if len(raw) > key.max_body_bytes:
-            return refuse(413, why.TOO_LARGE, OVER_TRIGGERS.format(limit=key.max_body_bytes))
-        if (wrong := wrong_header(key.scheme, request.headers)) is not None:
-            return refuse(400, why.BAD_HEADER, wrong)
+        refusal = _refusal(key, request.headers, raw, timestamp)
+        if refusal is not None:
+            return refuse(*refusal)
         try:
             body = raw.decode("utf-8")
         except UnicodeDecodeError:
             return refuse(400, why.NOT_UTF8, "the body is not UTF-8 text")
-        shown = (h.name for h in key.scheme.shown)
-        headers = {h: v for h in shown if (v := request.headers.get(h)) is not None}
-        if timestamp is not None:
-            headers[TIMESTAMP_HEADER] = timestamp
-        headers[TRIGGER_HEADER] = trigger
         arrival = Arrival(
             platform=PLATFORM,
             workspace_id=workspace,
@@ -149,7 +137,7 @@ class HooksDoor:
             dedupe_key=f"{trigger}:{digest(raw, timestamp)}",  # the trigger's: two may see one
             body=body,
             verified=key.scheme.verified,
-            headers=headers,
+            headers=_shown_headers(key, request.headers, trigger, timestamp),
         )
         if await store(arrival):
             return web.json_response({"ok": True}, status=202)
@@ -173,6 +161,38 @@ class HooksDoor:
         }
         self.refusals.refused(request.remote or "", reason, fields, level)
         return web.json_response({"ok": False, "error": error}, status=status)
+
+
+def _refusal(
+    key: TriggerKey, headers: Any, raw: bytes, timestamp: str | None
+) -> tuple[int, str, str] | None:
+    """Why a request for a trigger that exists is refused (status, reason, error), or None:
+    a signature that does not hold first, then a stale timestamp, a body over the trigger's
+    size, a shown header of the wrong shape."""
+    given = headers.get(key.scheme.signature_header, "")
+    ok = signed(key.secret, signed_content(raw, timestamp), given)
+    if not ok or (key.require_timestamp and timestamp is None):
+        return 401, why.BAD_SIGNATURE, NOT_TAKEN
+    if timestamp is not None and not fresh(timestamp, time.time()):
+        return 401, why.STALE_TIMESTAMP, STALE
+    if len(raw) > key.max_body_bytes:
+        return 413, why.TOO_LARGE, OVER_TRIGGERS.format(limit=key.max_body_bytes)
+    if (wrong := wrong_header(key.scheme, headers)) is not None:
+        return 400, why.BAD_HEADER, wrong
+    return None
+
+
+def _shown_headers(
+    key: TriggerKey, headers: Any, trigger: str, timestamp: str | None
+) -> dict[str, str]:
+    """The headers the agent may see: the scheme's shown ones, the signed timestamp, and the
+    trigger's id (set here, never a client's)."""
+    shown = (h.name for h in key.scheme.shown)
+    kept = {h: v for h in shown if (v := headers.get(h)) is not None}
+    if timestamp is not None:
+        kept[TIMESTAMP_HEADER] = timestamp
+    kept[TRIGGER_HEADER] = trigger
+    return kept
 
 
 HOOKS_DOOR = DoorKind(PLATFORM, keys, HooksDoor)

@@ -13,8 +13,9 @@ from adapters.server.check_schedules import schedule_line, trigger_line
 from adapters.server.check_spend import budget_line, price_line
 from config import SwitchboardConfig
 from config.loading import variables
-from config.mcp import shown_url
-from config.schema import WorkspaceConfig
+from config.mcp import McpServerConfig, shown_url
+from config.platforms import SlackConfig
+from config.schema import ToolConfig, WorkspaceConfig
 
 
 def check_config_command(args: argparse.Namespace, path: Path, config: SwitchboardConfig) -> int:
@@ -51,41 +52,50 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
         "environment variables used: " + (", ".join(variables(path)) or "none"),
     ]
     for w in config.workspaces:
-        surfaces = [name for name in ("slack", "telegram", "console") if getattr(w, name)]
-        lines.append(f"workspace {w.id}: {', '.join(surfaces)}; queue mode {w.queue_mode}")
-        if w.slack is not None:
-            base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
-            ways = ["Socket Mode"] if w.slack.app_token else []
-            if w.slack.signing_secret:
-                ways.append(f"HTTP at {base.rstrip('/')}/slack/events")
-            lines.append(f"  slack team {w.slack.team_id}: events by {' and '.join(ways)}")
-        for o in w.operators:
-            lines.append(f"  operator {o.id}{' (primary)' if o.primary else ''}")
-        for a in w.agents:
-            default = " (default)" if a.id == w.default_agent else ""
-            lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
-        lines += _binding_lines(w)
-        for t in w.tools:
-            asks = f", approval within {t.approval_timeout_s:g}s" if t.requires_approval else ""
-            lines.append(
-                f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s{asks})"
-            )
-        for m in w.mcp_servers:
-            how = (
-                f"HTTP {shown_url(m.url)}"
-                if m.url
-                else f"stdio {shlex.join([m.command or '', *m.args])}"
-            )
-            asks = ""
-            if m.requires_approval:
-                named = m.requires_approval
-                which = "all tools" if named is True else ", ".join(named)
-                asks = f", approval of {which} within {m.approval_timeout_s:g}s"
-            lines.append(f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s{asks})")
-        lines += [schedule_line(s, datetime.now(UTC)) for s in w.schedules]
-        lines += [trigger_line(w.id, t, config.server.public_url) for t in w.triggers]
-        lines += [budget_line(b, w.timezone) for b in w.budgets]
+        lines += _workspace_lines(w, config)
     return "\n".join(lines)
+
+
+def _workspace_lines(w: WorkspaceConfig, config: SwitchboardConfig) -> list[str]:
+    """What one workspace runs, where and for whom."""
+    surfaces = [name for name in ("slack", "telegram", "console") if getattr(w, name)]
+    lines = [f"workspace {w.id}: {', '.join(surfaces)}; queue mode {w.queue_mode}"]
+    if w.slack is not None:
+        lines.append(_slack_line(w.slack, config))
+    lines += [f"  operator {o.id}{' (primary)' if o.primary else ''}" for o in w.operators]
+    for a in w.agents:
+        default = " (default)" if a.id == w.default_agent else ""
+        lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
+    lines += _binding_lines(w)
+    lines += [_tool_line(t) for t in w.tools]
+    lines += [_mcp_line(m) for m in w.mcp_servers]
+    lines += [schedule_line(s, datetime.now(UTC)) for s in w.schedules]
+    lines += [trigger_line(w.id, t, config.server.public_url) for t in w.triggers]
+    lines += [budget_line(b, w.timezone) for b in w.budgets]
+    return lines
+
+
+def _slack_line(slack: SlackConfig, config: SwitchboardConfig) -> str:
+    base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
+    ways = ["Socket Mode"] if slack.app_token else []
+    if slack.signing_secret:
+        ways.append(f"HTTP at {base.rstrip('/')}/slack/events")
+    return f"  slack team {slack.team_id}: events by {' and '.join(ways)}"
+
+
+def _tool_line(t: ToolConfig) -> str:
+    asks = f", approval within {t.approval_timeout_s:g}s" if t.requires_approval else ""
+    return f"  tool {t.name}: {shlex.join(t.command)} (timeout {t.timeout_s:g}s{asks})"
+
+
+def _mcp_line(m: McpServerConfig) -> str:
+    how = f"HTTP {shown_url(m.url)}" if m.url else f"stdio {shlex.join([m.command or '', *m.args])}"
+    asks = ""
+    if m.requires_approval:
+        named = m.requires_approval
+        which = "all tools" if named is True else ", ".join(named)
+        asks = f", approval of {which} within {m.approval_timeout_s:g}s"
+    return f"  mcp server {m.name}: {how} (timeout {m.timeout_s:g}s{asks})"
 
 
 def _console_line(config: SwitchboardConfig) -> str:

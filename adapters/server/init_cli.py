@@ -128,19 +128,7 @@ def _program() -> str:
 
 def _from_flags(args: argparse.Namespace) -> Answers:
     platforms = args.platform or []
-    missing = [] if platforms else ["--platform telegram|slack"]
-    if "telegram" in platforms and not args.telegram_token:
-        missing.append("--telegram-token")
-    if "slack" in platforms:
-        missing += [] if args.slack_bot_token else ["--slack-bot-token"]
-        if args.no_probe and not args.slack_team_id:
-            missing.append("--slack-team-id (with --no-probe, Slack is not asked for it)")
-        if not (args.slack_app_token or args.slack_signing_secret):
-            missing.append("--slack-app-token or --slack-signing-secret")
-    if not (args.anthropic_key or args.offline):
-        missing.append("--anthropic-key or --offline")
-    if not (args.operator_telegram_id or args.operator_slack_id or args.pairing):
-        missing.append("--operator-telegram-id, --operator-slack-id or --pairing")
+    missing = _missing_flags(args, platforms)
     answers = Answers(
         platforms=platforms,
         telegram_token=args.telegram_token if "telegram" in platforms else None,
@@ -157,6 +145,29 @@ def _from_flags(args: argparse.Namespace) -> Answers:
         needs = ["--non-interactive needs: " + "; ".join(missing)] if missing else []
         raise InitError("\n  ".join(["nothing was sent or written:", *needs, *wrong]))
     return answers
+
+
+def _missing_flags(args: argparse.Namespace, platforms: list[str]) -> list[str]:
+    """Every flag --non-interactive needs and was not given, in the order of the flags."""
+    missing = [] if platforms else ["--platform telegram|slack"]
+    if "telegram" in platforms and not args.telegram_token:
+        missing.append("--telegram-token")
+    if "slack" in platforms:
+        missing += _missing_slack_flags(args)
+    if not (args.anthropic_key or args.offline):
+        missing.append("--anthropic-key or --offline")
+    if not (args.operator_telegram_id or args.operator_slack_id or args.pairing):
+        missing.append("--operator-telegram-id, --operator-slack-id or --pairing")
+    return missing
+
+
+def _missing_slack_flags(args: argparse.Namespace) -> list[str]:
+    missing = [] if args.slack_bot_token else ["--slack-bot-token"]
+    if args.no_probe and not args.slack_team_id:
+        missing.append("--slack-team-id (with --no-probe, Slack is not asked for it)")
+    if not (args.slack_app_token or args.slack_signing_secret):
+        missing.append("--slack-app-token or --slack-signing-secret")
+    return missing
 
 
 def _wrong_shapes(a: Answers) -> list[str]:

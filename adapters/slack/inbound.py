@@ -127,20 +127,17 @@ def message_chat(
     the bot should answer: its own posts, other bots, edits and deletions, and chatter in a
     channel it was invited to but neither allowed in nor mentioned. Its text is the sender's
     words; what it shares or previews comes as context (`passed_on`)."""
-    if event.get("subtype") not in TALKING_SUBTYPES or event.get("bot_id"):
+    said = _said_by_someone(event, bot)
+    if said is None:
         return None
-    user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
-    if not user or user == bot.user_id or not channel or not ts:
-        return None
+    user, channel, ts = said
     text = str(event.get("text") or "")
     mention = f"<@{bot.user_id}>"
     is_direct = event.get("channel_type") == "im" or channel.startswith("D")
     mentioned = event.get("type") == "app_mention" or mention in text
     if not (is_direct or mentioned or channel in channels):
         return None
-    thread = event.get("thread_ts") or (None if is_direct else ts)
-    # A reply in a thread answers the thread's first message (a notification, perhaps).
-    replied_to = f"{channel}:{thread}" if thread and thread != ts else None
+    thread, replied_to = _thread_of(event, channel, ts, is_direct)
     text = re.sub(rf"{re.escape(mention)}\s*", "", text).strip()
     attached = event.get("files") or []
     keys = (f"event:{event_id}",) if event_id else ()
@@ -166,6 +163,27 @@ def message_chat(
         mentions_bot=mentioned,
         thread_reply=replied_to is not None,
     )
+
+
+def _said_by_someone(event: dict[str, Any], bot: BotIdentity) -> tuple[str, str, str] | None:
+    """The sender, channel and ts of a message a person wrote, or None: the bot's own posts,
+    other bots', edits and deletions, and events that lack one of the three."""
+    if event.get("subtype") not in TALKING_SUBTYPES or event.get("bot_id"):
+        return None
+    user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
+    if not user or user == bot.user_id or not channel or not ts:
+        return None
+    return user, channel, ts
+
+
+def _thread_of(
+    event: dict[str, Any], channel: str, ts: str, is_direct: bool
+) -> tuple[str | None, str | None]:
+    """The thread the reply goes into, and the message the event replies to (`channel:ts`
+    of the thread's first message, a notification perhaps), if it is a reply in a thread."""
+    thread = event.get("thread_ts") or (None if is_direct else ts)
+    replied_to = f"{channel}:{thread}" if thread and thread != ts else None
+    return thread, replied_to
 
 
 def command_chat(command: dict[str, Any], *, workspace_id: str) -> InboundChat | None:

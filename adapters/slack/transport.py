@@ -189,58 +189,64 @@ class SlackTransport:
         try:
             if view is None:
                 await self._clear(route, budget)
-                return
-            if view.stopped and self._streams.live(route):
-                # The partial answer stays in its stream, which says it was stopped; the
-                # progress message goes, as the bridge clears it next.
-                await self._streams.stop(route, f"\n\n_{texts.STREAM_STOPPED}_", budget)
-                return
-            answer = view.answer if view.answer.strip() else ""
-            streams = answer and not view.stopped and self._streams.can(route)
-            if streams and await self._streams.show(route, answer, budget):
-                answer = ""  # shown in the stream, not in the progress message
-            if not view.stopped:
-                await self._status_line(route, f"is working: {view.step}", budget)
-            status = f"\u23f3 {SLACK.render(view.step)} ({view.elapsed_s:.0f}s)"
-            if view.note:
-                status += f"\n{SLACK.render(view.note)}"
-            if view.stopped:
-                status = escape(texts.STREAM_STOPPED)
-            text = f"{_preview(answer, len(status) + 2)}\n\n{status}" if answer else status
-            blocks = progress_blocks(text, stop=not view.stopped)
-            shown = self._progress.get(key)
-            if shown is None:
-                posted = await self._within(
-                    budget,
-                    Call.POST,
-                    lambda: self._client.chat_postMessage(
-                        channel=route.conversation_id,
-                        thread_ts=route.thread_id,
-                        text=text,
-                        blocks=blocks,
-                    ),
-                )
-                if posted is not None:
-                    self._progress[key] = (str(posted["ts"]), text)
-            elif shown[1] != text:
-                ts = shown[0]
-                updated = await self._within(
-                    budget,
-                    Call.EDIT,
-                    lambda: self._client.chat_update(
-                        channel=route.conversation_id, ts=ts, text=text, blocks=blocks
-                    ),
-                )
-                if updated is not None:
-                    self._progress[key] = (ts, text)
-            if view.stopped and self._progress.get(key, ("", ""))[1] == text:
-                del self._progress[key]  # the stopped answer stays: not ours to clear
+            else:
+                await self._show(route, view, budget)
         except SlackApiError as exc:
             if exc.response.get("error") == "message_not_found":
                 self._progress.pop(key, None)  # someone deleted it: post a new one next time
             log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
         except (aiohttp.ClientError, TimeoutError) as exc:
             log.info("progress not shown", extra={"conversation": key, "error": str(exc)})
+
+    async def _show(self, route: Route, view: ProgressView, budget: Budget) -> None:
+        if view.stopped and self._streams.live(route):
+            # The partial answer stays in its stream, which says it was stopped; the
+            # progress message goes, as the bridge clears it next.
+            await self._streams.stop(route, f"\n\n_{texts.STREAM_STOPPED}_", budget)
+            return
+        answer = view.answer if view.answer.strip() else ""
+        streams = answer and not view.stopped and self._streams.can(route)
+        if streams and await self._streams.show(route, answer, budget):
+            answer = ""  # shown in the stream, not in the progress message
+        if not view.stopped:
+            await self._status_line(route, f"is working: {view.step}", budget)
+        status = _progress_status(view)
+        text = f"{_preview(answer, len(status) + 2)}\n\n{status}" if answer else status
+        await self._post_or_edit(route, text, progress_blocks(text, stop=not view.stopped), budget)
+        key = route.conversation_key
+        if view.stopped and self._progress.get(key, ("", ""))[1] == text:
+            del self._progress[key]  # the stopped answer stays: not ours to clear
+
+    async def _post_or_edit(
+        self, route: Route, text: str, blocks: list[dict[str, Any]], budget: Budget
+    ) -> None:
+        """The progress message posted, or edited when its text changed."""
+        key = route.conversation_key
+        shown = self._progress.get(key)
+        if shown is None:
+            posted = await self._within(
+                budget,
+                Call.POST,
+                lambda: self._client.chat_postMessage(
+                    channel=route.conversation_id,
+                    thread_ts=route.thread_id,
+                    text=text,
+                    blocks=blocks,
+                ),
+            )
+            if posted is not None:
+                self._progress[key] = (str(posted["ts"]), text)
+        elif shown[1] != text:
+            ts = shown[0]
+            updated = await self._within(
+                budget,
+                Call.EDIT,
+                lambda: self._client.chat_update(
+                    channel=route.conversation_id, ts=ts, text=text, blocks=blocks
+                ),
+            )
+            if updated is not None:
+                self._progress[key] = (ts, text)
 
     async def _clear(self, route: Route, budget: Budget) -> None:
         """Each step once, as the budget allows: the bridge calls again for what is left."""
@@ -340,6 +346,14 @@ def _carries(message: dict[str, Any], intent_id: str, chunk: int) -> bool:
         and payload.get("intent_id") == intent_id
         and payload.get("chunk") == chunk
     )
+
+
+def _progress_status(view: ProgressView) -> str:
+    """The progress message's last lines: the step and its time, the note; or stopped."""
+    if view.stopped:
+        return escape(texts.STREAM_STOPPED)
+    status = f"\u23f3 {SLACK.render(view.step)} ({view.elapsed_s:.0f}s)"
+    return status + (f"\n{SLACK.render(view.note)}" if view.note else "")
 
 
 def _preview(answer: str, reserve: int) -> str:
