@@ -69,9 +69,6 @@ class QueueStatus(StrEnum):
     DROPPED = "dropped"
 
 
-PENDING_STATUSES = (QueueStatus.QUEUED, QueueStatus.DEQUEUED)
-
-
 class QueueMode(StrEnum):
     STEER = "steer"
     FOLLOWUP = "followup"

@@ -110,17 +110,6 @@ class ToolCallRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionOverview:
-    """One line of `switchboard status`: a session and how much work it has."""
-
-    id: str
-    agent_id: str
-    queue_mode: QueueMode | None
-    queued: int  # messages waiting for a turn or taken into the running one
-    running: bool
-
-
-@dataclass(frozen=True, slots=True)
 class Lease:
     """Who runs a piece of shared work (a session's turns, `session:<id>`; a bot's polling),
     until when, and the fencing number of that holding: it grows each time the lease changes

@@ -21,13 +21,12 @@ from typing import Any
 from config.secrets import Secrets
 from runtime.clock import Clock, SystemClock
 from runtime.events import Event, EventFeed, Payload
-from runtime.messages import PENDING_STATUSES, QueueEntry, QueueMode, QueueStatus
+from runtime.messages import QueueEntry, QueueStatus
 from runtime.records import (
     Lease,
     NotificationRecord,
     RunRecord,
     RunStatus,
-    SessionOverview,
     SessionRecord,
     ToolCallRecord,
 )
@@ -148,29 +147,6 @@ class Store:
     async def sessions(self) -> list[SessionRecord]:
         found = await self._rows("SELECT * FROM sessions ORDER BY created_at, id")
         return [rows.session(r) for r in found]
-
-    async def session_overview(self) -> list[SessionOverview]:
-        """Every session with its backlog and whether a turn runs: `switchboard status`."""
-        marks = ",".join("?" * len(PENDING_STATUSES))
-        found = await self._rows(
-            "SELECT s.id, s.agent_id, s.queue_mode,"
-            f" (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id"
-            f"   AND m.status IN ({marks})) AS queued,"
-            " (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id"
-            "   AND r.status = ?) AS running"
-            " FROM sessions s ORDER BY s.created_at, s.id",
-            (*PENDING_STATUSES, RunStatus.RUNNING),
-        )
-        return [
-            SessionOverview(
-                r["id"],
-                r["agent_id"],
-                QueueMode(r["queue_mode"]) if r["queue_mode"] else None,
-                int(r["queued"]),
-                bool(r["running"]),
-            )
-            for r in found
-        ]
 
     async def messages(
         self, *, session_id: str | None = None, statuses: Sequence[QueueStatus] | None = None

@@ -73,7 +73,6 @@ class McpServer:
         self.tools: dict[str, types.Tool] = {}  # by the server's own name
         self.error: str | None = "not started"
         self._session: ClientSession | None = None
-        self._ready = asyncio.Event()
         self._attempted = asyncio.Event()  # the first connection succeeded or failed
         self._broken = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
