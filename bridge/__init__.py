@@ -19,6 +19,7 @@ from bridge.types import (
     button_rows,
 )
 from bridge.verdicts import Outcome
+from runtime.tasks import cancel_and_wait
 
 __all__ = [
     "Bridge",
@@ -40,5 +41,6 @@ __all__ = [
     "TransportLimits",
     "Via",
     "button_rows",
+    "cancel_and_wait",
     "command_menu",
 ]

@@ -21,6 +21,7 @@ from bridge.store import BridgeStore, Intent
 from bridge.transport import Call, DeliveryError
 from bridge.types import DeliveryStatus, Route
 from runtime.clock import Clock
+from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,7 @@ class Outbox:
 
     async def close(self) -> None:
         self._closing = True
-        workers = list(self._workers.values())
-        for worker in workers:
-            worker.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        await cancel_and_wait(*self._workers.values())
 
     async def route_works_again(self, route: Route) -> None:
         """A message came from a conversation marked failed: the platform takes it again."""

@@ -39,6 +39,7 @@ from bridge.types import DeliveryKind, InboundChat, Route
 from config.schema import OperatorConfig, WorkspaceConfig
 from runtime.clock import Clock
 from runtime.ids import new_id
+from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -209,9 +210,7 @@ class Pairing:
         self._task = asyncio.get_running_loop().create_task(self._follow(), name="pairing")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await cancel_and_wait(self._task)
 
     async def _follow(self) -> None:
         while True:

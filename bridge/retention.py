@@ -7,7 +7,6 @@ refusal replies past their interval. An error is logged and the next round tries
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import asdict, dataclass
@@ -17,6 +16,7 @@ from bridge.store import BridgeStore
 from bridge.verdicts import REFUSAL_REPLY_INTERVAL_S
 from config.schema import RetentionConfig
 from runtime.store import Store
+from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,7 @@ class Retention:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="retention")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
 
     async def _run(self) -> None:
         while True:

@@ -4,7 +4,6 @@ does the rest (trust, commands, sessions, routing, durable delivery, progress)."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from bridge.attachments.downloads import Downloads
 from bridge.attachments.intake import FileIntake
@@ -37,6 +36,7 @@ from config.current import CurrentConfig
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets
 from runtime import Runtime
+from runtime.tasks import cancel_and_wait
 
 
 class Bridge:
@@ -175,9 +175,6 @@ class Bridge:
         await self.pairing.stop()
         await self.retention.close()
         await self.downloads.close()
-        if self._dispatch_task is not None:
-            self._dispatch_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._dispatch_task
+        await cancel_and_wait(self._dispatch_task)
         await self.presenter.close()
         await self.outbox.close()

@@ -55,6 +55,7 @@ from runtime.session import Session
 from runtime.spend import NoLimits, SpendGate
 from runtime.store import Store, Writer
 from runtime.store.database import Migration
+from runtime.tasks import cancel_and_wait
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
@@ -179,9 +180,7 @@ class Runtime:
         self._closing = True
         await self.alarm.stop()
         workers = [t for s in self.sessions.values() for t in (s.worker, s.compaction) if t]
-        for worker in workers:
-            worker.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        await cancel_and_wait(*workers)
 
     async def close(self) -> None:
         """Stop workers (running turns resume after the next open); close the store and the

@@ -16,7 +16,6 @@ never as Switchboard's own words (`prompts.frame_wakeup_note`)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
@@ -44,6 +43,7 @@ from runtime.records import WakeupRecord, WakeupStatus
 from runtime.session import Session
 from runtime.store import Store, Writer
 from runtime.store import wakeups as stored
+from runtime.tasks import cancel_and_wait
 from runtime.tools.envelope import ToolResult
 
 log = logging.getLogger(__name__)
@@ -156,9 +156,7 @@ class Alarm:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def schedule(

@@ -16,6 +16,7 @@ from aiohttp import web
 from adapters.doors.registry import kinds
 from adapters.intake.door import Door
 from adapters.intake.record import Arrival, Put
+from bridge import cancel_and_wait
 
 if TYPE_CHECKING:
     from config.schema import SwitchboardConfig
@@ -63,9 +64,7 @@ class Doors:
     async def close(self) -> None:
         tasks = list((self._polling or {}).values())
         self._polling = None
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(*tasks)
 
     def _poll(self) -> None:
         assert self._polling is not None

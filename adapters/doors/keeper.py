@@ -11,7 +11,6 @@ less and less often, and the operator is told once (`restarts.py`)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 import subprocess
@@ -24,6 +23,7 @@ from typing import Any
 
 from adapters.doors import slow_clients, wire
 from adapters.doors.restarts import Restarts
+from bridge import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +92,7 @@ class DoorProcess:
                 log.warning("door process did not stop in time; killed")
                 self._process.kill()
                 await self._exited
-        if self._watching is not None:
-            self._watching.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watching
+        await cancel_and_wait(self._watching)
         self._thread.shutdown(wait=False)
 
     async def _spawn(self) -> None:

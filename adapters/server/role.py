@@ -16,6 +16,7 @@ from adapters.server.leadership import Leadership
 from adapters.server.lifecycle import Step
 from runtime.records import Lease
 from runtime.store import Store
+from runtime.tasks import cancel_and_wait
 
 
 class Role:
@@ -95,8 +96,5 @@ class Role:
         await self.leadership.release()
 
     async def _stop_leading(self) -> None:
-        if self.leading is not None:
-            self.leading.cancel()
-            with contextlib.suppress(BaseException):
-                await self.leading
-            self.leading = None
+        await cancel_and_wait(self.leading)
+        self.leading = None

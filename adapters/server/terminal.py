@@ -4,13 +4,13 @@ talks to the agent in the terminal the process runs in."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import TextIO
 
 from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport, Ending
 from bridge import Bridge
 from config.schema import WorkspaceConfig
+from runtime.tasks import cancel_and_wait
 
 
 class TerminalChat:
@@ -50,10 +50,7 @@ class TerminalChat:
         )
 
     async def stop(self) -> None:
-        if self.reading is not None:
-            self.reading.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.reading
+        await cancel_and_wait(self.reading)
 
     def left_at_once(self) -> bool:
         """The operator left the terminal while the agent worked: stop without waiting for

@@ -38,7 +38,7 @@ from adapters.slack.inbound import (
 from adapters.slack.names import SlackNames
 from adapters.slack.socket import SocketIntake
 from adapters.slack.transport import SlackTransport
-from bridge import Bridge, InboundChat, Outcome, texts
+from bridge import Bridge, InboundChat, Outcome, cancel_and_wait, texts
 from bridge.store import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
 from config.platforms import SlackConfig
@@ -184,9 +184,7 @@ class SlackAdapter:
             await self._socket.close()
         if self._background:  # let reactions and answers under way finish, briefly
             _, late = await asyncio.wait(self._background, timeout=STOP_WAIT_S)
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+            await cancel_and_wait(*late)
         await self._session.close()
 
     def _authorizer(self) -> Callable[..., Awaitable[AuthorizeResult]]:

@@ -19,7 +19,7 @@ from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import BotUser, message_button_chat, message_chat, stop_chat
 from adapters.telegram.transport import TelegramTransport
 from adapters.telegram.updates import parse_update
-from bridge import Bridge, Outcome, command_menu
+from bridge import Bridge, Outcome, cancel_and_wait, command_menu
 from bridge.store import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
@@ -91,9 +91,7 @@ class TelegramAdapter:
             )
 
     async def stop(self) -> None:
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await cancel_and_wait(*self._background)
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()

@@ -18,6 +18,7 @@ from bridge.service import Bridge
 from config.schema import SwitchboardConfig
 from runtime import Event, SessionState
 from runtime.payloads import AssistantTextDelta
+from runtime.tasks import cancel_and_wait
 
 TICK_S = 1.0
 GAP_S = 0.25  # a feed reads the store at most this often: a busy ledger has many events a second
@@ -100,6 +101,4 @@ async def _following(
                     await changed.wait()
             await asyncio.sleep(gap_s)
     finally:
-        follower.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await follower
+        await cancel_and_wait(follower)

@@ -9,7 +9,6 @@ and the release commit together, so a held message becomes exactly one prompt.""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import replace
 
@@ -36,6 +35,7 @@ from runtime import (
 )
 from runtime.ids import new_id
 from runtime.store import Writer
+from runtime.tasks import cancel_and_wait
 from runtime.transcript import AttachmentBlock
 
 log = logging.getLogger(__name__)
@@ -108,12 +108,7 @@ class Downloads:
 
     async def close(self) -> None:
         """Stop downloading; what is held stays held, and resumes on the next start."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks.values())
 
     async def _run(self, held: HeldMessage, before: asyncio.Task[None] | None, tried: int) -> None:
         """Submit `held`, tried again after a failure that is not a download's (a store or

@@ -33,6 +33,7 @@ from config.current import CurrentConfig
 from config.schema import WorkspaceConfig
 from runtime import Runtime
 from runtime.errors import StoreConflictError
+from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -163,13 +164,9 @@ class Schedules:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
-        for task in list(self._firing):
-            task.cancel()
-        await asyncio.gather(*self._firing, return_exceptions=True)
+        await cancel_and_wait(*self._firing)
 
     async def _see_changes(self) -> None:
         """Schedules never seen before, and those whose timing a reload changed, count their

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import suppress
 
 from runtime.events import Event, EventFeed
+from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +31,7 @@ class Publisher:
         )
 
     async def close(self) -> None:
-        if self._follower is not None:
-            self._follower.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._follower
+        await cancel_and_wait(self._follower)
 
     def at_once(self, events: list[Event]) -> bool:
         """Whether `publish(events)` runs to its end without waiting: no other publishing

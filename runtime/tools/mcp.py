@@ -27,6 +27,7 @@ from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from runtime.tasks import cancel_and_wait
 from runtime.tools.base import Approval, ToolContext, ToolSpec
 from runtime.tools.envelope import ToolResult
 from runtime.tools.environment import tool_environment
@@ -92,9 +93,7 @@ class McpServer:
     async def stop(self) -> None:
         """Disconnect; a stdio server's process is ended by the SDK's client on the way out."""
         if self._task is not None:
-            self._task.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def _connect(self, stack: AsyncExitStack) -> Any:

@@ -5,7 +5,6 @@ feeds the console's pages follow, as server-sent events."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from adapters.admin.access import still_allowed, workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import view_of, when
 from adapters.admin.render import SECRETS, TEMPLATES, code, render
+from bridge import cancel_and_wait
 from bridge.activity import duration
 from bridge.admin import Board, SessionRow, live_boards, live_sessions, read_board
 from config.secrets import Secrets
@@ -147,10 +147,7 @@ async def stream(
     except (ConnectionResetError, asyncio.CancelledError):
         pass  # the browser went away, or the server is stopping
     finally:
-        if following is not None:
-            following.cancel()
-            with contextlib.suppress(BaseException):
-                await following
+        await cancel_and_wait(following)
         await source.aclose()
         if me is not None:
             streams.discard(me)
