@@ -30,22 +30,8 @@ async def test_an_admin_approves_a_waiting_tool_call(
     telegram_api: FakeTelegram,
     slack_api: FakeSlack,
 ) -> None:
-    script = tmp_path / "deploy.py"
-    script.write_text(DEPLOY_SCRIPT)
-    deploy = {
-        "name": "deploy",
-        "description": "Deploy to a host",
-        "command": ["python3", str(script), str(tmp_path / "deploy.log")],
-        "requires_approval": True,
-    }
-    app = await start_console(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        slack_api,
-        agent_tools=("deploy",),
-        acme_extra={"tools": [deploy]},
-        topology=console_topology,
+    app = await start_deploying(
+        console_topology, db_path, tmp_path, anthropic_api, telegram_api, slack_api
     )
     try:
         anthropic_api.script = [
@@ -73,6 +59,35 @@ async def test_an_admin_approves_a_waiting_tool_call(
         assert decided.data.decided_by == "admin acme/lead"
     finally:
         await console_topology.stop()
+
+
+async def start_deploying(
+    topology: Topology,
+    db_path: Path,
+    tmp_path: Path,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    slack_api: FakeSlack,
+) -> App:
+    """The console over a workspace whose agent has `deploy`, a tool that needs approval and
+    logs each run in tmp_path (`runs`)."""
+    script = tmp_path / "deploy.py"
+    script.write_text(DEPLOY_SCRIPT)
+    deploy = {
+        "name": "deploy",
+        "description": "Deploy to a host",
+        "command": ["python3", str(script), str(tmp_path / "deploy.log")],
+        "requires_approval": True,
+    }
+    return await start_console(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        slack_api,
+        agent_tools=("deploy",),
+        acme_extra={"tools": [deploy]},
+        topology=topology,
+    )
 
 
 async def listing_one(client: AdminClient) -> tuple[int, str]:
@@ -105,22 +120,8 @@ async def test_an_admin_answer_that_came_second_says_whose_answer_stands(
     """Alice denies the call in Telegram while the admin's Approve is on its way (issue 38's
     class: the page checked the call was waiting, then answered it): the page says Alice's
     Deny stands, not "Approved", and the tool never runs."""
-    script = tmp_path / "deploy.py"
-    script.write_text(DEPLOY_SCRIPT)
-    deploy = {
-        "name": "deploy",
-        "description": "Deploy to a host",
-        "command": ["python3", str(script), str(tmp_path / "deploy.log")],
-        "requires_approval": True,
-    }
-    app = await start_console(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        slack_api,
-        agent_tools=("deploy",),
-        acme_extra={"tools": [deploy]},
-        topology=console_topology,
+    app = await start_deploying(
+        console_topology, db_path, tmp_path, anthropic_api, telegram_api, slack_api
     )
     approvals = app.runtime.approvals
     decide = approvals.decide
