@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from runtime import EventType, Priority, QueueStatus, RunStatus, StaleRunError, UnknownRunError
+from runtime import (
+    EventType,
+    Priority,
+    QueueStatus,
+    RunStatus,
+    Runtime,
+    StaleRunError,
+    UnknownRunError,
+)
 from runtime.transcript import check_invariants, normalize
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import (
@@ -62,16 +70,8 @@ async def test_two_stops_at_once_stop_once(
 ) -> None:
     """Two operators press Stop together: one stop is recorded and reported, the other is
     `already_stopped`, though both came before the first had written its record."""
-    hold = asyncio.Event()
-    anthropic_api.script = [text("thinking very long", hold=hold)]
-    rt = await open_runtime(db_path, anthropic_api)
-    cleanup.append(rt)
-    sid = await rt.create_session("assistant")
-    await rt.submit(sid, operator("long question"))
-    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "thinking")
-    assert started.run_id is not None
-    await until(lambda: len(anthropic_api.requests) == 1)
-    results = await asyncio.gather(*(rt.stop(sid, started.run_id) for _ in range(2)))
+    rt, sid, run_id, hold = await _thinking(anthropic_api, db_path, cleanup, "thinking long")
+    results = await asyncio.gather(*(rt.stop(sid, run_id) for _ in range(2)))
     assert sorted(r.status for r in results) == ["already_stopped", "stopped"]
     cancels = [
         e for e in await all_events(rt, EventType.PROGRESS) if e.data.state == "cancel_requested"
@@ -172,15 +172,7 @@ async def test_a_stop_that_comes_as_the_turn_ends_on_its_own_says_it_came_too_la
 ) -> None:
     """The turn answers while the stop is recording itself (issue 38's class): the stop is
     not reported as having stopped a turn that completed."""
-    hold = asyncio.Event()
-    anthropic_api.script = [text("the full answer", hold=hold)]
-    rt = await open_runtime(db_path, anthropic_api)
-    cleanup.append(rt)
-    sid = await rt.create_session("assistant")
-    await rt.submit(sid, operator("question"))
-    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "thinking")
-    assert started.run_id is not None
-    await until(lambda: len(anthropic_api.requests) == 1)
+    rt, sid, run_id, hold = await _thinking(anthropic_api, db_path, cleanup, "the full answer")
     handle = rt.sessions[sid].running
     assert handle is not None
     emit = rt.store.emit
@@ -192,7 +184,24 @@ async def test_a_stop_that_comes_as_the_turn_ends_on_its_own_says_it_came_too_la
 
     rt.store.emit = turn_ends_meanwhile  # type: ignore[method-assign]
     with pytest.raises(StaleRunError, match="ended"):
-        await rt.stop(sid, started.run_id)
+        await rt.stop(sid, run_id)
     rt.store.emit = emit  # type: ignore[method-assign]
     [run] = await rt.store.runs(session_id=sid)
     assert run.status is RunStatus.COMPLETED and run.final_text == "the full answer"
+
+
+async def _thinking(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object], answer: str
+) -> tuple[Runtime, str, str, asyncio.Event]:
+    """A turn whose model request is in flight until `hold` is set, then answers `answer`:
+    the runtime, the session, the run and `hold`."""
+    hold = asyncio.Event()
+    anthropic_api.script = [text(answer, hold=hold)]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("question"))
+    started = await wait_for(rt, EventType.PROGRESS, lambda e: e.data.step == "thinking")
+    assert started.run_id is not None
+    await until(lambda: len(anthropic_api.requests) == 1)
+    return rt, sid, started.run_id, hold
