@@ -90,11 +90,17 @@ class TelegramProgress:
             private = not route.conversation_id.startswith("-")
             if not view.stopped:
                 await self._typing(route, budget)
-                if private and view.answer.strip():
-                    await self._draft(route, view, budget)
+            before = shown.message.message_id if shown is not None else None
             shown = await self._message(
                 route, view, shown, budget, in_message=view.stopped or not private
             )
+            if private and not view.stopped and view.answer.strip():
+                # A message sent to the chat takes a draft's place: the progress message is
+                # posted first, and a new one (a first post, or one posted again) means the
+                # draft must be sent again.
+                if shown is not None and shown.message.message_id != before:
+                    self._drafts.pop(key, None)
+                await self._draft(route, view, budget)
             if view.stopped and shown is not None and shown.text.endswith(STOPPED):
                 shown = None  # the stopped answer stays as it is: not ours to clear
         except BadRequest as exc:
