@@ -1,16 +1,80 @@
-"""What `Runtime.submit` writes: the message, the scheduler's decision about it, and what
-that decision drops, in the caller's transaction (so it all commits at once or not at all)."""
+"""A message admitted to its session (`Runtime.submit`): the scheduler's decision, what it
+writes (the message, the decision and what it drops, in one transaction with the caller's
+records) and its effect on the session's queue, decided and applied as one step."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
+from runtime.clock import Clock
 from runtime.events import Event
-from runtime.messages import InboundMessage, QueueEntry, QueueStatus
+from runtime.ids import new_id
+from runtime.messages import InboundMessage, QueueEntry, QueueStatus, may_interject
 from runtime.payloads import MessageDropped, MessageQueued, Progress
-from runtime.scheduler import Decision, DecisionKind
+from runtime.results import RuntimeSettings, SubmitResult
+from runtime.scheduler import Decision, DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
-from runtime.store import Writer
+from runtime.store import Store, Writer
+
+
+@dataclass(frozen=True, slots=True)
+class Admitting:
+    """What admission needs of the runtime: its store, clock and settings, and how to wake
+    a session's worker."""
+
+    store: Store
+    clock: Clock
+    settings: RuntimeSettings
+    ensure_worker: Callable[[Session], None]
+
+
+async def admit(
+    rt: Admitting,
+    session: Session,
+    message: InboundMessage,
+    also: Callable[[Writer, str], None] | None,
+    files: Mapping[str, bytes] | None,
+) -> SubmitResult:
+    """Decide, store, then apply, under the session's admission lock (the caller holds it).
+    The worker does not take that lock, so what the decision takes from the queue (the
+    oldest entry, when it is full) is taken before the store write: a turn can no longer
+    start it meanwhile."""
+    settings = rt.settings
+    view = SessionView(
+        session.mode,
+        session.running is not None,
+        len(session.queue),
+        settings.queue_cap,
+        settings.drop_policy,
+    )
+    decision = decide(view, message)
+    running = session.running  # the turn an interrupt is meant for
+    message_id = new_id("msg")
+    dropped = session.queue.take_oldest() if decision.drop_oldest else None
+    try:
+        async with rt.store.write() as w:
+            seq = record_admission(
+                w, session, message_id, message, decision, dropped, settings.queue_cap, files
+            )
+            if also is not None:
+                also(w, message_id)
+    except BaseException:
+        if dropped is not None:  # not dropped after all: back where it was
+            session.queue.push_front([dropped])
+            rt.ensure_worker(session)
+        raise
+    if decision.kind is DecisionKind.DROP_NEW:
+        return SubmitResult(message_id, SubmitStatus.DROPPED, (message_id,))
+    entry = QueueEntry(message_id, session.id, seq, message, QueueStatus.QUEUED, rt.clock.wall())
+    session.queue.push(entry)
+    session.last_arrival = rt.clock.monotonic()
+    if may_interject(message):
+        session.signal_interjection()
+    if decision.kind is DecisionKind.INTERRUPT_RUNNING_TURN and running is not None:
+        running.request_stop("interrupted by a new operator message")
+    rt.ensure_worker(session)
+    return SubmitResult(message_id, decision.submit_status, (dropped.id,) if dropped else ())
 
 
 def record_admission(

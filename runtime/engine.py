@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from config.secrets import Secrets
-from runtime.admission import record_admission
+from runtime.admission import Admitting, admit
 from runtime.agents import AgentSpec
 from runtime.approvals import Approvals
 from runtime.children import spawn_child
@@ -27,10 +27,8 @@ from runtime.guards import HeldTurns, TurnLimits
 from runtime.ids import new_id
 from runtime.messages import (
     InboundMessage,
-    QueueEntry,
     QueueMode,
     QueueStatus,
-    may_interject,
 )
 from runtime.notifications import notify_for_turn
 from runtime.payloads import (
@@ -50,7 +48,6 @@ from runtime.results import (
     SubmitResult,
 )
 from runtime.roster import reconfigured
-from runtime.scheduler import DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
 from runtime.spend import NoLimits, SpendGate
 from runtime.store import Store, Writer
@@ -331,60 +328,13 @@ class Runtime:
         of each of `message.attachments`, by id; they are stored in that transaction too."""
         session = self._get(session_id)
         async with session.admission:
-            return await self._admit(session, message, also, files)
-
-    async def _admit(
-        self,
-        session: Session,
-        message: InboundMessage,
-        also: Callable[[Writer, str], None] | None,
-        files: Mapping[str, bytes] | None,
-    ) -> SubmitResult:
-        """Decide, store, then apply, under the session's admission lock. The worker does not
-        take that lock, so what the decision takes from the queue (the oldest entry, when it
-        is full) is taken before the store write: a turn can no longer start it meanwhile."""
-        view = SessionView(
-            session.mode,
-            session.running is not None,
-            len(session.queue),
-            self.settings.queue_cap,
-            self.settings.drop_policy,
-        )
-        decision = decide(view, message)
-        running = session.running  # the turn an interrupt is meant for
-        message_id = new_id("msg")
-        dropped = session.queue.take_oldest() if decision.drop_oldest else None
-        try:
-            async with self.store.write() as w:
-                seq = record_admission(
-                    w,
-                    session,
-                    message_id,
-                    message,
-                    decision,
-                    dropped,
-                    self.settings.queue_cap,
-                    files,
-                )
-                if also is not None:
-                    also(w, message_id)
-        except BaseException:
-            if dropped is not None:  # not dropped after all: back where it was
-                session.queue.push_front([dropped])
-                self._ensure_worker(session)
-            raise
-        if decision.kind is DecisionKind.DROP_NEW:
-            return SubmitResult(message_id, SubmitStatus.DROPPED, (message_id,))
-        session.queue.push(
-            QueueEntry(message_id, session.id, seq, message, QueueStatus.QUEUED, self.clock.wall())
-        )
-        session.last_arrival = self.clock.monotonic()
-        if may_interject(message):
-            session.signal_interjection()
-        if decision.kind is DecisionKind.INTERRUPT_RUNNING_TURN and running is not None:
-            running.request_stop("interrupted by a new operator message")
-        self._ensure_worker(session)
-        return SubmitResult(message_id, decision.submit_status, (dropped.id,) if dropped else ())
+            return await admit(
+                Admitting(self.store, self.clock, self.settings, self._ensure_worker),
+                session,
+                message,
+                also,
+                files,
+            )
 
     # -- stop --------------------------------------------------------------------------
 
