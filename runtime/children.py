@@ -10,7 +10,7 @@ from runtime.payloads import ChildSpawned
 from runtime.records import AgentProfile
 from runtime.session import Session
 from runtime.tools.envelope import ToolResult
-from runtime.turn import TurnOutcome
+from runtime.turn_types import TurnOutcome
 
 
 async def report_to_parent(

@@ -56,7 +56,7 @@ from runtime.tasks import cancel_and_wait
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
-from runtime.turn import TurnDeps
+from runtime.turn_types import TurnDeps
 from runtime.wakeups import Alarm, limits_of
 from runtime.worker import request_compaction, work
 

@@ -16,7 +16,7 @@ from runtime.providers.base import Provider
 from runtime.results import RuntimeSettings, SubmitResult
 from runtime.session import Session
 from runtime.store import Store, Writer
-from runtime.turn import TurnDeps
+from runtime.turn_types import TurnDeps
 
 
 class Host(Protocol):

@@ -7,6 +7,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from runtime.clock import Clock
 from runtime.context import ContextUse
 from runtime.messages import QueueMode
 from runtime.payloads import Progress, ProgressState
@@ -85,6 +86,17 @@ class RunHandle:
         """Let this turn past its budgets (/approve-spend); a held turn goes on at once."""
         self.spend_approved_by = by
         self.spend_wake.set()
+
+    async def spend_woken(self, clock: Clock, seconds: float) -> None:
+        """Until an approval or a recheck wakes this turn held by a budget, or `seconds`
+        pass."""
+        woken = asyncio.ensure_future(self.spend_wake.wait())
+        slept = asyncio.ensure_future(clock.sleep(seconds))
+        try:
+            await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            slept.cancel()
 
     def raise_if_stopped(self) -> None:
         if self.stop_requested:

@@ -80,6 +80,10 @@ class TranscriptMessage(BaseModel):
     def tool_uses(self) -> list[ToolUseBlock]:
         return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
 
+    def says_anything(self) -> bool:
+        """Whether any block is more than blank text."""
+        return any(not (isinstance(b, TextBlock) and not b.text.strip()) for b in self.blocks)
+
     def attachments(self) -> list[AttachmentBlock]:
         """Every file the row refers to, a tool result's pictures included."""
         found = []
@@ -203,6 +207,12 @@ class Transcript:
         self.row_ids.append(row_id)
         self.sources.append(tuple(sources))
         self.tool_use_ids.update(b.id for b in row.tool_uses())
+
+    def repeated_tool_ids(self, row: TranscriptMessage) -> str:
+        """The tool_use ids of `row` that repeat, in it or in the rows before: such a round
+        would poison the transcript. Empty when there are none."""
+        ids = [b.id for b in row.tool_uses()]
+        return ", ".join(sorted({i for i in ids if ids.count(i) > 1 or i in self.tool_use_ids}))
 
     def compacted(self, cut: int, summary: str) -> None:
         """The rows before `cut` are now `summary`."""

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from config.prices import PriceTable
 from runtime.agents import AgentSpec
-from runtime.approvals import Approvals
 from runtime.boundaries import Boundary
-from runtime.clock import Clock
 from runtime.compaction import compact
-from runtime.context import Budget
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.events import Event, Payload
-from runtime.guards import CallGuard, TurnLimits
+from runtime.guards import CallGuard
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import (
     AssistantText,
@@ -38,7 +33,6 @@ from runtime.payloads import (
 )
 from runtime.prompts import interjection_row
 from runtime.providers.base import (
-    Provider,
     ProviderRequest,
     ProviderResponse,
     Usage,
@@ -46,7 +40,7 @@ from runtime.providers.base import (
 )
 from runtime.records import RunStatus
 from runtime.session import RunHandle, Session, TurnStopped
-from runtime.spend import CallPurpose, Charge, HoldKind, SpendGate, SpendHold
+from runtime.spend import CallPurpose, Charge, HoldKind, SpendHold
 from runtime.steps import (
     CallModel,
     ContinueRound,
@@ -61,60 +55,20 @@ from runtime.steps import (
     resolve_round,
     resolve_tools,
 )
-from runtime.store import Store, Writer
+from runtime.store import Writer
 from runtime.store.usage import record_call
-from runtime.tool_round import ToolDeps, ToolRunner
+from runtime.tool_round import ToolRunner
 from runtime.tools.envelope import ToolResult
-from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
-    Block,
-    TextBlock,
     ToolUseBlock,
     Transcript,
     TranscriptMessage,
 )
+from runtime.turn_types import TurnDeps, TurnOutcome
 
 log = logging.getLogger(__name__)
 
 RECHECK_S = 60.0  # a turn a budget holds asks the gate again this often (a period may end)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnDeps:
-    store: Store
-    provider: Provider
-    tools: ToolRegistry
-    clock: Clock
-    max_rounds: int
-    budget: Budget
-    notify: Callable[[Session, str, str], Awaitable[ToolResult]]
-    spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
-    approvals: Approvals
-    wake_later: Callable[[Session, str, str, str], Awaitable[ToolResult]]
-    prices: PriceTable
-    gate: SpendGate
-    limits: TurnLimits
-
-    def tool_deps(self) -> ToolDeps:
-        return ToolDeps(
-            self.store,
-            self.tools,
-            self.approvals,
-            self.clock,
-            self.notify,
-            self.spawn,
-            self.wake_later,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class TurnOutcome:
-    status: RunStatus
-    final_text: str
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    context_tokens: int | None = None  # the size of its last request, as counted
-    rounds: int = 0  # model rounds it ran
 
 
 class Turn:
@@ -239,7 +193,7 @@ class Turn:
             if self.handle.held != hold.reason:
                 await self.progress(f"held: {hold.reason}", state=ProgressState.WAITING)
             self.handle.held = hold.reason
-            await self.handle.inflight_op(self._until_woken())
+            await self.handle.inflight_op(self.handle.spend_woken(self.deps.clock, RECHECK_S))
             hold = await self.guard.ask(self.model, held.estimate)
             if hold is not None:
                 self.handle.spend_approved_by = None  # that approval is not enough
@@ -252,16 +206,6 @@ class Turn:
         request = self._request()
         return CallModel(request, request_chars(request))
 
-    async def _until_woken(self) -> None:
-        """Until an approval or a recheck wakes the held turn, or `RECHECK_S` passes."""
-        woken = asyncio.ensure_future(self.handle.spend_wake.wait())
-        slept = asyncio.ensure_future(self.deps.clock.sleep(RECHECK_S))
-        try:
-            await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            woken.cancel()
-            slept.cancel()
-
     async def _call_model(self, request: ProviderRequest, chars: int) -> NextStep:
         """The round's model call, its answer recorded: a final answer, tools or more."""
         round_no = self.rounds
@@ -270,9 +214,9 @@ class Turn:
             self._announced_round = round_no
         response = await self._send_fitted(request, chars)
         step, recorded = resolve_round(response)
-        repeated = self._repeated_tool_ids(recorded)
+        repeated = self.transcript.repeated_tool_ids(recorded)  # such a round fails
         said = None
-        if not repeated and any(b for b in recorded.blocks if not _blank(b)):
+        if not repeated and recorded.says_anything():
             said = AssistantText(
                 text=recorded.text(), round=round_no, tool_calls=len(recorded.tool_uses())
             )
@@ -379,12 +323,6 @@ class Turn:
         self.usage += response.usage
         return response
 
-    def _repeated_tool_ids(self, recorded: TranscriptMessage) -> str:
-        """A round whose tool_use ids repeat would poison the transcript: it fails instead."""
-        ids = [b.id for b in recorded.tool_uses()]
-        known = self.transcript.tool_use_ids
-        return ", ".join(sorted({i for i in ids if ids.count(i) > 1 or i in known}))
-
     async def _settle(
         self, response: ProviderResponse, row: TranscriptMessage, said: AssistantText | None
     ) -> None:
@@ -459,7 +397,3 @@ class Turn:
 
     async def _emit(self, payload: Payload) -> None:
         await self.deps.store.emit(Event(payload, self.session.id, self.run_id))
-
-
-def _blank(block: Block) -> bool:
-    return isinstance(block, TextBlock) and not block.text.strip()

@@ -18,7 +18,8 @@ from runtime.results import CompactStatus
 from runtime.scheduler import collect_wait
 from runtime.session import RunHandle, Session
 from runtime.tool_round import waiting_round
-from runtime.turn import Turn, TurnOutcome
+from runtime.turn import Turn
+from runtime.turn_types import TurnOutcome
 
 log = logging.getLogger(__name__)
 
