@@ -15,7 +15,7 @@ import pytest
 from adapters.server.app import App
 from bridge.spend.words import money
 from tests.adapters.automation.test_schedule_buttons import keyboard
-from tests.adapters.telegram_harness import start_app
+from tests.adapters.spend.budgeted import start_budgeted
 from tests.adapters.test_metrics import scrape, value
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -55,14 +55,8 @@ class Looping:
 async def app(
     topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> AsyncIterator[App]:
-    extra = {"operators": OPERATORS, "budgets": [BUDGET], "timezone": "Europe/Berlin"}
-    yield await start_app(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        agent_tools=("sleep",),
-        acme_extra=extra,
-        topology=topology,
+    yield await start_budgeted(
+        topology, db_path, anthropic_api, telegram_api, budgets=[BUDGET], operators=OPERATORS
     )
     await topology.stop()
 

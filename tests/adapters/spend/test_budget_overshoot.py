@@ -18,8 +18,8 @@ from adapters.server.status_cli import status
 from bridge.admin.board import read_board
 from bridge.spend.words import money
 from tests.adapters.automation.test_schedule_buttons import keyboard
+from tests.adapters.spend.budgeted import start_budgeted
 from tests.adapters.spend.test_budget_e2e import SUMS, Looping, posted
-from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
@@ -55,14 +55,8 @@ async def app(
     topology: Topology, db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> AsyncIterator[App]:
     budget = {"scope": "workspace", "period": "day", "limit_usd": LIMIT, "warn_at": None}
-    extra = {"operators": OPERATORS, "budgets": [budget], "timezone": "Europe/Berlin"}
-    yield await start_app(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        agent_tools=("sleep",),
-        acme_extra=extra,
-        topology=topology,
+    yield await start_budgeted(
+        topology, db_path, anthropic_api, telegram_api, budgets=[budget], operators=OPERATORS
     )
     await topology.stop()
 
@@ -97,14 +91,8 @@ async def approving(
 ) -> AsyncIterator[App]:
     """One operator, a $0.05 daily budget warned at half: an approval is worth $0.025."""
     budget = {"scope": "workspace", "period": "day", "limit_usd": 0.05, "warn_at": 0.5}
-    extra = {"operators": OPERATORS[:1], "budgets": [budget], "timezone": "Europe/Berlin"}
-    yield await start_app(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        agent_tools=("sleep",),
-        acme_extra=extra,
-        topology=topology,
+    yield await start_budgeted(
+        topology, db_path, anthropic_api, telegram_api, budgets=[budget], operators=OPERATORS[:1]
     )
     await topology.stop()
 
