@@ -81,15 +81,71 @@ def decision_fields(request: PairingRequest, decision: str, by: str | None) -> d
 
 
 @dataclass(frozen=True, slots=True)
+class PairingLook:
+    """What a stranger's DM where their workspace pairs needs read before it is decided."""
+
+    open_request: PairingRequest | None  # their code, pending or answered, still valid
+    pending: int  # codes pending in the workspace now
+    code: str  # the code they get if they get a new one
+    ask: Route | None  # where the primary operator is asked about a new code
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
 class PairingStep:
-    """What a stranger's DM does to pairing, read by `Pairing.consider` and written by
-    `Pairing.record` in the message's own transaction."""
+    """What a stranger's DM does to pairing (`next_step`), written by `record_step` in the
+    message's own transaction."""
 
     outcome: str  # for the message's refusal record and the log
     answer: str | None  # what the sender is told
     request: PairingRequest | None = None  # a new code
     ask: Route | None = None  # where the primary operator is asked about the new code
     remind: PairingRequest | None = None  # their open request, of which they are reminded
+
+
+def next_step(chat: InboundChat, workspace: WorkspaceConfig, look: PairingLook) -> PairingStep:
+    """What a DM from a non-operator where pairing is on does: a code (once), a reminder
+    (rarely), or nothing past the cap; with a new code, the primary operator is asked."""
+    held, now = look.open_request, look.now
+    if held is not None:
+        remind = held.status is PairingStatus.PENDING and (
+            held.reminded_at is None or now - held.reminded_at >= REMIND_EVERY_S
+        )
+        answer = texts.PAIRING_REMINDER if remind else None
+        return PairingStep("pairing pending", answer, remind=held if remind else None)
+    if look.pending >= workspace.pairing.max_pending:
+        return PairingStep("pairing: too many codes pending", None)
+    request = PairingRequest(
+        code=look.code,
+        workspace_id=workspace.id,
+        platform=chat.route.platform,
+        sender_id=chat.sender_id,
+        sender_name=chat.sender_name,
+        route=chat.route.home,
+        status=PairingStatus.PENDING,
+        created_at=now,
+        expires_at=now + workspace.pairing.code_ttl_s,
+    )
+    answer = texts.PAIRING_CODE.format(code=request.code, workspace=workspace.id)
+    return PairingStep("pairing code given", answer, request=request, ask=look.ask)
+
+
+def record_step(tx: BridgeTx, chat: InboundChat, step: PairingStep) -> None:
+    """Write `step` in the transaction that records the message."""
+    request = step.request
+    if request is not None:
+        give_code(tx, request)
+        if step.ask is not None:
+            intent = new_id("dlv")
+            text = texts.PAIRING_ASK.format(
+                who=who(request), workspace=request.workspace_id, code=request.code
+            )
+            tx.enqueue(intent, step.ask, DeliveryKind.APPROVAL, text)
+            tx.asks(intent, "pairing", request.code)
+    elif step.remind is not None:
+        reminded(tx, step.remind.code)
+    if step.answer is not None:
+        tx.enqueue(new_id("dlv"), chat.route.home, DeliveryKind.COMMAND_REPLY, step.answer)
 
 
 class Pairing:
@@ -110,50 +166,18 @@ class Pairing:
         paired = await self.records.paired(workspace.id, route.platform, chat.sender_id)
         return as_operator(paired, profile) if paired is not None else None
 
-    async def consider(self, chat: InboundChat, workspace: WorkspaceConfig) -> PairingStep:
-        """What a DM from a non-operator where pairing is on does: a code (once), a reminder
-        (rarely), or nothing past the cap; with a new code, the primary operator is asked."""
-        route, settings, now = chat.route, workspace.pairing, self._clock.wall()
-        held = await self.records.open_request(workspace.id, route.platform, chat.sender_id, now)
-        if held is not None:
-            remind = held.status is PairingStatus.PENDING and (
-                held.reminded_at is None or now - held.reminded_at >= REMIND_EVERY_S
-            )
-            answer = texts.PAIRING_REMINDER if remind else None
-            return PairingStep("pairing pending", answer, remind=held if remind else None)
-        if await self.records.pending_count(workspace.id, now) >= settings.max_pending:
-            return PairingStep("pairing: too many codes pending", None)
-        request = PairingRequest(
+    async def look(self, chat: InboundChat, workspace: WorkspaceConfig) -> PairingLook:
+        """What `next_step` needs to decide a stranger's DM to `workspace`."""
+        route, now = chat.route, self._clock.wall()
+        return PairingLook(
+            open_request=await self.records.open_request(
+                workspace.id, route.platform, chat.sender_id, now
+            ),
+            pending=await self.records.pending_count(workspace.id, now),
             code=new_code(),
-            workspace_id=workspace.id,
-            platform=route.platform,
-            sender_id=chat.sender_id,
-            sender_name=chat.sender_name,
-            route=route.home,
-            status=PairingStatus.PENDING,
-            created_at=now,
-            expires_at=now + settings.code_ttl_s,
+            ask=self._router.primary_route(workspace),
+            now=now,
         )
-        answer = texts.PAIRING_CODE.format(code=request.code, workspace=workspace.id)
-        ask = self._router.primary_route(workspace)
-        return PairingStep("pairing code given", answer, request=request, ask=ask)
-
-    def record(self, tx: BridgeTx, chat: InboundChat, step: PairingStep) -> None:
-        """Write `step` in the transaction that records the message."""
-        request = step.request
-        if request is not None:
-            give_code(tx, request)
-            if step.ask is not None:
-                intent = new_id("dlv")
-                text = texts.PAIRING_ASK.format(
-                    who=who(request), workspace=request.workspace_id, code=request.code
-                )
-                tx.enqueue(intent, step.ask, DeliveryKind.APPROVAL, text)
-                tx.asks(intent, "pairing", request.code)
-        elif step.remind is not None:
-            reminded(tx, step.remind.code)
-        if step.answer is not None:
-            tx.enqueue(new_id("dlv"), chat.route.home, DeliveryKind.COMMAND_REPLY, step.answer)
 
     async def answer(self, code: str, approve: bool, workspace: WorkspaceConfig, by: str) -> str:
         """An operator's /approve or /deny of a code (typed, or its buttons)."""

@@ -1,25 +1,30 @@
 """What becomes of one chat message (DESIGN §3, Ingress), decided without I/O: from the
-message, its sender's trust and what was read of its conversation beforehand, one verdict of
-a closed set. `bridge/ingress.py` reads, calls `decide`, and applies the verdict; the audit
-records of a message not passed on (ignored, refused, rejected) are made here, for every
-writer of them."""
+message, its sender's trust and everything read of its surroundings beforehand
+(`bridge/facts.py`), one verdict of a closed set that holds all it does: the audit record, the
+replies, the pairing step, the prompt for the agent. `bridge/ingress.py` reads, calls `decide`,
+and writes the verdict in one transaction. A Slack slash command takes the same path; its
+answer goes back to its sender alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bridge import texts
 from bridge.bindings import addressed, names_the_bot, respond_to
-from bridge.commands import Command, UnknownCommand, parse
+from bridge.commands import Command, CommandName, UnknownCommand, parse
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected
-from bridge.store import NotificationPost
+from bridge.facts import Facts, Framing, sender_key, stranger
+from bridge.pairing import PairingStep, next_step
+from bridge.prompt import operator_prompt
 from bridge.trust import Refused, Trusted
-from bridge.types import InboundChat
-from config.schema import WorkspaceConfig
+from bridge.types import Answer, InboundChat
+from runtime import InboundMessage
 
 MAX_PROMPT_CHARS = 50_000
 REFUSAL_REPLY_INTERVAL_S = 3600.0  # a stranger is told they are one at most this often
+
+Record = InboundIgnored | InboundRefused | InboundRejected
 
 
 class Outcome(StrEnum):
@@ -34,16 +39,13 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Seen:
-    """What `decide` needs of the message's surroundings, read before it (of a copy handled
-    before, nothing more than that)."""
+class Effects:
+    """What a message's transaction writes besides its platform ids."""
 
-    duplicate: bool  # its platform ids were handled before
-    in_agent_thread: bool = False  # its conversation (or thread) is a session's already
-    notification: NotificationPost | None = None  # an operator's: the notification it answers
-    notification_live: bool = False  # that notification's session still exists
-    held_back: bool = False  # it waits for its files, or behind a message here that does
-    pairing: bool = False  # this bridge pairs strangers (where their workspace enables it)
+    record: Record | None = None  # its audit record
+    replies: tuple[Answer, ...] = ()  # to its conversation (to its sender alone, privately)
+    refusal_told: str | None = None  # the sender (`sender_key`) told now that they are refused
+    pairing: PairingStep | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,31 +57,29 @@ class Duplicate:
 class Ignore:
     """Group chatter that is none of the bot's business: recorded, not answered."""
 
-    reason: str
+    effects: Effects
     operator: bool  # said by an operator (for the metric)
 
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    """Not from an operator here: recorded, and the sender told (at most once an hour)."""
+    """Not from an operator here: recorded, and the sender told (at most once an hour), or,
+    where their workspace pairs, given a pairing code instead (`effects.pairing`)."""
 
-    reason: str
-    answer: str | None  # what they are told; None: no workspace of ours, told nothing
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """A stranger's DM where their workspace pairs: a pairing code instead of the refusal."""
-
-    reason: str
-    workspace: WorkspaceConfig
+    effects: Effects
 
 
 @dataclass(frozen=True, slots=True)
 class Reject:
     """An operator's message the agent cannot take: recorded, and the operator told why."""
 
-    reason: str  # the record's: notification_gone, button_gone, non_text, empty
+    effects: Effects
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """A slash command answered without running one: its help, or that it is unknown."""
+
     answer: str
 
 
@@ -87,7 +87,8 @@ class Reject:
 class RunCommand:
     command: Command | UnknownCommand
     sender: Trusted
-    notification: NotificationPost | None  # a command about that notification's session
+    notification_session: str | None  # a command about that notification's session
+    decision: tuple[str, str] | None = None  # what an /approve or /deny answers, pointed at
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,40 +96,37 @@ class Hold:
     """An operator's message held until its files are in (or behind one that is)."""
 
     sender: Trusted
-    notification: NotificationPost | None
+    framing: Framing
+    notification_session: str | None
+    correlation_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """An operator's words for the agent (of the notification it answers, if any)."""
+    """An operator's words for the agent: its session (None: the conversation's, created
+    now), the message, and what the operator is told at once."""
 
     sender: Trusted
-    notification: NotificationPost | None
-    words: str  # at most MAX_PROMPT_CHARS
-    cut_notice: str | None  # what the operator is told when their words were cut
+    session_id: str | None
+    message: InboundMessage
+    effects: Effects = field(default_factory=Effects)
+    cut_from: int | None = None  # the length of words that were cut to MAX_PROMPT_CHARS
 
 
-Verdict = Duplicate | Ignore | Refuse | Pair | Reject | RunCommand | Hold | Prompt
+Verdict = Duplicate | Ignore | Refuse | Reject | Tell | RunCommand | Hold | Prompt
 
 
-def decide(chat: InboundChat, sender: Trusted | Refused, seen: Seen) -> Verdict:
-    if seen.duplicate:
+def decide(chat: InboundChat, sender: Trusted | Refused, facts: Facts) -> Verdict:
+    if facts.private is not None:
+        return _private(chat, sender, facts.private)
+    if facts.duplicate:
         return Duplicate()
-    unaddressed = _unaddressed(chat, sender, seen)
+    unaddressed = _unaddressed(chat, sender, facts)
     if unaddressed is not None:
-        return Ignore(unaddressed, operator=isinstance(sender, Trusted))
+        return Ignore(Effects(ignored(chat, unaddressed)), operator=isinstance(sender, Trusted))
     if isinstance(sender, Refused):
-        return _refusal(chat, sender, seen)
-    return _for_the_agent(chat, sender, seen)
-
-
-def stranger(sender: Trusted | Refused) -> bool:
-    """Refused as someone who is not an operator of a workspace (not: in a chat not allowed)."""
-    return (
-        isinstance(sender, Refused)
-        and sender.workspace is not None
-        and not sender.operator_elsewhere
-    )
+        return _refusal(chat, sender, facts)
+    return _for_the_agent(chat, sender, facts)
 
 
 def refusal_due(replied_at: float | None, now: float) -> bool:
@@ -136,19 +134,19 @@ def refusal_due(replied_at: float | None, now: float) -> bool:
     return replied_at is None or now - replied_at >= REFUSAL_REPLY_INTERVAL_S
 
 
-def _unaddressed(chat: InboundChat, sender: Trusted | Refused, seen: Seen) -> str | None:
+def _unaddressed(chat: InboundChat, sender: Trusted | Refused, facts: Facts) -> str | None:
     """Why a group or channel message is none of the bot's business, or None. A stranger
     there is refused only when they speak to the bot; an operator is heard as the admin's
     `respond_to` says (their commands, and their answers to a notification, always). DMs
     are always for the bot."""
     if chat.is_direct:
         return None
-    in_agent_thread = seen.in_agent_thread
+    in_agent_thread = facts.session_id is not None
     if isinstance(sender, Refused):
         if not stranger(sender) or names_the_bot(chat, in_agent_thread=in_agent_thread):
             return None
         return "a stranger's message, not addressed to the bot"
-    if seen.notification is not None or (chat.text is not None and parse(chat.text) is not None):
+    if facts.notification is not None or (chat.text is not None and parse(chat.text) is not None):
         return None
     wanted = respond_to(sender.workspace, chat.route)
     if addressed(chat, wanted, in_agent_thread=in_agent_thread):
@@ -156,41 +154,84 @@ def _unaddressed(chat: InboundChat, sender: Trusted | Refused, seen: Seen) -> st
     return f"not addressed to the bot (respond_to: {', '.join(wanted)})"
 
 
-def _refusal(chat: InboundChat, sender: Refused, seen: Seen) -> Refuse | Pair:
+def _refusal(chat: InboundChat, sender: Refused, facts: Facts) -> Refuse:
     """A DM from someone who is not an operator, where the workspace pairs, gets a pairing
-    code instead of the refusal. Groups and channels never pair, and a press on one of the
-    bot's buttons is no request to pair, wherever it is."""
+    step (a code, a reminder, or nothing past the cap) instead of the refusal: `facts.pairing`
+    is read only then. Otherwise the refusal, said at most once an interval."""
     workspace = sender.workspace
-    if workspace is None:
-        return Refuse(sender.reason, None)
-    pairs = seen.pairing and workspace.pairing.enabled
-    if pairs and chat.is_direct and not chat.pressed and stranger(sender):
-        return Pair(sender.reason, workspace)
+    if workspace is None:  # no workspace of ours: told nothing
+        return Refuse(Effects(refused(chat, sender.reason, replied=False)))
+    if facts.pairing is not None:
+        step = next_step(chat, workspace, facts.pairing)
+        record = refused(chat, f"{sender.reason}; {step.outcome}", replied=step.answer is not None)
+        return Refuse(Effects(record, pairing=step))
+    if not refusal_due(facts.refusal_told_at, facts.now):
+        return Refuse(Effects(refused(chat, sender.reason, replied=False)))
     answer = texts.NOT_ALLOWED_HERE if sender.operator_elsewhere else texts.NOT_AN_OPERATOR
-    return Refuse(sender.reason, answer)
+    record = refused(chat, sender.reason, replied=True)
+    return Refuse(Effects(record, (Answer(answer),), refusal_told=sender_key(chat)))
 
 
-def _for_the_agent(chat: InboundChat, sender: Trusted, seen: Seen) -> Verdict:
-    notification = seen.notification
-    if notification is not None and not seen.notification_live:
-        return Reject("notification_gone", texts.NOTIFICATION_GONE)
-    if seen.held_back:  # held for files, in order
-        return Hold(sender, notification)
+def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
+    notification = facts.notification
+    if notification is not None and not facts.notification_live:
+        return _reject(chat, "notification_gone", texts.NOTIFICATION_GONE)
+    correlation = notification.notification_id if notification else None
+    about = notification.session_id if notification else None
+    if facts.held_back:  # held for files, in order
+        return Hold(sender, facts.framing(sender.workspace), about, correlation)
     if chat.button is not None and chat.text is None:  # a button whose command is unknown
-        return Reject("button_gone", texts.BUTTON_GONE)
+        return _reject(chat, "button_gone", texts.BUTTON_GONE)
     if chat.text is None:
         kind = chat.attachment_kind or "attachment"
-        return Reject("non_text", texts.NOT_TEXT.format(kind=kind))
+        return _reject(chat, "non_text", texts.NOT_TEXT.format(kind=kind))
     if not chat.text.strip() and not chat.context:  # a forward alone has no words
-        return Reject("empty", texts.EMPTY)
+        return _reject(chat, "empty", texts.EMPTY)
     command = parse(chat.text)
     if command is not None:
-        return RunCommand(command, sender, notification)
-    words, notice = chat.text, None
+        return RunCommand(command, sender, about, facts.decision)
+    words, replies, cut_from = chat.text, list[Answer](), None
     if len(words) > MAX_PROMPT_CHARS:
-        notice = texts.TRUNCATED.format(length=len(words), limit=MAX_PROMPT_CHARS)
+        cut_from = len(words)
+        replies.append(Answer(texts.TRUNCATED.format(length=cut_from, limit=MAX_PROMPT_CHARS)))
         words = words[:MAX_PROMPT_CHARS]
-    return Prompt(sender, notification, words, notice)
+    if facts.held is not None:  # a budget holds the turn: said now, not when it ends
+        replies.insert(0, facts.held)
+    message = operator_prompt(
+        facts.framing(sender.workspace).frame(words),
+        chat.route,
+        operator_id=sender.operator.id,
+        message_ref=chat.message_ref,
+        correlation_id=correlation or chat.dedupe_keys[0],
+    )
+    session_id = about or facts.session_id
+    return Prompt(sender, session_id, message, Effects(replies=tuple(replies)), cut_from)
+
+
+def _private(chat: InboundChat, sender: Trusted | Refused, invoked_as: str) -> Verdict:
+    """A slash command, answered to its sender alone: a stranger, or an operator in a
+    conversation the admin did not allow, is told so (each time) and the refusal audited."""
+    if isinstance(sender, Refused):
+        answer = texts.NOT_ALLOWED_HERE if sender.operator_elsewhere else texts.NOT_AN_OPERATOR
+        return Refuse(Effects(refused(chat, sender.reason, replied=True), (Answer(answer),)))
+    command = parse(chat.text or "") or UnknownCommand(chat.text or "")
+    if isinstance(command, Command) and command.name is CommandName.HELP:
+        lines = "\n".join(
+            f"{invoked_as} {name}{args} - {what}" for name, (args, what) in texts.COMMANDS.items()
+        )
+        return Tell(texts.SLASH_HELP.format(command=invoked_as, lines=lines))
+    if isinstance(command, UnknownCommand):
+        return Tell(
+            texts.UNKNOWN_COMMAND.format(
+                command=f"{invoked_as} {command.text.lstrip('/')}",
+                help_hint=texts.SLASH_HINT.format(command=invoked_as),
+            )
+        )
+    return RunCommand(command, sender, None)
+
+
+def _reject(chat: InboundChat, reason: str, answer: str) -> Reject:
+    return Reject(Effects(rejected(chat, reason), (Answer(answer),)))
 
 
 # -- the records of a message not passed on ------------------------------------------------

@@ -1,5 +1,6 @@
 """What becomes of a chat message, decided without I/O (`bridge.verdicts.decide`): one row
-per situation an operator or a stranger can be in, and the verdict the bridge then applies."""
+per situation an operator or a stranger can be in, and what its verdict holds (the record,
+what the sender is told, the pairing step, the prompt for the agent) for the bridge to write."""
 
 from __future__ import annotations
 
@@ -9,20 +10,25 @@ import pytest
 
 from bridge import InboundChat, Quoted, Route, Via, texts
 from bridge.commands import Command, CommandName
+from bridge.events import InboundRefused
+from bridge.facts import Facts
+from bridge.pairing import PairingLook
+from bridge.replies import compose
 from bridge.store import NotificationPost
+from bridge.store.pairing import PairingRequest, PairingStatus
 from bridge.trust import Refused, Trusted
+from bridge.types import Answer
 from bridge.verdicts import (
     MAX_PROMPT_CHARS,
     REFUSAL_REPLY_INTERVAL_S,
     Duplicate,
     Hold,
     Ignore,
-    Pair,
     Prompt,
     Refuse,
     Reject,
     RunCommand,
-    Seen,
+    Tell,
     Verdict,
     decide,
     refusal_due,
@@ -56,8 +62,11 @@ NOWHERE = Refused("unknown workspace 'zeta'")
 ELSEWHERE = Refused("conversation '-999' is not allowed", ACME, operator_elsewhere=True)
 NOTIFICATION = NotificationPost("ntf_1", "ses_1", "acme/assistant", "acme/assistant", "disk full")
 
-FRESH = Seen(duplicate=False, pairing=True)
+NOW = 1_000_000.0
+FRESH = Facts(duplicate=False, now=NOW)
 ANSWERS = replace(FRESH, notification=NOTIFICATION, notification_live=True)
+NO_CODES_YET = PairingLook(None, pending=0, code="ABCD2345", ask=None, now=NOW)
+TOLD_A_MINUTE_AGO = replace(FRESH, refusal_told_at=NOW - 60)
 
 
 def dm(text: str | None = "hello", **fields: object) -> InboundChat:
@@ -75,158 +84,316 @@ def group(text: str | None = "hello", **fields: object) -> InboundChat:
 LONG = "x" * (MAX_PROMPT_CHARS + 5)
 FORWARD = (Quoted(text="the report", author_id="2002", via=Via.FORWARD),)
 
-CASES: list[tuple[str, InboundChat, Trusted | Refused, Seen, Verdict]] = [
-    ("a copy handled before", dm(), OPERATOR, Seen(duplicate=True), Duplicate()),
-    ("an operator's DM", dm(), OPERATOR, FRESH, Prompt(OPERATOR, None, "hello", None)),
+PENDING = PairingRequest(
+    code="ABCD2345",
+    workspace_id="acme",
+    platform="telegram",
+    sender_id="666",
+    sender_name=None,
+    route=Route(platform="telegram", workspace_id="acme", conversation_id="666"),
+    status=PairingStatus.PENDING,
+    created_at=NOW - 3600,
+    expires_at=NOW + 3600,
+)
+SLASH_HELP = texts.SLASH_HELP.format(
+    command="/sb",
+    lines="\n".join(f"/sb {name}{args} - {what}" for name, (args, what) in texts.COMMANDS.items()),
+)
+
+
+Summary = tuple[object, ...]
+
+
+def summary(verdict: Verdict) -> Summary:
+    """What of a verdict a person would notice: its kind, what is recorded, who is told what,
+    what the agent is given."""
+    match verdict:
+        case Duplicate():
+            return ("duplicate",)
+        case Ignore(effects=e, operator=operator):
+            assert e.record is not None and not e.replies
+            return ("ignore", e.record.reason, operator)
+        case Refuse(effects=e):
+            told = [a.text for a in e.replies]
+            if e.pairing is not None and e.pairing.answer is not None:
+                told.append(e.pairing.answer)
+            assert isinstance(e.record, InboundRefused) and e.record.replied == bool(told)
+            pairing = e.pairing.outcome if e.pairing else None
+            return ("refuse", e.record.reason, told, pairing, e.refusal_told is not None)
+        case Reject(effects=e):
+            assert e.record is not None
+            return ("reject", e.record.reason, [a.text for a in e.replies])
+        case Tell(answer=answer):
+            return ("tell", answer)
+        case RunCommand():
+            return ("command", verdict.command, verdict.notification_session)
+        case Hold():
+            return ("hold", verdict.notification_session, verdict.framing.frame("x"))
+        case Prompt(effects=e):
+            told = [a.text for a in e.replies]
+            return ("prompt", verdict.message.text, verdict.session_id, told, verdict.cut_from)
+
+
+def prompt(
+    text: str, session: str | None = None, told: tuple[str, ...] = (), cut: int | None = None
+) -> Summary:
+    return ("prompt", text, session, list(told), cut)
+
+
+def refusal(sender: Refused, *told: str, told_now: bool | None = None) -> Summary:
+    return ("refuse", sender.reason, list(told), None, bool(told) if told_now is None else told_now)
+
+
+ANSWER_TO_NOTIFICATION = '[Replying to notification ntf_1: "disk full"]'
+CASES: list[tuple[str, InboundChat, Trusted | Refused, Facts, Summary]] = [
+    ("a copy handled before", dm(), OPERATOR, Facts(duplicate=True), ("duplicate",)),
+    ("an operator's DM", dm(), OPERATOR, FRESH, prompt("hello")),
+    (
+        "an operator's DM in a conversation with a session",
+        dm(),
+        OPERATOR,
+        replace(FRESH, session_id="ses_9"),
+        prompt("hello", "ses_9"),
+    ),
     (
         "an operator's words past the limit are cut, and they are told",
         dm(LONG),
         OPERATOR,
         FRESH,
-        Prompt(
-            OPERATOR,
-            None,
+        prompt(
             LONG[:MAX_PROMPT_CHARS],
-            texts.TRUNCATED.format(length=len(LONG), limit=MAX_PROMPT_CHARS),
+            told=(texts.TRUNCATED.format(length=len(LONG), limit=MAX_PROMPT_CHARS),),
+            cut=len(LONG),
         ),
+    ),
+    (
+        "an operator's words while a budget holds the turn: told at once",
+        dm(),
+        OPERATOR,
+        replace(FRESH, session_id="ses_9", held=Answer("held by budget daily")),
+        prompt("hello", "ses_9", told=("held by budget daily",)),
     ),
     (
         "a forward with no words of the operator's own",
         dm("", context=FORWARD),
         OPERATOR,
-        FRESH,
-        Prompt(OPERATOR, None, "", None),
+        replace(FRESH, context=FORWARD),
+        ("prompt", compose("", None, FORWARD, ACME, None), None, [], None),
     ),
     (
         "a command",
         dm("/status"),
         OPERATOR,
         FRESH,
-        RunCommand(Command(CommandName.STATUS), OPERATOR, None),
+        ("command", Command(CommandName.STATUS), None),
     ),
     (
         "a command answering a notification is about its session",
         dm("/stop"),
         OPERATOR,
         ANSWERS,
-        RunCommand(Command(CommandName.STOP), OPERATOR, NOTIFICATION),
+        ("command", Command(CommandName.STOP), "ses_1"),
     ),
     (
         "a sticker",
         dm(None, attachment_kind="sticker"),
         OPERATOR,
         FRESH,
-        Reject("non_text", texts.NOT_TEXT.format(kind="sticker")),
+        ("reject", "non_text", [texts.NOT_TEXT.format(kind="sticker")]),
     ),
-    ("an empty message", dm(" \n "), OPERATOR, FRESH, Reject("empty", texts.EMPTY)),
+    ("an empty message", dm(" \n "), OPERATOR, FRESH, ("reject", "empty", [texts.EMPTY])),
+    (
+        "a press of a button that no longer works",
+        dm(None, button="b1"),
+        OPERATOR,
+        FRESH,
+        ("reject", "button_gone", [texts.BUTTON_GONE]),
+    ),
     (
         "an answer to a notification whose session is gone",
         dm("go on"),
         OPERATOR,
         replace(ANSWERS, notification_live=False),
-        Reject("notification_gone", texts.NOTIFICATION_GONE),
+        ("reject", "notification_gone", [texts.NOTIFICATION_GONE]),
     ),
     (
         "files, or words behind a message waiting for its files",
         dm("see this"),
         OPERATOR,
         replace(ANSWERS, held_back=True),
-        Hold(OPERATOR, NOTIFICATION),
+        ("hold", "ses_1", compose("x", NOTIFICATION, (), ACME, None)),
+    ),
+    (
+        "an answer to a notification goes to its session, naming it",
+        dm("yes"),
+        OPERATOR,
+        replace(ANSWERS, session_id="ses_9"),
+        prompt(compose("yes", NOTIFICATION, (), ACME, None), "ses_1"),
     ),
     (
         "an operator's group chatter where the bot answers mentions only",
         group(),
         OPERATOR_MENTIONS_ONLY,
         FRESH,
-        Ignore("not addressed to the bot (respond_to: mention)", operator=True),
+        ("ignore", "not addressed to the bot (respond_to: mention)", True),
     ),
     (
         "an operator's mention of the bot there",
         group(mentions_bot=True),
         OPERATOR_MENTIONS_ONLY,
         FRESH,
-        Prompt(OPERATOR_MENTIONS_ONLY, None, "hello", None),
+        prompt("hello"),
     ),
     (
         "an operator's command there, unaddressed",
         group("/status"),
         OPERATOR_MENTIONS_ONLY,
         FRESH,
-        RunCommand(Command(CommandName.STATUS), OPERATOR_MENTIONS_ONLY, None),
+        ("command", Command(CommandName.STATUS), None),
     ),
     (
         "an operator's answer to a notification there, unaddressed",
         group("yes"),
         OPERATOR_MENTIONS_ONLY,
         ANSWERS,
-        Prompt(OPERATOR_MENTIONS_ONLY, NOTIFICATION, "yes", None),
+        prompt(compose("yes", NOTIFICATION, (), MENTIONS_ONLY, None), "ses_1"),
     ),
     (
         "a stranger's group chatter",
         group(),
         STRANGER,
         FRESH,
-        Ignore("a stranger's message, not addressed to the bot", operator=False),
+        ("ignore", "a stranger's message, not addressed to the bot", False),
     ),
     (
         "a stranger's reply in the agent's thread",
         group(thread_reply=True),
         STRANGER,
-        replace(FRESH, in_agent_thread=True),
-        Refuse(STRANGER.reason, texts.NOT_AN_OPERATOR),
+        replace(FRESH, session_id="ses_9"),
+        refusal(STRANGER, texts.NOT_AN_OPERATOR),
     ),
-    ("a stranger's DM", dm(), STRANGER, FRESH, Refuse(STRANGER.reason, texts.NOT_AN_OPERATOR)),
+    ("a stranger's DM", dm(), STRANGER, FRESH, refusal(STRANGER, texts.NOT_AN_OPERATOR)),
+    (
+        "a stranger's DM a minute after they were told: recorded, not told again",
+        dm(),
+        STRANGER,
+        TOLD_A_MINUTE_AGO,
+        refusal(STRANGER),
+    ),
     (
         "an operator in a group not allowed, unaddressed",
         group(),
         ELSEWHERE,
         FRESH,
-        Refuse(ELSEWHERE.reason, texts.NOT_ALLOWED_HERE),
+        refusal(ELSEWHERE, texts.NOT_ALLOWED_HERE),
     ),
-    ("a workspace that is not ours", dm(), NOWHERE, FRESH, Refuse(NOWHERE.reason, None)),
+    ("a workspace that is not ours", dm(), NOWHERE, FRESH, refusal(NOWHERE)),
     (
-        "a stranger's DM where the workspace pairs",
+        "a stranger's DM where the workspace pairs: a code instead of the refusal",
         dm(),
         STRANGER_PAIRS,
-        FRESH,
-        Pair(STRANGER_PAIRS.reason, PAIRS),
+        replace(FRESH, pairing=NO_CODES_YET),
+        (
+            "refuse",
+            f"{STRANGER_PAIRS.reason}; pairing code given",
+            [texts.PAIRING_CODE.format(code="ABCD2345", workspace="acme")],
+            "pairing code given",
+            False,
+        ),
     ),
     (
-        "a stranger's press of a button there: no request to pair",
-        dm("/approve ABCD2345", pressed=True),
-        STRANGER_PAIRS,
-        FRESH,
-        Refuse(STRANGER_PAIRS.reason, texts.NOT_AN_OPERATOR),
-    ),
-    (
-        "a stranger's mention in a group there: groups never pair",
-        group(mentions_bot=True),
-        STRANGER_PAIRS,
-        FRESH,
-        Refuse(STRANGER_PAIRS.reason, texts.NOT_AN_OPERATOR),
-    ),
-    (
-        "a stranger's DM to a bridge that pairs no one",
+        "a stranger's DM past the cap of pending codes: nothing said",
         dm(),
         STRANGER_PAIRS,
-        replace(FRESH, pairing=False),
-        Refuse(STRANGER_PAIRS.reason, texts.NOT_AN_OPERATOR),
+        replace(FRESH, pairing=replace(NO_CODES_YET, pending=3)),
+        (
+            "refuse",
+            f"{STRANGER_PAIRS.reason}; pairing: too many codes pending",
+            [],
+            "pairing: too many codes pending",
+            False,
+        ),
+    ),
+    (
+        "a stranger's DM with a code pending, written again: reminded",
+        dm(),
+        STRANGER_PAIRS,
+        replace(FRESH, pairing=replace(NO_CODES_YET, open_request=PENDING)),
+        (
+            "refuse",
+            f"{STRANGER_PAIRS.reason}; pairing pending",
+            [texts.PAIRING_REMINDER],
+            "pairing pending",
+            False,
+        ),
+    ),
+    (
+        "a slash command from a stranger: told each time, to them alone",
+        dm("/status"),
+        STRANGER,
+        replace(TOLD_A_MINUTE_AGO, private="/switchboard"),
+        ("refuse", STRANGER.reason, [texts.NOT_AN_OPERATOR], None, False),
+    ),
+    (
+        "a slash command's help names it as it was invoked",
+        dm("/help"),
+        OPERATOR,
+        replace(FRESH, private="/sb"),
+        ("tell", SLASH_HELP),
+    ),
+    (
+        "an unknown slash command",
+        dm("/frobnicate"),
+        OPERATOR,
+        replace(FRESH, private="/sb"),
+        (
+            "tell",
+            texts.UNKNOWN_COMMAND.format(
+                command="/sb frobnicate", help_hint=texts.SLASH_HINT.format(command="/sb")
+            ),
+        ),
+    ),
+    (
+        "a slash command",
+        dm("/status"),
+        OPERATOR,
+        replace(FRESH, private="/sb"),
+        ("command", Command(CommandName.STATUS), None),
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("chat", "sender", "seen", "verdict"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("chat", "sender", "facts", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
 def test_each_situation_has_its_verdict(
-    chat: InboundChat, sender: Trusted | Refused, seen: Seen, verdict: Verdict
+    chat: InboundChat, sender: Trusted | Refused, facts: Facts, expected: Summary
 ) -> None:
-    assert decide(chat, sender, seen) == verdict
+    assert summary(decide(chat, sender, facts)) == expected
 
 
 def test_every_verdict_is_reached() -> None:
-    reached = {type(c[-1]) for c in CASES}
-    assert reached == {Duplicate, Ignore, Refuse, Pair, Reject, RunCommand, Hold, Prompt}
+    reached = {c[-1][0] for c in CASES}
+    assert reached == {
+        "duplicate",
+        "ignore",
+        "refuse",
+        "reject",
+        "tell",
+        "command",
+        "hold",
+        "prompt",
+    }
+
+
+def test_a_pairing_code_is_the_one_read_and_the_primary_operator_is_asked() -> None:
+    ask = Route(platform="telegram", workspace_id="acme", conversation_id="1001")
+    facts = replace(FRESH, pairing=replace(NO_CODES_YET, ask=ask))
+    verdict = decide(dm(), STRANGER_PAIRS, facts)
+    assert isinstance(verdict, Refuse) and verdict.effects.pairing is not None
+    step = verdict.effects.pairing
+    assert step.request is not None and step.request.code == "ABCD2345" and step.ask == ask
+    assert step.answer == texts.PAIRING_CODE.format(code="ABCD2345", workspace="acme")
 
 
 @pytest.mark.parametrize(

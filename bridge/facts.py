@@ -1,0 +1,197 @@
+"""Everything the decision about one chat message needs, read before it (DESIGN §3, Ingress):
+who the sender is (by the file, or by pairing), whether its platform ids were handled before,
+its conversation's session, the notification it answers, and only what its kind of verdict
+can use (a stranger's pairing state or last refusal; an operator's thread, the approval an
+/approve points at, a budget hold). `bridge/verdicts.py` decides from them without I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from bridge.attachments.intake import FileIntake
+from bridge.commands import answers_approval, parse
+from bridge.pairing import Pairing, PairingLook
+from bridge.platform import PlatformProfile
+from bridge.platforms import Platforms
+from bridge.replies import Pointing, compose
+from bridge.sessions import Sessions
+from bridge.spend.notices import held_now
+from bridge.store import BridgeStore, NotificationPost
+from bridge.store.buttons import ButtonStore
+from bridge.trust import Refused, Trusted, classify
+from bridge.types import Answer, InboundChat, Quoted
+from config.current import CurrentConfig
+from config.schema import WorkspaceConfig
+from config.timing import zone
+from runtime import Runtime
+from runtime.errors import UnknownSessionError
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """How an operator's words are put to the agent: after the notification they answer and
+    what they quote or pass on (`bridge/replies.py`)."""
+
+    notification: NotificationPost | None
+    context: Sequence[Quoted]
+    workspace: WorkspaceConfig
+    profile: PlatformProfile | None
+
+    def frame(self, words: str) -> str:
+        return compose(words, self.notification, self.context, self.workspace, self.profile)
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What `decide` needs of a message's surroundings (of a copy handled before, nothing
+    more than that)."""
+
+    duplicate: bool  # its platform ids were handled before
+    now: float = 0.0
+    session_id: str | None = None  # its conversation's (or thread's) session, if it has one
+    notification: NotificationPost | None = None  # an operator's: the notification it answers
+    notification_live: bool = False  # that notification's session still exists
+    held_back: bool = False  # it waits for its files, or behind a message here that does
+    pairing: PairingLook | None = None  # a stranger's DM where their workspace pairs
+    refusal_told_at: float | None = None  # a stranger: when they were last told they are one
+    context: tuple[Quoted, ...] = ()  # an operator's prompt: what it quotes, its new thread
+    decision: tuple[str, str] | None = None  # an /approve or /deny: what it points at
+    held: Answer | None = None  # an operator's prompt: a budget holds its session's turn
+    profile: PlatformProfile | None = None  # the platform's (None: no adapter for it runs)
+    private: str | None = None  # a slash command (as invoked): answered to its sender alone
+
+    def framing(self, workspace: WorkspaceConfig) -> Framing:
+        return Framing(self.notification, self.context, workspace, self.profile)
+
+
+def stranger(sender: Trusted | Refused) -> bool:
+    """Refused as someone who is not an operator of a workspace (not: in a chat not allowed)."""
+    return (
+        isinstance(sender, Refused)
+        and sender.workspace is not None
+        and not sender.operator_elsewhere
+    )
+
+
+def sender_key(chat: InboundChat) -> str:
+    route = chat.route
+    return f"{route.platform}:{route.workspace_id}:{chat.sender_id}"
+
+
+class Reader:
+    def __init__(
+        self,
+        config: CurrentConfig,
+        runtime: Runtime,
+        store: BridgeStore,
+        sessions: Sessions,
+        platforms: Platforms,
+        files: FileIntake | None,
+        pairing: Pairing | None,
+    ) -> None:
+        self._config = config
+        self._runtime = runtime
+        self._store = store
+        self._sessions = sessions
+        self._platforms = platforms
+        self._files = files
+        self._pairing = pairing
+        self._pointing = Pointing(store, sessions, platforms)
+        self._buttons = ButtonStore(store.runtime_store)
+
+    async def pressed(self, chat: InboundChat) -> InboundChat:
+        """A press of a button under a command's answer, as the command that button stands
+        for (read from the message's delivery, in this workspace only); unknown here, its
+        text stays None and `decide` says the button no longer works."""
+        if chat.button is None or chat.replied_to is None:
+            return chat
+        command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
+        return replace(chat, text=command)
+
+    async def sender(self, chat: InboundChat) -> Trusted | Refused:
+        """The sender's trust: an operator by the file, or by pairing."""
+        profile = self._platforms.profile(chat.route.platform)
+        sender = classify(self._config(), chat, profile)
+        if self._pairing is None or profile is None or not stranger(sender):
+            return sender
+        assert isinstance(sender, Refused) and sender.workspace is not None
+        paired = await self._pairing.operator(chat, sender.workspace, profile)
+        if paired is None:
+            return sender
+        return classify(self._config(), chat, profile, also=(paired,))
+
+    async def facts(
+        self,
+        chat: InboundChat,
+        sender: Trusted | Refused,
+        keys: list[str],
+        private: str | None = None,
+    ) -> Facts:
+        now = self._runtime.clock.wall()
+        profile = self._platforms.profile(chat.route.platform)
+        if private is not None:  # a slash command: nothing of the conversation is needed
+            return Facts(duplicate=False, now=now, profile=profile, private=private)
+        if await self._store.seen(keys):
+            return Facts(duplicate=True)
+        facts = Facts(
+            duplicate=False,
+            now=now,
+            session_id=self._sessions.session_of(chat.route),
+            profile=profile,
+        )
+        if isinstance(sender, Refused):
+            return await self._of_stranger(chat, sender, facts)
+        return await self._of_operator(chat, sender, facts)
+
+    async def _of_stranger(self, chat: InboundChat, sender: Refused, facts: Facts) -> Facts:
+        workspace = sender.workspace
+        if workspace is None:
+            return facts
+        if self._pairs(chat, sender, workspace):
+            assert self._pairing is not None
+            return replace(facts, pairing=await self._pairing.look(chat, workspace))
+        told_at = await self._store.refusal_replied_at(sender_key(chat))
+        return replace(facts, refusal_told_at=told_at)
+
+    def _pairs(self, chat: InboundChat, sender: Refused, workspace: WorkspaceConfig) -> bool:
+        """A DM from someone who is not an operator, where the workspace pairs: groups and
+        channels never pair, and a press on one of the bot's buttons is no request to pair,
+        wherever it is."""
+        return (
+            self._pairing is not None
+            and workspace.pairing.enabled
+            and chat.is_direct
+            and not chat.pressed
+            and stranger(sender)
+        )
+
+    async def _of_operator(self, chat: InboundChat, sender: Trusted, facts: Facts) -> Facts:
+        """An operator's answer to a notification is for the bot wherever it is written."""
+        notification = await self._pointing.notification(chat)
+        live = notification is not None and self._knows(notification.session_id)
+        held_back = self._files is not None and self._files.wants(chat)
+        facts = replace(
+            facts, notification=notification, notification_live=live, held_back=held_back
+        )
+        command = parse(chat.text) if chat.text is not None else None
+        if command is not None:
+            if answers_approval(command):
+                facts = replace(facts, decision=await self._pointing.decision(chat))
+            return facts
+        if not held_back and (chat.text is None or (notification is not None and not live)):
+            return facts  # nothing for the agent: it is rejected
+        context = await self._pointing.context(chat, notification)
+        facts = replace(facts, context=tuple(context))
+        session_id = notification.session_id if notification is not None else facts.session_id
+        if session_id is None or held_back:
+            return facts
+        held = await held_now(self._runtime, session_id, zone(sender.workspace.timezone))
+        return replace(facts, held=held)
+
+    def _knows(self, session_id: str) -> bool:
+        try:
+            self._runtime.session(session_id)
+        except UnknownSessionError:
+            return False
+        return True
