@@ -1,5 +1,6 @@
 """What a platform's package gives the main process to run its bots: a `PlatformKind` (its
-profile, and how to make one workspace's `Bot`), registered in `adapters/platforms.py`."""
+profile, and how to make one workspace's `Bot`), which its `Platform` loads
+(`adapters/platform.py`)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,23 @@
-"""The chat platforms the main process runs bots for, in the order their routes are tried (an
-operator on both is notified on the first). Each platform's package has a `PlatformKind`
-(`adapters/<platform>/bots.py`: its profile, and how to make one workspace's bot); its door
-registers apart (`adapters/doors/registry.py`), as the door process imports only doors. A
-platform added with `register` touches no bridge or server file
-(`tests/adapters/test_third_platform.py`)."""
+"""The chat platforms, one `Platform` each (`adapters/platform.py`), in the order their routes
+are tried (an operator on both is notified on the first). A platform is one line here; nothing
+else outside its package names it (`tests/adapters/test_third_platform.py`)."""
 
 from __future__ import annotations
 
-from adapters.bots import PlatformKind
-from adapters.slack.bots import SLACK_BOTS
-from adapters.telegram.bots import TELEGRAM_BOTS
+from adapters.platform import Platform
+from adapters.slack.plugin import SLACK_PLATFORM
+from adapters.telegram.plugin import TELEGRAM_PLATFORM
 
-_KINDS: dict[str, PlatformKind] = {kind.name: kind for kind in (TELEGRAM_BOTS, SLACK_BOTS)}
-
-
-def register(kind: PlatformKind) -> None:
-    _KINDS[kind.name] = kind
+_PLATFORMS: dict[str, Platform] = {}
 
 
-def kinds() -> list[PlatformKind]:
-    return list(_KINDS.values())
+def register(platform: Platform) -> None:
+    _PLATFORMS[platform.name] = platform
+
+
+def platforms() -> list[Platform]:
+    return list(_PLATFORMS.values())
+
+
+register(TELEGRAM_PLATFORM)
+register(SLACK_PLATFORM)

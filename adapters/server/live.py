@@ -11,7 +11,7 @@ from adapters.bots import Bot, PlatformKind
 from adapters.hooks.decoder import HooksDecoder
 from adapters.hooks.door import PLATFORM
 from adapters.intake.record import Decoder, NotReady, Put
-from adapters.platforms import kinds
+from adapters.platforms import platforms
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
 from bridge import Bridge
 from bridge.store import StoredRequest
@@ -21,7 +21,7 @@ from config.schema import WorkspaceConfig
 log = logging.getLogger(__name__)
 
 
-class Platform:
+class PlatformBots:
     """One platform's bots, by workspace, and what the bridge and the replay see of them."""
 
     def __init__(self, kind: PlatformKind, bridge: Bridge) -> None:
@@ -61,7 +61,7 @@ class LiveAdapters:
         """`put` stores what comes in over a connection a bot opens (Socket Mode)."""
         self._bridge = bridge
         self._put = put
-        self.platforms = {kind.name: Platform(kind, bridge) for kind in kinds()}
+        self.platforms = {p.name: PlatformBots(p.bots(), bridge) for p in platforms()}
         # What the replay hands stored requests to, by platform name; signed events of
         # triggers go to the bridge's triggers.
         self.decoders: dict[str, Decoder] = {**self.platforms, PLATFORM: HooksDecoder(bridge)}
@@ -98,7 +98,7 @@ class LiveAdapters:
                 self._attach(platform)
             platform.stopped.pop(workspace.id, None)
 
-    def _attach(self, platform: Platform) -> None:
+    def _attach(self, platform: PlatformBots) -> None:
         """A platform's transport goes to the bridge with its first workspace."""
         if not platform.attached:
             platform.attached = True

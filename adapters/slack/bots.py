@@ -1,4 +1,4 @@
-"""Slack's bots, as the main process runs them (`adapters/platforms.py`)."""
+"""Slack's bots, as the main process runs them (`plugin.py` loads them)."""
 
 from __future__ import annotations
 

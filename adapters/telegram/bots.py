@@ -1,4 +1,4 @@
-"""Telegram's bots, as the main process runs them (`adapters/platforms.py`)."""
+"""Telegram's bots, as the main process runs them (`plugin.py` loads them)."""
 
 from __future__ import annotations
 

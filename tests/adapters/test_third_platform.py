@@ -20,9 +20,9 @@ from aiohttp import web
 
 from adapters import platforms
 from adapters.bots import PlatformKind
-from adapters.doors import registry as doors
 from adapters.intake.door import DoorKind, Poll, Store
 from adapters.intake.record import Arrival, Put
+from adapters.platform import Platform
 from adapters.server.app import App
 from bridge import Bridge, InboundChat, PlatformProfile, Route, TransportLimits
 from bridge.store import StoredRequest
@@ -136,9 +136,9 @@ class ToyBot:
 async def app(
     tmp_path: Path, anthropic_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[App]:
-    monkeypatch.setitem(doors._KINDS, "toy", DoorKind("toy", door_keys, ToyDoor))
     kind = PlatformKind(ToyProfile(), ToyBot, None)
-    monkeypatch.setitem(platforms._KINDS, "toy", kind)
+    toy = Platform("toy", DoorKind("toy", door_keys, ToyDoor), lambda: kind)
+    monkeypatch.setitem(platforms._PLATFORMS, "toy", toy)
     path = write_config(
         tmp_path / "switchboard.toml",
         db=tmp_path / "sb.db",
