@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
+from bridge.events import BridgeEventType
 from tests.adapters.approvals.telegram_approvals import buttons, press
 from tests.adapters.cli_process import run_to_end
 from tests.adapters.telegram_harness import start_app
@@ -149,6 +150,29 @@ async def test_the_cli_lists_approves_and_revokes_and_the_process_tells_the_send
     assert not model_saw(anthropic_api, "am I still in?")
     status, out = await run_to_end("pairing", "approve", "ZZZZZZZZ", "--config", config)
     assert status == 1 and "no pairing code ZZZZZZZZ" in out
+
+
+async def test_strangers_writing_at_once_never_pass_the_cap(
+    db_path: Path, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    """Each conversation is handed on side by side: the cap is read and a code written by
+    one stranger's message at a time, or all of them would find room for one."""
+    app = await start(db_path, anthropic_api, telegram_api, max_pending=2)
+    strangers = [5000 + n for n in range(8)]
+    try:
+        for user in strangers:
+            telegram_api.push_message("let me in", user=user)
+        for _ in range(1000):  # until every message is recorded as refused
+            events = await app.runtime.store.events_after(0)
+            if sum(e.type == BridgeEventType.INBOUND_REFUSED for e in events) == len(strangers):
+                break
+            await asyncio.sleep(0.01)
+        await app.bridge.settle()
+        given = [u for u in strangers if code_of(telegram_api, u) is not None]
+        assert len(given) == 2, f"codes given to {given}"
+        assert len(asks(telegram_api)) == 2
+    finally:
+        await app.stop()
 
 
 async def test_deny_the_cap_and_groups(
