@@ -4,7 +4,9 @@ drops are told to their sender, progress goes to the presenter (DESIGN §3)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from bridge import texts
 from bridge.approvals import duration, request_text
@@ -36,6 +38,7 @@ from runtime.payloads import (
     TurnStarted,
 )
 from runtime.records import AgentProfile, ApprovalStatus, OperatorBoundary, RunStatus
+from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,14 @@ class Dispatcher:
         self.handled_seq = 0
         self._handled = asyncio.Condition()
 
-    async def run(self) -> None:
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Follow the ledger (`follow`) until the stop."""
+        task = asyncio.get_running_loop().create_task(self.follow(), name="bridge-dispatch")
+        yield
+        await cancel_and_wait(task)
+
+    async def follow(self) -> None:
         """Follow the ledger from where the last run stopped; each event handled once."""
         cursor = await self._store.cursor(CURSOR)
         await self._handled_up_to(cursor)

@@ -11,7 +11,9 @@ again: a repeated part is far better than a lost half."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from bridge.events import DeliveryAccepted, DeliveryFailed, RouteFailed
 from bridge.metrics import Metrics
@@ -46,11 +48,16 @@ class Outbox:
         self._look_again: set[str] = set()
         self._closing = False
 
-    async def start(self) -> None:
-        """Resume every intent a previous run left pending or sending."""
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Resume every intent a previous run left pending or sending; at the stop, the
+        workers stop mid-send (what they did not finish resumes on the next start)."""
         self.failed_routes.update(f.conversation_key for f in await self._store.failed_routes())
         for conversation_key in await self._store.open_conversations():
             self.wake(conversation_key)
+        yield
+        self._closing = True
+        await cancel_and_wait(*self._workers.values())
 
     def wake(self, conversation_key: str) -> None:
         if self._closing:
@@ -63,10 +70,6 @@ class Outbox:
         self._workers[conversation_key] = asyncio.get_running_loop().create_task(
             self._work(conversation_key), name=f"outbox-{conversation_key}"
         )
-
-    async def close(self) -> None:
-        self._closing = True
-        await cancel_and_wait(*self._workers.values())
 
     async def route_works_again(self, route: Route) -> None:
         """A message came from a conversation marked failed: the platform takes it again."""

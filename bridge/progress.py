@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
 from bridge.platforms import Platforms
@@ -160,6 +161,13 @@ class ProgressPresenter:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SETTLE_S):
                     await live.quiet.wait()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """What the last run left shown is removed first; at the stop, what shows now."""
+        await self.sweep()
+        yield
+        await self.close()
 
     async def sweep(self) -> None:
         """Remove what progress showed when the last run stopped (a crash leaves it behind:

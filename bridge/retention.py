@@ -7,8 +7,10 @@ refusal replies past their interval. An error is logged and the next round tries
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 
 from bridge.dispatch import CURSOR
@@ -41,15 +43,15 @@ class Retention:
         self._config = config
         self._runtime_store = runtime_store
         self._store = store
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        """Prune every `interval_s` from now on (never, when it is 0)."""
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Prune every `interval_s` until the stop (never, when it is 0)."""
+        task = None
         if self._config.interval_s > 0:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="retention")
-
-    async def close(self) -> None:
-        await cancel_and_wait(self._task)
+            task = asyncio.get_running_loop().create_task(self._run(), name="retention")
+        yield
+        await cancel_and_wait(task)
 
     async def _run(self) -> None:
         while True:

@@ -3,7 +3,8 @@ does the rest (trust, commands, sessions, routing, durable delivery, progress)."
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 from bridge.attachments.downloads import Downloads
 from bridge.attachments.intake import FileIntake
@@ -14,11 +15,11 @@ from bridge.automation.steering import Automations
 from bridge.automation.triggers import Triggers
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
-from bridge.ephemeral import EphemeralCommands
 from bridge.ingress import Ingress
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
+from bridge.parts import Change, Part, Parts
 from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import ProgressBudget
@@ -36,7 +37,6 @@ from config.current import CurrentConfig
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets
 from runtime import Runtime
-from runtime.tasks import cancel_and_wait
 
 
 class Bridge:
@@ -93,7 +93,6 @@ class Bridge:
             files,
             self.pairing,
         )
-        self.ephemeral = EphemeralCommands(self.current, self.store, commands, self.metrics)
         self.dispatcher = Dispatcher(
             runtime,
             self.store,
@@ -102,11 +101,30 @@ class Bridge:
             self.metrics,
         )
         self.retention = Retention(config.retention, runtime.store, self.store)
-        # Budgets, checked before each model call (bridge/spend/gate.py).
-        runtime.limit_spend(
-            BudgetGate(self.current, runtime, self.store, self.router, self.schedules)
-        )
-        self._dispatch_task: asyncio.Task[None] | None = None
+        self._alone = Parts()  # started without the App (`start`)
+
+    @property
+    def parts(self) -> list[Part]:
+        """Its parts, in the order they start where the turns run (and close in reverse),
+        for the process to open among its own. Not `downloads`: see `files`."""
+        return [
+            Part("budgets", self._budgets, reconfigure=lambda _: self.runtime.held.recheck()),
+            Part("metrics", reconfigure=self._count_workspaces),
+            Part("sessions", run=self._sessions),
+            Part("outbox", run=self.outbox.running),
+            Part("progress", run=self.presenter.running),
+            Part("dispatch", run=self.dispatcher.running),
+            Part("retention", run=self.retention.running),
+            Part("pairing", run=self._pairing),
+            Part("runs", run=self._runs),
+            Part("schedules", run=self.schedules.running, reconfigure=self._plan_again),
+        ]
+
+    @property
+    def files(self) -> Part:
+        """Messages held for their files, fetched through the platforms' bots: the process
+        puts this part after them, so that it closes before they stop."""
+        return Part("downloads", run=self.downloads.running)
 
     @property
     def config(self) -> SwitchboardConfig:
@@ -127,17 +145,45 @@ class Bridge:
         self.downloads.attach(source)
 
     async def start(self) -> None:
+        """Without the App (tests, an embedding): every part opened, then run."""
+        await self._alone.open_all([*self.parts, self.files])
+        await self._alone.activate()
+
+    async def close(self) -> None:
+        """What `start` opened, closed in reverse; pending intents resume on the next start."""
+        await self._alone.close()
+
+    # -- the lives of the parts that are not a service's own ---------------------------
+
+    @contextlib.asynccontextmanager
+    async def _budgets(self) -> AsyncIterator[None]:
+        """Budgets, checked before each model call (bridge/spend/gate.py)."""
+        gate = BudgetGate(self.current, self.runtime, self.store, self.router, self.schedules)
+        self.runtime.limit_spend(gate)
+        yield
+
+    def _count_workspaces(self, change: Change) -> None:
+        self.metrics.set_workspaces(w.id for w in change.after.workspaces)
+
+    def _plan_again(self, change: Change) -> None:
+        self.schedules.reload()
+
+    @contextlib.asynccontextmanager
+    async def _sessions(self) -> AsyncIterator[None]:
         await self.sessions.load()
-        await self.outbox.start()
-        await self.presenter.sweep()
-        self._dispatch_task = asyncio.get_running_loop().create_task(
-            self.dispatcher.run(), name="bridge-dispatch"
-        )
-        self.retention.start()
-        self.pairing.start()  # tells senders the answers given by the CLI, too
-        await self.downloads.start()  # messages held for their files when the process stopped
+        yield
+
+    @contextlib.asynccontextmanager
+    async def _pairing(self) -> AsyncIterator[None]:
+        """Tells senders the answers given by the CLI, too."""
+        self.pairing.start()
+        yield
+        await self.pairing.stop()
+
+    @contextlib.asynccontextmanager
+    async def _runs(self) -> AsyncIterator[None]:
         await self.runs.load()
-        await self.schedules.start()
+        yield
 
     async def receive(self, chat: InboundChat) -> Outcome:
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
@@ -146,8 +192,7 @@ class Bridge:
     async def command(self, chat: InboundChat, *, invoked_as: str) -> str:
         """Run a command for only its sender to see (a Slack slash command); its answer."""
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)
-        profile = self.platforms.profile(chat.route.platform)
-        answer = await self.ephemeral.answer(chat, profile, invoked_as=invoked_as)
+        answer = await self.ingress.command(chat, invoked_as=invoked_as)
         return self.secrets.mask(answer)  # it goes to chat without the outbox
 
     def budget(self, route: Route) -> ProgressBudget:
@@ -167,14 +212,3 @@ class Bridge:
                 and self.dispatcher.handled_seq >= self.runtime.store.last_seq
             ):
                 return
-
-    async def close(self) -> None:
-        """Stop following the ledger, sending and pruning; pending intents resume on the next
-        start."""
-        await self.schedules.close()
-        await self.pairing.stop()
-        await self.retention.close()
-        await self.downloads.close()
-        await cancel_and_wait(self._dispatch_task)
-        await self.presenter.close()
-        await self.outbox.close()

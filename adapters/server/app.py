@@ -1,27 +1,28 @@
 """`switchboard run`: the runtime, the bridge, every configured platform and the HTTP server in
 one process and one event loop, composed from parts (`App._parts_in_order`: their order, in
-one place; `lifecycle.py`: how they open and close)."""
+one place; `bridge/parts.py`: how they open, run, are reconfigured and close)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from adapters.admin import AdminDeps
-from adapters.server.assembly import open_runtime
+from adapters.server.assembly import mcp_servers, open_runtime, runtime_roster
+from adapters.server.bots import restart
 from adapters.server.intake import WayIn
 from adapters.server.leadership import Leadership, exit_at_once, replica_name
-from adapters.server.lifecycle import Part, Parts, StopFailed
 from adapters.server.live import LiveAdapters
 from adapters.server.reload import Reloader
 from adapters.server.role import Role
 from adapters.server.serving import HttpServer
 from adapters.server.terminal import TerminalChat
 from bridge import Bridge
+from bridge.parts import Change, Part, Parts, Refused, StopFailed
 from bridge.system_notices import SystemNotices
 from config.current import CurrentConfig
 from config.diff import ReloadReport
@@ -61,9 +62,9 @@ class App:
         self._provider = provider
         self._clock = clock
         self.terminal = TerminalChat(stdin, stdout)
-        self._parts = Parts()
+        self.parts = Parts()
         self._notices: set[asyncio.Task[int]] = set()  # system notices on their way to chat
-        self.role = Role(self.replica, on_lease_lost, self._parts.activate)
+        self.role = Role(self.replica, on_lease_lost, self.parts.activate)
         self.reloader = Reloader(self, config)
         self.runtime: Runtime
         self.bridge: Bridge
@@ -71,30 +72,33 @@ class App:
         self.live: LiveAdapters
         self.http: HttpServer
 
-    def _parts_in_order(self) -> list[Part]:
-        """Opened in this order at start, activated in this order where the turns run (at
-        once on SQLite, on taking the lease on PostgreSQL: `role.py`), closed in reverse."""
-        return [
-            # Last to close: every part above uses the store.
-            Part("runtime", self._open_runtime, self._resume, lambda: self.runtime.close()),
-            # Replicas: the lease is renewed until the work has stopped, then given up.
-            Part("lease", close=lambda: self.role.release(self.runtime.stop_workers)),
-            Part("bridge", self._open_bridge, self._start_bridge, self._close_bridge),
-            # Closed after the bots: what Socket Mode stored while stopping is kept.
-            Part("intake", self._open_intake, close=lambda: self.way_in.close()),
-            Part("platforms", self._open_platforms, self._start_bots, self._stop_bots),
-            # Closed before the bots stop: messages held for their files stay held.
-            Part("downloads", close=lambda: self.bridge.downloads.close()),
-            # Closed before the bots stop: nothing more is handed to them.
-            Part("replay", activate=self._take, close=lambda: self.way_in.replayer.close()),
-            Part("drain", close=self._drain),  # replies on their way get DRAIN_S to go out
-            Part("console", activate=self._read_terminal, close=self.terminal.stop),
-            Part("http", self._serve, close=lambda: self.http.close()),
-            # First to close: nothing more is taken; what was is handled on the next start.
-            Part("doors", lambda: self.http.doors(), close=lambda: self.way_in.close_doors()),
-            # A standby stops trying for the lease at once; SQLite: active from the start.
-            Part("role", self._take_up, close=self.role.stand_down),
-        ]
+    def _parts_in_order(self) -> Iterator[Part]:
+        """Opened in this order at start, each taken once those before it are open (it may
+        use what they built); run in this order where the turns run (at once on SQLite, on
+        taking the lease on PostgreSQL: `role.py`); reconfigured in this order by a reload;
+        closed in reverse."""
+        # Last to close: every part below uses the store.
+        yield Part("runtime", self._runtime, self._resume, self._reconfigure_runtime)
+        # The config every part reads: a reload replaces it here, for the parts below.
+        yield Part("config", reconfigure=lambda change: self.current.replace(change.after))
+        # Replicas: the lease is renewed until the work has stopped, then given up.
+        yield Part("lease", self._lease)
+        yield Part("bridge", self._bridge)
+        yield from self.bridge.parts
+        # Closed after the bots: what Socket Mode stored while stopping is kept.
+        yield Part("intake", self._intake)
+        yield Part("platforms", self._platforms, self._bots, self._reconfigure_bots)
+        # Closed before the bots stop: messages held for their files stay held.
+        yield self.bridge.files
+        # Closed before the bots stop: nothing more is handed to them.
+        yield self.way_in.replay(self.live.decoders)
+        yield Part("drain", self._drain)  # replies on their way get DRAIN_S to go out
+        yield Part("console", run=self._console)
+        yield Part("http", self._serve)
+        # First to close: nothing more is taken; what was is handled on the next start.
+        yield self.way_in.serving(lambda: self.http.doors())
+        # A standby stops trying for the lease at once; SQLite: active from the start.
+        yield Part("role", self._role)
 
     async def start(self) -> None:
         """Open every part; if one fails to open, close those that did and re-raise.
@@ -103,8 +107,7 @@ class App:
         the active replica, and it becomes the active one when the lease is free (this
         returns once the first try is over, and, if it won, once everything has started)."""
         try:
-            for part in self._parts_in_order():
-                await self._parts.open(part)
+            await self.parts.open_all(self._parts_in_order())
         except BaseException:
             with contextlib.suppress(StopFailed):  # each logged; the start's error says more
                 await self.stop()
@@ -116,7 +119,7 @@ class App:
         way finishes first; any asked for later is refused. Raises `StopFailed` naming the
         parts that failed to stop (every other part stopped)."""
         async with self.role.stopping_now():
-            await self._parts.close()
+            await self.parts.close()
 
     async def wait(self, stop: asyncio.Event) -> None:
         """Until `stop` is set; or, when the console's input ends (Ctrl-D, the end of a piped
@@ -171,9 +174,10 @@ class App:
     def console_mounted(self) -> bool:
         return self.http.console_mounted
 
-    # -- what each part does --------------------------------------------------------------
+    # -- the lives of the parts ----------------------------------------------------------
 
-    async def _open_runtime(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _runtime(self) -> AsyncIterator[None]:
         self.runtime = await open_runtime(
             self.config,
             provider=self._provider,
@@ -181,21 +185,36 @@ class App:
             resume=not self.config.storage.shared,  # a replica resumes once active
             secrets=self.secrets,
         )
+        yield
+        await self.runtime.close()
 
-    async def _resume(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _resume(self) -> AsyncIterator[None]:
         if self.config.storage.shared:
             await self.runtime.resume()
+        yield
 
-    async def _open_bridge(self) -> None:
+    async def _reconfigure_runtime(self, change: Change) -> None:
+        """The agents and tools of the new config (a command tool's input schema that is not
+        JSON Schema refuses it), and its MCP servers."""
+        try:
+            self.runtime.reconfigure(*runtime_roster(change.after))
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        await self.runtime.tools.mcp.apply(mcp_servers(change.after))
+
+    @contextlib.asynccontextmanager
+    async def _lease(self) -> AsyncIterator[None]:
+        yield
+        await self.role.release(self.runtime.stop_workers)
+
+    @contextlib.asynccontextmanager
+    async def _bridge(self) -> AsyncIterator[None]:
         self.bridge = Bridge(self.current, self.runtime)
+        yield
 
-    async def _start_bridge(self) -> None:
-        await self.bridge.start()
-
-    async def _close_bridge(self) -> None:
-        await self.bridge.close()
-
-    async def _open_intake(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _intake(self) -> AsyncIterator[None]:
         failed = self.bridge.metrics.platform_call_failed
         self.way_in = WayIn(
             self.config,
@@ -204,6 +223,8 @@ class App:
             door_process=self._door_process,
             doors_failing=self._doors_failing,
         )
+        yield
+        await self.way_in.close()
 
     def _doors_failing(self, failures: int, why: str) -> None:
         """The door process keeps failing to start: each workspace's primary operator told."""
@@ -219,36 +240,53 @@ class App:
         if not task.cancelled() and (error := task.exception()) is not None:
             log.error("system notice not sent", exc_info=error)
 
-    async def _open_platforms(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _platforms(self) -> AsyncIterator[None]:
         """The terminal first, then the bots (built, not started): the bridge sends through
         them, and where an operator has several, a notification goes to the first."""
         self.live = LiveAdapters(self.bridge, self.way_in.intake.put)
         self.terminal.attach(self.bridge)
         self.live.add_all(self.config.workspaces)
+        yield
 
-    async def _start_bots(self) -> None:
-        for workspace_id in self.live.workspaces():
-            await self.live.start(workspace_id, self.config.server.public_url)
+    @contextlib.asynccontextmanager
+    async def _bots(self) -> AsyncIterator[None]:
+        try:
+            for workspace_id in self.live.workspaces():
+                await self.live.start(workspace_id, self.config.server.public_url)
+            yield
+        finally:  # those that started, when one did not
+            for workspace_id in self.live.workspaces():
+                await self.live.stop(workspace_id)
 
-    async def _stop_bots(self) -> None:
-        for workspace_id in self.live.workspaces():
-            await self.live.stop(workspace_id)
+    async def _reconfigure_bots(self, change: Change) -> None:
+        serve = self.role.activated  # a standby starts no bot
+        failures = await restart(self.live, change, serve=serve)
+        change.failures.extend(self.secrets.mask(failure) for failure in failures)
 
-    async def _take(self) -> None:
-        self.way_in.take(self.live.decoders)
-
-    async def _drain(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _drain(self) -> AsyncIterator[None]:
+        yield
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
 
-    async def _read_terminal(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _console(self) -> AsyncIterator[None]:
         self.terminal.start(self.bridge)
+        yield
+        await self.terminal.stop()
 
-    async def _serve(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _serve(self) -> AsyncIterator[None]:
         self.http = HttpServer(self.bridge, self.way_in)
         admin = AdminDeps(self.bridge, self.current, reload=self.reload, edit=self.edit)
         await self.http.open(admin, replica=self.replica, active=lambda: self.active)
+        yield
+        await self.http.close()
 
-    async def _take_up(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _role(self) -> AsyncIterator[None]:
         shared = self.runtime.store if self.config.storage.shared else None
         await self.role.take_up(shared, self.config.storage.lease_ttl_s)
+        yield
+        await self.role.stand_down()

@@ -13,7 +13,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 
 from aiohttp import web
@@ -26,6 +26,7 @@ from adapters.intake.record import Decoder
 from adapters.intake.replay import Replayer
 from adapters.intake.shared import SharedIntake
 from bridge import Bridge
+from bridge.parts import Part
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
 
@@ -113,35 +114,55 @@ class WayIn:
         os.nice(MAIN_NICE)
         return port
 
-    def take(self, decoders: Mapping[str, Decoder]) -> None:
-        """This process runs the turns (single, or the active replica): hand on what was
-        stored (and what was stored before a stop) to `decoders` (by platform name), and poll
-        the bots the door process does not."""
+    def replay(self, decoders: Mapping[str, Decoder]) -> Part:
+        """Where this process runs the turns (single, or the active replica), what was stored
+        (and what was stored before a stop) is handed on to `decoders` (by platform name)."""
+        return Part("replay", run=lambda: self._replaying(decoders))
+
+    @contextlib.asynccontextmanager
+    async def _replaying(self, decoders: Mapping[str, Decoder]) -> AsyncIterator[None]:
         self.replayer.start(decoders)
         if self._shared is not None:
             self._shared.watch(self.replayer.wake)
+        yield
+        await self.replayer.close()
+
+    def serving(self, serve: Callable[[], Awaitable[None]]) -> Part:
+        """The doors: served from `serve` on (it starts the door process, if any), polled
+        where the turns run (the bots the door process does not poll), given the keys of each
+        config applied. At the stop no request is taken any more; what was stored stays for
+        the next start."""
+        return Part(
+            "doors",
+            lambda: self._serving(serve),
+            self._polling,
+            lambda change: self._update(change.after),
+        )
+
+    @contextlib.asynccontextmanager
+    async def _serving(self, serve: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+        await serve()
+        yield
+        if self._process is not None:
+            await self._process.stop()
+            self._process = None
+
+    @contextlib.asynccontextmanager
+    async def _polling(self) -> AsyncIterator[None]:
         if not self.separate:
             self._doors.poll()
+        yield
+        await self._doors.close()
 
-    def update(self, config: SwitchboardConfig) -> None:
-        """The keys of the config just applied."""
+    def _update(self, config: SwitchboardConfig) -> None:
         keys = door_keys(config)
         self._doors.update(keys)
         if self._process is not None:
             self._process.update(keys)
 
-    async def close_doors(self) -> None:
-        """No request is taken any more; what was stored stays for the next start."""
-        if self._process is not None:
-            await self._process.stop()
-            self._process = None
-        await self._doors.close()
-
     async def close(self) -> None:
-        """After the bots: the replay stopped first (`replayer.close`), what they put in while
-        stopping is kept."""
-        await self.close_doors()
-        await self.replayer.close()
+        """After the bots (what they put in while stopping is kept), the replay and the
+        doors stopped before them."""
         if self._shared is not None:
             await self._shared.close()
         if self._local is not None:

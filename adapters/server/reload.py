@@ -1,7 +1,6 @@
 """Applying a config to the running process: the file read again (`switchboard reload`, SIGHUP,
-the console's Reload), or a workspace's edit from the console written into it first. The
-workspaces it adds, changes or removes have their bots stopped and started again; the others
-are not touched."""
+the console's Reload), or a workspace's edit from the console written into it first. It walks
+the parts of the process, each reconfiguring itself (`bridge/parts.py`)."""
 
 from __future__ import annotations
 
@@ -11,20 +10,16 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from adapters.server.assembly import mcp_servers, runtime_roster
-from adapters.server.intake import WayIn
-from adapters.server.live import LiveAdapters
 from adapters.server.reloading import report_fields
 from adapters.server.role import Role
-from bridge import Bridge
+from bridge.parts import Change, Parts, Refused
 from config.current import CurrentConfig
-from config.diff import ReloadReport, bots_unchanged, plan, unapplied
+from config.diff import ReloadReport, plan, unapplied
 from config.edit import STALE, WorkspaceEdit, edit_workspace, version, write_atomically
 from config.errors import ConfigError, without_folder
 from config.loading import env_file, load, parse, read_text
 from config.schema import SwitchboardConfig, WorkspaceConfig
 from config.secrets import Secrets, known_secrets
-from runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +36,7 @@ class Running(Protocol):
     @property
     def path(self) -> Path | None: ...
     @property
-    def runtime(self) -> Runtime: ...
-    @property
-    def bridge(self) -> Bridge: ...
-    @property
-    def live(self) -> LiveAdapters: ...
-    @property
-    def way_in(self) -> WayIn: ...
+    def parts(self) -> Parts: ...
     @property
     def role(self) -> Role: ...
     @property
@@ -74,8 +63,9 @@ class Reloader:
         return await self.apply(new)
 
     async def apply(self, new: SwitchboardConfig) -> ReloadReport:
-        """Run `new` (validated already, as `config.load` does). Sections that cannot change
-        live keep their running values and are reported as needing a restart."""
+        """Run `new` (validated already, as `config.load` does): each part of the process is
+        reconfigured in turn (`App._parts_in_order`). Sections that cannot change live keep
+        their running values and are reported as needing a restart."""
         app = self._app
         async with app.role.changing:
             if app.role.stopping:
@@ -85,48 +75,16 @@ class Reloader:
             if effective.console_enabled() and not app.console_mounted:
                 restart = (*report.restart_needed, "admin")
                 report = report.model_copy(update={"restart_needed": restart})
+            change = Change(app.current(), effective, report)
             try:
-                app.runtime.reconfigure(*runtime_roster(effective))
-            except ValueError as exc:  # a command tool's input schema is not JSON Schema
+                await app.parts.reconfigure(change)
+            except Refused as exc:
                 return refused(f"{app.path or 'the new config'}: {exc}")
-            await app.runtime.tools.mcp.apply(mcp_servers(effective))
             self._applied = new
-            failures = await self._restart(effective, report)
-            if failures:
-                report = report.model_copy(update={"errors": "\n".join(failures)})
+            if change.failures:
+                report = report.model_copy(update={"errors": "\n".join(change.failures)})
             log.info("config applied", extra=report_fields(report))
             return report
-
-    async def _restart(self, effective: SwitchboardConfig, report: ReloadReport) -> list[str]:
-        """The workspaces `report` names stopped, the config swapped, the changed and added
-        ones started again (where this process runs the bots); what failed to start."""
-        app, live = self._app, self._app.live
-        running = {w.id: w for w in app.current().workspaces}
-        changed = [
-            w.id
-            for w in effective.workspaces
-            if w.id in report.changed and not bots_unchanged(running[w.id], w)
-        ]
-        for workspace_id in (*changed, *report.removed):
-            live.hold(workspace_id, True)
-            await live.stop(workspace_id)
-            live.remove(workspace_id)
-        app.current.replace(effective)
-        app.bridge.metrics.set_workspaces(w.id for w in effective.workspaces)
-        app.bridge.schedules.reload()
-        app.bridge.runtime.held.recheck()  # a raised limit lets a held turn go on
-        failures: list[str] = []
-        url = effective.server.public_url
-        for workspace in effective.workspaces:
-            if workspace.id in changed or workspace.id in report.added:
-                failure = await live.restart(workspace, url, serve=app.role.activated)
-                if failure is not None:
-                    failures.append(app.secrets.mask(failure))
-        for workspace_id in report.removed:
-            live.hold(workspace_id, False)
-        live.decode()  # what is stored for a removed workspace is dropped
-        app.way_in.update(effective)
-        return failures
 
     async def edit(self, workspace_id: str, change: WorkspaceEdit) -> ReloadReport:
         """The console's edit of a workspace: written into the file (only the keys it

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from adapters.server.leadership import Leadership
-from adapters.server.lifecycle import Step
+from bridge.parts import Step
 from runtime.records import Lease
 from runtime.store import Store
 from runtime.tasks import cancel_and_wait

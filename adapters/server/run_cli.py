@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from adapters.server import logs
-from adapters.server.lifecycle import StopFailed
+from bridge.parts import StopFailed
 from config import SwitchboardConfig
 from config.errors import SwitchboardError
 from config.secrets import Secrets, known_secrets

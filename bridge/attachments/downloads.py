@@ -9,7 +9,9 @@ and the release commit together, so a held message becomes exactly one prompt.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import replace
 
 from bridge import texts
@@ -72,10 +74,14 @@ class Downloads:
     def source(self, platform: str) -> FileSource | None:
         return self._sources.get(platform)
 
-    async def start(self) -> None:
-        """Resume every message held when the process last stopped (or crashed)."""
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Resume every message held when the process last stopped (or crashed); at the stop,
+        stop downloading: what is held stays held, and resumes on the next start."""
         for held in await self._store.held():
             self.kick(HeldMessage.model_validate_json(held.body), tried=held.attempts)
+        yield
+        await cancel_and_wait(*self._tasks.values())
 
     def holding(self, route: Route) -> bool:
         """Whether a message of this conversation is held: a later one must wait behind it."""
@@ -105,10 +111,6 @@ class Downloads:
         """Until no held message is being worked on."""
         while self._tasks:
             await asyncio.wait(list(self._tasks.values()))
-
-    async def close(self) -> None:
-        """Stop downloading; what is held stays held, and resumes on the next start."""
-        await cancel_and_wait(*self._tasks.values())
 
     async def _run(self, held: HeldMessage, before: asyncio.Task[None] | None, tried: int) -> None:
         """Submit `held`, tried again after a failure that is not a download's (a store or

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import heapq
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -89,7 +90,6 @@ class Schedules:
         self._generation = 0
         self._changed = False  # the config or a pause changed: plan again
         self._wake = asyncio.Event()  # the heap changed (or must be planned again)
-        self._task: asyncio.Task[None] | None = None
         self._firing: set[asyncio.Task[None]] = set()
         self._in_flight: set[Key] = set()  # firing now: each re-arms itself when it is done
         self._room = asyncio.Semaphore(MAX_FIRING)
@@ -139,7 +139,10 @@ class Schedules:
 
     # -- the clock ------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Each schedule's slots owed since the last run, then its times, until the stop: the
+        clock stops and the runs firing now are cancelled."""
         states = {
             (s.workspace_id, s.kind, s.automation_id): s for s in await self._automation.states()
         }
@@ -155,18 +158,15 @@ class Schedules:
                 self._after[key] = ran
         await self._see_changes()
         self._rebuild()
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="schedules")
+        task = asyncio.get_running_loop().create_task(self._run(), name="schedules")
+        yield
+        await cancel_and_wait(task)
+        await cancel_and_wait(*self._firing)
 
     def reload(self) -> None:
         """The config (or a schedule's pause) changed: plan again."""
         self._changed = True
         self._wake.set()
-
-    async def close(self) -> None:
-        if self._task is not None:
-            await cancel_and_wait(self._task)
-            self._task = None
-        await cancel_and_wait(*self._firing)
 
     async def _see_changes(self) -> None:
         """Schedules never seen before, and those whose timing a reload changed, count their

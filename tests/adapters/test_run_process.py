@@ -45,19 +45,19 @@ async def test_sigterm_stops_cleanly_and_the_work_resumes(tmp_path: Path) -> Non
     assert "Step 1 of 4" not in out, "the finished steps were not run again"
 
 
-FAULTS = Path(__file__).parent / "faults"  # its sitecustomize breaks the bridge's close
+FAULTS = Path(__file__).parent / "faults"  # its sitecustomize breaks the outbox's stop
 
 
 async def test_a_part_that_fails_to_stop_is_named_and_every_other_part_stops(
     tmp_path: Path,
 ) -> None:
-    """The bridge closes mid-way through the stop; it raises, as a bug would. The parts after
-    it (the lease, the runtime) still stop: the turn under way is recorded as cut off, to go
+    """The bridge's outbox stops mid-way through the stop; it raises, as a bug would. The parts
+    after it (the lease, the runtime) still stop: the turn under way is recorded as cut off, to go
     on at the next start, and the process exits with a status that says it was not clean."""
     local = workspace("local", [{"id": "you", "primary": True}], console="you")
     config = write_config(tmp_path / "switchboard.toml", db=tmp_path / "sb.db", workspaces=[local])
     python_path = os.pathsep.join(p for p in (str(FAULTS), os.environ.get("PYTHONPATH")) if p)
-    env = {"PYTHONPATH": python_path, "SB_TEST_BRIDGE_FAILS_TO_STOP": "1"}
+    env = {"PYTHONPATH": python_path, "SB_TEST_OUTBOX_FAILS_TO_STOP": "1"}
     proc = await start("run", "--config", config, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     await read_until(proc, "Type a message")
@@ -68,11 +68,11 @@ async def test_a_part_that_fails_to_stop_is_named_and_every_other_part_stops(
     out = (await asyncio.wait_for(proc.stdout.read(), 30)).decode()
     assert await asyncio.wait_for(proc.wait(), 20) == 1, out
     assert "Switchboard stopped" in out
-    assert "switchboard: bridge (RuntimeError) failed to stop; every other part stopped" in out, out
+    assert "switchboard: outbox (RuntimeError) failed to stop; every other part stopped" in out, out
     log = (tmp_path / "switchboard.log").read_text()
-    assert "part failed to stop; the others stop part='bridge'" in log, log
-    assert "forced for the test: the bridge failed to close" in log
-    assert " turn ended outcome='interrupted' " in log, "the runtime stopped after the bridge"
+    assert "part failed to stop; the others stop part='outbox'" in log, log
+    assert "forced for the test: the outbox failed to stop" in log
+    assert " turn ended outcome='interrupted' " in log, "the runtime stopped after the outbox"
 
     status = switchboard("status", "--config", config)
     assert status.returncode == 0, status.stderr

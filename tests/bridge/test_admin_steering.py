@@ -11,6 +11,7 @@ import pytest
 
 from bridge import DeliveryError
 from bridge.admin import AdminView, AuditEntry, History, NotInWorkspace, NotPossible, Steering
+from bridge.dispatch import Dispatcher
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
 from bridge.types import DeliveryStatus, TransportLimits
@@ -263,16 +264,18 @@ async def test_an_undelivered_notification_rerouted_reaches_the_chosen_operator(
 
 
 async def test_a_notification_not_routed_yet_is_not_sent_twice(
-    anthropic_api: FakeAnthropic, db_path: Path
+    anthropic_api: FakeAnthropic, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sent elsewhere while the dispatcher has not reached it, the dispatcher would deliver
     it too: the console waits until its delivery failed or it found no route."""
+
+    async def behind(self: Dispatcher) -> None:  # it has not routed anything yet
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(Dispatcher, "follow", behind)
     config = two_workspaces(db_path, anthropic_api)
     transport = RecordingTransport()
     bridge = await open_bridge(config, transport)
-    dispatching = bridge._dispatch_task
-    assert dispatching is not None
-    dispatching.cancel()  # the dispatcher is behind: it has not routed anything yet
     anthropic_api.script = [
         tools(("notify_operator", {"message": "Backup failed on db-2"})),
         text("I told the operator."),

@@ -215,14 +215,13 @@ async def test_the_background_task_prunes_on_the_clock_logs_and_survives_an_erro
 
     monkeypatch.setattr(bridge, "prune_seen", broken)
     caplog.set_level(logging.INFO, logger="bridge.retention")
-    retention.start()
-    await asyncio.sleep(0)  # it waits on the clock from now on
-    await clock.advance(2 * DAY_S)
-    await logged(caplog, "store pruning failed; trying again next round")
-    monkeypatch.setattr(bridge, "prune_seen", failing)
-    await clock.advance(600)
-    done = await logged(caplog, "store pruned")
-    await retention.close()
+    async with retention.running():
+        await asyncio.sleep(0)  # it waits on the clock from now on
+        await clock.advance(2 * DAY_S)
+        await logged(caplog, "store pruning failed; trying again next round")
+        monkeypatch.setattr(bridge, "prune_seen", failing)
+        await clock.advance(600)
+        done = await logged(caplog, "store pruned")
     assert done.__dict__["inbound_seen"] == 1 and done.__dict__["refusals"] == 1
     assert {"events", "deliveries", "elapsed_s"} <= done.__dict__.keys()
 
@@ -240,8 +239,7 @@ async def logged(caplog: pytest.LogCaptureFixture, message: str) -> logging.LogR
 async def test_retention_off_starts_no_task(stores: Stores) -> None:
     store, bridge, clock = stores
     retention = Retention(RetentionConfig(interval_s=0), store, bridge)
-    retention.start()
-    await history(bridge, "old")
-    await clock.advance(1000 * DAY_S)
-    await retention.close()
+    async with retention.running():
+        await history(bridge, "old")
+        await clock.advance(1000 * DAY_S)
     assert await bridge.seen(["old-update"])

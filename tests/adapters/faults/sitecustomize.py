@@ -22,18 +22,23 @@ if os.environ.get("SB_TEST_CRASHING_SLEEP"):
 
     builtins.Sleep.run = crashing  # type: ignore[method-assign]
 
-# With SB_TEST_BRIDGE_FAILS_TO_STOP set, the bridge closes and then raises, as a bug in its
-# close would: the parts after it must stop all the same.
-if os.environ.get("SB_TEST_BRIDGE_FAILS_TO_STOP"):
-    from bridge import service
+# With SB_TEST_OUTBOX_FAILS_TO_STOP set, the bridge's outbox stops and then raises, as a bug
+# in its stop would: the parts after it must stop all the same.
+if os.environ.get("SB_TEST_OUTBOX_FAILS_TO_STOP"):
+    import contextlib
+    from collections.abc import AsyncIterator
 
-    close = service.Bridge.close
+    from bridge import outbox
 
-    async def failing(self: service.Bridge) -> None:
-        await close(self)
-        raise RuntimeError("forced for the test: the bridge failed to close")
+    running = outbox.Outbox.running
 
-    service.Bridge.close = failing  # type: ignore[method-assign]
+    @contextlib.asynccontextmanager
+    async def failing(self: outbox.Outbox) -> AsyncIterator[None]:
+        async with running(self):
+            yield
+        raise RuntimeError("forced for the test: the outbox failed to stop")
+
+    outbox.Outbox.running = failing  # type: ignore[method-assign]
 
 # With SB_TEST_DOORS_FAIL_WHILE naming a file, a door process started while that file exists
 # exits at once with status 3, before it listens: a door process that crashes at start.

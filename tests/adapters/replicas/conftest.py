@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.server.app import App
-from adapters.server.lifecycle import StopFailed
+from bridge.parts import StopFailed
 from config import load
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS
 from tests.config_file import anthropic, workspace, write_config
