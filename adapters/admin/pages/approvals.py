@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from adapters.admin.access import checked_form, workspace_of
-from adapters.admin.pages.steering import act, label_of, steering_of, view_of, when
+from adapters.admin.access import workspace_of
+from adapters.admin.pages.steering import act, action_of, label_of, steering_of, view_of, when
 from adapters.admin.render import render
 
 routes = web.RouteTableDef()
@@ -22,10 +22,7 @@ async def approvals(request: web.Request) -> web.Response:
 @routes.post("/w/{workspace}/approvals/{approval}")
 async def answer(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    form = await checked_form(request)
-    if form.get("action") not in ("approve", "deny"):
-        raise web.HTTPBadRequest(text="action must be approve or deny")
-    approve = form.get("action") == "approve"
+    approve = await action_of(request, "approve", "deny") == "approve"
     action = steering_of(request).answer_approval(
         workspace, request.match_info["approval"], approve, label_of(request)
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from adapters.admin.access import checked_form, workspace_of
-from adapters.admin.pages.steering import act, label_of, steering_of, view_of, when
+from adapters.admin.access import workspace_of
+from adapters.admin.pages.steering import act, action_of, label_of, steering_of, view_of, when
 from adapters.admin.render import render
 from bridge.types import DeliveryStatus
 
@@ -25,13 +25,8 @@ async def deliveries(request: web.Request) -> web.Response:
 @routes.post("/w/{workspace}/deliveries/{delivery}")
 async def steer(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    delivery_id = request.match_info["delivery"]
-    form = await checked_form(request)
-    back = f"/admin/w/{workspace.id}/deliveries"
-    steering, admin = steering_of(request), label_of(request)
-    match form.get("action"):
-        case "retry":
-            return await act(request, steering.retry(workspace, delivery_id, admin), back)
-        case "discard":
-            return await act(request, steering.discard(workspace, delivery_id, admin), back)
-    raise web.HTTPBadRequest(text="action must be retry or discard")
+    steering = steering_of(request)
+    steps = {"retry": steering.retry, "discard": steering.discard}
+    step = steps[await action_of(request, *steps)]
+    action = step(workspace, request.match_info["delivery"], label_of(request))
+    return await act(request, action, f"/admin/w/{workspace.id}/deliveries")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from adapters.admin.access import checked_form, workspace_of
+from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
-from adapters.admin.pages.steering import act, label_of, when
+from adapters.admin.pages.steering import act, action_of, label_of, when
 from adapters.admin.render import render
 
 routes = web.RouteTableDef()
@@ -30,23 +30,17 @@ async def pairing(request: web.Request) -> web.Response:
 @routes.post("/w/{workspace}/pairing/{code}")
 async def answer(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    form = await checked_form(request)
-    if form.get("action") not in ("approve", "deny"):
-        raise web.HTTPBadRequest(text="action must be approve or deny")
+    approve = await action_of(request, "approve", "deny") == "approve"
     by = f"admin {label_of(request)}"
     pairs = request.app[DEPS].bridge.pairing
-    answered = pairs.answer(
-        request.match_info["code"], form.get("action") == "approve", workspace, by
-    )
+    answered = pairs.answer(request.match_info["code"], approve, workspace, by)
     return await act(request, answered, f"/admin/w/{workspace.id}/pairing")
 
 
 @routes.post("/w/{workspace}/paired/{platform}/{user}")
 async def revoke(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    form = await checked_form(request)
-    if form.get("action") != "revoke":
-        raise web.HTTPBadRequest(text="action must be revoke")
+    await action_of(request, "revoke")
     pairs = request.app[DEPS].bridge.pairing
     info = request.match_info
     revoked = pairs.revoke(

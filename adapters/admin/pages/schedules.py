@@ -8,9 +8,9 @@ from datetime import datetime
 
 from aiohttp import web
 
-from adapters.admin.access import checked_form, workspace_of
+from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
-from adapters.admin.pages.steering import act, label_of, when
+from adapters.admin.pages.steering import act, action_of, label_of, when
 from adapters.admin.render import render
 from bridge.admin import ScheduleSteering, read_schedules
 from bridge.automation.words import OUTCOME_WORDS
@@ -43,12 +43,9 @@ async def schedules(request: web.Request) -> web.Response:
 @routes.post("/w/{workspace}/schedules/{schedule}")
 async def steer(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    form = await checked_form(request)
     steering = ScheduleSteering(request.app[DEPS].bridge)
     steps = {"pause": steering.pause, "resume": steering.resume, "run": steering.run_now}
-    step = steps.get(str(form.get("action")))
-    if step is None:
-        raise web.HTTPBadRequest(text="action must be pause, resume or run")
+    step = steps[await action_of(request, *steps)]
     action = step(workspace.id, request.match_info["schedule"], label_of(request))
     return await act(request, action, f"/admin/w/{workspace.id}/schedules")
 
@@ -56,9 +53,7 @@ async def steer(request: web.Request) -> web.Response:
 @routes.post("/w/{workspace}/wakeups/{wakeup}")
 async def cancel(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    form = await checked_form(request)
-    if form.get("action") != "cancel":
-        raise web.HTTPBadRequest(text="action must be cancel")
+    await action_of(request, "cancel")
     steering = ScheduleSteering(request.app[DEPS].bridge)
     action = steering.cancel_wakeup(workspace.id, request.match_info["wakeup"], label_of(request))
     return await act(request, action, f"/admin/w/{workspace.id}/schedules")

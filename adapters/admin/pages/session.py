@@ -10,7 +10,7 @@ from aiohttp import web
 
 from adapters.admin.access import checked_form, workspace_of
 from adapters.admin.deps import DEPS
-from adapters.admin.pages.steering import act, label_of, steering_of, view_of, when
+from adapters.admin.pages.steering import act, label_of, one_of, steering_of, view_of, when
 from adapters.admin.render import render
 from bridge.admin import History, NotInWorkspace, QueueMode
 
@@ -89,15 +89,10 @@ async def steer(request: web.Request) -> web.Response:
     form = await checked_form(request)
     back = f"/admin/w/{workspace.id}/sessions/{session_id}"
     steering, admin = steering_of(request), label_of(request)
-    match form.get("action"):
-        case "stop":
-            return await act(request, steering.stop(workspace, session_id, admin), back)
-        case "queue_mode":
-            chosen = form.get("mode")
-            if chosen != DEFAULT_MODE and chosen not in {m.value for m in QueueMode}:
-                raise web.HTTPBadRequest(text=f"no queue mode {chosen!r}")
-            mode = QueueMode(chosen) if chosen else None
-            return await act(
-                request, steering.set_queue_mode(workspace, session_id, mode, admin), back
-            )
-    raise web.HTTPBadRequest(text="action must be stop or queue_mode")
+    if one_of(form, "stop", "queue_mode") == "stop":
+        return await act(request, steering.stop(workspace, session_id, admin), back)
+    chosen = form.get("mode")
+    if chosen != DEFAULT_MODE and chosen not in {m.value for m in QueueMode}:
+        raise web.HTTPBadRequest(text=f"no queue mode {chosen!r}")
+    mode = QueueMode(chosen) if chosen else None
+    return await act(request, steering.set_queue_mode(workspace, session_id, mode, admin), back)

@@ -1,6 +1,6 @@
 """What the workspace pages share: the bridge's reads and actions for this request (against
-the config running now), the time format, and an action's answer: a 303 back to its page
-with a one-line flash of what happened."""
+the config running now), the time format, which action a form posted, and an action's
+answer: a 303 back to its page with a one-line flash of what happened."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import datetime
 from collections.abc import Awaitable
 
 from aiohttp import web
+from multidict import MultiDictProxy
 
-from adapters.admin.access import admin_of, flash
+from adapters.admin.access import admin_of, checked_form, flash
 from adapters.admin.deps import DEPS
 from bridge.admin import AdminView, NotInWorkspace, NotPossible, Steering
 
@@ -35,6 +36,20 @@ def when(wall: float | None) -> str:
         return "\u2014"
     moment = datetime.datetime.fromtimestamp(wall, datetime.UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def one_of(form: MultiDictProxy[str | bytes | bytearray | web.FileField], *actions: str) -> str:
+    """The action the form posted, if it is one of `actions` (its buttons' values); else 400."""
+    action = form.get("action")
+    if not isinstance(action, str) or action not in actions:
+        named = f"{', '.join(actions[:-1])} or {actions[-1]}" if len(actions) > 1 else actions[0]
+        raise web.HTTPBadRequest(text=f"action must be {named}")
+    return action
+
+
+async def action_of(request: web.Request, *actions: str) -> str:
+    """The action a page's form posted (its CSRF token checked first), one of `actions`."""
+    return one_of(await checked_form(request), *actions)
 
 
 async def act(request: web.Request, action: Awaitable[str], back: str) -> web.Response:

@@ -8,9 +8,9 @@ from datetime import datetime
 
 from aiohttp import web
 
-from adapters.admin.access import checked_form, workspace_of
+from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
-from adapters.admin.pages.steering import act, label_of
+from adapters.admin.pages.steering import act, action_of, label_of
 from adapters.admin.render import render
 from adapters.admin.usage_chart import day_bars
 from bridge.admin import approve_spend, read_usage
@@ -64,9 +64,7 @@ async def usage(request: web.Request) -> web.Response:
 @routes.post("/w/{workspace}/usage/held/{session}")
 async def approve(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
-    form = await checked_form(request)
-    if form.get("action") != "approve":
-        raise web.HTTPBadRequest(text="action must be approve")
+    await action_of(request, "approve")
     deps = request.app[DEPS]
     action = approve_spend(
         deps.bridge, deps.config(), workspace, request.match_info["session"], label_of(request)
