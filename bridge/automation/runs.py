@@ -75,6 +75,76 @@ class Fire:
     missed: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """What `decide_run` needs, read before it."""
+
+    ran: bool  # this fire (a slot, a signed event) ran before
+    busy: bool  # the automation's previous run still has a turn running or waiting
+    session_id: str | None  # its own session, kept between runs (None: a new one)
+    reply_route: dict[str, str] | None  # where its answer goes, when an operator is named
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """Not run: `run` records why (None: it ran before, and nothing more is written)."""
+
+    run: AutomationRun | None
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Run: its message, in its session (None: a new one), recorded with `run`."""
+
+    run: AutomationRun
+    session_id: str | None
+    message: InboundMessage
+
+
+RunVerdict = Skip | Start
+
+
+def decide_run(source: Source, fire: Fire, facts: RunFacts) -> RunVerdict:
+    """A schedule's runs never overlap; a trigger's events are never skipped."""
+    run = AutomationRun(
+        source.workspace_id,
+        source.kind,
+        source.automation_id,
+        fire.fire_key,
+        fire.slot_at,
+        facts.now,
+        fire.missed,
+        RunOutcome.STARTED,
+    )
+    if facts.ran:  # a retry of a delivery already run, a slot already run
+        return Skip(None)
+    if source.kind is AutomationKind.SCHEDULE and facts.busy:
+        detail = "the previous run was still going"
+        return Skip(replace(run, outcome=RunOutcome.SKIPPED, detail=detail))
+    return Start(run, facts.session_id, run_message(source, fire, facts.reply_route))
+
+
+def run_message(source: Source, fire: Fire, route: dict[str, str] | None) -> InboundMessage:
+    surface = "heartbeat" if source.heartbeat else source.kind.value
+    trigger = source.kind is AutomationKind.TRIGGER
+    return InboundMessage(
+        text=fire.text,
+        kind=MessageKind.CHANNEL_EVENT if trigger else MessageKind.TIMER_TICK,
+        origin=Origin.CHANNEL if trigger else Origin.TIMER,
+        trust=Trust.TRUSTED_INTEGRATION if trigger else Trust.TRUSTED_SYSTEM,
+        priority=Priority.NORMAL,
+        delivery_surface=SILENT if source.deliver == SILENT else "chat",
+        max_rounds=source.max_rounds,
+        provenance=Provenance(
+            sender=f"{source.kind.value} {source.automation_id}",
+            surface=surface,
+            reply_route=route,
+            correlation_id=f"{source.workspace_id}/{source.automation_id}/{fire.fire_key}",
+        ),
+    )
+
+
 def label(kind: str, name: str) -> str:
     return f"_From {kind} `{name}`_"
 
@@ -109,85 +179,64 @@ class Runs:
         return status.run_id is not None or status.queued > 0
 
     async def start(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunOutcome:
-        """Start one run of the automation, one start of it at a time: whether it ran, whether
-        its last run is still going, and its own session are read again by a second start
-        (a double-clicked Run now, a run now as its slot fires, two trigger events at once)
-        once the first has recorded its run."""
+        """Start one run of the automation: what it needs read, decided (`decide_run`), then
+        written in one transaction with its message. One start of it at a time: whether it
+        ran, whether its last run is still going, and its own session are read again by a
+        second start (a double-clicked Run now, a run now as its slot fires, two trigger
+        events at once) once the first has recorded its run."""
         async with self._starting.hold(source.key):
-            return await self._start(source, workspace, fire)
+            facts = await self._read(source, workspace, fire)
+            return await self._apply(source, workspace, decide_run(source, fire, facts))
 
-    async def _start(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunOutcome:
-        run = AutomationRun(
-            source.workspace_id,
-            source.kind,
-            source.automation_id,
-            fire.fire_key,
-            fire.slot_at,
-            self._runtime.clock.wall(),
-            fire.missed,
-            RunOutcome.STARTED,
-        )
-        if await self._automation.ran(source.key, fire.fire_key):
-            return RunOutcome.SKIPPED  # a retry of a delivery already run, a slot already run
-        if source.kind is AutomationKind.SCHEDULE and self.busy(source.key):
-            skipped = replace(
-                run, outcome=RunOutcome.SKIPPED, detail="the previous run was still going"
-            )
-            async with self._store.write() as tx:
-                record_run(tx, skipped)
-            log.info("scheduled run skipped: the previous one is still going", extra=_fields(run))
-            return RunOutcome.SKIPPED
-        session_id = await self._session_for(source, workspace)
-        message = self._message(source, workspace, fire)
-
-        def also(w: Writer, message_id: str) -> None:
-            record_run(
-                self._store.join(w), replace(run, session_id=session_id, message_id=message_id)
-            )
-
-        await self._runtime.submit(session_id, message, also=also)
-        self._latest[source.key] = session_id
-        log.info("scheduled run started", extra={**_fields(run), "session_id": session_id})
-        return RunOutcome.STARTED
-
-    async def _session_for(self, source: Source, workspace: WorkspaceConfig) -> str:
+    async def _read(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunFacts:
         own = self._own.get(source.key) if source.session == "own" else None
-        if own is not None and own in self._runtime.sessions:
-            return own
-        session_id = await self._runtime.create_session(
-            agent_key(workspace.id, source.agent),
-            queue_mode=QueueMode.FOLLOWUP,  # an operator's reply waits for the run to end
-            metadata={source.kind.value: source.automation_id},
-        )
-        if source.session == "own":
-            async with self._store.write() as tx:
-                keep_session(tx, source.key, session_id)
-            self._own[source.key] = session_id
-        return session_id
-
-    def _message(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> InboundMessage:
         route = None
         if source.deliver not in ("primary", SILENT):
             operator = next(o for o in workspace.operators if o.id == source.deliver)
             found = self._router.operator_route(workspace, operator)
             route = found.to_json() if found is not None else None
-        surface = "heartbeat" if source.heartbeat else source.kind.value
-        trigger = source.kind is AutomationKind.TRIGGER
-        return InboundMessage(
-            text=fire.text,
-            kind=MessageKind.CHANNEL_EVENT if trigger else MessageKind.TIMER_TICK,
-            origin=Origin.CHANNEL if trigger else Origin.TIMER,
-            trust=Trust.TRUSTED_INTEGRATION if trigger else Trust.TRUSTED_SYSTEM,
-            priority=Priority.NORMAL,
-            delivery_surface=SILENT if source.deliver == SILENT else "chat",
-            max_rounds=source.max_rounds,
-            provenance=Provenance(
-                sender=f"{source.kind.value} {source.automation_id}",
-                surface=surface,
-                reply_route=route,
-                correlation_id=f"{source.workspace_id}/{source.automation_id}/{fire.fire_key}",
-            ),
+        return RunFacts(
+            ran=await self._automation.ran(source.key, fire.fire_key),
+            busy=self.busy(source.key),
+            session_id=own if own is not None and own in self._runtime.sessions else None,
+            reply_route=route,
+            now=self._runtime.clock.wall(),
         )
+
+    async def _apply(
+        self, source: Source, workspace: WorkspaceConfig, verdict: RunVerdict
+    ) -> RunOutcome:
+        if isinstance(verdict, Start):
+            return await self._begin(source, workspace, verdict)
+        if verdict.run is not None:
+            async with self._store.write() as tx:
+                record_run(tx, verdict.run)
+            log.info("scheduled run skipped: %s", verdict.run.detail, extra=_fields(verdict.run))
+        return RunOutcome.SKIPPED
+
+    async def _begin(self, source: Source, workspace: WorkspaceConfig, start: Start) -> RunOutcome:
+        """The run's message stored with its record (and, in a new session it keeps, that
+        session) in the runtime's transaction."""
+        run, session_id = start.run, start.session_id
+        keep = session_id is None and source.session == "own"
+        session_id = session_id or await self._runtime.create_session(
+            agent_key(workspace.id, source.agent),
+            queue_mode=QueueMode.FOLLOWUP,  # an operator's reply waits for the run to end
+            metadata={source.kind.value: source.automation_id},
+        )
+
+        def also(w: Writer, message_id: str) -> None:
+            tx = self._store.join(w)
+            record_run(tx, replace(run, session_id=session_id, message_id=message_id))
+            if keep:
+                keep_session(tx, source.key, session_id)
+
+        await self._runtime.submit(session_id, start.message, also=also)
+        if keep:
+            self._own[source.key] = session_id
+        self._latest[source.key] = session_id
+        log.info("scheduled run started", extra={**_fields(run), "session_id": session_id})
+        return RunOutcome.STARTED
 
 
 @dataclass(frozen=True, slots=True)
