@@ -9,18 +9,18 @@ from typing import Any
 
 from runtime.records import ApprovalRecord, ApprovalStatus
 from runtime.store.database import Row
+from runtime.store.filters import marks
 
 APPROVAL = "SELECT * FROM approvals WHERE id = ?"
 
 
 def for_tool_uses_sql(ids: int) -> str:
-    return f"SELECT * FROM approvals WHERE tool_use_id IN ({','.join('?' * ids)})"
+    return f"SELECT * FROM approvals WHERE tool_use_id IN ({marks(ids)})"
 
 
 def pending_sql(sessions: int) -> str:
     """Unsorted: a session has a few at most, sorted after reading."""
-    marks = ",".join("?" * sessions)
-    return f"SELECT * FROM approvals WHERE status = 'pending' AND session_id IN ({marks})"
+    return f"SELECT * FROM approvals WHERE status = 'pending' AND session_id IN ({marks(sessions)})"
 
 
 def _record(r: Row) -> ApprovalRecord:

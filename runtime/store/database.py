@@ -49,9 +49,46 @@ class Engine(StrEnum):
 Migrations = Mapping[str, Sequence["str | Migration"]]
 
 
-def migrations_line(applied: Mapping[str, Sequence[int]]) -> str:
+# Each component's schema version; PostgreSQL takes the table through `dialect.schema`.
+VERSIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
+    " version INTEGER NOT NULL)"
+)
+VERSIONS = "SELECT component, version FROM schema_versions"
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationStep:
+    component: str
+    number: int  # the component's schema version once its script has run
+    script: str  # in the engine's SQL
+
+
+def migration_steps(
+    migrations: Migrations, versions: Mapping[str, int], engine: Engine, database: str
+) -> list[MigrationStep]:
+    """The scripts a database whose schemas stand at `versions` still needs, in order; an
+    error if one is newer than this Switchboard knows (`database` names it there)."""
+    steps = []
+    for component, scripts in migrations.items():
+        version = int(versions.get(component, 0))
+        if version > len(scripts):
+            raise RuntimeError(
+                f"{database}: the {component} schema is version {version}, newer than this "
+                f"Switchboard knows ({len(scripts)}); upgrade Switchboard"
+            )
+        for number, script in enumerate(scripts[version:], start=version + 1):
+            text = script if isinstance(script, str) else script.for_engine(engine)
+            steps.append(MigrationStep(component, number, text))
+    return steps
+
+
+def migrations_line(steps: Sequence[MigrationStep]) -> str:
     """The one log line of a store's start: `store ready: 16 migrations applied (runtime 1-9,
     bridge 1-7)`, or `store up to date`."""
+    applied: dict[str, list[int]] = {}
+    for step in steps:
+        applied.setdefault(step.component, []).append(step.number)
     spans = [
         f"{component} {numbers[0]}" + (f"-{numbers[-1]}" if len(numbers) > 1 else "")
         for component, numbers in applied.items()

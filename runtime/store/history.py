@@ -13,6 +13,7 @@ from runtime.messages import QueueEntry
 from runtime.records import RunRecord, ToolCallRecord
 from runtime.store import rows
 from runtime.store.database import Row
+from runtime.store.filters import marks
 from runtime.transcript import BLOCKS, TranscriptMessage
 
 RUN_STARTED_AT = "SELECT started_at FROM runs WHERE id = ? AND session_id = ?"
@@ -35,21 +36,20 @@ EVENTS_NEWER = _EVENTS + " AND seq > ? ORDER BY seq LIMIT ?"
 
 def messages_of_runs_sql(runs: int) -> str:
     """Unsorted: a page's few, sorted after reading."""
-    return f"SELECT * FROM messages WHERE run_id IN ({','.join('?' * runs)})"
+    return f"SELECT * FROM messages WHERE run_id IN ({marks(runs)})"
 
 
 def agent_rows_of_runs_sql(runs: int) -> str:
     """Unsorted: a page's few, sorted after reading."""
-    marks = ",".join("?" * runs)
     return (
-        f"SELECT id, run_id, role, blocks FROM transcript WHERE run_id IN ({marks})"
+        f"SELECT id, run_id, role, blocks FROM transcript WHERE run_id IN ({marks(runs)})"
         " AND role = 'assistant'"
     )
 
 
 def tool_calls_of_runs_sql(runs: int) -> str:
     """Unsorted: a page's few, sorted after reading."""
-    return f"SELECT * FROM tool_calls WHERE run_id IN ({','.join('?' * runs)})"
+    return f"SELECT * FROM tool_calls WHERE run_id IN ({marks(runs)})"
 
 
 class History:

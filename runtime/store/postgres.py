@@ -26,11 +26,14 @@ from psycopg_pool import AsyncConnectionPool
 from runtime.errors import StoreConflictError, StoreUnavailableError
 from runtime.store import dialect, hot_reads
 from runtime.store.database import (
+    VERSIONS,
+    VERSIONS_TABLE,
     Engine,
     Migrations,
     Row,
     Sequences,
     Statement,
+    migration_steps,
     migrations_line,
 )
 
@@ -227,34 +230,19 @@ def notify_statement(origin: str, last_seq: int) -> Statement:
 async def migrate(conn: psycopg.AsyncConnection[Any], migrations: Migrations, where: str) -> None:
     """Every component's schema brought up to date, by one replica at a time."""
     await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
-    applied: dict[str, list[int]] = {}
     try:
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
-            " version BIGINT NOT NULL)"
-        )
-        for component, scripts in migrations.items():
-            cursor = await conn.execute(
-                "SELECT version FROM schema_versions WHERE component = %s", (component,)
-            )
-            row = await cursor.fetchone()
-            version = int(row[0]) if row else 0
-            if version > len(scripts):
-                raise RuntimeError(
-                    f"{where}: the {component} schema is version {version}, newer than this "
-                    f"Switchboard knows ({len(scripts)}); upgrade Switchboard"
+        await conn.execute(dialect.schema(VERSIONS_TABLE))
+        versions = dict(await (await conn.execute(VERSIONS)).fetchall())
+        steps = migration_steps(migrations, versions, Engine.POSTGRESQL, where)
+        for step in steps:
+            async with conn.transaction():
+                await conn.execute(dialect.schema(step.script))
+                await conn.execute(
+                    "INSERT INTO schema_versions VALUES (%s, %s) ON CONFLICT (component)"
+                    " DO UPDATE SET version = excluded.version",
+                    (step.component, step.number),
                 )
-            for number, script in enumerate(scripts[version:], start=version + 1):
-                text = script if isinstance(script, str) else script.for_engine(Engine.POSTGRESQL)
-                async with conn.transaction():
-                    await conn.execute(dialect.schema(text))
-                    await conn.execute(
-                        "INSERT INTO schema_versions VALUES (%s, %s) ON CONFLICT (component)"
-                        " DO UPDATE SET version = excluded.version",
-                        (component, number),
-                    )
-                log.debug("store migrated", extra={"component": component, "version": number})
-                applied.setdefault(component, []).append(number)
+            log.debug("store migrated", extra={"component": step.component, "version": step.number})
     finally:
         await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
-    log.info(migrations_line(applied), extra={"database": where})
+    log.info(migrations_line(steps), extra={"database": where})

@@ -30,11 +30,14 @@ import aiosqlite
 
 from runtime.errors import StoreBusyError, StoreConflictError
 from runtime.store.database import (
+    VERSIONS,
+    VERSIONS_TABLE,
     Engine,
     Migrations,
     Row,
     Sequences,
     Statement,
+    migration_steps,
     migrations_line,
 )
 
@@ -139,30 +142,17 @@ def open_writer(path: Path, migrations: Migrations) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     for pragma in PRAGMAS:
         conn.execute(pragma)
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY,"
-        " version INTEGER NOT NULL)"
-    )
-    applied: dict[str, list[int]] = {}
-    for component, scripts in migrations.items():
-        row = conn.execute(
-            "SELECT version FROM schema_versions WHERE component = ?", (component,)
-        ).fetchone()
-        version = row[0] if row else 0
-        if version > len(scripts):
-            raise RuntimeError(
-                f"{path}: the {component} schema is version {version}, newer than this "
-                f"Switchboard knows ({len(scripts)}); upgrade Switchboard"
-            )
-        for number, script in enumerate(scripts[version:], start=version + 1):
-            text = script if isinstance(script, str) else script.for_engine(Engine.SQLITE)
-            conn.executescript(
-                f"BEGIN;\n{text}\nINSERT INTO schema_versions VALUES ('{component}', {number})"
-                f" ON CONFLICT (component) DO UPDATE SET version = {number};\nCOMMIT;"
-            )
-            log.debug("store migrated", extra={"component": component, "version": number})
-            applied.setdefault(component, []).append(number)
-    log.info(migrations_line(applied), extra={"database": str(path)})
+    conn.execute(VERSIONS_TABLE)
+    versions = dict(conn.execute(VERSIONS).fetchall())
+    steps = migration_steps(migrations, versions, Engine.SQLITE, str(path))
+    for step in steps:
+        conn.executescript(
+            f"BEGIN;\n{step.script}\nINSERT INTO schema_versions VALUES ('{step.component}',"
+            f" {step.number}) ON CONFLICT (component) DO UPDATE SET version = {step.number};"
+            "\nCOMMIT;"
+        )
+        log.debug("store migrated", extra={"component": step.component, "version": step.number})
+    log.info(migrations_line(steps), extra={"database": str(path)})
     return conn
 
 

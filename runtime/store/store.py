@@ -40,6 +40,7 @@ from runtime.store.database import (
     Sequences,
 )
 from runtime.store.engines import open_database
+from runtime.store.filters import Where, marks
 from runtime.store.history import History
 from runtime.store.leases import Leases
 from runtime.store.publishing import Publisher
@@ -151,22 +152,14 @@ class Store:
     async def messages(
         self, *, session_id: str | None = None, statuses: Sequence[QueueStatus] | None = None
     ) -> list[QueueEntry]:
-        where: list[str] = []
-        params: list[Any] = []
-        if session_id is not None:
-            where.append("session_id = ?")
-            params.append(session_id)
-        if statuses:
-            where.append(f"status IN ({','.join('?' * len(statuses))})")
-            params.extend(statuses)
-        sql = "SELECT * FROM messages" + (f" WHERE {' AND '.join(where)}" if where else "")
-        return [rows.entry(r) for r in await self._rows(sql + " ORDER BY seq", params)]
+        where = Where().equal("session_id", session_id).among("status", statuses)
+        sql = where.select("SELECT * FROM messages", order_by="seq")
+        return [rows.entry(r) for r in await self._rows(sql, where.params)]
 
     async def messages_by_id(self, ids: Sequence[str]) -> list[QueueEntry]:
         if not ids:
             return []
-        marks = ",".join("?" * len(ids))
-        found = await self._rows(f"SELECT * FROM messages WHERE id IN ({marks})", ids)
+        found = await self._rows(f"SELECT * FROM messages WHERE id IN ({marks(len(ids))})", ids)
         return [rows.entry(r) for r in found]
 
     async def first_message_of_run(self, run_id: str) -> QueueEntry | None:
@@ -193,8 +186,9 @@ class Store:
         """The bytes of these attachments, by id (a file never stored is absent)."""
         if not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        found = await self._rows(f"SELECT id, data FROM attachments WHERE id IN ({marks})", ids)
+        found = await self._rows(
+            f"SELECT id, data FROM attachments WHERE id IN ({marks(len(ids))})", ids
+        )
         return {r["id"]: bytes(r["data"]) for r in found}
 
     async def full_transcript(self, session_id: str) -> list[TranscriptMessage]:
@@ -210,16 +204,9 @@ class Store:
     async def runs(
         self, *, session_id: str | None = None, status: RunStatus | None = None
     ) -> list[RunRecord]:
-        where: list[str] = []
-        params: list[Any] = []
-        if session_id is not None:
-            where.append("session_id = ?")
-            params.append(session_id)
-        if status is not None:
-            where.append("status = ?")
-            params.append(status)
-        sql = "SELECT * FROM runs" + (f" WHERE {' AND '.join(where)}" if where else "")
-        return [rows.run(r) for r in await self._rows(sql + " ORDER BY started_at", params)]
+        where = Where().equal("session_id", session_id).equal("status", status)
+        sql = where.select("SELECT * FROM runs", order_by="started_at")
+        return [rows.run(r) for r in await self._rows(sql, where.params)]
 
     async def run(self, run_id: str) -> RunRecord | None:
         found = await self._rows(hot_reads.RUN, (run_id,))
@@ -234,8 +221,7 @@ class Store:
     ) -> list[ToolCallRecord]:
         """Tool calls of one run, or these calls (by tool_use id), or all."""
         if ids is not None:
-            marks = ",".join("?" * len(ids)) or "NULL"
-            sql, params = f"SELECT * FROM tool_calls WHERE id IN ({marks})", tuple(ids)
+            sql, params = f"SELECT * FROM tool_calls WHERE id IN ({marks(len(ids))})", tuple(ids)
         elif run_id is not None:
             sql, params = "SELECT * FROM tool_calls WHERE run_id = ?", (run_id,)
         else:
@@ -248,17 +234,9 @@ class Store:
     ) -> list[NotificationRecord]:
         """Notifications, oldest first: of one session, or of the agents whose ids start
         with `agent_id_prefix` (a workspace's: `"<workspace>/"`)."""
-        where, params = [], []
-        if session_id is not None:
-            where.append("session_id = ?")
-            params.append(session_id)
-        if agent_id_prefix is not None:
-            where.append("substr(agent_id, 1, length(?)) = ?")
-            params += [agent_id_prefix, agent_id_prefix]
-        sql = "SELECT * FROM notifications" + (f" WHERE {' AND '.join(where)}" if where else "")
-        return [
-            rows.notification(r) for r in await self._rows(sql + " ORDER BY created_at", params)
-        ]
+        where = Where().equal("session_id", session_id).starts_with("agent_id", agent_id_prefix)
+        sql = where.select("SELECT * FROM notifications", order_by="created_at")
+        return [rows.notification(r) for r in await self._rows(sql, where.params)]
 
     async def notification(self, notification_id: str) -> NotificationRecord | None:
         found = await self._rows(hot_reads.NOTIFICATION, (notification_id,))
