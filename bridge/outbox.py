@@ -49,15 +49,20 @@ class Outbox:
         self._closing = False
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """Resume every intent a previous run left pending or sending; at the stop, the
-        workers stop mid-send (what they did not finish resumes on the next start)."""
+    async def delivering(self) -> AsyncIterator[None]:
+        """Each intent is sent once enqueued (`wake`), until the stop: then the workers stop
+        mid-send, and what they did not finish resumes on the next start."""
+        yield
+        self._closing = True
+        await cancel_and_wait(*self._workers.values())
+
+    @contextlib.asynccontextmanager
+    async def resuming(self) -> AsyncIterator[None]:
+        """Where the turns run: every intent a previous run left pending or sending, sent."""
         self.failed_routes.update(f.conversation_key for f in await self._store.failed_routes())
         for conversation_key in await self._store.open_conversations():
             self.wake(conversation_key)
         yield
-        self._closing = True
-        await cancel_and_wait(*self._workers.values())
 
     def wake(self, conversation_key: str) -> None:
         if self._closing:

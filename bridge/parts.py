@@ -41,10 +41,10 @@ Reconfigure = Callable[[Change], Awaitable[None] | None]
 class Part:
     """One part of the process and its life.
 
-    `open`: at start, on every replica, until the stop. `run`: once this process runs the
-    turns (at once on SQLite; on PostgreSQL when it takes the lease) until the stop; at the
-    stop a part's `run` ends before its `open` does. `reconfigure`: a reload, in the parts'
-    order."""
+    `open`: at start, on every replica, until the stop (what must close whether the part
+    ran or not closes here). `run`: once this process runs the turns (at once on SQLite; on
+    PostgreSQL when it takes the lease) until the stop, where a part's `run` ends before its
+    `open` does. `reconfigure`: a reload, in the parts' order."""
 
     name: str
     open: Life | None = None

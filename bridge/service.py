@@ -111,7 +111,7 @@ class Bridge:
             Part("budgets", self._budgets, reconfigure=lambda _: self.runtime.held.recheck()),
             Part("metrics", reconfigure=self._count_workspaces),
             Part("sessions", run=self._sessions),
-            Part("outbox", run=self.outbox.running),
+            Part("outbox", self.outbox.delivering, self.outbox.resuming),
             Part("progress", run=self.presenter.running),
             Part("dispatch", run=self.dispatcher.running),
             Part("retention", run=self.retention.running),

@@ -243,21 +243,20 @@ class App:
     @contextlib.asynccontextmanager
     async def _platforms(self) -> AsyncIterator[None]:
         """The terminal first, then the bots (built, not started): the bridge sends through
-        them, and where an operator has several, a notification goes to the first."""
+        them, and where an operator has several, a notification goes to the first. At the
+        stop every bot stops, a standby's (never started) too: what it holds is let go."""
         self.live = LiveAdapters(self.bridge, self.way_in.intake.put)
         self.terminal.attach(self.bridge)
         self.live.add_all(self.config.workspaces)
         yield
+        for workspace_id in self.live.workspaces():
+            await self.live.stop(workspace_id)
 
     @contextlib.asynccontextmanager
     async def _bots(self) -> AsyncIterator[None]:
-        try:
-            for workspace_id in self.live.workspaces():
-                await self.live.start(workspace_id, self.config.server.public_url)
-            yield
-        finally:  # those that started, when one did not
-            for workspace_id in self.live.workspaces():
-                await self.live.stop(workspace_id)
+        for workspace_id in self.live.workspaces():
+            await self.live.start(workspace_id, self.config.server.public_url)
+        yield
 
     async def _reconfigure_bots(self, change: Change) -> None:
         serve = self.role.activated  # a standby starts no bot

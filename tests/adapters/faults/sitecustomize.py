@@ -30,15 +30,15 @@ if os.environ.get("SB_TEST_OUTBOX_FAILS_TO_STOP"):
 
     from bridge import outbox
 
-    running = outbox.Outbox.running
+    delivering = outbox.Outbox.delivering
 
     @contextlib.asynccontextmanager
     async def failing(self: outbox.Outbox) -> AsyncIterator[None]:
-        async with running(self):
+        async with delivering(self):
             yield
         raise RuntimeError("forced for the test: the outbox failed to stop")
 
-    outbox.Outbox.running = failing  # type: ignore[method-assign]
+    outbox.Outbox.delivering = failing  # type: ignore[method-assign]
 
 # With SB_TEST_DOORS_FAIL_WHILE naming a file, a door process started while that file exists
 # exits at once with status 3, before it listens: a door process that crashes at start.
