@@ -6,40 +6,25 @@ can use (a stranger's pairing state or last refusal; an operator's thread, the a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bridge.attachments.intake import FileIntake
-from bridge.commands import answers_approval, parse
+from bridge.commands import Command, UnknownCommand, answers_approval, parse
 from bridge.pairing import Pairing, PairingLook
 from bridge.platform import PlatformProfile
 from bridge.platforms import Platforms
-from bridge.replies import Pointing, compose
+from bridge.replies import Framing, Pointing
 from bridge.sessions import Sessions
 from bridge.spend.notices import held_now
 from bridge.store import BridgeStore, NotificationPost
 from bridge.store.buttons import ButtonStore
-from bridge.trust import Refused, Trusted, classify
+from bridge.trust import Refused, Trusted, classify, sender_key, stranger
 from bridge.types import Answer, InboundChat, Quoted
 from config.current import CurrentConfig
 from config.schema import WorkspaceConfig
 from config.timing import zone
 from runtime import Runtime
 from runtime.errors import UnknownSessionError
-
-
-@dataclass(frozen=True, slots=True)
-class Framing:
-    """How an operator's words are put to the agent: after the notification they answer and
-    what they quote or pass on (`bridge/replies.py`)."""
-
-    notification: NotificationPost | None
-    context: Sequence[Quoted]
-    workspace: WorkspaceConfig
-    profile: PlatformProfile | None
-
-    def frame(self, words: str) -> str:
-        return compose(words, self.notification, self.context, self.workspace, self.profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,27 +41,22 @@ class Facts:
     pairing: PairingLook | None = None  # a stranger's DM where their workspace pairs
     refusal_told_at: float | None = None  # a stranger: when they were last told they are one
     context: tuple[Quoted, ...] = ()  # an operator's prompt: what it quotes, its new thread
+    command: Command | UnknownCommand | None = None  # an operator's command, parsed once
     decision: tuple[str, str] | None = None  # an /approve or /deny: what it points at
     held: Answer | None = None  # an operator's prompt: a budget holds its session's turn
     profile: PlatformProfile | None = None  # the platform's (None: no adapter for it runs)
     private: str | None = None  # a slash command (as invoked): answered to its sender alone
 
     def framing(self, workspace: WorkspaceConfig) -> Framing:
-        return Framing(self.notification, self.context, workspace, self.profile)
+        return Framing(self.notification, tuple(self.context), workspace, self.profile)
 
 
-def stranger(sender: Trusted | Refused) -> bool:
-    """Refused as someone who is not an operator of a workspace (not: in a chat not allowed)."""
-    return (
-        isinstance(sender, Refused)
-        and sender.workspace is not None
-        and not sender.operator_elsewhere
-    )
-
-
-def sender_key(chat: InboundChat) -> str:
-    route = chat.route
-    return f"{route.platform}:{route.workspace_id}:{chat.sender_id}"
+def command_of(chat: InboundChat, private: str | None = None) -> Command | UnknownCommand | None:
+    """The command a message is, if any; a slash command is one whatever it says."""
+    command = parse(chat.text) if chat.text is not None else None
+    if private is not None and command is None:
+        return UnknownCommand(chat.text or "")
+    return command
 
 
 class Reader:
@@ -131,7 +111,8 @@ class Reader:
         now = self._runtime.clock.wall()
         profile = self._platforms.profile(chat.route.platform)
         if private is not None:  # a slash command: nothing of the conversation is needed
-            return Facts(duplicate=False, now=now, profile=profile, private=private)
+            command = command_of(chat, private)
+            return Facts(False, now, profile=profile, command=command, private=private)
         if await self._store.seen(keys):
             return Facts(duplicate=True)
         facts = Facts(
@@ -171,10 +152,14 @@ class Reader:
         notification = await self._pointing.notification(chat)
         live = notification is not None and self._knows(notification.session_id)
         held_back = self._files is not None and self._files.wants(chat)
+        command = command_of(chat)
         facts = replace(
-            facts, notification=notification, notification_live=live, held_back=held_back
+            facts,
+            notification=notification,
+            notification_live=live,
+            held_back=held_back,
+            command=command,
         )
-        command = parse(chat.text) if chat.text is not None else None
         if command is not None:
             if answers_approval(command):
                 facts = replace(facts, decision=await self._pointing.decision(chat))

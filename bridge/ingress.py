@@ -109,7 +109,8 @@ class Ingress:
             one_at_a_time = self._refusing if isinstance(sender, Refused) else None
             async with one_at_a_time or contextlib.nullcontext():
                 facts = await self._reader.facts(chat, sender, keys, private)
-                return await self._apply(chat, keys, decide(chat, sender, facts), private)
+                verdict = decide(chat, sender, facts)
+                return await self._apply(chat, keys, verdict, private)
         except StoreConflictError:
             return Handled(Outcome.DUPLICATE)
 

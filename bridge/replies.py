@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bridge.platform import PlatformProfile
 from bridge.platforms import Platforms
@@ -51,6 +52,20 @@ CAME_AS = {
     Via.LINK_PREVIEW: "preview of a link in the operator's message,",
 }
 CUT = " [\u2026 cut]"
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """How an operator's words are put to the agent: after the notification they answer and
+    what they quote or pass on (`bridge/replies.py`)."""
+
+    notification: NotificationPost | None
+    context: tuple[Quoted, ...]
+    workspace: WorkspaceConfig
+    profile: PlatformProfile | None
+
+    def frame(self, words: str) -> str:
+        return compose(words, self.notification, self.context, self.workspace, self.profile)
 
 
 class Pointing:

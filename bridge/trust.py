@@ -56,3 +56,17 @@ def classify(
             operator_elsewhere=True,
         )
     return Trusted(workspace, operator)
+
+
+def stranger(sender: Trusted | Refused) -> bool:
+    """Refused as someone who is not an operator of a workspace (not: in a chat not allowed)."""
+    return (
+        isinstance(sender, Refused)
+        and sender.workspace is not None
+        and not sender.operator_elsewhere
+    )
+
+
+def sender_key(chat: InboundChat) -> str:
+    route = chat.route
+    return f"{route.platform}:{route.workspace_id}:{chat.sender_id}"

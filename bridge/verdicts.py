@@ -12,12 +12,13 @@ from enum import StrEnum
 
 from bridge import texts
 from bridge.bindings import addressed, names_the_bot, respond_to
-from bridge.commands import Command, CommandName, UnknownCommand, parse
+from bridge.commands import Command, CommandName, UnknownCommand
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected
-from bridge.facts import Facts, Framing, sender_key, stranger
+from bridge.facts import Facts
 from bridge.pairing import PairingStep, next_step
 from bridge.prompt import operator_prompt
-from bridge.trust import Refused, Trusted
+from bridge.replies import Framing
+from bridge.trust import Refused, Trusted, sender_key, stranger
 from bridge.types import Answer, InboundChat
 from runtime import InboundMessage
 
@@ -118,7 +119,7 @@ Verdict = Duplicate | Ignore | Refuse | Reject | Tell | RunCommand | Hold | Prom
 
 def decide(chat: InboundChat, sender: Trusted | Refused, facts: Facts) -> Verdict:
     if facts.private is not None:
-        return _private(chat, sender, facts.private)
+        return _private(chat, sender, facts)
     if facts.duplicate:
         return Duplicate()
     unaddressed = _unaddressed(chat, sender, facts)
@@ -146,7 +147,7 @@ def _unaddressed(chat: InboundChat, sender: Trusted | Refused, facts: Facts) -> 
         if not stranger(sender) or names_the_bot(chat, in_agent_thread=in_agent_thread):
             return None
         return "a stranger's message, not addressed to the bot"
-    if facts.notification is not None or (chat.text is not None and parse(chat.text) is not None):
+    if facts.notification is not None or facts.command is not None:
         return None
     wanted = respond_to(sender.workspace, chat.route)
     if addressed(chat, wanted, in_agent_thread=in_agent_thread):
@@ -187,9 +188,8 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
         return _reject(chat, "non_text", texts.NOT_TEXT.format(kind=kind))
     if not chat.text.strip() and not chat.context:  # a forward alone has no words
         return _reject(chat, "empty", texts.EMPTY)
-    command = parse(chat.text)
-    if command is not None:
-        return RunCommand(command, sender, about, facts.decision)
+    if facts.command is not None:
+        return RunCommand(facts.command, sender, about, facts.decision)
     words, replies, cut_from = chat.text, list[Answer](), None
     if len(words) > MAX_PROMPT_CHARS:
         cut_from = len(words)
@@ -208,13 +208,14 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
     return Prompt(sender, session_id, message, Effects(replies=tuple(replies)), cut_from)
 
 
-def _private(chat: InboundChat, sender: Trusted | Refused, invoked_as: str) -> Verdict:
+def _private(chat: InboundChat, sender: Trusted | Refused, facts: Facts) -> Verdict:
     """A slash command, answered to its sender alone: a stranger, or an operator in a
     conversation the admin did not allow, is told so (each time) and the refusal audited."""
     if isinstance(sender, Refused):
         answer = texts.NOT_ALLOWED_HERE if sender.operator_elsewhere else texts.NOT_AN_OPERATOR
         return Refuse(Effects(refused(chat, sender.reason, replied=True), (Answer(answer),)))
-    command = parse(chat.text or "") or UnknownCommand(chat.text or "")
+    command, invoked_as = facts.command, facts.private
+    assert command is not None and invoked_as is not None  # read for every slash command
     if isinstance(command, Command) and command.name is CommandName.HELP:
         lines = "\n".join(
             f"{invoked_as} {name}{args} - {what}" for name, (args, what) in texts.COMMANDS.items()

@@ -11,7 +11,7 @@ import pytest
 from bridge import InboundChat, Quoted, Route, Via, texts
 from bridge.commands import Command, CommandName
 from bridge.events import InboundRefused
-from bridge.facts import Facts
+from bridge.facts import Facts, command_of
 from bridge.pairing import PairingLook
 from bridge.replies import compose
 from bridge.store import NotificationPost
@@ -369,7 +369,8 @@ CASES: list[tuple[str, InboundChat, Trusted | Refused, Facts, Summary]] = [
 def test_each_situation_has_its_verdict(
     chat: InboundChat, sender: Trusted | Refused, facts: Facts, expected: Summary
 ) -> None:
-    assert summary(decide(chat, sender, facts)) == expected
+    read = replace(facts, command=None if facts.duplicate else command_of(chat, facts.private))
+    assert summary(decide(chat, sender, read)) == expected
 
 
 def test_every_verdict_is_reached() -> None:
