@@ -7,16 +7,33 @@ platform's SDK, only when the main process runs them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from pydantic import BaseModel
 
 from adapters.bots import PlatformKind
 from adapters.intake.door import DoorKind
+from adapters.platform_setup import SetupKind
+from config.platform_sections import PlatformSection
+from config.schema import SwitchboardConfig, WorkspaceConfig
+
+Probe = tuple[str, Callable[[], Awaitable[str]]]
+"""A credential of the workspace's section (`telegram.bot_token`), and what finds whose it is
+(raising `CredentialRefused` or `PlatformUnreachable`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Platform:
     name: str
+    section: PlatformSection[BaseModel]
+    """Its `[workspaces.<name>]` and its operators' `<name>_user_id`, learned by the config."""
     door: DoorKind
     bots: Callable[[], PlatformKind]
     """Its profile and how to make one workspace's bot: loaded when called."""
+    probes: Callable[[WorkspaceConfig], list[Probe]]
+    """`check-config --probe`: the workspace's credentials to try."""
+    describe: Callable[[WorkspaceConfig, SwitchboardConfig], list[str]]
+    """`check-config`: what its section of the workspace runs, a line each."""
+    setup: SetupKind
+    """What `switchboard init` asks of it."""

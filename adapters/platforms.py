@@ -7,12 +7,22 @@ from __future__ import annotations
 from adapters.platform import Platform
 from adapters.slack.plugin import SLACK_PLATFORM
 from adapters.telegram.plugin import TELEGRAM_PLATFORM
+from config.learning import forget as unlearn
+from config.learning import learn
 
 _PLATFORMS: dict[str, Platform] = {}
 
 
 def register(platform: Platform) -> None:
+    """From now on the config validates its section, and every list of platforms has it."""
     _PLATFORMS[platform.name] = platform
+    learn(platform.section)
+
+
+def forget(name: str) -> None:
+    """A platform registered for a while (a test's) taken out again, its section with it."""
+    _PLATFORMS.pop(name, None)
+    unlearn(name)
 
 
 def platforms() -> list[Platform]:

@@ -1,8 +1,10 @@
 """The admin's configuration file: schema, loading and validation. Imports no other layer."""
 
 from config.errors import ConfigError, SwitchboardError
+from config.learning import learn
 from config.loading import DEFAULT_PATH, ENV_PATH, load, resolve_path
-from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
+from config.platform_sections import PlatformSection
+from config.platforms import ConsoleConfig
 from config.schema import (
     AgentConfig,
     OperatorConfig,
@@ -19,13 +21,13 @@ __all__ = [
     "ConfigError",
     "ConsoleConfig",
     "OperatorConfig",
+    "PlatformSection",
     "ProviderConfig",
-    "SlackConfig",
     "SwitchboardConfig",
     "SwitchboardError",
-    "TelegramConfig",
     "ToolConfig",
     "WorkspaceConfig",
+    "learn",
     "load",
     "resolve_path",
 ]

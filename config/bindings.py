@@ -4,11 +4,13 @@ channels (`respond_to`): the admin's keys, validated. The bridge applies them
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from config.platform_sections import section
 
 # When the agent takes an operator's message in a group or channel (a DM: always): a mention
 # of the bot, a reply to one of its messages (or in a Slack thread it is in), or every message.
@@ -34,7 +36,8 @@ class Place:
     def describe(self) -> str:
         if self.conversation is None:
             return f"{self.platform} DMs" if self.platform else "DMs"
-        kind = "chat" if self.platform == "telegram" else "channel"
+        known = section(self.platform) if self.platform else None
+        kind = known.conversation if known is not None else "channel"
         topic = f" topic {self.thread}" if self.thread else ""
         return f"{self.platform} {kind} {self.conversation}{topic}"
 
@@ -50,7 +53,7 @@ class BindingConfig(BaseModel):
     telegram_topic: int | None = None
     slack_channel: str | None = None
     dm: bool = False
-    platform: Literal["slack", "telegram", "console"] | None = None  # with dm: only there
+    platform: str | None = None  # with dm: only there; a platform's name or "console"
     respond_to: list[RespondTo] | None = None  # else the workspace's
 
     @field_validator("respond_to", mode="before")
@@ -88,14 +91,14 @@ class BindingConfig(BaseModel):
 def check_bindings(
     bindings: list[BindingConfig],
     agent_ids: list[str],
+    present: Mapping[str, BaseModel],
     *,
-    telegram_chats: list[int] | None,
-    slack_channels: list[str] | None,
-    platforms: Collection[str],
+    console: bool,
 ) -> None:
     """Each binding names a known agent and an allowed place, and no place is bound twice.
-    Binding does not allow a place: the allow lists stay the one word on where operators may
-    talk to the bot."""
+    Binding does not allow a place: the allow lists (of the platforms' sections `present`)
+    stay the one word on where operators may talk to the bot."""
+    platforms = {*present, *(["console"] if console else [])}
     seen: dict[Place, int] = {}
     for i, binding in enumerate(bindings):
         at = f"bindings[{i}]"
@@ -108,22 +111,24 @@ def check_bindings(
                 "keep one"
             )
         seen[place] = i
-        if binding.telegram_chat is not None and binding.telegram_chat not in (
-            telegram_chats or []
-        ):
-            raise ValueError(
-                f"{at}.telegram_chat {binding.telegram_chat} is not an allowed chat: add it to "
-                "chats under [workspaces.telegram]"
-            )
-        if binding.slack_channel is not None and binding.slack_channel not in (
-            slack_channels or []
-        ):
-            raise ValueError(
-                f"{at}.slack_channel {binding.slack_channel!r} is not an allowed channel: add it "
-                "to channels under [workspaces.slack]"
-            )
+        if place.conversation is not None and place.platform is not None:
+            _allowed(at, binding, place.platform, present.get(place.platform))
         if binding.platform is not None and binding.platform not in platforms:
             raise ValueError(
                 f"{at}.platform {binding.platform!r}: the workspace has no "
                 f"[workspaces.{binding.platform}] section"
             )
+
+
+def _allowed(at: str, binding: BindingConfig, platform: str, found: BaseModel | None) -> None:
+    """The binding's conversation is in its platform's allow list (`chats`, `channels`)."""
+    known = section(platform)
+    if known is None:
+        return
+    key = f"{platform}_{known.conversation}"
+    value = getattr(binding, key)
+    if value not in (getattr(found, known.allowed) if found is not None else []):
+        raise ValueError(
+            f"{at}.{key} {value!r} is not an allowed {known.conversation}: add it to "
+            f"{known.allowed} under [workspaces.{platform}]"
+        )

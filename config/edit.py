@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 
 from config.errors import ConfigError
+from config.platform_sections import sections
 from config.schedule_edit import ScheduleEdit, edit_schedules
 from config.schema import QueueModeName, WorkspaceConfig
 from config.toml_edit import append_entry, set_key, set_or_drop
@@ -36,8 +38,8 @@ __all__ = [
 class OperatorEdit:
     id: str
     primary: bool
-    slack_user_id: str | None = None
-    telegram_user_id: int | None = None
+    # Their id on each platform, by its key (`telegram_user_id`); a key left out is dropped.
+    users: Mapping[str, str | int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +59,9 @@ class WorkspaceEdit:
     operators: tuple[OperatorEdit, ...] | None = None
     remove: frozenset[int] = frozenset()
     agents: tuple[AgentEdit, ...] = ()
-    telegram_chats: tuple[int, ...] | None = None  # None: the workspace has no Telegram
-    slack_channels: tuple[str, ...] | None = None
+    # By platform, its allow list as it is to be (`chats`, `channels`); a platform the
+    # workspace has no section for, or one left out, is not touched.
+    allowed: Mapping[str, tuple[str | int, ...]] = field(default_factory=dict)
     # The workspace's schedules as they are to be, in order: one running that is not here is
     # removed, one here that is not running is added (an id twice is added twice, and the
     # loader refuses it).
@@ -87,12 +90,10 @@ def edit_workspace(text: str, running: WorkspaceConfig, change: WorkspaceEdit) -
         _operators(table, running, change.operators, change.remove)
     for agent in change.agents:
         _agent(table, running, agent)
-    if change.telegram_chats is not None and running.telegram is not None:
-        chats = list(change.telegram_chats)
-        set_key(table["telegram"], "chats", chats, running.telegram.chats, default=[])
-    if change.slack_channels is not None and running.slack is not None:
-        channels = list(change.slack_channels)
-        set_key(table["slack"], "channels", channels, running.slack.channels, default=[])
+    for s in sections():
+        if s.name in change.allowed and (found := s.of(running)) is not None:
+            now = list(change.allowed[s.name])
+            set_key(table[s.name], s.allowed, now, getattr(found, s.allowed), default=[])
     if change.schedules is not None:
         edit_schedules(table, running, change.schedules)
     return tomlkit.dumps(document)
@@ -132,8 +133,8 @@ def _operators(
         entry = operators[position]
         set_key(entry, "id", edit.id, current.id, default=None)
         set_key(entry, "primary", edit.primary, current.primary, default=False)
-        for key in ("slack_user_id", "telegram_user_id"):
-            set_or_drop(entry, key, getattr(edit, key), getattr(current, key))
+        for key in (s.operator_key for s in sections()):
+            set_or_drop(entry, key, edit.users.get(key), getattr(current, key))
     for edit in edits[len(kept) :]:
         append_entry(operators, _operator_fields(edit), "operators")
 
@@ -142,11 +143,8 @@ def _operator_fields(edit: OperatorEdit) -> dict[str, Any]:
     fields: dict[str, Any] = {"id": edit.id}
     if edit.primary:
         fields["primary"] = True
-    if edit.slack_user_id is not None:
-        fields["slack_user_id"] = edit.slack_user_id
-    if edit.telegram_user_id is not None:
-        fields["telegram_user_id"] = edit.telegram_user_id
-    return fields
+    keys = [s.operator_key for s in sections()]
+    return fields | {key: edit.users[key] for key in keys if key in edit.users}
 
 
 def _agent(table: Any, running: WorkspaceConfig, edit: AgentEdit) -> None:

@@ -34,7 +34,8 @@ from config.mcp import (
     McpServerConfig,
     url_secrets,
 )
-from config.platforms import ConsoleConfig, SlackConfig, TelegramConfig
+from config.platform_sections import sections
+from config.platforms import ConsoleConfig
 from config.prices import PriceConfig
 from config.strict import Strict
 from config.timing import TimezoneName
@@ -213,9 +214,9 @@ class AttachmentsConfig(Strict):
 class OperatorConfig(Strict):
     id: Identifier
     primary: bool = False
-    slack_user_id: str | None = None
-    telegram_user_id: int | None = None
-    notify_via: Literal["slack", "telegram", "console"] | None = None
+    # Then each platform's `<name>_user_id`, and `notify_via` one of their names or "console"
+    # (config/learning.py).
+    notify_via: str | None = None
 
 
 class PairingConfig(Strict):
@@ -257,8 +258,7 @@ class WorkspaceConfig(Strict):
     id: Identifier
     queue_mode: QueueModeName = "steer"
     default_agent: str
-    slack: SlackConfig | None = None
-    telegram: TelegramConfig | None = None
+    # Each platform's section goes here, `[workspaces.<name>]` (config/learning.py).
     console: ConsoleConfig | None = None
     operators: list[OperatorConfig] = Field(min_length=1)
     agents: list[AgentConfig] = Field(min_length=1)
@@ -304,20 +304,16 @@ class WorkspaceConfig(Strict):
         )
         if self.console and self.console.operator not in operator_ids:
             raise ValueError(f"console.operator {self.console.operator!r} is not an operator")
-        if not (self.slack or self.telegram or self.console):
-            raise ValueError("the workspace has no [slack], [telegram] or [console] section")
+        present = {s.name: found for s in sections() if (found := s.of(self)) is not None}
+        if not (present or self.console):
+            named = [f"[{s.name}]" for s in sections()]
+            raise ValueError(f"the workspace has no {', '.join(named)} or [console] section")
         no_all_with_others(self.respond_to)
         check_automation(self.schedules, self.triggers, agent_ids, operator_ids)
         check_budgets(
             self.budgets, set(agent_ids), set(operator_ids), {s.id for s in self.schedules}
         )
-        check_bindings(
-            self.bindings,
-            agent_ids,
-            telegram_chats=self.telegram.chats if self.telegram else None,
-            slack_channels=self.slack.channels if self.slack else None,
-            platforms={p for p in ("slack", "telegram", "console") if getattr(self, p)},
-        )
+        check_bindings(self.bindings, agent_ids, present, console=self.console is not None)
         return self
 
     def primary_operator(self) -> OperatorConfig:
@@ -372,9 +368,11 @@ class SwitchboardConfig(Strict):
             tools=[t.name for w in self.workspaces for t in w.tools],
             servers=[m.name for w in self.workspaces for m in w.mcp_servers],
         )
-        teams = [w.slack.team_id for w in self.workspaces if w.slack]
-        if len(teams) != len(set(teams)):
-            raise ValueError("two workspaces use the same Slack team_id")
+        for s in sections():
+            if s.distinct is not None:
+                used = [getattr(found, s.distinct) for w in self.workspaces if (found := s.of(w))]
+                if len(used) != len(set(used)):
+                    raise ValueError(f"two workspaces use the same {s.title} {s.distinct}")
         tokens = [a.token.get_secret_value() for w in self.workspaces for a in w.admins]
         if self.admin.token is not None:
             tokens.append(self.admin.token.get_secret_value())

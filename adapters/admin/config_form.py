@@ -3,10 +3,12 @@ them. Field names (stable, the browser tests use them):
 
 - `version`: the workspace as the page showed it; a form for an older one is refused;
 - `queue_mode`;
-- `op-N-id`, `op-N-telegram_user_id`, `op-N-slack_user_id`, `op-N-remove` for the N-th
+- `op-N-id`, `op-N-<platform>_user_id` (`op-N-telegram_user_id`), `op-N-remove` for the N-th
   operator (from 0), `op-new-*` for one to add, `primary` = N or `new`;
-- `telegram_chats`, `slack_channels`: comma- or line-separated;
-- `agent-N-system_prompt`, `agent-N-tools` (comma-separated) for the N-th agent."""
+- `<platform>_<allow list>` (`telegram_chats`, `slack_channels`): comma- or line-separated;
+- `agent-N-system_prompt`, `agent-N-tools` (comma-separated) for the N-th agent.
+
+The platforms' fields are those of the sections the config knows (`config/platform_sections.py`)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,17 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast, get_args
 
+from pydantic import BaseModel
+
 from config.edit import STALE, AgentEdit, OperatorEdit, WorkspaceEdit, version
+from config.platform_sections import PlatformSection, sections
 from config.schema import QueueModeName, WorkspaceConfig
 
 __all__ = ["QUEUE_MODES", "FormErrors", "read_edit", "version"]
 
 QUEUE_MODES: tuple[str, ...] = get_args(QueueModeName)
 _SEPARATORS = re.compile(r"[,\s]+")
+_NUMBER = re.compile(r"-?\d{1,20}")
 
 
 def _text(form: Mapping[str, Any], name: str) -> str:
@@ -48,10 +54,9 @@ def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceE
         problems.append(f"queue mode must be one of {', '.join(QUEUE_MODES)}")
     remove = frozenset(i for i in range(len(workspace.operators)) if _text(form, f"op-{i}-remove"))
     operators = _operators(form, len(workspace.operators), remove, problems)
-    chats = None if workspace.telegram is None else _telegram_chats(form, problems)
-    channels = None
-    if workspace.slack is not None:
-        channels = tuple(_items(_text(form, "slack_channels")))
+    allowed = {
+        s.name: _allowed(form, s, problems) for s in sections() if s.of(workspace) is not None
+    }
     if problems:
         raise FormErrors(problems)
     return WorkspaceEdit(
@@ -59,8 +64,7 @@ def read_edit(form: Mapping[str, Any], workspace: WorkspaceConfig) -> WorkspaceE
         operators=operators,
         remove=remove,
         agents=_agents(form, workspace),
-        telegram_chats=chats,
-        slack_channels=channels,
+        allowed=allowed,
         based_on=version(workspace),
     )
 
@@ -76,26 +80,27 @@ def _operators(
         operator_id = _text(form, f"op-{key}-id")
         if key == "new" and not operator_id:
             continue
-        telegram = _text(form, f"op-{key}-telegram_user_id")
-        number = re.fullmatch(r"-?\d{1,20}", telegram) is not None
-        if telegram and not number:
-            problems.append(f"operator {operator_id or key}: a Telegram user id is a number")
-        operators.append(
-            OperatorEdit(
-                id=operator_id,
-                primary=primary == key,
-                slack_user_id=_text(form, f"op-{key}-slack_user_id") or None,
-                telegram_user_id=int(telegram) if number else None,
-            )
-        )
+        users: dict[str, str | int] = {}
+        for s in sections():
+            said = _text(form, f"op-{key}-{s.operator_key}")
+            if s.numbers and said and not _NUMBER.fullmatch(said):
+                problems.append(f"operator {operator_id or key}: a {s.title} user id is a number")
+            elif said:
+                users[s.operator_key] = int(said) if s.numbers else said
+        operators.append(OperatorEdit(id=operator_id, primary=primary == key, users=users))
     return tuple(operators)
 
 
-def _telegram_chats(form: Mapping[str, Any], problems: list[str]) -> tuple[int, ...]:
-    found = _items(_text(form, "telegram_chats"))
-    wrong = [c for c in found if not re.fullmatch(r"-?\d{1,20}", c)]
+def _allowed(
+    form: Mapping[str, Any], s: PlatformSection[BaseModel], problems: list[str]
+) -> tuple[str | int, ...]:
+    """The platform's allow list as the form has it (`telegram_chats`)."""
+    found = _items(_text(form, f"{s.name}_{s.allowed}"))
+    if not s.numbers:
+        return tuple(found)
+    wrong = [c for c in found if not _NUMBER.fullmatch(c)]
     if wrong:
-        problems.append(f"a Telegram chat id is a number, not {wrong[0]!r}")
+        problems.append(f"a {s.title} {s.conversation} id is a number, not {wrong[0]!r}")
     return tuple(int(c) for c in found if c not in wrong)
 
 

@@ -9,12 +9,13 @@ import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
+from adapters.platforms import platforms
 from adapters.server.check_schedules import schedule_line, trigger_line
 from adapters.server.check_spend import budget_line, price_line
 from config import SwitchboardConfig
 from config.loading import variables
 from config.mcp import McpServerConfig, shown_url
-from config.platforms import SlackConfig
+from config.platform_sections import sections
 from config.schema import ToolConfig, WorkspaceConfig
 
 
@@ -58,10 +59,9 @@ def summary(path: Path, config: SwitchboardConfig) -> str:
 
 def _workspace_lines(w: WorkspaceConfig, config: SwitchboardConfig) -> list[str]:
     """What one workspace runs, where and for whom."""
-    surfaces = [name for name in ("slack", "telegram", "console") if getattr(w, name)]
+    surfaces = [s.name for s in sections() if s.of(w) is not None] + ["console"] * bool(w.console)
     lines = [f"workspace {w.id}: {', '.join(surfaces)}; queue mode {w.queue_mode}"]
-    if w.slack is not None:
-        lines.append(_slack_line(w.slack, config))
+    lines += [line for platform in platforms() for line in platform.describe(w, config)]
     lines += [f"  operator {o.id}{' (primary)' if o.primary else ''}" for o in w.operators]
     for a in w.agents:
         default = " (default)" if a.id == w.default_agent else ""
@@ -73,14 +73,6 @@ def _workspace_lines(w: WorkspaceConfig, config: SwitchboardConfig) -> list[str]
     lines += [trigger_line(w.id, t, config.server.public_url) for t in w.triggers]
     lines += [budget_line(b, w.timezone) for b in w.budgets]
     return lines
-
-
-def _slack_line(slack: SlackConfig, config: SwitchboardConfig) -> str:
-    base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
-    ways = ["Socket Mode"] if slack.app_token else []
-    if slack.signing_secret:
-        ways.append(f"HTTP at {base.rstrip('/')}/slack/events")
-    return f"  slack team {slack.team_id}: events by {' and '.join(ways)}"
 
 
 def _tool_line(t: ToolConfig) -> str:
@@ -114,8 +106,6 @@ def _binding_lines(w: WorkspaceConfig) -> list[str]:
     for b in w.bindings:
         when = f" (answers: {', '.join(b.respond_to)})" if b.respond_to else ""
         lines.append(f"  {b.place.describe()} -> agent {b.agent}{when}")
-    if w.slack is not None:
-        lines.append(f"  slack slash command: {w.slack.slash_command}")
     return lines
 
 

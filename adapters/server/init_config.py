@@ -10,33 +10,31 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters.platform_setup import Setup
 from adapters.server.init_checks import MODEL
 
 
 @dataclass
 class Answers:
-    platforms: list[str] = field(default_factory=list)
-    telegram_token: str | None = None
-    slack_bot_token: str | None = None
-    slack_team_id: str | None = None
-    slack_app_token: str | None = None
-    slack_signing_secret: str | None = None
+    setups: dict[str, Setup]  # every platform's part, by name, in the platforms' order
+    platforms: list[str] = field(default_factory=list)  # the ones chosen
     anthropic_key: str | None = None
-    operator_telegram_id: int | None = None
-    operator_slack_id: str | None = None
     # What was not checked against its platform, and why ("the probe was skipped", ...).
     unchecked: dict[str, str] = field(default_factory=dict)
+
+    def chosen(self) -> list[Setup]:
+        """The chosen platforms' parts, in the platforms' order."""
+        return [setup for name, setup in self.setups.items() if name in self.platforms]
+
+    def operator_lines(self) -> list[str]:
+        """The operator's id on each platform given one (none: they pair by DM)."""
+        return [line for s in self.setups.values() if (line := s.operator_line()) is not None]
 
 
 def write(path: Path, env: Path, a: Answers, args: argparse.Namespace, check: str) -> None:
     """`check`: the command that checks the credentials later."""
-    secrets = {
-        "SWITCHBOARD_TELEGRAM_TOKEN": a.telegram_token,
-        "SWITCHBOARD_SLACK_BOT_TOKEN": a.slack_bot_token,
-        "SWITCHBOARD_SLACK_APP_TOKEN": a.slack_app_token,
-        "SWITCHBOARD_SLACK_SIGNING_SECRET": a.slack_signing_secret,
-        "ANTHROPIC_API_KEY": a.anthropic_key,
-    }
+    secrets = {k: v for setup in a.chosen() for k, v in setup.secrets().items()}
+    secrets["ANTHROPIC_API_KEY"] = a.anthropic_key
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(env, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)  # an existing file keeps its mode on open: set it
@@ -47,7 +45,7 @@ def write(path: Path, env: Path, a: Answers, args: argparse.Namespace, check: st
 
 
 def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
-    pairing = a.operator_telegram_id is None and a.operator_slack_id is None
+    pairing = not a.operator_lines()
     lines = [
         f"# Written by `switchboard init`. Secrets are ${{NAME}}s, set in {path.stem}.env",
         "# beside this file (or in the environment, which wins).",
@@ -61,13 +59,10 @@ def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
     lines += ["", "[storage]", f'path = "var/{path.stem}.db"', "", "[provider]"]
     lines += _provider(a, args)
     lines += ["", "[[workspaces]]", 'id = "main"', 'default_agent = "assistant"']
-    lines += _platforms(a, args)
+    lines += [line for setup in a.chosen() for line in setup.section()]
     lines += ["", "  [workspaces.pairing]", f"  enabled = {'true' if pairing else 'false'}"]
     lines += ["", "  [[workspaces.operators]]", '  id = "owner"', "  primary = true"]
-    if a.operator_telegram_id is not None:
-        lines.append(f"  telegram_user_id = {a.operator_telegram_id}")
-    if a.operator_slack_id:
-        lines.append(f'  slack_user_id = "{a.operator_slack_id}"')
+    lines += a.operator_lines()
     lines += [
         "",
         "  [[workspaces.agents]]",
@@ -84,26 +79,4 @@ def _provider(a: Answers, args: argparse.Namespace) -> list[str]:
     lines = ['kind = "anthropic"', f'model = "{MODEL}"', 'api_key = "${ANTHROPIC_API_KEY}"']
     if args.anthropic_api_base_url:
         lines.append(f'base_url = "{args.anthropic_api_base_url}"')
-    return lines
-
-
-def _platforms(a: Answers, args: argparse.Namespace) -> list[str]:
-    lines: list[str] = []
-    if a.telegram_token:
-        lines += ["", "  [workspaces.telegram]", '  bot_token = "${SWITCHBOARD_TELEGRAM_TOKEN}"']
-        if args.telegram_api_base_url:
-            lines.append(f'  api_base_url = "{args.telegram_api_base_url}"')
-    if a.slack_bot_token:
-        lines += [
-            "",
-            "  [workspaces.slack]",
-            f'  team_id = "{a.slack_team_id}"',
-            '  bot_token = "${SWITCHBOARD_SLACK_BOT_TOKEN}"',
-        ]
-        if a.slack_app_token:
-            lines.append('  app_token = "${SWITCHBOARD_SLACK_APP_TOKEN}"')
-        if a.slack_signing_secret:
-            lines.append('  signing_secret = "${SWITCHBOARD_SLACK_SIGNING_SECRET}"')
-        if args.slack_api_base_url:
-            lines.append(f'  api_base_url = "{args.slack_api_base_url}"')
     return lines

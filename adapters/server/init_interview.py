@@ -1,108 +1,64 @@
 """`switchboard init` on a terminal: one question at a time, each asked again until its
 answer can be taken. A credential's shape is checked here first; then the platform is asked.
 A credential the platform refuses is asked again, alone (every other answer is kept); one
-whose platform cannot be reached may be kept unchecked, and the config says so."""
+whose platform cannot be reached may be kept unchecked, and the config says so. Each
+platform's questions are its own (`adapters/platform_setup.py`), asked through this."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
 
-from adapters.server.credential_shapes import (
-    ANTHROPIC_KEY,
-    SLACK_APP_TOKEN,
-    SLACK_BOT_TOKEN,
-    SLACK_SIGNING_SECRET,
-    SLACK_TEAM_ID,
-    SLACK_USER_ID,
-    TELEGRAM_TOKEN,
-    TELEGRAM_USER_ID,
-    Shape,
-)
-from adapters.server.init_checks import Checks, outcome
+from adapters.platform_setup import Check, Shape
+from adapters.server.credential_shapes import ANTHROPIC_KEY
+from adapters.server.init_checks import model_check, outcome
 from adapters.server.init_config import Answers
-from adapters.server.init_prompts import ask, optional, platforms, required, yes
+from adapters.server.init_prompts import ask, choices, optional, platforms, required, yes
 
 SKIPPED = "the probe was skipped (--no-probe)"
 
 
 class Interview:
-    def __init__(self, args: argparse.Namespace, checks: Checks | None) -> None:
-        """`checks` None: nothing is sent anywhere (`--no-probe`)."""
+    def __init__(self, args: argparse.Namespace, answers: Answers, *, probing: bool) -> None:
+        """`probing` False: nothing is sent anywhere (`--no-probe`)."""
         self.args = args
-        self.checks = checks
-        self.answers = Answers()
+        self.answers = answers
+        self.probing = probing
 
     def run(self) -> Answers:
         a = self.answers
         how = "each token is checked with its platform as you give it"
-        if self.checks is None:
+        if not self.probing:
             how = "no token is checked (--no-probe)"
         print(f"Switchboard setup: {how}. Ctrl-C stops and writes nothing.")
-        asked = "Platforms: telegram, slack or both [telegram]: "
+        first = next(iter(a.setups))
+        asked = f"Platforms: {choices()} [{first}]: "
         a.platforms = self.args.platform or ask(asked, platforms)
-        if "telegram" in a.platforms:
-            a.telegram_token = self._credential(
-                "Telegram bot token",
-                TELEGRAM_TOKEN,
-                "Telegram bot token (from @BotFather; hidden): ",
-                lambda token: self._checks.telegram(token),
-            )
-        if "slack" in a.platforms:
-            self._slack()
+        for setup in a.chosen():
+            setup.ask(self)
         if not self.args.offline:
-            a.anthropic_key = self._credential(
+            a.anthropic_key = self.credential(
                 "Anthropic API key",
                 ANTHROPIC_KEY,
                 "Anthropic API key (hidden; empty: the offline model): ",
-                lambda key: self._checks.model(key),
+                model_check(self.args),
                 can_be_empty=True,
             )
-        if "telegram" in a.platforms:
-            said = ask(
-                "Your Telegram user id (empty: pair by DM instead): ", optional(TELEGRAM_USER_ID)
-            )
-            a.operator_telegram_id = int(said) if said else None
-        if "slack" in a.platforms:
-            a.operator_slack_id = ask(
-                "Your Slack user id (U...; empty: pair by DM instead): ", optional(SLACK_USER_ID)
-            )
+        for setup in a.chosen():
+            setup.ask_operator(self)
         return a
 
-    def _slack(self) -> None:
-        a = self.answers
-        a.slack_bot_token = self._credential(
-            "Slack bot token",
-            SLACK_BOT_TOKEN,
-            "Slack bot token (xoxb-...; hidden): ",
-            lambda token: self._checks.slack_bot(token, None),
-        )
-        if self.checks is not None and self.checks.slack_team_id is not None:
-            a.slack_team_id = self.checks.slack_team_id  # from Slack, with the token
-        else:
-            a.slack_team_id = ask("Your Slack team id (T...): ", required(SLACK_TEAM_ID))
-        a.slack_app_token = self._credential(
-            "Slack app token",
-            SLACK_APP_TOKEN,
-            "Slack app token for Socket Mode (xapp-...; hidden; empty: events over HTTP): ",
-            lambda token: self._checks.slack_app(token),
-            can_be_empty=True,
-        )
-        if a.slack_app_token is None:  # Slack has no call that checks a signing secret
-            asked = "Slack signing secret (hidden): "
-            a.slack_signing_secret = ask(asked, required(SLACK_SIGNING_SECRET), hidden=True)
+    def text(self, prompt: str, shape: Shape, *, hidden: bool = False) -> str:
+        return ask(prompt, required(shape), hidden=hidden)
 
-    @property
-    def _checks(self) -> Checks:
-        assert self.checks is not None, "no check runs with --no-probe"
-        return self.checks
+    def optional(self, prompt: str, shape: Shape) -> str | None:
+        return ask(prompt, optional(shape))
 
-    def _credential(
+    def credential(
         self,
         label: str,
         shape: Shape,
         prompt: str,
-        check: Callable[[str], Awaitable[str]],
+        check: Check,
         *,
         can_be_empty: bool = False,
     ) -> str | None:
@@ -113,7 +69,7 @@ class Interview:
             value = ask(prompt, take, hidden=True)
             if value is None:
                 return None
-            if self.checks is None:
+            if not self.probing:
                 self.answers.unchecked[label] = SKIPPED
                 return value
             result = outcome(check(value), value)

@@ -9,10 +9,11 @@ import getpass
 from collections.abc import Callable
 from typing import TypeVar
 
-from adapters.server.credential_shapes import Shape, problem
+from adapters.platform_setup import Shape
+from adapters.platforms import platforms as registered
+from adapters.server.credential_shapes import problem
 
 T = TypeVar("T")
-PLATFORMS = ("telegram", "slack")
 
 
 class Refused(Exception):
@@ -59,18 +60,28 @@ def yes(prompt: str, *, default: bool) -> bool:
     return ask(f"{prompt} [{'Y/n' if default else 'y/N'}] ", take)
 
 
+def choices() -> str:
+    """`telegram, slack or both`: the platforms, and the word for every one of them."""
+    names = [p.name for p in registered()]
+    return f"{', '.join(names)} or {_every(names)}"
+
+
+def _every(names: list[str]) -> str:
+    return "both" if len(names) == 2 else "all"
+
+
 def platforms(said: str) -> list[str]:
-    """`telegram`, `slack`, `both`, or both named (`telegram, slack`); empty: telegram."""
-    said = said.lower() or "telegram"
-    if said == "both":
-        return list(PLATFORMS)
+    """A platform, `both` (`all`), or several named (`telegram, slack`); empty: the first."""
+    names = [p.name for p in registered()]
+    said = said.lower() or names[0]
+    if said == _every(names):
+        return names
     chosen = said.replace(",", " ").split()
     for word in chosen:
-        if word not in PLATFORMS:
-            close = difflib.get_close_matches(word, [*PLATFORMS, "both"], n=1)
+        if word not in names:
+            close = difflib.get_close_matches(word, [*names, _every(names)], n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise Refused(
-                f"{word!r} is not a platform{hint}: answer telegram, slack or both"
-                " (Enter: telegram)"
+                f"{word!r} is not a platform{hint}: answer {choices()} (Enter: {names[0]})"
             )
     return list(dict.fromkeys(chosen))

@@ -11,6 +11,7 @@ import getpass
 import time
 from typing import Any
 
+from adapters.platforms import platforms
 from config.schema import SwitchboardConfig
 
 
@@ -26,7 +27,7 @@ def add_parser(sub: Any, config: argparse.ArgumentParser) -> None:
         "revoke", parents=[config], help="a paired sender is no longer an operator"
     )
     revoke.add_argument("--workspace", required=True)
-    revoke.add_argument("--platform", required=True, choices=["telegram", "slack"])
+    revoke.add_argument("--platform", required=True, choices=[p.name for p in platforms()])
     revoke.add_argument("--user", required=True, help="the sender's id on that platform")
 
 

@@ -1,26 +1,23 @@
 """`switchboard check-config --probe`: after the file is valid, what it names is tried for
-real, one line per check, and whether all passed: each workspace's Telegram bot token
-(`getMe`), Slack bot token (`auth.test`, and its team against `team_id`) and app token, the
-model key (the configured model, asked of the Models API), and each MCP server (started or
-reached, initialized, asked for its tools). Every check runs side by side; none waits for
-another. A platform that cannot be reached is told apart from one that refuses: its line
-says the credential was not checked. Nothing is printed that a secret could be read from."""
+real, one line per check, and whether all passed: each workspace's platform credentials (each
+platform's `probes`: a Telegram bot token by `getMe`, ...), the model key (the configured
+model, asked of the Models API), and each MCP server (started or reached, initialized, asked
+for its tools). Every check runs side by side; none waits for another. A platform that cannot
+be reached is told apart from one that refuses: its line says the credential was not checked.
+Nothing is printed that a secret could be read from."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from functools import partial
 
+from adapters.platform import Probe
+from adapters.platforms import platforms
 from adapters.server.assembly import mcp_servers
 from adapters.server.logs import Redactor
-from adapters.slack.probe import check_app_token, whose_bot_token
-from adapters.telegram.probe import whose_bot
 from config.errors import CredentialRefused, PlatformUnreachable
 from config.schema import SwitchboardConfig
 from runtime.tools.mcp import McpServer
-
-Check = tuple[str, Callable[[], Awaitable[str]]]  # where, and what finds what it belongs to
 
 
 async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
@@ -39,8 +36,8 @@ async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
     return lines or ["nothing to probe (no tokens, model key or MCP servers)"], ok
 
 
-def _credentials(config: SwitchboardConfig) -> list[Check]:
-    checks: list[Check] = []
+def _credentials(config: SwitchboardConfig) -> list[Probe]:
+    checks: list[Probe] = []
     provider = config.provider
     if provider.kind == "anthropic":
         key = provider.api_key.get_secret_value() if provider.api_key else None
@@ -52,24 +49,8 @@ def _credentials(config: SwitchboardConfig) -> list[Check]:
 
         checks.append(("provider.api_key", model))
     for w in config.workspaces:
-        if w.telegram is not None:
-            token = w.telegram.bot_token.get_secret_value()
-            bot = partial(whose_bot, token, w.telegram.api_base_url)
-            checks.append((f"workspace {w.id}: telegram.bot_token", bot))
-        if w.slack is not None:
-            slack = w.slack
-            team = partial(
-                whose_bot_token,
-                slack.bot_token.get_secret_value(),
-                slack.team_id,
-                slack.api_base_url,
-            )
-            checks.append((f"workspace {w.id}: slack.bot_token", team))
-            if slack.app_token is not None:
-                app = partial(
-                    check_app_token, slack.app_token.get_secret_value(), slack.api_base_url
-                )
-                checks.append((f"workspace {w.id}: slack.app_token", app))
+        for platform in platforms():
+            checks += [(f"workspace {w.id}: {key}", run) for key, run in platform.probes(w)]
     return checks
 
 

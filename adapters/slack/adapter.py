@@ -36,12 +36,12 @@ from adapters.slack.inbound import (
     message_chat,
 )
 from adapters.slack.names import SlackNames
+from adapters.slack.settings import SLACK_SECTION, SlackConfig
 from adapters.slack.socket import SocketIntake
 from adapters.slack.transport import SlackTransport
 from bridge import Bridge, InboundChat, Outcome, cancel_and_wait, texts
 from bridge.store import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
-from config.platforms import SlackConfig
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)
@@ -58,11 +58,12 @@ NOT_STARTED = (
 class SlackAdapter:
     def __init__(self, bridge: Bridge, workspace: WorkspaceConfig, put: Put) -> None:
         """`put` stores what comes in over Socket Mode."""
-        assert workspace.slack is not None
+        settings = SLACK_SECTION.of(workspace)
+        assert settings is not None
         self._bridge = bridge
         self._put = put
         self.workspace = workspace
-        self.settings: SlackConfig = workspace.slack
+        self.settings: SlackConfig = settings
         # One connection pool for every call to this workspace's Slack (slack_sdk would open a
         # new session, and a new connection, for each call otherwise). slack_sdk leaves the
         # time limit of a session it is given to that session.
@@ -246,7 +247,7 @@ class SlackAdapter:
         )
         if chat.is_direct and workspace.pairing.enabled:
             return True
-        return any(o.slack_user_id == chat.sender_id for o in workspace.operators)
+        return any(SLACK_SECTION.user(o) == chat.sender_id for o in workspace.operators)
 
     async def _on_button(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

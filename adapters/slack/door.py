@@ -14,6 +14,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from adapters.intake.door import DoorKind, Failed, Poll, Store
 from adapters.intake.record import Arrival, Put
+from adapters.slack.settings import SLACK_SECTION
 from adapters.slack.verify import SlackKey, check
 
 if TYPE_CHECKING:
@@ -26,9 +27,10 @@ VERIFIED = "slack signature"
 def keys(config: SwitchboardConfig) -> Any:
     """Each workspace's team and signing secret (one in Socket Mode alone has none)."""
     found = [
-        {"workspace": w.id, "team": w.slack.team_id, "secret": secret.get_secret_value()}
+        {"workspace": w.id, "team": slack.team_id, "secret": secret.get_secret_value()}
         for w in config.workspaces
-        if w.slack is not None and (secret := w.slack.signing_secret) is not None
+        if (slack := SLACK_SECTION.of(w)) is not None
+        and (secret := slack.signing_secret) is not None
     ]
     return found or None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adapters.slack import markup
+from adapters.slack.settings import SLACK_SECTION
 from bridge.transport import Call, Pacing, Rule, Scope
 from bridge.types import TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
@@ -50,27 +51,29 @@ class SlackProfile:
         return markup.render(text)
 
     def serves(self, workspace: WorkspaceConfig) -> bool:
-        return workspace.slack is not None
+        return SLACK_SECTION.of(workspace) is not None
 
     def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
-        return operator.slack_user_id
+        return SLACK_SECTION.user(operator)
 
     def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
-        return workspace.slack is not None and conversation_id in workspace.slack.channels
+        slack = SLACK_SECTION.of(workspace)
+        return slack is not None and conversation_id in slack.channels
 
     def direct_conversation(
         self, workspace: WorkspaceConfig, operator: OperatorConfig
     ) -> str | None:
         """Posting to a user id opens the bot's DM with them."""
-        return operator.slack_user_id
+        return SLACK_SECTION.user(operator)
 
     def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
-        return OperatorConfig(id=operator_id, slack_user_id=user_id)
+        return OperatorConfig.model_validate({"id": operator_id, "slack_user_id": user_id})
 
     def listens(self, workspace: WorkspaceConfig) -> str | None:
-        if workspace.slack is None:
+        slack = SLACK_SECTION.of(workspace)
+        if slack is None:
             return None
-        return "socket mode" if workspace.slack.app_token is not None else "http"
+        return "socket mode" if slack.app_token is not None else "http"
 
 
 SLACK = SlackProfile()

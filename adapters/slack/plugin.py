@@ -1,16 +1,43 @@
-"""Slack as one platform (`adapters/platform.py`), registered in `adapters/platforms.py`."""
+"""Slack as one platform (`adapters/platform.py`), registered in `adapters/platforms.py`.
+What loads slack-bolt (its bots) is imported when it is used: the door process imports this."""
 
 from __future__ import annotations
 
 from adapters.bots import PlatformKind
-from adapters.platform import Platform
-from adapters.slack.door import PLATFORM, SLACK_DOOR
+from adapters.platform import Platform, Probe
+from adapters.slack.door import SLACK_DOOR
+from adapters.slack.settings import SLACK_SECTION
+from adapters.slack.setup import SLACK_SETUP
+from config.schema import SwitchboardConfig, WorkspaceConfig
 
 
 def _bots() -> PlatformKind:
-    from adapters.slack.bots import SLACK_BOTS  # its SDK: in the main process only
+    from adapters.slack.bots import SLACK_BOTS
 
     return SLACK_BOTS
 
 
-SLACK_PLATFORM = Platform(PLATFORM, SLACK_DOOR, _bots)
+def _probes(workspace: WorkspaceConfig) -> list[Probe]:
+    from adapters.slack.probe import probes
+
+    return probes(workspace)
+
+
+def _describe(workspace: WorkspaceConfig, config: SwitchboardConfig) -> list[str]:
+    """How its events come in, and its slash command."""
+    slack = SLACK_SECTION.of(workspace)
+    if slack is None:
+        return []
+    base = config.server.public_url or f"http://{config.server.host}:{config.server.port}"
+    ways = ["Socket Mode"] if slack.app_token else []
+    if slack.signing_secret:
+        ways.append(f"HTTP at {base.rstrip('/')}/slack/events")
+    return [
+        f"  slack team {slack.team_id}: events by {' and '.join(ways)}",
+        f"  slack slash command: {slack.slash_command}",
+    ]
+
+
+SLACK_PLATFORM = Platform(
+    SLACK_SECTION.name, SLACK_SECTION, SLACK_DOOR, _bots, _probes, _describe, SLACK_SETUP
+)

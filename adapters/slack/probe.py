@@ -5,13 +5,33 @@ asked raises PlatformUnreachable (the token was not checked)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.platform import Probe
+from adapters.slack.settings import SLACK_SECTION
 from config.errors import CredentialRefused, PlatformUnreachable
+from config.schema import WorkspaceConfig
 
 SLACK_API = "https://slack.com/api/"
+
+
+def probes(workspace: WorkspaceConfig) -> list[Probe]:
+    """`check-config --probe`: the workspace's bot token (and its team), and its app token."""
+    slack = SLACK_SECTION.of(workspace)
+    if slack is None:
+        return []
+    token = slack.bot_token.get_secret_value()
+    found: list[Probe] = [
+        ("slack.bot_token", partial(whose_bot_token, token, slack.team_id, slack.api_base_url))
+    ]
+    if slack.app_token is not None:
+        app = partial(check_app_token, slack.app_token.get_secret_value(), slack.api_base_url)
+        found.append(("slack.app_token", app))
+    return found
 
 
 async def whose_bot_token(token: str, team_id: str | None, api_base_url: str = SLACK_API) -> str:

@@ -17,6 +17,7 @@ from telegram.ext import Application, CallbackQueryHandler, ContextTypes, Messag
 
 from adapters.telegram.files import TelegramFiles, file_base_url
 from adapters.telegram.inbound import BotUser, message_button_chat, message_chat, stop_chat
+from adapters.telegram.settings import TELEGRAM_SECTION
 from adapters.telegram.transport import TelegramTransport
 from adapters.telegram.updates import parse_update
 from bridge import Bridge, Outcome, cancel_and_wait, command_menu
@@ -35,10 +36,11 @@ NOT_STARTED = (
 
 class TelegramAdapter:
     def __init__(self, bridge: Bridge, workspace: WorkspaceConfig) -> None:
-        assert workspace.telegram is not None
+        settings = TELEGRAM_SECTION.of(workspace)
+        assert settings is not None
         self._bridge = bridge
         self.workspace = workspace
-        self.settings = workspace.telegram
+        self.settings = settings
         self.application = (
             Application.builder()
             .token(self.settings.bot_token.get_secret_value())

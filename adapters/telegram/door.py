@@ -15,6 +15,7 @@ from adapters.intake.door import DoorKind, Failed, Poll, Store
 from adapters.intake.record import Arrival, Put
 from adapters.telegram import shape
 from adapters.telegram.polling import Poller, PollingKey
+from adapters.telegram.settings import TELEGRAM_SECTION
 from adapters.telegram.verify import checked_json, secret_matches
 
 if TYPE_CHECKING:
@@ -26,17 +27,16 @@ VERIFIED = "telegram secret token"
 
 def keys(config: SwitchboardConfig) -> Any:
     """Each webhook's secret token; each polling bot's token and API."""
+    bots = {w.id: bot for w in config.workspaces if (bot := TELEGRAM_SECTION.of(w)) is not None}
     webhooks = {
-        w.id: secret.get_secret_value()
-        for w in config.workspaces
-        if w.telegram is not None
-        and w.telegram.mode == "webhook"
-        and (secret := w.telegram.webhook_secret) is not None
+        workspace: secret.get_secret_value()
+        for workspace, bot in bots.items()
+        if bot.mode == "webhook" and (secret := bot.webhook_secret) is not None
     }
     polling = [
-        {"workspace": w.id, "token": bot.bot_token.get_secret_value(), "api": bot.api_base_url}
-        for w in config.workspaces
-        if (bot := w.telegram) is not None and bot.mode == "polling"
+        {"workspace": workspace, "token": bot.bot_token.get_secret_value(), "api": bot.api_base_url}
+        for workspace, bot in bots.items()
+        if bot.mode == "polling"
     ]
     return {"webhooks": webhooks, "polling": polling} if webhooks or polling else None
 

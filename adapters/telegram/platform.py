@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adapters.telegram import markup
+from adapters.telegram.settings import TELEGRAM_SECTION
 from bridge.transport import Call, Pacing, Rule, Scope
 from bridge.types import TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
@@ -51,15 +52,14 @@ class TelegramProfile:
         return markup.render(text)
 
     def serves(self, workspace: WorkspaceConfig) -> bool:
-        return workspace.telegram is not None
+        return TELEGRAM_SECTION.of(workspace) is not None
 
     def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
-        user = operator.telegram_user_id
-        return str(user) if user is not None else None
+        return TELEGRAM_SECTION.user(operator)
 
     def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
-        chats = workspace.telegram.chats if workspace.telegram else []
-        return conversation_id in {str(c) for c in chats}
+        telegram = TELEGRAM_SECTION.of(workspace)
+        return conversation_id in {str(c) for c in (telegram.chats if telegram else [])}
 
     def direct_conversation(
         self, workspace: WorkspaceConfig, operator: OperatorConfig
@@ -70,10 +70,11 @@ class TelegramProfile:
     def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
         """Telegram's user ids are numbers: any other id matches no one."""
         user = int(user_id) if user_id.isdigit() else None
-        return OperatorConfig(id=operator_id, telegram_user_id=user)
+        return OperatorConfig.model_validate({"id": operator_id, "telegram_user_id": user})
 
     def listens(self, workspace: WorkspaceConfig) -> str | None:
-        return workspace.telegram.mode if workspace.telegram is not None else None
+        telegram = TELEGRAM_SECTION.of(workspace)
+        return telegram.mode if telegram is not None else None
 
 
 TELEGRAM = TelegramProfile()

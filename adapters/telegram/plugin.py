@@ -1,16 +1,39 @@
-"""Telegram as one platform (`adapters/platform.py`), registered in `adapters/platforms.py`."""
+"""Telegram as one platform (`adapters/platform.py`), registered in `adapters/platforms.py`.
+What loads python-telegram-bot (its bots, its probe) is imported when it is used, so the door
+process, which imports this, does not load it."""
 
 from __future__ import annotations
 
 from adapters.bots import PlatformKind
-from adapters.platform import Platform
-from adapters.telegram.door import PLATFORM, TELEGRAM_DOOR
+from adapters.platform import Platform, Probe
+from adapters.telegram.door import TELEGRAM_DOOR
+from adapters.telegram.settings import TELEGRAM_SECTION
+from adapters.telegram.setup import TELEGRAM_SETUP
+from config.schema import SwitchboardConfig, WorkspaceConfig
 
 
 def _bots() -> PlatformKind:
-    from adapters.telegram.bots import TELEGRAM_BOTS  # its SDK: in the main process only
+    from adapters.telegram.bots import TELEGRAM_BOTS
 
     return TELEGRAM_BOTS
 
 
-TELEGRAM_PLATFORM = Platform(PLATFORM, TELEGRAM_DOOR, _bots)
+def _probes(workspace: WorkspaceConfig) -> list[Probe]:
+    from adapters.telegram.probe import probes
+
+    return probes(workspace)
+
+
+def _describe(workspace: WorkspaceConfig, config: SwitchboardConfig) -> list[str]:
+    return []
+
+
+TELEGRAM_PLATFORM = Platform(
+    TELEGRAM_SECTION.name,
+    TELEGRAM_SECTION,
+    TELEGRAM_DOOR,
+    _bots,
+    _probes,
+    _describe,
+    TELEGRAM_SETUP,
+)

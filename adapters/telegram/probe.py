@@ -3,12 +3,26 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from telegram import Bot
 from telegram.error import InvalidToken, NetworkError, TelegramError
 
+from adapters.platform import Probe
+from adapters.telegram.settings import TELEGRAM_SECTION
 from config.errors import CredentialRefused, PlatformUnreachable
+from config.schema import WorkspaceConfig
 
 TELEGRAM_API = "https://api.telegram.org/bot"
+
+
+def probes(workspace: WorkspaceConfig) -> list[Probe]:
+    """`check-config --probe`: the workspace's bot token."""
+    bot = TELEGRAM_SECTION.of(workspace)
+    if bot is None:
+        return []
+    token = bot.bot_token.get_secret_value()
+    return [("telegram.bot_token", partial(whose_bot, token, bot.api_base_url))]
 
 
 async def whose_bot(token: str, api_base_url: str = TELEGRAM_API) -> str:

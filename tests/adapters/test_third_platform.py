@@ -1,158 +1,103 @@
-"""A third platform, registered from outside: its door, its bots, its profile, and nothing in
-the bridge, the server or the doors changed for it (issue 30). It is served end to end, as
-Slack and Telegram are: a request checked at its door and stored before it is answered, handed
-on by the one replayer to its bot, trust and sessions from its profile, the agent's answer
-sent through its transport in its own markup."""
+"""A third platform, whole in one folder (`tests/adapters/toy_platform/`) and registered with
+one line: its config section, door, bots, probe and `init` questions, and nothing outside its
+folder names it (issues 30 and 39). It is served end to end, as Slack and Telegram are: a
+request checked at its door and stored before it is answered, handed on by the one replayer to
+its bot, trust and sessions from its profile and its section, the agent's answer sent through
+its transport in its own markup. `check-config` validates and probes its section, and `init`
+asks its questions and writes it."""
 
 from __future__ import annotations
 
+import argparse
 import io
-import json
-from collections.abc import AsyncIterator, Hashable, Mapping
-from dataclasses import dataclass, field
-from functools import partial
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from adapters import platforms
-from adapters.bots import PlatformKind
-from adapters.intake.door import DoorKind, Poll, Store
-from adapters.intake.record import Arrival, Put
-from adapters.platform import Platform
+from adapters.admin.config_form import read_edit, version
 from adapters.server.app import App
-from bridge import Bridge, InboundChat, PlatformProfile, Route, TransportLimits
-from bridge.store import StoredRequest
+from adapters.server.init_config import Answers
+from adapters.server.init_interview import Interview
 from config import load
-from config.schema import OperatorConfig, SwitchboardConfig, WorkspaceConfig
 from runtime import MessageKind
-from tests.bridge.fakes import RecordingTransport
-from tests.config_file import anthropic, workspace, write_config
+from tests.adapters.toy_platform.bots import ToyBot
+from tests.adapters.toy_platform.plugin import TOY_PLATFORM
+from tests.adapters.toy_platform.probe import GOOD
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.runtime.helpers import until
 from tests.topology import drained
 
-TOKEN = "toy-door-token"
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("runtime", "bridge", "adapters", "config")
 
 
-@dataclass(frozen=True)
-class ToyProfile:
-    """Nicknames are `@<operator id>`, `#ops` the one channel allowed, text is shouted."""
+def toml(db: Path, provider: str, token: str = "${TOY_TOKEN}") -> str:
+    return f"""
+[storage]
+path = "{db}"
 
-    name: str = "toy"
-    limits: TransportLimits = field(default=TransportLimits(max_chars=400))
+[provider]
+{provider}
 
-    def render(self, markdown: str) -> str:
-        return markdown.upper()
+[[workspaces]]
+id = "acme"
+default_agent = "helper"
 
-    def serves(self, workspace: WorkspaceConfig) -> bool:
-        return workspace.id == "acme"
+  [workspaces.toy]
+  token = "{token}"
+  rooms = ["#ops"]
 
-    def operator_id(self, workspace: WorkspaceConfig, operator: OperatorConfig) -> str | None:
-        return f"@{operator.id}"
+  [[workspaces.operators]]
+  id = "alice"
+  primary = true
+  toy_user_id = "alice"
 
-    def allows(self, workspace: WorkspaceConfig, conversation_id: str) -> bool:
-        return conversation_id == "#ops"
-
-    def direct_conversation(
-        self, workspace: WorkspaceConfig, operator: OperatorConfig
-    ) -> str | None:
-        return f"@{operator.id}"
-
-    def paired_operator(self, operator_id: str, user_id: str) -> OperatorConfig:
-        return OperatorConfig(id=user_id.removeprefix("@"))
-
-    def listens(self, workspace: WorkspaceConfig) -> str | None:
-        return "webhook"
+  [[workspaces.agents]]
+  id = "helper"
+"""
 
 
-class ToyTransport(RecordingTransport):
-    @property
-    def profile(self) -> PlatformProfile:
-        return ToyProfile()
+def toy_cli(*args: str | Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`switchboard` with the toy registered (`toy_platform/__main__.py`)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.adapters.toy_platform", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT), **(env or {})},
+    )
+    return done.returncode, done.stdout + done.stderr
 
 
-def door_keys(config: SwitchboardConfig) -> Any:
-    return {w.id: TOKEN for w in config.workspaces if ToyProfile().serves(w)} or None
-
-
-class ToyDoor:
-    """`POST /toy/{workspace}` with the workspace's token in `X-Toy-Token`."""
-
-    def __init__(self, put: Put, failed: Any) -> None:
-        self._tokens: dict[str, str] = {}
-
-    def update(self, keys: Any) -> None:
-        self._tokens = dict(keys or {})
-
-    def route(self, app: web.Application, store: Store) -> None:
-        app.router.add_post("/toy/{workspace}", partial(self._line, store))
-
-    def pollers(self) -> Mapping[Hashable, Poll]:
-        return {}
-
-    async def _line(self, store: Store, request: web.Request) -> web.Response:
-        workspace = request.match_info["workspace"]
-        if request.headers.get("X-Toy-Token") != self._tokens.get(workspace):
-            raise web.HTTPForbidden(text="wrong token")
-        line = await request.json()
-        body = json.dumps(line)
-        await store(Arrival("toy", workspace, line["where"], str(line["n"]), body, "toy token"))
-        return web.Response(text="stored")
-
-
-class ToyBot:
-    def __init__(self, bridge: Bridge, workspace: WorkspaceConfig, put: Put) -> None:
-        self._bridge = bridge
-        self._workspace = workspace
-        self.transport = ToyTransport()
-        self.files = None
-        self.running = False
-
-    async def start(self, public_url: str | None) -> None:
-        self.running = True
-
-    async def stop(self) -> None:
-        self.running = False
-
-    async def decode(self, request: StoredRequest) -> None:
-        line = json.loads(request.body)
-        chat = InboundChat(
-            route=Route(
-                platform="toy", workspace_id=self._workspace.id, conversation_id=line["where"]
-            ),
-            sender_id=line["from"],
-            dedupe_keys=(f"line:{line['n']}",),
-            text=line["text"],
-            is_direct=line["where"].startswith("@"),
-        )
-        await self._bridge.receive(chat)
+@pytest.fixture
+def toy() -> Iterator[None]:
+    platforms.register(TOY_PLATFORM)
+    yield
+    platforms.forget("toy")
 
 
 @pytest.fixture
 async def app(
-    tmp_path: Path, anthropic_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    toy: None, tmp_path: Path, anthropic_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[App]:
-    kind = PlatformKind(ToyProfile(), ToyBot, None)
-    toy = Platform("toy", DoorKind("toy", door_keys, ToyDoor), lambda: kind)
-    monkeypatch.setitem(platforms._PLATFORMS, "toy", toy)
-    path = write_config(
-        tmp_path / "switchboard.toml",
-        db=tmp_path / "sb.db",
-        # The config knows its own platforms only; the toy needs none of its sections.
-        workspaces=[workspace("acme", [{"id": "alice", "primary": True}], console="alice")],
-        provider=anthropic(anthropic_api.url),
-    )
+    monkeypatch.setenv("TOY_TOKEN", GOOD)
+    path = tmp_path / "switchboard.toml"
+    kind = f'kind = "anthropic"\nbase_url = "{anthropic_api.url}"\napi_key = "sk-ant-test"'
+    path.write_text(toml(tmp_path / "sb.db", kind))
     app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO(), path=path)
     await app.start()
     yield app
     await app.stop()
 
 
-async def test_a_platform_registered_from_outside_is_served_end_to_end(
+async def test_a_platform_in_one_folder_is_served_end_to_end(
     app: App, anthropic_api: FakeAnthropic
 ) -> None:
     anthropic_api.script = [text("hello from the agent")]
@@ -164,10 +109,10 @@ async def test_a_platform_registered_from_outside_is_served_end_to_end(
         async with http.post(url, json=hi, headers={"X-Toy-Token": "guess"}) as answer:
             assert answer.status == 403, "its door checks before anything is stored"
         for _ in range(2):  # the platform's retry is taken once
-            async with http.post(url, json=hi, headers={"X-Toy-Token": TOKEN}) as answer:
+            async with http.post(url, json=hi, headers={"X-Toy-Token": GOOD}) as answer:
                 assert answer.status == 200 and await answer.text() == "stored"
         stranger = {"n": 2, "from": "@mallory", "where": "@mallory", "text": "let me in"}
-        async with http.post(url, json=stranger, headers={"X-Toy-Token": TOKEN}) as answer:
+        async with http.post(url, json=stranger, headers={"X-Toy-Token": GOOD}) as answer:
             assert answer.status == 200
     await until(lambda: any(s.route.conversation_id == "@alice" for s in bot.transport.sent))
     await drained(app)
@@ -182,3 +127,68 @@ async def test_a_platform_registered_from_outside_is_served_end_to_end(
         if m.message.kind is MessageKind.OPERATOR_PROMPT
     ]
     assert prompts == ["hi"]
+    # The console's settings form edits its rooms, and its operators' ids.
+    acme = app.config.workspaces[0]
+    form = {"version": version(acme), "queue_mode": "steer", "op-0-id": "alice"}
+    form |= {"primary": "0", "op-0-toy_user_id": "alice", "toy_rooms": "#ops, #dev"}
+    edit = read_edit(form, acme)
+    assert edit.allowed == {"toy": ("#ops", "#dev")}
+    assert edit.operators is not None and edit.operators[0].users == {"toy_user_id": "alice"}
+
+
+def test_check_config_validates_and_probes_its_section(tmp_path: Path) -> None:
+    path = tmp_path / "toy.toml"
+    path.write_text(toml(tmp_path / "sb.db", 'kind = "offline"'))
+    status, out = toy_cli("check-config", "--config", path, "--probe", env={"TOY_TOKEN": GOOD})
+    assert status == 0, out
+    assert "workspace acme: toy; queue mode steer" in out and "toy rooms: #ops" in out
+    assert "ok    workspace acme: toy.token: the toy bot" in out
+    status, out = toy_cli("check-config", "--config", path, "--probe", env={"TOY_TOKEN": "x"})
+    assert status == 1 and "FAIL  workspace acme: toy.token: the toy does not know" in out, out
+    path.write_text(toml(tmp_path / "sb.db", 'kind = "offline"').replace("rooms", "roms"))
+    status, out = toy_cli("check-config", "--config", path, env={"TOY_TOKEN": GOOD})
+    assert status == 2 and "workspaces[0].toy.roms" in out and "unknown key" in out, out
+
+
+def test_init_asks_its_questions_and_writes_its_section(tmp_path: Path) -> None:
+    config = tmp_path / "bot.toml"
+    args = ["init", "--non-interactive", "--config", config, "--platform", "toy", "--offline"]
+    status, out = toy_cli(*args, "--toy-token", "xoxb-1-2", "--operator-toy-id", "alice")
+    assert status == 2 and "--toy-token: that is a Slack bot token, not a toy token" in out, out
+    status, out = toy_cli(*args, "--toy-token", "toy-bad", "--operator-toy-id", "alice")
+    assert status == 2 and "Toy token: the toy does not know this token" in out, out
+    status, out = toy_cli(*args, "--toy-token", GOOD, "--operator-toy-id", "alice")
+    assert status == 0 and "ok: the toy bot" in out, out
+    written = config.read_text()
+    assert "[workspaces.toy]" in written and 'toy_user_id = "alice"' in written
+    assert (
+        GOOD not in written
+        and f"SWITCHBOARD_TOY_TOKEN={GOOD}" in (tmp_path / "bot.env").read_text()
+    )
+    status, out = toy_cli("check-config", "--config", config, "--probe")
+    assert status == 0 and "ok    workspace main: toy.token: the toy bot" in out, out
+
+
+def test_init_on_a_terminal_asks_for_it(toy: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    said = iter(["toy", "alice"])
+    hidden = iter(["toy-bad", GOOD])
+    monkeypatch.setattr("builtins.input", lambda prompt: print(prompt) or next(said))
+    monkeypatch.setattr("getpass.getpass", lambda prompt: print(prompt) or next(hidden))
+    flags = argparse.Namespace(platform=None, offline=True, no_probe=False)
+    flags.toy_token = flags.operator_toy_id = None
+    answers = Answers({"toy": TOY_PLATFORM.setup.setup(flags)})
+    Interview(flags, answers, probing=True).run()
+    assert answers.platforms == ["toy"] and answers.operator_lines() == ['  toy_user_id = "alice"']
+    assert answers.chosen()[0].secrets() == {"SWITCHBOARD_TOY_TOKEN": GOOD}
+
+
+def test_no_product_file_names_it() -> None:
+    """A platform is its folder and one registration line: no other file changes for it."""
+    named = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for package in PRODUCT
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\btoy\b", line, re.IGNORECASE)
+    ]
+    assert named == []

@@ -60,12 +60,12 @@ def running() -> tuple[WorkspaceConfig, WorkspaceEdit]:
     same = WorkspaceEdit(
         queue_mode=acme.queue_mode,
         operators=(
-            OperatorEdit("alice", True, telegram_user_id=1001),
-            OperatorEdit("bob", False, telegram_user_id=1002),
+            OperatorEdit("alice", True, {"telegram_user_id": 1001}),
+            OperatorEdit("bob", False, {"telegram_user_id": 1002}),
         ),
         remove=frozenset(),
         agents=(AgentEdit("helper", "Be brief.", ("notify_operator",)),),
-        telegram_chats=(-100, -200),
+        allowed={"telegram": (-100, -200)},
     )
     return acme, same
 
@@ -80,13 +80,13 @@ def test_only_the_edited_keys_change_and_comments_and_variables_stay() -> None:
     change = WorkspaceEdit(
         queue_mode="followup",
         operators=(
-            OperatorEdit("alice", False, telegram_user_id=1001),
-            OperatorEdit("bob", True, telegram_user_id=2002),
-            OperatorEdit("carol", False, telegram_user_id=3003),
+            OperatorEdit("alice", False, {"telegram_user_id": 1001}),
+            OperatorEdit("bob", True, {"telegram_user_id": 2002}),
+            OperatorEdit("carol", False, {"telegram_user_id": 3003}),
         ),
         remove=frozenset(),
         agents=(AgentEdit("helper", "Be brief.\nAnd kind.", ("notify_operator", "sleep")),),
-        telegram_chats=(-100,),
+        allowed={"telegram": (-100,)},
     )
     edited = edit_workspace(SOURCE, acme, change)
     config = parse(edited, Path("acme.toml"), ENV)
@@ -123,8 +123,8 @@ def test_an_operator_removed_and_one_added() -> None:
     change = WorkspaceEdit(
         queue_mode="steer",
         operators=(
-            OperatorEdit("alice", True, telegram_user_id=1001),
-            OperatorEdit("dave", False, telegram_user_id=4004),
+            OperatorEdit("alice", True, {"telegram_user_id": 1001}),
+            OperatorEdit("dave", False, {"telegram_user_id": 4004}),
         ),
         remove=frozenset({1}),
         agents=(),
@@ -140,7 +140,7 @@ def test_an_edit_to_an_inline_list_of_operators() -> None:
     globex = config.workspaces[1]
     change = WorkspaceEdit(
         queue_mode="steer",
-        operators=(OperatorEdit("gus", True), OperatorEdit("hank", False, slack_user_id="U9")),
+        operators=(OperatorEdit("gus", True), OperatorEdit("hank", False, {"slack_user_id": "U9"})),
         remove=frozenset(),
         agents=(),
     )
