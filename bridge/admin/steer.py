@@ -114,17 +114,8 @@ class Steering:
         intent = await self._failed(workspace, delivery_id)
         async with self._bridge.store.write() as tx:
             tx.retry_intent(intent.id, intent.route.conversation_key)
-            tx.admin_action(
-                AdminActionRecord(
-                    workspace.id,
-                    admin,
-                    AdminActionKind.RETRY_DELIVERY,
-                    intent.id,
-                    self._bridge.sessions.session_of(intent.route),
-                    f"{intent.kind} to {intent.route.conversation_key}; last error: "
-                    f"{intent.last_error}",
-                )
-            )
+            kind = AdminActionKind.RETRY_DELIVERY
+            tx.admin_action(self._on_delivery(workspace, admin, kind, intent))
         return f"Delivery {intent.id} is queued again."
 
     async def discard(self, workspace: WorkspaceConfig, delivery_id: str, admin: str) -> str:
@@ -132,17 +123,8 @@ class Steering:
         intent = await self._failed(workspace, delivery_id)
         async with self._bridge.store.write() as tx:
             tx.discard_intent(intent.id)
-            tx.admin_action(
-                AdminActionRecord(
-                    workspace.id,
-                    admin,
-                    AdminActionKind.DISCARD_DELIVERY,
-                    intent.id,
-                    self._bridge.sessions.session_of(intent.route),
-                    f"{intent.kind} to {intent.route.conversation_key}: "
-                    f"{intent.text[:TEXT_IN_AUDIT]!r}; last error: {intent.last_error}",
-                )
-            )
+            kind = AdminActionKind.DISCARD_DELIVERY
+            tx.admin_action(self._on_delivery(workspace, admin, kind, intent, said=intent.text))
         return f"Delivery {intent.id} was discarded."
 
     async def config_changed(
@@ -154,6 +136,28 @@ class Steering:
                 tx.admin_action(
                     AdminActionRecord(workspace_id, admin, kind, workspace_id, None, detail)
                 )
+
+    def _on_delivery(
+        self,
+        workspace: WorkspaceConfig,
+        admin: str,
+        kind: AdminActionKind,
+        intent: Intent,
+        said: str | None = None,
+    ) -> AdminActionRecord:
+        """The audit record of an admin's action on a failed delivery: its kind, where it
+        went, what it `said` (the start of it: kept for a discarded one, whose audit event is
+        all that is left of it) and its last error."""
+        text = "" if said is None else f": {said[:TEXT_IN_AUDIT]!r}"
+        return AdminActionRecord(
+            workspace.id,
+            admin,
+            kind,
+            intent.id,
+            self._bridge.sessions.session_of(intent.route),
+            f"{intent.kind} to {intent.route.conversation_key}{text}; last error: "
+            f"{intent.last_error}",
+        )
 
     async def _failed(self, workspace: WorkspaceConfig, delivery_id: str) -> Intent:
         intent = await self._view.intent(workspace.id, delivery_id)
