@@ -110,8 +110,8 @@ class Reader:
     ) -> Facts:
         now = self._runtime.clock.wall()
         profile = self._platforms.profile(chat.route.platform)
+        command = command_of(chat, private)
         if private is not None:  # a slash command: nothing of the conversation is needed
-            command = command_of(chat, private)
             return Facts(False, now, profile=profile, command=command, private=private)
         if await self._store.seen(keys):
             return Facts(duplicate=True)
@@ -120,6 +120,7 @@ class Reader:
             now=now,
             session_id=self._sessions.session_of(chat.route),
             profile=profile,
+            command=command,
         )
         if isinstance(sender, Refused):
             return await self._of_stranger(chat, sender, facts)
@@ -152,16 +153,11 @@ class Reader:
         notification = await self._pointing.notification(chat)
         live = notification is not None and self._knows(notification.session_id)
         held_back = self._files is not None and self._files.wants(chat)
-        command = command_of(chat)
         facts = replace(
-            facts,
-            notification=notification,
-            notification_live=live,
-            held_back=held_back,
-            command=command,
+            facts, notification=notification, notification_live=live, held_back=held_back
         )
-        if command is not None:
-            if answers_approval(command):
+        if facts.command is not None:
+            if answers_approval(facts.command):
                 facts = replace(facts, decision=await self._pointing.decision(chat))
             return facts
         if not held_back and (chat.text is None or (notification is not None and not live)):
