@@ -54,22 +54,7 @@ async def notify_operator(
     record = build_notification(session, parent, run_id, message, store.clock.wall())
     async with store.write() as w:
         w.insert_notification(record)
-        w.emit(
-            Event(
-                NotificationRequested(
-                    notification_id=record.notification_id,
-                    agent_id=record.agent_id,
-                    requested_by_agent_id=record.requested_by_agent_id,
-                    requested_by_session_id=record.requested_by_session_id,
-                    target_operator_boundary=record.target_operator_boundary,
-                    message=record.message,
-                    summary=record.summary,
-                    created_at=record.created_at,
-                ),
-                record.session_id,
-                run_id,
-            )
-        )
+        w.emit(Event(NotificationRequested.of(record), record.session_id, run_id))
     return ToolResult.success(
         f"operator notified: {record.summary}", {"notification_id": record.notification_id}
     )

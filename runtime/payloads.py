@@ -8,7 +8,13 @@ from typing import Any, ClassVar
 from runtime.boundaries import Boundary
 from runtime.events import EventType, Payload
 from runtime.messages import MessageKind, Origin, Priority, QueueMode, Trust
-from runtime.records import AgentProfile, ApprovalStatus, OperatorBoundary, RunStatus
+from runtime.records import (
+    AgentProfile,
+    ApprovalStatus,
+    NotificationRecord,
+    OperatorBoundary,
+    RunStatus,
+)
 from runtime.scheduler import DecisionKind, SubmitStatus
 from runtime.spend import HoldKind
 from runtime.tools.envelope import ToolStatus
@@ -139,6 +145,21 @@ class NotificationRequested(Payload):
     message: str
     summary: str
     created_at: float
+
+    @classmethod
+    def of(cls, n: NotificationRecord) -> NotificationRequested:
+        """The event of a stored notification: as it is recorded, and as an admin sends it
+        to another operator."""
+        return cls(
+            notification_id=n.notification_id,
+            agent_id=n.agent_id,
+            requested_by_agent_id=n.requested_by_agent_id,
+            requested_by_session_id=n.requested_by_session_id,
+            target_operator_boundary=n.target_operator_boundary,
+            message=n.message,
+            summary=n.summary,
+            created_at=n.created_at,
+        )
 
 
 class ApprovalRequested(Payload):

@@ -200,19 +200,9 @@ class Steering:
             raise NotPossible(
                 f"operator {operator_id} has no direct conversation on a running platform"
             )
-        payload = NotificationRequested(
-            notification_id=n.notification_id,
-            agent_id=n.agent_id,
-            requested_by_agent_id=n.requested_by_agent_id,
-            requested_by_session_id=n.requested_by_session_id,
-            target_operator_boundary=n.target_operator_boundary,
-            message=n.message,
-            summary=n.summary,
-            created_at=n.created_at,
-        )
         text = texts.NOTIFICATION.format(
             agent=n.requested_by_agent_id, message=n.message
-        ) + raised_by(payload)
+        ) + raised_by(NotificationRequested.of(n))
         post = NotificationPost(
             n.notification_id, n.session_id, n.agent_id, n.requested_by_agent_id, n.summary
         )
