@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from config.platform_sections import section
+from config.platform_sections import PlatformSection, registered, section
 
 # When the agent takes an operator's message in a group or channel (a DM: always): a mention
 # of the bot, a reply to one of its messages (or in a Slack thread it is in), or every message.
@@ -43,15 +43,14 @@ class Place:
 
 
 class BindingConfig(BaseModel):
-    """An agent bound to one place: a Telegram chat, a forum topic of one, a Slack channel, or
-    direct messages (on one platform, or on any). The place must be one the admin allows."""
+    """An agent bound to one place: a platform's conversation (`telegram_chat`,
+    `slack_channel`: each platform's `binding_key`), a topic of one (`telegram_topic`), or
+    direct messages (on one platform, or on any). The place must be one the admin allows. The
+    platforms' keys are learned (`config/learning.py`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: str
-    telegram_chat: int | None = None
-    telegram_topic: int | None = None
-    slack_channel: str | None = None
     dm: bool = False
     platform: str | None = None  # with dm: only there; a platform's name or "console"
     respond_to: list[RespondTo] | None = None  # else the workspace's
@@ -63,14 +62,18 @@ class BindingConfig(BaseModel):
 
     @model_validator(mode="after")
     def _one_place(self) -> BindingConfig:
-        if self.telegram_topic is not None and self.telegram_chat is None:
-            raise ValueError("telegram_topic needs the telegram_chat it is a topic of")
-        places = [self.telegram_chat is not None, self.slack_channel is not None, self.dm]
+        for s in registered():
+            if s.topics and getattr(self, s.topic_key) is not None and not self._names(s):
+                raise ValueError(f"{s.topic_key} needs the {s.binding_key} it is a topic of")
+        places = [self._names(s) for s in registered()] + [self.dm]
         if sum(places) != 1:
-            raise ValueError(
-                "a binding names exactly one place: telegram_chat (with telegram_topic for a "
-                "forum topic), slack_channel, or dm = true"
-            )
+            keys = [
+                f"{s.binding_key} (with {s.topic_key} for a forum topic)"
+                if s.topics
+                else s.binding_key
+                for s in registered()
+            ]
+            raise ValueError(f"a binding names exactly one place: {', '.join(keys)}, or dm = true")
         if self.platform is not None and not self.dm:
             raise ValueError("platform is for dm = true bindings; a chat or channel names its own")
         if self.dm and self.respond_to is not None:
@@ -78,13 +81,16 @@ class BindingConfig(BaseModel):
         no_all_with_others(self.respond_to)
         return self
 
+    def _names(self, s: PlatformSection[BaseModel]) -> bool:
+        return getattr(self, s.binding_key, None) is not None
+
     @property
     def place(self) -> Place:
-        if self.telegram_chat is not None:
-            topic = str(self.telegram_topic) if self.telegram_topic is not None else None
-            return Place("telegram", str(self.telegram_chat), topic)
-        if self.slack_channel is not None:
-            return Place("slack", self.slack_channel, None)
+        for s in registered():
+            if self._names(s):
+                topic = getattr(self, s.topic_key) if s.topics else None
+                thread = str(topic) if topic is not None else None
+                return Place(s.name, str(getattr(self, s.binding_key)), thread)
         return Place(self.platform, None, None)
 
 

@@ -42,7 +42,9 @@ def _apply() -> None:
     operators = {s.operator_key: _optional(int if s.numbers else str) for s in known}
     operators["notify_via"] = _optional(names)
     _fields(OperatorConfig, operators, before="notify_via")
-    _fields(BindingConfig, {"platform": _optional(names)}, before="platform")
+    places = {s.binding_key: _optional(int if s.numbers else str) for s in known}
+    places |= {s.topic_key: _optional(int) for s in known if s.topics}
+    _fields(BindingConfig, places | {"platform": _optional(names)}, before="dm")
     for model in (BindingConfig, OperatorConfig, WorkspaceConfig, SwitchboardConfig):
         model.model_rebuild(force=True)
 
@@ -52,7 +54,7 @@ def _optional(annotation: Any) -> FieldInfo:
 
 
 def _fields(model: type[BaseModel], learned: dict[str, FieldInfo], *, before: str) -> None:
-    """The model's declared fields, with `learned` in place of (or before) `before`."""
+    """The model's declared fields, with `learned` before `before` (or in place of one)."""
     fields: dict[str, FieldInfo] = {}
     for name, info in _DECLARED[model].items():
         if name == before:

@@ -24,6 +24,16 @@ class PlatformSection(Generic[Section]):
     allowed: str  # the section's list of the conversations its operators are heard in: "chats"
     conversation: str  # one of them, for people: "chat"
     distinct: str | None = None  # a key of the section no two workspaces may share
+    topics: bool = False  # a conversation has topics a binding may name (`<name>_topic`)
+
+    @property
+    def binding_key(self) -> str:
+        """A binding's key for one of its conversations: `telegram_chat`."""
+        return f"{self.name}_{self.conversation}"
+
+    @property
+    def topic_key(self) -> str:
+        return f"{self.name}_topic"
 
     def of(self, holder: BaseModel) -> Section | None:
         """The workspace's section, or None when it has none."""
@@ -42,6 +52,11 @@ _SECTIONS: dict[str, PlatformSection[BaseModel]] = {}
 def sections() -> list[PlatformSection[BaseModel]]:
     """The platforms' sections, by name."""
     return [_SECTIONS[name] for name in sorted(_SECTIONS)]
+
+
+def registered() -> list[PlatformSection[BaseModel]]:
+    """The platforms' sections, in the order their platforms were registered."""
+    return list(_SECTIONS.values())
 
 
 def section(name: str) -> PlatformSection[BaseModel] | None:

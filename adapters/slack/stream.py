@@ -15,6 +15,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters import platform_calls
 from bridge import Route
 from bridge.transport import Budget, Call
 
@@ -24,18 +25,16 @@ T = TypeVar("T")
 MAX_MARKDOWN = 12_000  # characters of markdown_text a call takes
 
 
+def asked_to_wait(exc: Exception) -> float | None:
+    """Slack's 429, and its Retry-After."""
+    if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
+        return float(exc.response.headers.get("Retry-After", 1))
+    return None
+
+
 async def within(budget: Budget, call: Call, request: Callable[[], Awaitable[T]]) -> T | None:
-    """Make this progress call if the bridge's budget has room for it now; None when it has
-    not, or Slack said wait (the bridge shows the update again later)."""
-    if not budget.take(call):
-        return None
-    try:
-        return await request()
-    except SlackApiError as exc:
-        if exc.response.status_code != 429:
-            raise
-        budget.back_off(call, float(exc.response.headers.get("Retry-After", 1)))
-        return None
+    """This progress call, within the bridge's budget (`adapters/platform_calls.py`)."""
+    return await platform_calls.within(budget, call, request, asked_to_wait)
 
 
 class SlackStreams:

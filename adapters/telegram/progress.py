@@ -22,6 +22,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, RetryAfter, TelegramError
 
+from adapters import platform_calls
 from adapters.telegram.inbound import STOP
 from adapters.telegram.platform import TELEGRAM
 from bridge import ProgressView, Route, texts
@@ -189,13 +190,11 @@ class TelegramProgress:
         return shown
 
 
+def asked_to_wait(exc: Exception) -> float | None:
+    """Telegram's RetryAfter (a 429), and how long it asks."""
+    return retry_after_s(exc) if isinstance(exc, RetryAfter) else None
+
+
 async def within(budget: Budget, call: Call, request: Callable[[], Awaitable[T]]) -> T | None:
-    """Make this progress call if the bridge's budget has room for it now; None when it has
-    not, or Telegram said wait (the bridge shows the update again later)."""
-    if not budget.take(call):
-        return None
-    try:
-        return await request()
-    except RetryAfter as exc:
-        budget.back_off(call, retry_after_s(exc))
-        return None
+    """This progress call, within the bridge's budget (`adapters/platform_calls.py`)."""
+    return await platform_calls.within(budget, call, request, asked_to_wait)

@@ -52,4 +52,5 @@ TELEGRAM_SECTION = PlatformSection(
     numbers=True,
     allowed="chats",
     conversation="chat",
+    topics=True,
 )
