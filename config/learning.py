@@ -1,9 +1,10 @@
 """The admin's file learns a platform's section (`config/platform_sections.py`): each
-workspace may then hold `[workspaces.<name>]`, each operator `<name>_user_id`, and
-`notify_via` and a DM binding's `platform` may name it. The models' fields are the ones
-declared in `schema.py` plus those of the platforms known now, in the order of their names;
-their validators read the same table. Pydantic has no public way to add a field to a model
-built already: the fields are set, then the models rebuilt, here alone."""
+workspace may then hold `[workspaces.<name>]`, each operator `<name>_user_id`, each binding
+its conversation's key (`telegram_chat`), and `notify_via` and a DM binding's `platform` may
+name it. The models' fields are the ones declared in `schema.py` and `bindings.py` plus those
+of the platforms known now, in the order of their names; their validators read the same
+table. Pydantic has no public way to add a field to a model built already: the fields are
+set, then the models rebuilt, here alone."""
 
 from __future__ import annotations
 

@@ -39,5 +39,11 @@ def _describe(workspace: WorkspaceConfig, config: SwitchboardConfig) -> list[str
 
 
 SLACK_PLATFORM = Platform(
-    SLACK_SECTION.name, SLACK_SECTION, SLACK_DOOR, _bots, _probes, _describe, SLACK_SETUP
+    name=SLACK_SECTION.name,
+    section=SLACK_SECTION,
+    door=SLACK_DOOR,
+    bots=_bots,
+    probes=_probes,
+    describe=_describe,
+    setup=SLACK_SETUP,
 )

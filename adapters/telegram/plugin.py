@@ -29,11 +29,11 @@ def _describe(workspace: WorkspaceConfig, config: SwitchboardConfig) -> list[str
 
 
 TELEGRAM_PLATFORM = Platform(
-    TELEGRAM_SECTION.name,
-    TELEGRAM_SECTION,
-    TELEGRAM_DOOR,
-    _bots,
-    _probes,
-    _describe,
-    TELEGRAM_SETUP,
+    name=TELEGRAM_SECTION.name,
+    section=TELEGRAM_SECTION,
+    door=TELEGRAM_DOOR,
+    bots=_bots,
+    probes=_probes,
+    describe=_describe,
+    setup=TELEGRAM_SETUP,
 )
