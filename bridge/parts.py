@@ -77,15 +77,15 @@ class Parts:
 
     async def open_all(self, parts: Iterable[Part]) -> None:
         """Open each of `parts` in turn (each taken once those before it are open, so it may
-        use what they built). One that raises is named in the log and not closed: its open
-        undoes its own half-way; `close` closes those before it."""
+        use what they built). The error of one that raises names it, and it is not closed: its
+        open undoes its own half-way; `close` closes those before it."""
         for part in parts:
             stack = AsyncExitStack()
             try:
                 if part.open is not None:
                     await stack.enter_async_context(part.open())
-            except BaseException:
-                log.error("part failed to open", extra={"part": part.name})
+            except BaseException as exc:
+                exc.add_note(f"while the part {part.name!r} opened")  # in its traceback
                 raise
             self._opened.append((part, stack))
 
