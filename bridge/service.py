@@ -93,13 +93,7 @@ class Bridge:
             files,
             self.pairing,
         )
-        self.dispatcher = Dispatcher(
-            runtime,
-            self.store,
-            self.router,
-            self.presenter,
-            self.metrics,
-        )
+        self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
         self.retention = Retention(config.retention, runtime.store, self.store)
         self._alone = Parts()  # started without the App (`start`)
 
