@@ -106,7 +106,7 @@ class Bridge:
             Part("metrics", reconfigure=self._count_workspaces),
             Part("sessions", run=self._sessions),
             Part("outbox", self.outbox.delivering, self.outbox.resuming),
-            Part("progress", run=self.presenter.running),
+            Part("progress views", run=self.presenter.running),
             Part("dispatch", run=self.dispatcher.running),
             Part("retention", run=self.retention.running),
             Part("pairing", run=self._pairing),
