@@ -24,6 +24,19 @@ Probe = tuple[str, Callable[[], Awaitable[str]]]
 
 
 @dataclass(frozen=True, slots=True)
+class PageFacts:
+    """What the console's settings page shows of its section, besides what the section names
+    (its operators' `<name>_user_id`, its allow list): the page never names a platform."""
+
+    facts: Callable[[WorkspaceConfig], list[tuple[str, str]]]
+    """The workspace's section in a few words, as (what, value): `("Slack team", "T1")`."""
+    secrets: tuple[str, ...]
+    """The section's keys that hold a secret, shown masked when set: `("bot_token",)`."""
+    allowed: str
+    """Its allow list's label: "Allowed Slack channels (ids, comma-separated)"."""
+
+
+@dataclass(frozen=True, slots=True)
 class Platform:
     name: str
     section: PlatformSection[BaseModel]
@@ -37,3 +50,5 @@ class Platform:
     """`check-config`: what its section of the workspace runs, a line each."""
     setup: SetupKind
     """What `switchboard init` asks of it."""
+    page: PageFacts
+    """What the console's settings page shows of it."""

@@ -8,7 +8,8 @@ them. Field names (stable, the browser tests use them):
 - `<platform>_<allow list>` (`telegram_chats`, `slack_channels`): comma- or line-separated;
 - `agent-N-system_prompt`, `agent-N-tools` (comma-separated) for the N-th agent.
 
-The platforms' fields are those of the sections the config knows (`config/platform_sections.py`)."""
+The platforms' fields are those of the sections the config knows (`config/platform_sections.py`);
+the page shows them from the registered platforms (`platform_fields.py`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from config.edit import STALE, AgentEdit, OperatorEdit, WorkspaceEdit, version
 from config.platform_sections import PlatformSection, sections
 from config.schema import QueueModeName, WorkspaceConfig
 
-__all__ = ["QUEUE_MODES", "FormErrors", "read_edit", "version"]
+__all__ = ["QUEUE_MODES", "FormErrors", "allow_list_field", "read_edit", "version"]
 
 QUEUE_MODES: tuple[str, ...] = get_args(QueueModeName)
 _SEPARATORS = re.compile(r"[,\s]+")
@@ -91,11 +92,16 @@ def _operators(
     return tuple(operators)
 
 
+def allow_list_field(s: PlatformSection[BaseModel]) -> str:
+    """The form's field for the platform's allow list: `telegram_chats`."""
+    return f"{s.name}_{s.allowed}"
+
+
 def _allowed(
     form: Mapping[str, Any], s: PlatformSection[BaseModel], problems: list[str]
 ) -> tuple[str | int, ...]:
-    """The platform's allow list as the form has it (`telegram_chats`)."""
-    found = _items(_text(form, f"{s.name}_{s.allowed}"))
+    """The platform's allow list as the form has it."""
+    found = _items(_text(form, allow_list_field(s)))
     if not s.numbers:
         return tuple(found)
     wrong = [c for c in found if not _NUMBER.fullmatch(c)]

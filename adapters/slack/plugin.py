@@ -4,7 +4,7 @@ What loads slack-bolt (its bots) is imported when it is used: the door process i
 from __future__ import annotations
 
 from adapters.bots import PlatformKind
-from adapters.platform import Platform, Probe
+from adapters.platform import PageFacts, Platform, Probe
 from adapters.slack.door import SLACK_DOOR
 from adapters.slack.settings import SLACK_SECTION
 from adapters.slack.setup import SLACK_SETUP
@@ -38,6 +38,17 @@ def _describe(workspace: WorkspaceConfig, config: SwitchboardConfig) -> list[str
     ]
 
 
+def _facts(workspace: WorkspaceConfig) -> list[tuple[str, str]]:
+    slack = SLACK_SECTION.of(workspace)
+    return [] if slack is None else [("Slack team", slack.team_id)]
+
+
+_PAGE = PageFacts(
+    facts=_facts,
+    secrets=("bot_token",),
+    allowed="Allowed Slack channels (ids, comma-separated)",
+)
+
 SLACK_PLATFORM = Platform(
     name=SLACK_SECTION.name,
     section=SLACK_SECTION,
@@ -46,4 +57,5 @@ SLACK_PLATFORM = Platform(
     probes=_probes,
     describe=_describe,
     setup=SLACK_SETUP,
+    page=_PAGE,
 )

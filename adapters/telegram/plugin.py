@@ -5,7 +5,7 @@ process, which imports this, does not load it."""
 from __future__ import annotations
 
 from adapters.bots import PlatformKind
-from adapters.platform import Platform, Probe
+from adapters.platform import PageFacts, Platform, Probe
 from adapters.telegram.door import TELEGRAM_DOOR
 from adapters.telegram.settings import TELEGRAM_SECTION
 from adapters.telegram.setup import TELEGRAM_SETUP
@@ -28,6 +28,19 @@ def _describe(workspace: WorkspaceConfig, config: SwitchboardConfig) -> list[str
     return []
 
 
+def _facts(workspace: WorkspaceConfig) -> list[tuple[str, str]]:
+    """How its updates come: polling or webhook."""
+    telegram = TELEGRAM_SECTION.of(workspace)
+    return [] if telegram is None else [("Telegram", telegram.mode)]
+
+
+_PAGE = PageFacts(
+    facts=_facts,
+    secrets=("bot_token", "webhook_secret"),
+    allowed="Allowed Telegram groups (chat ids, comma-separated)",
+)
+
+
 TELEGRAM_PLATFORM = Platform(
     name=TELEGRAM_SECTION.name,
     section=TELEGRAM_SECTION,
@@ -36,4 +49,5 @@ TELEGRAM_PLATFORM = Platform(
     probes=_probes,
     describe=_describe,
     setup=TELEGRAM_SETUP,
+    page=_PAGE,
 )

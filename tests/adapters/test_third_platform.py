@@ -3,8 +3,9 @@ one line: its config section, door, bots, probe and `init` questions, and nothin
 folder names it (issues 30 and 39). It is served end to end, as Slack and Telegram are: a
 request checked at its door and stored before it is answered, handed on by the one replayer to
 its bot, trust and sessions from its profile and its section, the agent's answer sent through
-its transport in its own markup. `check-config` validates and probes its section, and `init`
-asks its questions and writes it."""
+its transport in its own markup. `check-config` validates and probes its section, `init`
+asks its questions and writes it, and the console's settings page shows its fields and
+applies them."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ from runtime import MessageKind
 from tests.adapters.toy_platform.bots import ToyBot
 from tests.adapters.toy_platform.plugin import TOY_PLATFORM
 from tests.adapters.toy_platform.probe import GOOD
+from tests.adapters.toy_platform.settings import TOY_SECTION
+from tests.admin.forms import form_fields
+from tests.admin.harness import GLOBAL_TOKEN, AdminClient
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.runtime.helpers import until
 from tests.topology import drained
@@ -37,13 +41,15 @@ ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("runtime", "bridge", "adapters", "config")
 
 
-def toml(db: Path, provider: str, token: str = "${TOY_TOKEN}") -> str:
+def toml(db: Path, provider: str, token: str = "${TOY_TOKEN}", more: str = "") -> str:
+    """`more`: tables before the workspace's (`[admin]`)."""
     return f"""
 [storage]
 path = "{db}"
 
 [provider]
 {provider}
+{more}
 
 [[workspaces]]
 id = "acme"
@@ -90,7 +96,8 @@ async def app(
     monkeypatch.setenv("TOY_TOKEN", GOOD)
     path = tmp_path / "switchboard.toml"
     kind = f'kind = "anthropic"\nbase_url = "{anthropic_api.url}"\napi_key = "sk-ant-test"'
-    path.write_text(toml(tmp_path / "sb.db", kind))
+    admin = f'[admin]\ntoken = "{GLOBAL_TOKEN}"'
+    path.write_text(toml(tmp_path / "sb.db", kind, more=admin))
     app = App(load(path), stdin=io.StringIO(), stdout=io.StringIO(), path=path)
     await app.start()
     yield app
@@ -134,6 +141,42 @@ async def test_a_platform_in_one_folder_is_served_end_to_end(
     edit = read_edit(form, acme)
     assert edit.allowed == {"toy": ("#ops", "#dev")}
     assert edit.operators is not None and edit.operators[0].users == {"toy_user_id": "alice"}
+
+
+async def test_the_console_shows_its_fields_and_applies_them(app: App) -> None:
+    """Its section, its operators' ids and its allow list on the settings page, from what it
+    registered (no template names a platform), and the page's form applied as it came."""
+    page_path = "/admin/w/acme/config"
+    async with AdminClient(app) as admin:
+        await admin.login(GLOBAL_TOKEN)
+        status, page = await admin.get(page_path)
+        assert status == 200
+        fields = form_fields(page, page_path)
+        assert fields["op-0-toy_user_id"] == "alice" and fields["toy_rooms"] == "#ops"
+        assert "op-new-toy_user_id" in fields
+        assert "<th>Toy user id</th>" in page and "Allowed Toy rooms (comma-separated)" in page
+        assert "<dt>Toy token</dt>" in page and GOOD not in page
+        assert "Not connected to Telegram or Slack" in page
+        fields |= {"toy_rooms": "#ops, #dev", "op-0-toy_user_id": "alicia"}
+        status, page = await admin.post(page_path, fields, csrf=False)
+        assert status == 200 and "workspaces changed: acme" in page, page
+        _, home = await admin.get("/admin/")
+    acme = app.config.workspaces[0]
+    toy = TOY_SECTION.of(acme)
+    assert toy is not None and toy.rooms == ["#ops", "#dev"]
+    assert TOY_SECTION.user(acme.operators[0]) == "alicia"
+    assert re.search(r'<span class="surfaces">toy</span>', home)
+
+
+def test_no_console_template_names_a_platform() -> None:
+    templates = ROOT / "adapters" / "admin" / "templates"
+    named = [
+        f"{path.name}:{n}"
+        for path in sorted(templates.glob("*.html"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\b(slack|telegram)\b", line, re.IGNORECASE)
+    ]
+    assert named == []
 
 
 def test_check_config_validates_and_probes_its_section(tmp_path: Path) -> None:

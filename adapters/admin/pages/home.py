@@ -8,6 +8,7 @@ from aiohttp import web
 from adapters.admin.access import visible_workspaces
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.overview import board_html, boards_of
+from adapters.admin.platform_fields import surfaces
 from adapters.admin.render import render
 from bridge.admin import read_board
 
@@ -17,8 +18,12 @@ routes = web.RouteTableDef()
 @routes.get("/")
 async def index(request: web.Request) -> web.Response:
     bridge = request.app[DEPS].bridge
-    boards = [await read_board(bridge, w.id) for w in visible_workspaces(request)]
-    return render(request, "index.html", board=board_html(request, boards, full=False))
+    workspaces = visible_workspaces(request)
+    boards = [await read_board(bridge, w.id) for w in workspaces]
+    board = board_html(request, boards, full=False)
+    return render(
+        request, "index.html", board=board, surfaces={w.id: surfaces(w) for w in workspaces}
+    )
 
 
 @routes.get("/board")

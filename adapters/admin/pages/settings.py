@@ -13,6 +13,7 @@ from adapters.admin.access import admin_of, checked_form, flash, workspace_of
 from adapters.admin.config_form import QUEUE_MODES, FormErrors, read_edit, version
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import steering_of
+from adapters.admin.platform_fields import platform_fields
 from adapters.admin.render import render
 from bridge.events import AdminActionKind
 from config.diff import ReloadReport
@@ -31,6 +32,7 @@ def _page(
         "settings.html",
         status=status,
         version=version(workspace),
+        platforms=platform_fields(workspace),
         queue_modes=QUEUE_MODES,
         errors=errors or [],
         can_edit=request.app[DEPS].edit is not None,
