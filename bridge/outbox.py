@@ -20,7 +20,7 @@ from bridge.metrics import Metrics
 from bridge.platforms import Platforms
 from bridge.split import split
 from bridge.store import BridgeStore, Intent
-from bridge.transport import Call, DeliveryError
+from bridge.transport import Call, DeliveryError, Post
 from bridge.types import DeliveryStatus, Route
 from runtime.clock import Clock
 from runtime.tasks import cancel_and_wait
@@ -144,12 +144,14 @@ class Outbox:
             posted: str | None = None
             try:
                 posted = await transport.send(
-                    intent.route,
-                    profile.render(chunks[chunk]),
-                    kind=intent.kind,
-                    intent_id=intent.id,
-                    chunk=chunk,
-                    buttons=intent.buttons if chunk == len(chunks) - 1 else (),
+                    Post(
+                        intent.route,
+                        profile.render(chunks[chunk]),
+                        intent.kind,
+                        intent.id,
+                        chunk,
+                        intent.buttons if chunk == len(chunks) - 1 else (),
+                    )
                 )
             except DeliveryError as exc:
                 failure: DeliveryError | None = exc

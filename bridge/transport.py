@@ -80,6 +80,20 @@ class Pacing(TransportLimits):
 
 
 @dataclass(frozen=True, slots=True)
+class Post:
+    """One rendered chunk of a delivery, to post in `route`'s conversation: the chunk's
+    number (the first carries a notification's Stop and Status buttons where the platform has
+    buttons) and, on the last one, the delivery's `buttons`."""
+
+    route: Route
+    text: str
+    kind: DeliveryKind
+    intent_id: str
+    chunk: int
+    buttons: tuple[Button, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ProgressView:
     run_id: str
     step: str
@@ -142,16 +156,7 @@ class ProgressLog(Protocol):
 class Transport(Protocol):
     profile: PlatformProfile  # the platform's facts: its name, limits, markup
 
-    async def send(
-        self,
-        route: Route,
-        text: str,
-        *,
-        kind: DeliveryKind,
-        intent_id: str,
-        chunk: int,
-        buttons: tuple[Button, ...] = (),
-    ) -> str | None:
+    async def send(self, post: Post) -> str | None:
         """Post one rendered chunk; the id of the posted message, unique in its workspace
         (qualified by its chat where the platform's ids are not: Telegram
         `<chat_id>:<message_id>`, Slack `<channel>:<ts>`), or None where there is none. It is

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from adapters.console.profile import CONSOLE
-from bridge import Button, DeliveryKind, PlatformProfile, ProgressView, Route, texts
-from bridge.transport import Budget
+from bridge import DeliveryKind, PlatformProfile, ProgressView, Route, texts
+from bridge.transport import Budget, Post
 
 PREFIX = {
     DeliveryKind.TURN_RESULT: "agent> ",
@@ -43,16 +43,8 @@ class ConsoleTransport:
         """The run working for this conversation now, if any (its progress is shown)."""
         return self._runs.get(route.conversation_key)
 
-    async def send(
-        self,
-        route: Route,
-        text: str,
-        *,
-        kind: DeliveryKind,
-        intent_id: str,
-        chunk: int,
-        buttons: tuple[Button, ...] = (),
-    ) -> str | None:
+    async def send(self, post: Post) -> str | None:
+        kind, text = post.kind, post.text
         prefix = PREFIX[kind]
         if kind is DeliveryKind.APPROVAL:
             text += texts.APPROVAL_HINT  # a terminal has no buttons: the commands answer

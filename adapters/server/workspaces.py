@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bridge import (
-    Button,
     DeliveryError,
-    DeliveryKind,
     FetchError,
     FileSource,
     InboundFile,
@@ -19,7 +17,7 @@ from bridge import (
     Transport,
 )
 from bridge.metrics import Metrics
-from bridge.transport import Budget, LiveMessages, ThreadReader
+from bridge.transport import Budget, LiveMessages, Post, ThreadReader
 
 
 class PerWorkspace:
@@ -41,16 +39,8 @@ class PerWorkspace:
         if self._metrics is not None:
             self._metrics.platform_call_ok(self.profile.name, workspace_id)
 
-    async def send(
-        self,
-        route: Route,
-        text: str,
-        *,
-        kind: DeliveryKind,
-        intent_id: str,
-        chunk: int,
-        buttons: tuple[Button, ...] = (),
-    ) -> str | None:
+    async def send(self, post: Post) -> str | None:
+        route = post.route
         where = f"the {self.profile.name} bot of workspace {route.workspace_id}"
         if route.workspace_id in self.restarting:
             raise DeliveryError(f"{where} is restarting (config reload)", retryable=True, held=True)
@@ -68,9 +58,7 @@ class PerWorkspace:
                 retryable=False,
             )
         try:
-            posted = await bot.send(
-                route, text, kind=kind, intent_id=intent_id, chunk=chunk, buttons=buttons
-            )
+            posted = await bot.send(post)
         except DeliveryError as exc:
             if self._metrics is not None:
                 self._metrics.platform_call_failed(self.profile.name, route.workspace_id, str(exc))

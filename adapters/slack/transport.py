@@ -19,9 +19,7 @@ from adapters.slack.markup import escape
 from adapters.slack.platform import SLACK
 from adapters.slack.stream import SlackStreams, within
 from bridge import (
-    Button,
     DeliveryError,
-    DeliveryKind,
     PlatformProfile,
     ProgressView,
     Quoted,
@@ -29,7 +27,7 @@ from bridge import (
     texts,
 )
 from bridge.preview import tail
-from bridge.transport import UNLIMITED, Budget, Call
+from bridge.transport import UNLIMITED, Budget, Call, Post
 
 log = logging.getLogger(__name__)
 
@@ -54,27 +52,19 @@ class SlackTransport:
         self.bot_id: str | None = None  # this app's bot id, once `auth.test` said it
         self._streams = SlackStreams(client)
 
-    async def send(
-        self,
-        route: Route,
-        text: str,
-        *,
-        kind: DeliveryKind,
-        intent_id: str,
-        chunk: int,
-        buttons: tuple[Button, ...] = (),
-    ) -> str | None:
+    async def send(self, post: Post) -> str | None:
+        route, chunk = post.route, post.chunk
         try:
             posted = await self._client.chat_postMessage(
                 channel=route.conversation_id,
                 thread_ts=route.thread_id,
-                text=text,
-                blocks=message_blocks(text, kind, chunk, buttons),
+                text=post.text,
+                blocks=message_blocks(post.text, post.kind, chunk, post.buttons),
                 unfurl_links=False,
                 unfurl_media=False,
                 metadata={
                     "event_type": METADATA_EVENT,
-                    "event_payload": {"intent_id": intent_id, "chunk": chunk},
+                    "event_payload": {"intent_id": post.intent_id, "chunk": chunk},
                 },
             )
             # The channel Slack posted in: a DM's id when the route names a user.

@@ -32,7 +32,7 @@ from bridge import (
     button_rows,
 )
 from bridge.ratelimit import ProgressBudget
-from bridge.transport import Budget, Call
+from bridge.transport import Budget, Call, Post
 
 log = logging.getLogger(__name__)
 
@@ -99,16 +99,15 @@ class TelegramTransport:
         self._app = application
         self._live = TelegramProgress(lambda: application.bot)
 
-    async def send(
-        self,
-        route: Route,
-        text: str,
-        *,
-        kind: DeliveryKind,
-        intent_id: str,
-        chunk: int,
-        buttons: tuple[Button, ...] = (),
-    ) -> str | None:
+    async def send(self, post: Post) -> str | None:
+        route, text, kind, intent_id, chunk, buttons = (
+            post.route,
+            post.text,
+            post.kind,
+            post.intent_id,
+            post.chunk,
+            post.buttons,
+        )
         reply = (
             ReplyParameters(message_id=int(route.reply_to), allow_sending_without_reply=True)
             if route.reply_to and chunk == 0

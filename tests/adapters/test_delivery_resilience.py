@@ -20,6 +20,7 @@ from adapters.server.app import App
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
 from bridge import DeliveryError, DeliveryKind, Route
+from bridge.transport import Post
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import FakeTelegram
@@ -236,9 +237,7 @@ async def test_what_certainly_did_not_leave_is_told_apart_from_what_may_have_lan
 
     async def send(chunk: int) -> DeliveryError:
         with pytest.raises(DeliveryError) as caught:
-            await transport.send(
-                route, f"part {chunk}", kind=DeliveryKind.TURN_RESULT, intent_id="i", chunk=chunk
-            )
+            await transport.send(Post(route, f"part {chunk}", DeliveryKind.TURN_RESULT, "i", chunk))
         return caught.value
 
     try:

@@ -7,7 +7,7 @@ every word of the answer, its code verbatim, no code block cut open, few message
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
 from bridge import DeliveryKind, PlatformProfile, Route
 from bridge.split import split
+from bridge.transport import Post
 from tests.adapters.markdown_view import (
     code_blocks,
     expected_words,
@@ -60,7 +61,6 @@ def _long_answers() -> dict[str, str]:
 
 
 ANSWERS = {p.stem: p.read_text() for p in sorted(CORPUS.glob("*.md"))} | _long_answers()
-Post = Callable[[Route, str, int], Awaitable[None]]
 
 
 def _chunks(profile: PlatformProfile, markdown: str) -> list[str]:
@@ -110,9 +110,7 @@ async def test_telegram_takes_every_answer_as_html(
     route = Route(platform="telegram", workspace_id="acme", conversation_id="1001")
     for index, chunk in enumerate(chunks):
         rendered = TELEGRAM.render(chunk)
-        await telegram.send(
-            route, rendered, kind=DeliveryKind.TURN_RESULT, intent_id=name, chunk=index
-        )
+        await telegram.send(Post(route, rendered, DeliveryKind.TURN_RESULT, name, index))
     assert telegram_api.refused == [], "Telegram refused the HTML: the plain-text fallback ran"
     sent = telegram_api.sent()
     assert [m["text"] for m in sent] == [TELEGRAM.render(c) for c in chunks]
@@ -130,9 +128,7 @@ async def test_slack_takes_every_answer_as_mrkdwn(
     route = Route(platform="slack", workspace_id="T1", conversation_id="C1")
     for index, chunk in enumerate(chunks):
         rendered = SLACK.render(chunk)
-        await slack.send(
-            route, rendered, kind=DeliveryKind.TURN_RESULT, intent_id=name, chunk=index
-        )
+        await slack.send(Post(route, rendered, DeliveryKind.TURN_RESULT, name, index))
     assert slack_api.refused == []
     posted = [m["text"] for m in slack_api.messages["C1"]]
     assert posted == [SLACK.render(c) for c in chunks]

@@ -7,31 +7,19 @@ from dataclasses import dataclass, field
 
 from adapters.telegram.platform import TelegramProfile
 from bridge import (
-    Button,
     DeliveryError,
-    DeliveryKind,
     PlatformProfile,
     ProgressView,
     Route,
     TransportLimits,
 )
-from bridge.transport import Budget
-
-
-@dataclass
-class Sent:
-    route: Route
-    text: str
-    kind: DeliveryKind
-    intent_id: str
-    chunk: int
-    buttons: tuple[Button, ...] = ()
+from bridge.transport import Budget, Post
 
 
 @dataclass
 class RecordingTransport:
     limits: TransportLimits = field(default_factory=lambda: TransportLimits(max_chars=4096))
-    sent: list[Sent] = field(default_factory=list)
+    sent: list[Post] = field(default_factory=list)
     progress: list[ProgressView | None] = field(default_factory=list)
     fail: Callable[[int], DeliveryError | None] = lambda attempt: None
     attempts: int = 0
@@ -43,22 +31,13 @@ class RecordingTransport:
         """Telegram's facts (its ids, markup, operators) with this transport's limits."""
         return TelegramProfile(limits=self.limits)
 
-    async def send(
-        self,
-        route: Route,
-        text: str,
-        *,
-        kind: DeliveryKind,
-        intent_id: str,
-        chunk: int,
-        buttons: tuple[Button, ...] = (),
-    ) -> str | None:
+    async def send(self, post: Post) -> str | None:
         self.attempts += 1
         error = self.fail(self.attempts)
         if error is not None:
             raise error
-        self.sent.append(Sent(route, text, kind, intent_id, chunk, buttons))
-        return f"{route.conversation_id}:{len(self.sent)}"  # as Telegram names a message
+        self.sent.append(post)
+        return f"{post.route.conversation_id}:{len(self.sent)}"  # as Telegram names a message
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         self.progress.append(view)

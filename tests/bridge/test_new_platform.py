@@ -12,9 +12,10 @@ from pathlib import Path
 from bridge import InboundChat, Outcome, PlatformProfile, Route, TransportLimits
 from bridge.admin.view import AdminView
 from bridge.sessions import agent_key
+from bridge.transport import Post
 from config.schema import OperatorConfig, PairingConfig, WorkspaceConfig
 from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
-from tests.bridge.fakes import RecordingTransport, Sent
+from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text
 
@@ -110,7 +111,7 @@ async def test_an_unknown_platform_is_served_through_its_profile(
         await close_bridge(bridge)
 
 
-def said(sent: list[Sent], to: str) -> str:
+def said(sent: list[Post], to: str) -> str:
     return " ".join(s.text for s in sent if s.route.conversation_id == to)
 
 
