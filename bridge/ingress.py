@@ -1,10 +1,10 @@
 """Chat message in (DESIGN §3, Ingress): read everything the decision needs
 (`bridge/facts.py`), decide without I/O (`bridge/verdicts.py`), and write what the verdict
-holds in one transaction. When `receive` returns the message is durably handled: an
-operator's prompt is stored (before the adapter acknowledges the platform) with its platform
-ids and what its operator is told at once; any other message is recorded as handled, with its
-audit record and its reply. A Slack slash command (`command`) takes the same path; its answer
-goes back to its sender alone. Commands run in `commands.py`."""
+holds in one transaction. When `receive` returns the message is durably handled (before the
+replayer lets go of the request its door stored): an operator's prompt is stored with its
+platform ids and what its operator is told at once; any other message is recorded as handled,
+with its audit record and its reply. A Slack slash command (`command`) takes the same path;
+its answer goes back to its sender alone. Commands run in `commands.py`."""
 
 from __future__ import annotations
 

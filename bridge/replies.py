@@ -34,7 +34,7 @@ MAX_PASSED_ON_CHARS = 6_000  # of one forwarded or shared message: a whole Teleg
 MAX_CONTEXT_CHARS = 6_000  # of everything quoted with one message
 MAX_CONTEXT_MESSAGES = 20  # quoted with one message: the newest of a thread
 THREAD_READ = 100  # messages of a thread read at most (one page)
-READ_WITHIN_S = 1.0  # the read happens before the platform is acknowledged (Slack: 3 s)
+READ_WITHIN_S = 1.0  # the conversation's next messages wait behind the read
 
 NOTIFICATION_HEADER = '[The operator answers your notification {id}: "{summary}"]'
 CONTEXT_HEADER = (
@@ -103,7 +103,7 @@ class Pointing:
         return (*await self._thread(chat.route), *chat.context)
 
     async def _thread(self, route: Route) -> list[Quoted]:
-        """Read now or not at all: the platform waits for its acknowledgement meanwhile. A
+        """Read now or not at all: the conversation's next messages wait meanwhile. A
         read over the platform's rate, or slower than READ_WITHIN_S, leaves the context out."""
         transport = self._platforms.transport(route.platform)
         if not isinstance(transport, ThreadReader):

@@ -3,7 +3,7 @@
 The loop body is one `match` on what each step resolved to (the closed set of next steps in
 runtime/steps.py: a model round, a budget hold, an approval a restart left waiting, tools, a
 wake-up that ends the turn, ...); every drain goes through `checkpoint(boundary)`, so
-searching for `checkpoint(` finds all four safe points.
+searching for `checkpoint(` finds every safe point (the six `Boundary` members).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ intake's inbox file (`doors.py`, `adapters/intake/inbox.py`: commits shared by e
 flight) and answered: the
 acknowledgement waits on nothing but that commit. Any other path (health, metrics, the admin
 console) goes through to the main process's HTTP server on a Unix socket. The bots in polling
-mode are polled here too (`adapters/doors/polling.py`), into the same inbox.
+mode are polled here too (`doors.py` runs what each platform's door polls, e.g.
+`adapters/telegram/polling.py`), into the same inbox.
 
 Over the socket pair, one JSON object per line. From the main process: `keys` (the workspaces'
 signing secrets, webhook secret tokens and polling bots, at start and after each reload). To

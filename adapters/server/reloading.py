@@ -51,7 +51,7 @@ def report_fields(report: ReloadReport) -> dict[str, Any]:
 
 def holder(database: str | Path) -> int | None:
     """The pid of the process running the database; None when none runs it. Read from the
-    runtime's lock file (`runtime/store/connection.py`: held while a process runs it, with
+    runtime's lock file (`runtime/store/sqlite_db.py`, `lock`: held while a process runs it, with
     its pid inside); read here so that the command needs no runtime import (seconds)."""
     try:
         handle = open(f"{database}.lock", "rb")  # noqa: SIM115 - closed below

@@ -1,9 +1,9 @@
 """Held messages to prompts: download each file with the platform's `FileSource`, check it,
 then submit the prompt with its files in one transaction that also releases the hold.
 
-A message with files is stored (held) and its platform ids marked seen before the platform is
-acknowledged (`intake.py`), so a slow download never holds up Slack's 3-second ack, and a
-crash before the submit leaves the hold in the store: `start` resumes every one. The submit
+A message with files is stored (held) and its platform ids marked seen as the replayer hands
+it on (`intake.py`), so a slow download never holds up the conversation's next messages, and
+a crash before the submit leaves the hold in the store: `start` resumes every one. The submit
 and the release commit together, so a held message becomes exactly one prompt."""
 
 from __future__ import annotations
