@@ -21,7 +21,7 @@ from bridge.store.buttons import ButtonStore
 from bridge.trust import Refused, Trusted, classify, sender_key, stranger
 from bridge.types import Answer, InboundChat, Quoted
 from config.current import CurrentConfig
-from config.schema import WorkspaceConfig
+from config.schema import AttachmentsConfig, WorkspaceConfig
 from config.timing import zone
 from runtime import Runtime
 from runtime.errors import UnknownSessionError
@@ -38,6 +38,9 @@ class Facts:
     notification: NotificationPost | None = None  # an operator's: the notification it answers
     notification_live: bool = False  # that notification's session still exists
     held_back: bool = False  # it waits for its files, or behind a message here that does
+    keys: tuple[str, ...] = ()  # its platform ids, as marked seen
+    attachments: AttachmentsConfig | None = None  # held back: which files are taken
+    download_limit: int | None = None  # held back: the most its platform lets a bot fetch
     pairing: PairingLook | None = None  # a stranger's DM where their workspace pairs
     refusal_told_at: float | None = None  # a stranger: when they were last told they are one
     context: tuple[Quoted, ...] = ()  # an operator's prompt: what it quotes, its new thread
@@ -121,6 +124,7 @@ class Reader:
             session_id=self._sessions.session_of(chat.route),
             profile=profile,
             command=command,
+            keys=tuple(keys),
         )
         if isinstance(sender, Refused):
             return await self._of_stranger(chat, sender, facts)
@@ -156,6 +160,10 @@ class Reader:
         facts = replace(
             facts, notification=notification, notification_live=live, held_back=held_back
         )
+        if held_back:
+            assert self._files is not None  # it holds back only where the bridge takes files
+            limit = self._files.download_limit(chat.route.platform)
+            facts = replace(facts, attachments=self._files.config, download_limit=limit)
         if facts.command is not None:
             if answers_approval(facts.command):
                 facts = replace(facts, decision=await self._pointing.decision(chat))

@@ -14,7 +14,6 @@ import logging
 from dataclasses import dataclass
 from typing import assert_never
 
-from bridge.attachments.held import Addressee
 from bridge.attachments.intake import FileIntake
 from bridge.commands import Command, Commands
 from bridge.events import InboundTruncated
@@ -29,7 +28,6 @@ from bridge.store import BridgeStore, BridgeTx
 from bridge.trust import Refused
 from bridge.types import Answer, DeliveryKind, InboundChat
 from bridge.verdicts import (
-    MAX_PROMPT_CHARS,
     Duplicate,
     Effects,
     Hold,
@@ -138,10 +136,11 @@ class Ingress:
                 await self._heard(chat, private)
                 effects = Effects(replies=(await self._run(chat, verdict),))
                 return await self._settle(chat, keys, effects, Outcome.COMMAND, private)
-            case Hold():
+            case Hold(decided=decided):
                 await self._heard(chat)
-                held = await self._hold(chat, keys, verdict)
-                return Handled(Outcome.PROMPT if held else Outcome.REJECTED)
+                assert self._files is not None  # facts hold back only where it takes files
+                await self._files.hold(chat, keys, decided)
+                return Handled(Outcome.PROMPT if decided.held else Outcome.REJECTED)
             case Prompt():
                 await self._heard(chat)
                 await self._submit(chat, keys, verdict)
@@ -209,24 +208,6 @@ class Ingress:
                 )
 
         await self._runtime.submit(session_id, verdict.message, also=also)
-
-    async def _hold(self, chat: InboundChat, keys: list[str], verdict: Hold) -> bool:
-        """A message with files (or one behind it) is held until they are in; it goes to the
-        agent a plain prompt would, framed the same way. Whether any of it will."""
-        assert self._files is not None  # facts hold back only where the bridge takes files
-        addressee = Addressee(
-            session_id=verdict.notification_session,
-            direct=chat.is_direct,
-            correlation_id=verdict.correlation_id,
-        )
-        return await self._files.receive(
-            chat,
-            keys,
-            verdict.sender.operator.id,
-            MAX_PROMPT_CHARS,
-            frame=verdict.framing.frame,
-            addressee=addressee,
-        )
 
     async def _run(self, chat: InboundChat, verdict: RunCommand) -> Answer:
         """The command's answer: about the notification's session when it answers one and

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bridge import texts
+from bridge.attachments.held import Addressee
+from bridge.attachments.intake import FilesDecided, decide_files
 from bridge.bindings import addressed, names_the_bot, respond_to
 from bridge.commands import Command, CommandName, UnknownCommand
 from bridge.events import InboundIgnored, InboundRefused, InboundRejected
 from bridge.facts import Facts
 from bridge.pairing import PairingStep, next_step
 from bridge.prompt import operator_prompt
-from bridge.replies import Framing
 from bridge.trust import Refused, Trusted, sender_key, stranger
 from bridge.types import Answer, InboundChat
 from runtime import InboundMessage
@@ -94,12 +95,11 @@ class RunCommand:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """An operator's message held until its files are in (or behind one that is)."""
+    """An operator's message held until its files are in (or behind one that is), or, with
+    no file wanted and no words, passed on not at all (`decided.held` None)."""
 
     sender: Trusted
-    framing: Framing
-    notification_session: str | None
-    correlation_id: str | None
+    decided: FilesDecided
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +180,7 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
     correlation = notification.notification_id if notification else None
     about = notification.session_id if notification else None
     if facts.held_back:  # held for files, in order
-        return Hold(sender, facts.framing(sender.workspace), about, correlation)
+        return Hold(sender, _files(chat, sender, facts, about, correlation))
     if chat.button is not None and chat.text is None:  # a button whose command is unknown
         return _reject(chat, "button_gone", texts.BUTTON_GONE)
     if chat.text is None:
@@ -206,6 +206,23 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
     )
     session_id = about or facts.session_id
     return Prompt(sender, session_id, message, Effects(replies=tuple(replies)), cut_from)
+
+
+def _files(
+    chat: InboundChat, sender: Trusted, facts: Facts, about: str | None, correlation: str | None
+) -> FilesDecided:
+    assert facts.attachments is not None  # read with every message held back
+    addressee = Addressee(session_id=about, direct=chat.is_direct, correlation_id=correlation)
+    return decide_files(
+        chat,
+        list(facts.keys),
+        sender.operator.id,
+        MAX_PROMPT_CHARS,
+        frame=facts.framing(sender.workspace).frame,
+        addressee=addressee,
+        config=facts.attachments,
+        download_limit=facts.download_limit,
+    )
 
 
 def _private(chat: InboundChat, sender: Trusted | Refused, facts: Facts) -> Verdict:

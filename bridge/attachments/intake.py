@@ -1,11 +1,12 @@
-"""A trusted operator's message with files, at the platform's ack: decide which files are
-wanted (nothing is downloaded for anyone else: trust was decided before this), say at once
-which are not and why, and hold the message durably, its platform ids marked seen in the same
-transaction. The downloads run after the ack (`downloads.py`)."""
+"""A trusted operator's message with files, as the replayer hands it on: which files are wanted
+and what its sender is told of the rest (`decide_files`, called by ingress's `decide`), then the
+message held durably, its platform ids marked seen in the same transaction (`FileIntake.hold`).
+The downloads run after (`downloads.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from bridge import texts
 from bridge.attachments.downloads import Downloads, skipped_notice
@@ -19,9 +20,66 @@ from config.schema import AttachmentsConfig
 from runtime.ids import new_id
 
 
+@dataclass(frozen=True, slots=True)
+class FilesDecided:
+    """What becomes of a message with files (or behind one): held with the files wanted
+    (`held`), or, with none wanted and no words, nothing of it passed on (`held` None); what
+    its sender is told at once either way (its words cut, files skipped and why)."""
+
+    held: HeldMessage | None
+    notices: tuple[str, ...]
+    skipped: tuple[str, ...]  # each skipped file, with why
+    files: int  # how many the held message waits for
+
+
+def decide_files(
+    chat: InboundChat,
+    keys: list[str],
+    operator_id: str,
+    max_chars: int,
+    *,
+    frame: Callable[[str], str],
+    addressee: Addressee,
+    config: AttachmentsConfig,
+    download_limit: int | None,
+) -> FilesDecided:
+    """Without I/O: which files are wanted (nothing is downloaded for anyone else: trust was
+    decided before this), what the sender is told of the rest, and the held message. Text over
+    `max_chars` is cut, and the sender told; `frame` adds what the message points at (a
+    notification, quoted context) to the operator's words."""
+    text = chat.text or ""
+    planned = plan(chat.files, config, download_limit)
+    notices = []
+    if len(text) > max_chars:
+        notices.append(texts.TRUNCATED.format(length=len(text), limit=max_chars))
+        text = text[:max_chars]
+    files = len(planned.wanted) + len(planned.undescribed)
+    nothing = not files and not text.strip()
+    if planned.skipped:
+        notices.append(skipped_notice(planned.skipped, nothing_left=nothing))
+    skipped = tuple(s.text() for s in planned.skipped)
+    if nothing:
+        return FilesDecided(None, tuple(notices), skipped, 0)
+    held = HeldMessage(
+        id=new_id("held"),
+        route=chat.route,
+        operator_id=operator_id,
+        text=frame(text),
+        message_ref=chat.message_ref,
+        dedupe_keys=keys,
+        correlation_id=addressee.correlation_id or chat.dedupe_keys[0],
+        addressee=addressee,
+        files=[HeldFile.of(w) for w in planned.wanted],
+        undescribed=[
+            Undescribed(file_id=f.file_id, kind=f.kind, url=f.url) for f in planned.undescribed
+        ],
+    )
+    return FilesDecided(held, tuple(notices), skipped, files)
+
+
 class FileIntake:
     def __init__(self, config: AttachmentsConfig, store: BridgeStore, downloads: Downloads) -> None:
-        self._config = config
+        self.config = config
         self._store = store
         self.downloads = downloads
 
@@ -33,71 +91,39 @@ class FileIntake:
         text = (chat.text or "").strip()
         return bool(text) and parse(text) is None and self.downloads.holding(chat.route)
 
-    async def receive(
-        self,
-        chat: InboundChat,
-        keys: list[str],
-        operator_id: str,
-        max_chars: int,
-        *,
-        frame: Callable[[str], str],
-        addressee: Addressee,
-    ) -> bool:
-        """Hold `chat` for its files; False when nothing of it can reach the agent (the
-        sender is told why). Text over `max_chars` is cut, and the sender told; `frame` adds
-        what the message points at (a notification, quoted context) to the operator's words."""
-        route = chat.route
-        text = chat.text or ""
-        cut = len(text) > max_chars
-        text = text[:max_chars]
-        source = self.downloads.source(route.platform)
-        planned = plan(chat.files, self._config, source.max_bytes if source else None)
-        wanted, skipped = planned.wanted, planned.skipped
-        held_id = new_id("held")
-        nothing = not wanted and not planned.undescribed and not text.strip()
-        held = HeldMessage(
-            id=held_id,
-            route=route,
-            operator_id=operator_id,
-            text=frame(text),
-            message_ref=chat.message_ref,
-            dedupe_keys=keys,
-            correlation_id=addressee.correlation_id or chat.dedupe_keys[0],
-            addressee=addressee,
-            files=[HeldFile.of(w) for w in wanted],
-            undescribed=[
-                Undescribed(file_id=f.file_id, kind=f.kind, url=f.url) for f in planned.undescribed
-            ],
-        )
+    def download_limit(self, platform: str) -> int | None:
+        """The most the platform lets a bot download, if it has a limit (or no source)."""
+        source = self.downloads.source(platform)
+        return source.max_bytes if source else None
+
+    async def hold(self, chat: InboundChat, keys: list[str], decided: FilesDecided) -> None:
+        """Write what was decided in one transaction, its platform ids marked seen there;
+        the downloads start once it has committed."""
+        route, held = chat.route, decided.held
         async with self._store.write() as tx:
             tx.mark_seen(keys, None)
-            if cut:
-                notice = texts.TRUNCATED.format(length=len(chat.text or ""), limit=max_chars)
+            for notice in decided.notices:
                 tx.enqueue(new_id("dlv"), route, DeliveryKind.COMMAND_REPLY, notice)
-            if skipped:
+            if decided.skipped:
+                pending_id = held.id if held is not None else new_id("held")
+                tx.emit(InboundFilesSkipped(pending_id=pending_id, skipped=list(decided.skipped)))
+            if held is None:
                 tx.emit(
-                    InboundFilesSkipped(pending_id=held_id, skipped=[s.text() for s in skipped])
-                )
-                notice = skipped_notice(skipped, nothing_left=nothing)
-                tx.enqueue(new_id("dlv"), route, DeliveryKind.COMMAND_REPLY, notice)
-            if nothing:
-                rejected = InboundRejected(
-                    platform=route.platform,
-                    workspace_id=route.workspace_id,
-                    sender_id=chat.sender_id,
-                    reason="files_not_passed",
-                )
-                tx.emit(rejected)
-            else:
-                tx.hold(held_id, route.platform, route.workspace_id, held.model_dump_json())
-                tx.emit(
-                    InboundFilesHeld(
-                        pending_id=held_id,
+                    InboundRejected(
                         platform=route.platform,
                         workspace_id=route.workspace_id,
-                        files=len(wanted) + len(planned.undescribed),
+                        sender_id=chat.sender_id,
+                        reason="files_not_passed",
                     )
                 )
-        if not nothing:
-            self.downloads.kick(held)
-        return not nothing
+                return
+            tx.hold(held.id, route.platform, route.workspace_id, held.model_dump_json())
+            tx.emit(
+                InboundFilesHeld(
+                    pending_id=held.id,
+                    platform=route.platform,
+                    workspace_id=route.workspace_id,
+                    files=decided.files,
+                )
+            )
+        self.downloads.kick(held)

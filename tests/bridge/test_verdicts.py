@@ -9,6 +9,8 @@ from dataclasses import replace
 import pytest
 
 from bridge import InboundChat, Quoted, Route, Via, texts
+from bridge.attachments.downloads import skipped_notice
+from bridge.attachments.policy import Skipped, name_of, too_large
 from bridge.commands import Command, CommandName
 from bridge.events import InboundRefused
 from bridge.facts import Facts, command_of
@@ -17,7 +19,7 @@ from bridge.replies import compose
 from bridge.store import NotificationPost
 from bridge.store.pairing import PairingRequest, PairingStatus
 from bridge.trust import Refused, Trusted
-from bridge.types import Answer
+from bridge.types import Answer, FileKind, InboundFile
 from bridge.verdicts import (
     MAX_PROMPT_CHARS,
     REFUSAL_REPLY_INTERVAL_S,
@@ -33,9 +35,10 @@ from bridge.verdicts import (
     decide,
     refusal_due,
 )
-from config.schema import OperatorConfig, WorkspaceConfig
+from config.schema import AttachmentsConfig, OperatorConfig, WorkspaceConfig
+from runtime.transcript import AttachmentForm
 
-ALICE = OperatorConfig(id="alice", primary=True, telegram_user_id=1001)
+ALICE = OperatorConfig.model_validate({"id": "alice", "primary": True, "telegram_user_id": 1001})
 
 
 def workspace(**settings: object) -> WorkspaceConfig:
@@ -95,6 +98,16 @@ PENDING = PairingRequest(
     created_at=NOW - 3600,
     expires_at=NOW + 3600,
 )
+FILES = AttachmentsConfig()
+PHOTO = InboundFile("p1", FileKind.PHOTO, size=1000)
+VOICE_SKIPPED = skipped_notice(
+    [Skipped("a voice message", texts.FILE_KIND_NOT_READ.format(kind="voice message"))],
+    nothing_left=True,
+)
+TOO_LARGE = skipped_notice(
+    [Skipped(name_of(PHOTO), too_large(30_000_000, 5_242_880, AttachmentForm.IMAGE))],
+    nothing_left=False,
+)
 SLASH_HELP = texts.SLASH_HELP.format(
     command="/sb",
     lines="\n".join(f"/sb {name}{args} - {what}" for name, (args, what) in texts.COMMANDS.items()),
@@ -127,8 +140,11 @@ def summary(verdict: Verdict) -> Summary:
             return ("tell", answer)
         case RunCommand():
             return ("command", verdict.command, verdict.notification_session)
-        case Hold():
-            return ("hold", verdict.notification_session, verdict.framing.frame("x"))
+        case Hold(decided=decided):
+            held = decided.held
+            if held is None:
+                return ("hold nothing", list(decided.notices))
+            return ("hold", held.addressee.session_id, held.text, len(held.files), decided.notices)
         case Prompt(effects=e):
             told = [a.text for a in e.replies]
             return ("prompt", verdict.message.text, verdict.session_id, told, verdict.cut_from)
@@ -217,11 +233,32 @@ CASES: list[tuple[str, InboundChat, Trusted | Refused, Facts, Summary]] = [
         ("reject", "notification_gone", [texts.NOTIFICATION_GONE]),
     ),
     (
-        "files, or words behind a message waiting for its files",
+        "words behind a message waiting for its files wait too, framed as they will be sent",
         dm("see this"),
         OPERATOR,
-        replace(ANSWERS, held_back=True),
-        ("hold", "ses_1", compose("x", NOTIFICATION, (), ACME, None)),
+        replace(ANSWERS, held_back=True, attachments=FILES),
+        ("hold", "ses_1", compose("see this", NOTIFICATION, (), ACME, None), 0, ()),
+    ),
+    (
+        "a photo with words: held for the photo",
+        dm("look", files=(PHOTO,)),
+        OPERATOR,
+        replace(FRESH, held_back=True, attachments=FILES),
+        ("hold", None, "look", 1, ()),
+    ),
+    (
+        "a photo past the platform's download limit, with words: the words go on, told why",
+        dm("look", files=(replace(PHOTO, size=30_000_000),)),
+        OPERATOR,
+        replace(FRESH, held_back=True, attachments=FILES, download_limit=20_000_000),
+        ("hold", None, "look", 0, (TOO_LARGE,)),
+    ),
+    (
+        "a voice message alone: nothing of it is passed on, and the operator told why",
+        dm(None, files=(InboundFile("v1", FileKind.VOICE),)),
+        OPERATOR,
+        replace(FRESH, held_back=True, attachments=FILES),
+        ("hold nothing", [VOICE_SKIPPED]),
     ),
     (
         "an answer to a notification goes to its session, naming it",
@@ -375,16 +412,8 @@ def test_each_situation_has_its_verdict(
 
 def test_every_verdict_is_reached() -> None:
     reached = {c[-1][0] for c in CASES}
-    assert reached == {
-        "duplicate",
-        "ignore",
-        "refuse",
-        "reject",
-        "tell",
-        "command",
-        "hold",
-        "prompt",
-    }
+    kinds = {"duplicate", "ignore", "refuse", "reject", "tell", "command", "hold", "prompt"}
+    assert reached == kinds | {"hold nothing"}
 
 
 def test_a_pairing_code_is_the_one_read_and_the_primary_operator_is_asked() -> None:
