@@ -15,10 +15,12 @@ def operator_prompt(
     operator_id: str,
     message_ref: str | None,
     correlation_id: str,
+    private: bool,
     attachments: tuple[AttachmentBlock, ...] = (),
 ) -> InboundMessage:
     """A trusted operator_prompt with interject priority, its provenance naming who sent it,
-    from where, and where its answer goes (DESIGN §3, Ingress 2)."""
+    from where, whether in their private chat with the agent (a DM, the console), and where
+    its answer goes (DESIGN §3, Ingress 2)."""
     return InboundMessage(
         text=text,
         kind=MessageKind.OPERATOR_PROMPT,
@@ -33,6 +35,7 @@ def operator_prompt(
             platform_message_ref=message_ref,
             reply_route=route.to_json(),
             correlation_id=correlation_id,
+            private=private,
         ),
         attachments=attachments,
     )

@@ -203,6 +203,7 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
         operator_id=sender.operator.id,
         message_ref=chat.message_ref,
         correlation_id=correlation or chat.dedupe_keys[0],
+        private=chat.is_direct,
     )
     session_id = about or facts.session_id
     return Prompt(sender, session_id, message, Effects(replies=tuple(replies)), cut_from)

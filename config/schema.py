@@ -34,6 +34,7 @@ from config.mcp import (
     McpServerConfig,
     url_secrets,
 )
+from config.memory import MEMORY_TOOLS, MemoryConfig
 from config.platform_sections import sections
 from config.platforms import ConsoleConfig
 from config.prices import PriceConfig
@@ -272,6 +273,7 @@ class WorkspaceConfig(Strict):
     budgets: list[BudgetConfig] = []  # spend limits, checked before each model call
     timezone: TimezoneName = "UTC"  # where a budget's day and month begin and end
     wakeups: WakeupsConfig = WakeupsConfig()  # limits on schedule_wakeup (config/wakeups.py)
+    memory: MemoryConfig = MemoryConfig()  # memories kept across sessions (config/memory.py)
     # In groups and channels, which operator messages the agent takes (DMs: all). Unset: all
     # of them in an allowed chat or channel. Others' chatter there is ignored without a reply.
     respond_to: list[RespondTo] | None = None
@@ -298,7 +300,7 @@ class WorkspaceConfig(Strict):
         )
         check_default_agent(self.default_agent, agent_ids)
         check_one_primary([o.id for o in self.operators if o.primary])
-        check_tool_names(tool_names, servers, BUILTIN_TOOLS)
+        check_tool_names(tool_names, servers, BUILTIN_TOOLS + MEMORY_TOOLS)
         check_agent_tools(
             {a.id: a.tools for a in self.agents}, set(tool_names) | set(BUILTIN_TOOLS), servers
         )

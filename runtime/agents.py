@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from runtime.records import AgentProfile
 from runtime.tools.builtins import CHILD_BUILTINS
+from runtime.tools.memory import CHILD_MEMORY_TOOLS, MEMORY_TOOLS
 
 CHILD_INSTRUCTIONS = (
     "You are a private child agent started by another agent for one task. Work on the task "
@@ -30,12 +31,28 @@ class AgentSpec:
     tools: tuple[str, ...] = ("notify_operator", "sleep", "spawn_agent")
     profile: AgentProfile = AgentProfile.DEFAULT
     wakeups: WakeupLimits = WakeupLimits()
+    # Whose memories it keeps and is offered: its own id, or a child's root agent's (the child
+    # reads them: `recall` only). None: it keeps none (`[workspaces.memory] enabled = false`).
+    memory: str | None = None
+
+    @property
+    def offered_tools(self) -> tuple[str, ...]:
+        """Its tools, and the memory tools where it keeps memories."""
+        if self.memory is None:
+            return self.tools
+        child = self.profile is AgentProfile.PRIVATE_CHILD
+        kept = CHILD_MEMORY_TOOLS if child else tuple(MEMORY_TOOLS)
+        return self.tools + tuple(t for t in kept if t not in self.tools)
 
     def child(self, child_id: str, command_tools: list[str]) -> AgentSpec:
         """A private child: notify and sleep, plus this agent's command tools and MCP tools
-        (`server.tool`, `server.*`); no spawn."""
+        (`server.tool`, `server.*`); no spawn. It reads this agent's memories (`recall`)."""
         own_commands = tuple(t for t in self.tools if t in command_tools or "." in t)
         prompt = f"{self.system_prompt}\n\n{CHILD_INSTRUCTIONS}".strip()
         return AgentSpec(
-            child_id, prompt, CHILD_BUILTINS + own_commands, AgentProfile.PRIVATE_CHILD
+            child_id,
+            prompt,
+            CHILD_BUILTINS + own_commands,
+            AgentProfile.PRIVATE_CHILD,
+            memory=self.memory,
         )

@@ -95,17 +95,23 @@ class Provenance:
     # Who pays for the turn it starts, when not its sender: a wake-up's and a child's turns
     # are charged to whoever paid for the turn that asked for them (runtime/spend.py).
     charged_to: str | None = None
+    # Said in the sender's private chat with the agent (a DM, the console): what the turn it
+    # starts may see and keep of that operator's own memories (runtime/recall.py).
+    private: bool = False
 
     @property
     def payer(self) -> str | None:
         return self.charged_to or self.sender
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k in self.__slots__ if (v := getattr(self, k)) is not None}
+        return {
+            k: v for k in self.__slots__ if (v := getattr(self, k)) is not None and v is not False
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Provenance:
-        return cls(**{k: data.get(k) for k in cls.__slots__})
+        """What was stored; a key stored before it existed takes its default."""
+        return cls(**{k: data[k] for k in cls.__slots__ if data.get(k) is not None})
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ def runtime_roster(
             a.system_prompt,
             tuple(a.tools),
             wakeups=WakeupLimits(w.wakeups.min_delay_s, w.wakeups.per_day),
+            memory=agent_key(w.id, a.id) if w.memory.enabled else None,
         )
         for w in config.workspaces
         for a in w.agents

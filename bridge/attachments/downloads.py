@@ -247,6 +247,7 @@ class Downloads:
             operator_id=held.operator_id,
             message_ref=held.message_ref,
             correlation_id=held.correlation_id,
+            private=held.addressee.direct,
             attachments=attachments,
         )
 

@@ -40,6 +40,22 @@ class ToolContext:
     wait_for_interjection: Callable[[float], Awaitable[bool]]
     # schedule_wakeup: (when, note) -> the result that ends the turn
     wake_later: Callable[[str, str], Awaitable[ToolResult]]
+    # remember, recall, forget: the agent's memories as this turn may see and write them;
+    # None where the agent keeps none
+    memory: TurnMemories | None = None
+
+
+class TurnMemories(Protocol):
+    """The memory tools' effects, bound to the calling turn: who it speaks for (its audience),
+    its session and message (runtime/recall.py)."""
+
+    async def remember(
+        self, text: str, scope: str | None, supersedes: str | None, key: str
+    ) -> ToolResult: ...
+
+    async def recall(self, query: str) -> ToolResult: ...
+
+    async def forget(self, memory_id: str) -> ToolResult: ...
 
 
 class Tool(Protocol):

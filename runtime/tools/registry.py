@@ -12,6 +12,7 @@ from runtime.tools.builtins import BUILTIN_TOOLS
 from runtime.tools.command import CommandTool, CommandToolSpec
 from runtime.tools.envelope import ToolResult
 from runtime.tools.mcp import McpTools
+from runtime.tools.memory import MEMORY_TOOLS
 
 
 class ToolRegistry:
@@ -19,7 +20,7 @@ class ToolRegistry:
         self, command_tools: Iterable[CommandToolSpec] = (), mcp: McpTools | None = None
     ) -> None:
         self.mcp = mcp or McpTools()  # listed as each server connects: looked up per call
-        self._tools: dict[str, Tool] = dict(BUILTIN_TOOLS)
+        self._tools: dict[str, Tool] = {**BUILTIN_TOOLS, **MEMORY_TOOLS}
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         for definition in command_tools:
             if definition.name in self._tools:
