@@ -25,6 +25,7 @@ from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
 from runtime.events import Event
 from runtime.guards import HeldTurns, TurnLimits
 from runtime.ids import new_id
+from runtime.memory import Memories
 from runtime.messages import (
     InboundMessage,
     QueueMode,
@@ -85,6 +86,7 @@ class Runtime:
         self._closing = False
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
+        self.memories = Memories(store, clock)  # what agents keep across sessions
         self.turn_deps = TurnDeps(
             store,
             provider,

@@ -1,6 +1,35 @@
 """Versioned schema migrations. Append a new entry; never edit a shipped one."""
 
-MIGRATIONS: list[str] = [
+from runtime.store.database import Migration
+
+_MEMORIES = """
+    CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        agent_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        operator_id TEXT,
+        text TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        session_id TEXT,
+        message_id TEXT,
+        source TEXT NOT NULL,
+        supersedes TEXT,
+        superseded_by TEXT,
+        key TEXT NOT NULL,
+        last_used_at REAL,
+        uses INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (agent_id, key)
+    );
+    CREATE TABLE memory_tombstones (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        forgotten_at REAL NOT NULL,
+        forgotten_by TEXT NOT NULL
+    );
+"""
+
+MIGRATIONS: list[str | Migration] = [
     # 1: the runtime's tables.
     """
     CREATE TABLE sessions (
@@ -227,4 +256,24 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX wakeups_asked ON wakeups(session_id, created_at);
     """,
+    # 11: memory that outlives a session (issue 40): each memory with its scope, its source and
+    # where it came from; a newer one names the one it replaces (which then is never recalled);
+    # `key` (the tool call's id) makes a write idempotent; a forgotten one leaves only its
+    # tombstone. The text index is written in the memory's own transaction: SQLite's an FTS5
+    # table on the trigram tokenizer (a word is found inside a longer one, and in text that
+    # does not put spaces between words), PostgreSQL's a tsvector column beside the text.
+    Migration(
+        sqlite=_MEMORIES
+        + """
+    CREATE VIRTUAL TABLE memories_index USING fts5(
+        text, content='memories', content_rowid='seq', tokenize='trigram'
+    );
+    """,
+        postgresql=_MEMORIES
+        + """
+    ALTER TABLE memories ADD COLUMN words tsvector
+        GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED;
+    CREATE INDEX memories_words ON memories USING GIN (words);
+    """,
+    ),
 ]

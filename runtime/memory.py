@@ -1,0 +1,243 @@
+"""Memory that outlives a session (issue 40): what an agent was told or concluded, kept in the
+store with where it came from, recalled by relevance, replaced by a newer memory (never
+edited in place) and truly forgettable.
+
+Who may see a memory is decided by the store's statements (`runtime/store/memory.py`), not
+by a prompt: an agent's memories are its own; one of the operator scope (what one person
+told the agent) only in that person's private chats. A group chat never sees one, even when
+its owner asks there, since others read the answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from config.errors import SwitchboardError
+from runtime.clock import Clock
+from runtime.errors import ConditionFailedError, StoreConflictError
+from runtime.ids import new_id
+from runtime.memory_ranking import Doc, scores, terms_of
+from runtime.store import Store
+from runtime.store import memory as stored
+from runtime.store.database import Row
+
+MAX_TEXT = 2000  # characters in one memory
+CANDIDATES = 200  # the most the database hands the ranker, its own best first
+LESS_TRUSTED = 0.85  # the rank weight of a memory of text from elsewhere (a quote, a tool's)
+
+
+class MemoryScope(StrEnum):
+    OPERATOR = "operator"  # what one person told the agent; seen only in their private chats
+    AGENT = "agent"  # this agent, the whole workspace
+
+
+class MemorySource(StrEnum):
+    OPERATOR = "operator"  # an operator's own words
+    QUOTE = "quote"  # a quote or forward an operator passed on (untrusted text)
+    TOOL = "tool"  # a tool's output
+    EVENT = "event"  # an event's body (trigger, wake-up note)
+    AGENT = "agent"  # the model's own conclusion
+
+
+TRUSTED = frozenset({MemorySource.OPERATOR, MemorySource.AGENT})
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who a turn speaks for and to: which memories it may see and write."""
+
+    agent_id: str  # the runtime agent id ("<workspace>/<agent>"); a child uses its root agent's
+    operator_id: str | None  # the operator whose words started the turn, if any
+    private: bool  # the conversation is that operator's private chat (DM, the console)
+
+    @property
+    def visible(self) -> stored.Visible:
+        own = self.operator_id if self.private else None
+        return stored.Visible(self.agent_id, own)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str  # "mem_..."
+    agent_id: str
+    scope: MemoryScope
+    operator_id: str | None  # whose, for OPERATOR scope
+    text: str
+    created_at: float  # wall clock
+    session_id: str | None  # where it came from
+    message_id: str | None  # the queue message (or run) it came from, if known
+    source: MemorySource
+    supersedes: str | None = None  # the memory this one replaces (add and supersede only)
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    memory: Memory
+    score: float
+
+
+class MemoryRefused(SwitchboardError):
+    """A memory was not written or replaced; the message says why, in words the model can
+    act on."""
+
+
+def _memory(r: Row) -> Memory:
+    return Memory(
+        id=r["id"],
+        agent_id=r["agent_id"],
+        scope=MemoryScope(r["scope"]),
+        operator_id=r["operator_id"],
+        text=r["text"],
+        created_at=r["created_at"],
+        session_id=r["session_id"],
+        message_id=r["message_id"],
+        source=MemorySource(r["source"]),
+        supersedes=r["supersedes"],
+    )
+
+
+def scope_for(audience: Audience, scope: MemoryScope | None) -> MemoryScope:
+    """The scope asked for, or the default: the operator's own in their private chat, else
+    the agent's. Refused: the operator scope anywhere others read the answer."""
+    private = audience.private and audience.operator_id is not None
+    if scope is None:
+        return MemoryScope.OPERATOR if private else MemoryScope.AGENT
+    if scope is MemoryScope.OPERATOR and not private:
+        raise MemoryRefused(
+            "an operator's private memory can be kept only in a private chat with them; "
+            "here others read the answers. Use scope 'agent' if the whole workspace may know it."
+        )
+    return scope
+
+
+def checked_text(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise MemoryRefused("nothing to remember: the text is empty")
+    if len(text) > MAX_TEXT:
+        raise MemoryRefused(
+            f"a memory holds at most {MAX_TEXT} characters (this one has {len(text)}); "
+            "keep the fact itself, in fewer words, or split it into several memories"
+        )
+    return text
+
+
+class Memories:
+    """Remember, recall and forget, for one audience at a time."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+        self._rows = stored.MemoryRows(store.read_sql, store.engine)
+
+    async def remember(
+        self,
+        audience: Audience,
+        text: str,
+        scope: MemoryScope | None,
+        *,
+        session_id: str | None,
+        message_id: str | None,
+        source: MemorySource,
+        supersedes: str | None = None,
+        key: str,
+    ) -> Memory:
+        """Keep a memory (or return the one `key` already wrote). `supersedes` names the
+        memory it replaces, which then is never recalled: it must be one this audience can
+        see and nothing replaced yet. Raises MemoryRefused saying why it was not kept."""
+        already = await self._rows.by_key(audience.agent_id, key)
+        if already is not None:
+            return _memory(already)
+        chosen = scope_for(audience, scope)
+        text = checked_text(text)
+        if supersedes is not None:
+            await self._replaceable(audience, supersedes)
+        try:
+            async with self._store.write() as w:
+                memory = Memory(
+                    id=new_id("mem"),
+                    agent_id=audience.agent_id,
+                    scope=chosen,
+                    operator_id=audience.operator_id if chosen is MemoryScope.OPERATOR else None,
+                    text=w.mask(text),
+                    created_at=self._clock.wall(),
+                    session_id=session_id,
+                    message_id=message_id,
+                    source=source,
+                    supersedes=supersedes,
+                )
+                stored.insert(w, self._store.engine, _new(memory, key))
+                if supersedes is not None:
+                    stored.superseded(w, audience.visible, supersedes, memory.id)
+        except StoreConflictError:
+            raced = await self._rows.by_key(audience.agent_id, key)
+            if raced is None:
+                raise
+            return _memory(raced)
+        except ConditionFailedError:
+            raise MemoryRefused(
+                f"memory {supersedes} was replaced or forgotten meanwhile; recall again"
+            ) from None
+        return memory
+
+    async def _replaceable(self, audience: Audience, memory_id: str) -> None:
+        found = await self._rows.one(audience.visible, memory_id)
+        if found is None:
+            raise MemoryRefused(
+                f"there is no memory {memory_id} to replace here; recall to find its id, "
+                "or remember without replacing"
+            )
+        if found["superseded_by"] is not None:
+            raise MemoryRefused(
+                f"memory {memory_id} was already replaced by {found['superseded_by']}; "
+                "replace that one instead"
+            )
+
+    async def recall(self, audience: Audience, query: str, limit: int = 5) -> list[Recalled]:
+        """The memories this audience may see that best match `query`, best first."""
+        terms = terms_of(query)
+        found = [
+            _memory(r) for r in await self._rows.candidates(audience.visible, terms, CANDIDATES)
+        ]
+        found.sort(key=lambda m: m.id)  # the ranker sees them alike from either engine
+        now = self._clock.wall()
+        docs = [
+            Doc(m.text, m.created_at, 1.0 if m.source in TRUSTED else LESS_TRUSTED) for m in found
+        ]
+        ranked = sorted(
+            (Recalled(m, s) for m, s in zip(found, scores(terms, docs, now), strict=True) if s > 0),
+            key=lambda r: (-r.score, r.memory.id),
+        )[:limit]
+        if ranked:
+            async with self._store.write() as w:
+                stored.used(w, [r.memory.id for r in ranked], now)
+        return ranked
+
+    async def forget(self, audience: Audience, memory_id: str, by: str) -> Memory | None:
+        """Remove the memory, its index entry with it, leaving a tombstone (the id, who, when);
+        None when no memory this audience can see has that id."""
+        found = await self._rows.one(audience.visible, memory_id)
+        if found is None:
+            return None
+        try:
+            async with self._store.write() as w:
+                stored.forgotten(w, self._store.engine, audience.visible, memory_id, by)
+        except ConditionFailedError:
+            return None  # forgotten meanwhile
+        return _memory(found)
+
+
+def _new(m: Memory, key: str) -> stored.NewMemory:
+    return stored.NewMemory(
+        id=m.id,
+        agent_id=m.agent_id,
+        scope=m.scope,
+        operator_id=m.operator_id,
+        text=m.text,
+        created_at=m.created_at,
+        session_id=m.session_id,
+        message_id=m.message_id,
+        source=m.source,
+        supersedes=m.supersedes,
+        key=key,
+    )

@@ -1,0 +1,191 @@
+"""Memories (`runtime.memory.Memories` reads and writes them through this module): a memory,
+its text index and its tombstone are written in one transaction, so recall never reads a
+stale index and a forgotten memory leaves nothing findable.
+
+Who may see a memory is part of every statement's WHERE (`Visible`), never a filter after
+reading: an agent's memories are its own; an operator's only in that operator's private
+chats. SQLite finds candidates in an FTS5 table on the trigram tokenizer (a word inside a
+longer one); PostgreSQL in a tsvector column ('simple': no language's stemming or stop
+words) on a GIN index. Either hands at most `limit` candidates, its own best first, to the
+one ranker in Python (`runtime/memory_ranking.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.store.database import Engine, Row
+from runtime.store.filters import marks
+from runtime.store.writer import Writer
+
+COLUMNS = (
+    "m.id, m.agent_id, m.scope, m.operator_id, m.text, m.created_at, m.session_id,"
+    " m.message_id, m.source, m.supersedes, m.superseded_by"
+)
+BY_KEY = f"SELECT {COLUMNS} FROM memories m WHERE m.agent_id = ? AND m.key = ?"
+
+
+@dataclass(frozen=True, slots=True)
+class Visible:
+    """Which memories an audience may see: its agent's, of the agent scope, and of the
+    operator scope only when `operator_id` is given (its owner, in a private chat)."""
+
+    agent_id: str
+    operator_id: str | None
+
+    def where(self) -> tuple[str, list[Any]]:
+        if self.operator_id is None:
+            return "m.agent_id = ? AND m.scope = 'agent'", [self.agent_id]
+        return (
+            "m.agent_id = ? AND (m.scope = 'agent' OR (m.scope = 'operator'"
+            " AND m.operator_id = ?))",
+            [self.agent_id, self.operator_id],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    id: str
+    agent_id: str
+    scope: str
+    operator_id: str | None
+    text: str
+    created_at: float
+    session_id: str | None
+    message_id: str | None
+    source: str
+    supersedes: str | None
+    key: str
+
+
+def one_sql(visible: Visible) -> tuple[str, list[Any]]:
+    """The memory with an id (a parameter after these), if the audience may see it."""
+    where, params = visible.where()
+    return f"SELECT {COLUMNS} FROM memories m WHERE m.id = ? AND {where}", params
+
+
+def sqlite_candidates_sql(visible: Visible) -> tuple[str, list[Any]]:
+    """Parameters before these: the FTS5 query; after them: the limit."""
+    where, params = visible.where()
+    return (
+        f"SELECT {COLUMNS} FROM memories_index JOIN memories m ON m.seq = memories_index.rowid"
+        f" WHERE memories_index MATCH ? AND {where} AND m.superseded_by IS NULL"
+        " ORDER BY memories_index.rank LIMIT ?",
+        params,
+    )
+
+
+def postgresql_candidates_sql(visible: Visible, terms: int) -> tuple[str, list[Any]]:
+    """Parameters before these: each term; after them: the limit."""
+    where, params = visible.where()
+    query = " || ".join(["plainto_tsquery('simple', ?)"] * terms)
+    return (
+        f"WITH q AS (SELECT {query} AS query) SELECT {COLUMNS} FROM memories m, q"
+        f" WHERE m.words @@ q.query AND {where} AND m.superseded_by IS NULL"
+        " ORDER BY ts_rank(m.words, q.query) DESC, m.id LIMIT ?",
+        params,
+    )
+
+
+def fts5_query(terms: Sequence[str]) -> str:
+    """Any of the terms, each a phrase (a term is letters and digits only, never a quote)."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+class MemoryRows:
+    def __init__(
+        self, rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]], engine: Engine
+    ) -> None:
+        self._rows = rows
+        self._engine = engine
+
+    async def by_key(self, agent_id: str, key: str) -> Row | None:
+        found = await self._rows(BY_KEY, (agent_id, key))
+        return found[0] if found else None
+
+    async def one(self, visible: Visible, memory_id: str) -> Row | None:
+        sql, params = one_sql(visible)
+        found = await self._rows(sql, [memory_id, *params])
+        return found[0] if found else None
+
+    async def candidates(self, visible: Visible, terms: Sequence[str], limit: int) -> list[Row]:
+        """The memories the audience may see, not replaced, holding any of `terms`: at most
+        `limit`, the engine's best first."""
+        if not terms:
+            return []
+        if self._engine is Engine.SQLITE:
+            sql, params = sqlite_candidates_sql(visible)
+            return await self._rows(sql, [fts5_query(terms), *params, limit])
+        sql, params = postgresql_candidates_sql(visible, len(terms))
+        return await self._rows(sql, [*terms, *params, limit])
+
+
+def insert(w: Writer, engine: Engine, m: NewMemory) -> None:
+    """The memory and (SQLite) its index entry."""
+    w.write_sql(
+        "INSERT INTO memories (id, agent_id, scope, operator_id, text, created_at, session_id,"
+        " message_id, source, supersedes, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            m.id,
+            m.agent_id,
+            m.scope,
+            m.operator_id,
+            m.text,
+            m.created_at,
+            m.session_id,
+            m.message_id,
+            m.source,
+            m.supersedes,
+            m.key,
+        ),
+    )
+    if engine is Engine.SQLITE:
+        w.write_sql(
+            "INSERT INTO memories_index (rowid, text) SELECT seq, text FROM memories WHERE id = ?",
+            (m.id,),
+        )
+
+
+def superseded(w: Writer, visible: Visible, old_id: str, new_id: str) -> None:
+    """Mark `old_id` replaced by `new_id`: only if the audience may see it and nothing
+    replaced it yet, else nothing of the transaction is kept (`ConditionFailedError`)."""
+    where, params = visible.where()
+    w.write_sql(
+        f"UPDATE memories SET superseded_by = ? WHERE id IN (SELECT m.id FROM memories m"
+        f" WHERE m.id = ? AND {where} AND m.superseded_by IS NULL)",
+        (new_id, old_id, *params),
+        expect=1,
+    )
+
+
+def forgotten(w: Writer, engine: Engine, visible: Visible, memory_id: str, by: str) -> None:
+    """Remove the memory and its index entry, and leave its tombstone: only if the audience
+    may see it, else nothing of the transaction is kept (`ConditionFailedError`)."""
+    where, params = visible.where()
+    if engine is Engine.SQLITE:
+        w.write_sql(
+            "INSERT INTO memories_index (memories_index, rowid, text)"
+            " SELECT 'delete', seq, text FROM memories WHERE id = ?",
+            (memory_id,),
+        )
+    w.write_sql(
+        f"DELETE FROM memories WHERE id IN (SELECT m.id FROM memories m"
+        f" WHERE m.id = ? AND {where})",
+        (memory_id, *params),
+        expect=1,
+    )
+    w.write_sql(
+        "INSERT INTO memory_tombstones (id, agent_id, forgotten_at, forgotten_by)"
+        " VALUES (?, ?, ?, ?)",
+        (memory_id, visible.agent_id, w.now(), by),
+    )
+
+
+def used(w: Writer, memory_ids: Sequence[str], at: float) -> None:
+    """These memories were recalled at `at` (what a later limit keeps first)."""
+    w.write_sql(
+        "UPDATE memories SET uses = uses + 1, last_used_at = ?"
+        f" WHERE id IN ({marks(len(memory_ids))})",
+        (at, *memory_ids),
+    )
