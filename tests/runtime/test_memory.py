@@ -4,6 +4,7 @@ forgotten one leaves nothing findable but its tombstone; both engines rank alike
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from runtime.memory import (
     MemorySource,
 )
 from runtime.store import Store
+from runtime.store import memory as stored
 from runtime.store.database import Engine
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.postgres import fresh_database
@@ -258,3 +260,25 @@ async def test_sqlite_finds_a_word_inside_a_longer_one(sqlite_path: Path) -> Non
         ]
     finally:
         await store.close()
+
+
+async def test_each_memory_read_on_sqlite_uses_an_index(sqlite_path: Path) -> None:
+    """Recall starts from the text index and reads each candidate by its key; a memory is
+    read by its id or its key; nothing scans the table or sorts what it found."""
+    store = await Store.open(sqlite_path)
+    await store.close()
+    own = stored.Visible(AGENT, "alice")
+    reads = [
+        stored.sqlite_candidates_sql(own)[0],
+        stored.one_sql(own)[0],
+        stored.one_sql(stored.Visible(AGENT, None))[0],
+        stored.BY_KEY,
+    ]
+    with sqlite3.connect(sqlite_path) as conn:
+        for sql in reads:
+            plan = [
+                r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", [None] * sql.count("?"))
+            ]
+            assert all(step.startswith("SEARCH") for step in plan[1:]), plan
+            assert plan[0].startswith(("SEARCH", "SCAN memories_index VIRTUAL TABLE")), plan
+            assert not [step for step in plan if "TEMP B-TREE" in step], plan
