@@ -108,6 +108,7 @@ class Runtime:
             settings.prices,
             NoLimits(),
             TurnLimits(settings.max_turn_tokens, settings.max_repeated_calls),
+            self.memories,
         )
         self.held = HeldTurns(self.sessions)  # turns a budget holds (/approve-spend)
 

@@ -18,8 +18,10 @@ from runtime.approvals import Approvals, refusal
 from runtime.clock import Clock
 from runtime.events import Event
 from runtime.ids import new_id
+from runtime.memory import Memories
 from runtime.messages import QueueMode
 from runtime.payloads import LISTENING_STEP, ProgressState, ToolFinished, ToolStarted, thinking_step
+from runtime.recall import TurnMemory, turn_memory
 from runtime.records import ApprovalStatus
 from runtime.recovery import INTERRUPTED, answer_open_tool_calls
 from runtime.session import RunHandle, Session
@@ -53,6 +55,7 @@ class ToolDeps:
     notify: Callable[[Session, str, str], Awaitable[ToolResult]]
     spawn: Callable[[Session, str, str], Awaitable[ToolResult]]
     wake_later: Callable[[Session, str, str, str], Awaitable[ToolResult]]
+    memories: Memories | None = None
 
 
 async def waiting_round(store: Store, transcript: Transcript) -> bool:
@@ -96,6 +99,19 @@ class ToolRunner:
         self._progress = progress
         self._progress_event = progress_event
         self.admitted_before_tools = False  # an interjection came in just before this round
+        self.memory: TurnMemory | None = None  # the turn's, once `open_memory` read it
+
+    async def open_memory(self) -> TurnMemory:
+        """Who the turn speaks for and the memories its first message recalls: read once,
+        before its first model call; its tool calls remember, recall and forget as that."""
+        self.memory = await turn_memory(
+            self.deps.memories,
+            self.deps.store,
+            self.agent,
+            self.session.id,
+            self.handle.message_ids,
+        )
+        return self.memory
 
     async def run(self, calls: list[ToolUseBlock], round_no: int) -> list[ToolResult]:
         """Run one round's calls side by side; their results become one transcript row."""
@@ -190,7 +206,7 @@ class ToolRunner:
         an approval was asked before a restart); with `record`, store its result the moment it
         finishes (in a batch, so that a stop or a crash keeps the results of the calls that
         did finish)."""
-        approval = self.deps.tools.approval(call.name, self.agent.tools)
+        approval = self.deps.tools.approval(call.name, self.agent.offered_tools)
         if approval is None and waiting:
             approval = Approval()  # asked under an earlier config: the stored request holds
         result = await self._approved(call, approval) if approval is not None else None
@@ -229,9 +245,10 @@ class ToolRunner:
             wake_later=lambda when, note: self.deps.wake_later(
                 self.session, self.run_id, when, note
             ),
+            memory=self.memory if self.memory and self.memory.memories else None,
         )
         try:
-            return await self.deps.tools.run(call.name, call.input, ctx, self.agent.tools)
+            return await self.deps.tools.run(call.name, call.input, ctx, self.agent.offered_tools)
         except Exception as exc:
             log.exception("tool crashed", extra={"tool": call.name, "session_id": self.session.id})
             return ToolResult.failure("tool_crashed", f"{call.name} raised {exc!r}")

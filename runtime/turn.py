@@ -130,6 +130,7 @@ class Turn:
 
     async def _loop(self) -> TurnOutcome:
         """One `match` on what each step resolved to, until one ends the turn."""
+        self.memory = await self.tool_runner.open_memory()  # who asks; memories offered
         step: NextStep = await self.tool_runner.open_round() or NextRound()
         while True:
             match step:
@@ -257,9 +258,9 @@ class Turn:
     def _request(self) -> ProviderRequest:
         return ProviderRequest(
             model=self.model,
-            system=self.agent.system_prompt,
+            system=self.memory.system(self.agent.system_prompt),
             messages=list(self.transcript.rows),
-            tools=self.deps.tools.specs(self.agent.tools),
+            tools=self.deps.tools.specs(self.agent.offered_tools),
             max_tokens=self.deps.budget.max_tokens,
             summary=self.transcript.summary,
             files=self.transcript.files,

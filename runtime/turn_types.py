@@ -11,6 +11,7 @@ from runtime.approvals import Approvals
 from runtime.clock import Clock
 from runtime.context import Budget
 from runtime.guards import TurnLimits
+from runtime.memory import Memories
 from runtime.providers.base import Provider, Usage
 from runtime.records import RunStatus
 from runtime.session import Session
@@ -36,6 +37,7 @@ class TurnDeps:
     prices: PriceTable
     gate: SpendGate
     limits: TurnLimits
+    memories: Memories | None = None  # what agents keep across sessions (runtime/recall.py)
 
     def tool_deps(self) -> ToolDeps:
         return ToolDeps(
@@ -46,6 +48,7 @@ class TurnDeps:
             self.notify,
             self.spawn,
             self.wake_later,
+            self.memories,
         )
 
 

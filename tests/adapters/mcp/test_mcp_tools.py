@@ -186,7 +186,8 @@ async def test_a_streamable_http_server_on_loopback(
             anthropic_api.script = [tools(("web__weather", {"city": "Rome"})), text("sunny")]
             telegram_api.push_message("weather in Rome?", user=1001)
             await until(lambda: "sunny" in telegram_api.chat(1001), wait_s=20)
-            assert [t["name"] for t in anthropic_api.requests[0]["tools"]] == ["web__weather"]
+            offered = [t["name"] for t in anthropic_api.requests[0]["tools"]]
+            assert offered == ["web__weather", "remember", "recall", "forget"]  # memory: on
             [result] = tool_results(anthropic_api)
             assert result["content"]["result"]["city"] == "Rome"
         finally:

@@ -1,0 +1,54 @@
+"""Memory end to end (issue 40), on every topology of `switchboard run`: a fact Alice tells the
+agent in her Telegram DM and it keeps is in the system prompt of her next session's request
+after /new, and never in a request of the group chat she also talks to the agent in."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.adapters.telegram_harness import replies, start_app
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
+from tests.topology import Topology
+
+ALICE = 1001
+GROUP = -100
+DEPLOY = "Our deploy window is Tuesdays 14:00 UTC"
+
+
+def system_of(body: dict[str, Any]) -> str:
+    return " ".join(block["text"] for block in body.get("system", []))
+
+
+async def test_a_fact_kept_in_a_dm_is_offered_after_new_and_never_in_the_group(
+    topology: Topology, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    anthropic_api.script = [
+        tools(("remember", {"text": DEPLOY})),
+        text("Noted."),
+        text("It is on Tuesdays, 14:00 UTC."),
+        text("I can't say here."),
+    ]
+    await start_app(topology.folder / "unused.db", anthropic_api, telegram_api, topology=topology)
+    telegram_api.push_message("Remember: our deploy window is Tuesdays 14:00 UTC", user=ALICE)
+    await until(lambda: len(replies(telegram_api, ALICE)) == 1)
+    assert "remember" in {t["name"] for t in anthropic_api.requests[0]["tools"]}
+    [kept] = anthropic_api.tool_results()
+    assert '"scope": "operator"' in kept["content"], kept
+
+    telegram_api.push_message("/new", user=ALICE)
+    await until(lambda: len(replies(telegram_api, ALICE)) == 2)
+    telegram_api.push_message("When is the deploy window?", user=ALICE)
+    await until(lambda: len(replies(telegram_api, ALICE)) == 3)
+    after_new = anthropic_api.requests[2]
+    assert len(after_new["messages"]) == 1, "a fresh session"
+    assert DEPLOY in system_of(after_new)
+
+    telegram_api.push_message(
+        "When is the deploy window?", user=ALICE, chat=GROUP, chat_type="group"
+    )
+    await until(lambda: len(replies(telegram_api, GROUP)) == 1)
+    assert DEPLOY not in json.dumps(anthropic_api.requests[3]), "Alice's memory reached the group"
+    assert anthropic_api.refused == []

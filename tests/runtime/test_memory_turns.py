@@ -1,0 +1,237 @@
+"""Memory through the runtime (issue 40), with the fake Anthropic API: the model keeps a fact
+with `remember` in a private chat and a later session of the agent is offered it at the start
+of its turn; an operator's memory never reaches a group's requests nor another operator's;
+`forget` takes it out of later requests; an agent that keeps no memory is offered neither the
+tools nor any memory; a child reads its root agent's memories and keeps none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from runtime import AgentSpec, InboundMessage, Provenance, Runtime, Trust
+from runtime.memory import Audience, MemoryScope, MemorySource
+from runtime.messages import Origin
+from runtime.recall import HEADER, UNTRUSTED_MARK
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
+from tests.runtime.helpers import operator, provider_for
+
+AGENT = "acme/assistant"
+DEPLOY = "Our deploy window is Tuesdays 14:00 UTC"
+MEMORY_TOOLS = {"remember", "recall", "forget"}
+
+
+async def memory_runtime(db_path: Path, fake: FakeAnthropic, *, keeps: bool = True) -> Runtime:
+    agent = AgentSpec(
+        AGENT,
+        "You are a test agent.",
+        ("notify_operator", "spawn_agent"),
+        memory=AGENT if keeps else None,
+    )
+    return await Runtime.open(db_path, provider=provider_for(fake), agents=[agent])
+
+
+def dm(words: str, sender: str = "alice") -> InboundMessage:
+    """Said in the sender's private chat with the agent."""
+    return operator(words, sender=sender, provenance=Provenance(sender=sender, private=True))
+
+
+def in_group(words: str, sender: str = "alice") -> InboundMessage:
+    return operator(words, sender=sender, provenance=Provenance(sender=sender, binding="group"))
+
+
+def system_of(body: dict[str, Any]) -> str:
+    return " ".join(block["text"] for block in body.get("system", []))
+
+
+def tool_names(body: dict[str, Any]) -> set[str]:
+    return {t["name"] for t in body.get("tools", [])}
+
+
+def results(fake: FakeAnthropic) -> list[dict[str, Any]]:
+    """The tool results of the newest request, oldest first."""
+    return [json.loads(block["content"]) for block in fake.tool_results()]
+
+
+async def turn(rt: Runtime, message: InboundMessage, session_id: str | None = None) -> str:
+    """Run one turn in `session_id` (a new session of the agent, as after /new, if None)."""
+    sid = session_id or await rt.create_session(AGENT)
+    await rt.submit(sid, message)
+    await rt.wait_idle()
+    return sid
+
+
+async def keep(rt: Runtime, words: str, audience: Audience, key: str) -> str:
+    kept = await rt.memories.remember(
+        audience,
+        words,
+        None,
+        session_id=None,
+        message_id=None,
+        source=MemorySource.OPERATOR,
+        key=key,
+    )
+    return kept.id
+
+
+ALICE_PRIVATE = Audience(AGENT, "alice", True)
+ANYONE = Audience(AGENT, None, False)
+
+
+async def test_a_fact_remembered_in_a_dm_is_offered_to_a_new_session(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [
+        tools(("remember", {"text": DEPLOY})),
+        text("Noted."),
+        text("Tuesdays at 14:00 UTC."),
+    ]
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    first = await turn(rt, dm("Remember: our deploy window is Tuesdays 14:00 UTC"))
+    assert tool_names(anthropic_api.requests[0]) >= MEMORY_TOOLS
+    assert HEADER not in system_of(anthropic_api.requests[0]), "nothing kept yet"
+    [kept] = results(anthropic_api)
+    assert kept["status"] == "success" and kept["result"]["scope"] == "operator", kept
+
+    await turn(rt, dm("When is the deploy window?"))
+    offered = system_of(anthropic_api.requests[2])
+    assert offered.startswith("You are a test agent.")
+    assert HEADER in offered and DEPLOY in offered
+    assert f"{kept['result']['id']} (operator, " in offered
+    assert UNTRUSTED_MARK not in offered
+    assert DEPLOY not in json.dumps(anthropic_api.requests[2]["messages"]), "transcript unchanged"
+    [found] = await rt.memories.recall(ALICE_PRIVATE, "deploy window")
+    memory = found.memory
+    assert (memory.session_id, memory.source) == (first, MemorySource.AGENT)
+    [message] = await rt.store.messages(session_id=first)
+    assert memory.message_id == message.id, "linked to the message that started the turn"
+    assert anthropic_api.refused == []
+
+
+async def test_an_operators_memory_reaches_neither_a_group_nor_another_operator(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await keep(rt, "Alice's door code is 4711", ALICE_PRIVATE, "k1")
+    await keep(rt, "The staging door is staging.example.com", ANYONE, "k2")
+    asked = "door code and staging door?"
+    for message, kept_for_sender in ((in_group(asked), False), (dm(asked, sender="bob"), True)):
+        before = len(anthropic_api.requests)
+        anthropic_api.script = [
+            tools(("recall", {"query": "door code"})),
+            tools(("remember", {"text": "They asked about doors", "scope": "operator"})),
+            text("I can't say."),
+        ]
+        await turn(rt, message)
+        requests = anthropic_api.requests[before:]
+        assert len(requests) == 3
+        assert "staging.example.com" in system_of(requests[0]), "the agent's memory is offered"
+        assert "staging.example.com" in json.dumps(requests[1]["messages"][-1]), "recalled"
+        assert all("4711" not in json.dumps(r) for r in requests), "a private memory leaked"
+        remembered = results(anthropic_api)[-1]
+        assert (remembered["status"] == "success") is kept_for_sender, remembered
+
+    await turn(rt, dm(asked))
+    assert "4711" in system_of(anthropic_api.requests[-1]), "Alice sees hers in her DM"
+    bobs = await rt.memories.recall(Audience(AGENT, "bob", True), "Bob asked about doors")
+    assert [r.memory.scope for r in bobs] == [MemoryScope.OPERATOR], "kept for bob in his DM"
+    assert anthropic_api.refused == []
+
+
+async def test_operator_scope_is_refused_in_a_group_as_a_tool_error(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [
+        tools(("remember", {"text": "Alice likes tea", "scope": "operator"})),
+        text("I can only keep that in a private chat."),
+    ]
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await turn(rt, in_group("remember for me alone that I like tea"))
+    [refused] = anthropic_api.tool_results()
+    assert refused["is_error"] is True
+    assert "private chat" in json.loads(refused["content"])["error"]["message"]
+    assert await rt.memories.recall(ALICE_PRIVATE, "tea") == []
+
+
+async def test_forget_takes_a_memory_out_of_later_requests(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    memory_id = await keep(rt, DEPLOY, ANYONE, "k1")
+    anthropic_api.script = [
+        tools(("forget", {"id": memory_id})),
+        tools(("forget", {"id": memory_id})),
+        text("Forgotten."),
+        text("I don't know the deploy window."),
+    ]
+    await turn(rt, in_group("forget the deploy window"))
+    assert DEPLOY in system_of(anthropic_api.requests[0])
+    first, second = results(anthropic_api)
+    assert first["status"] == "success" and first["result"] == {"id": memory_id}
+    assert second["error"]["kind"] == "not_found", "the second forget finds nothing"
+    await turn(rt, dm("When is the deploy window?"))
+    assert DEPLOY not in json.dumps(anthropic_api.requests[-1])
+    assert await rt.memories.recall(ALICE_PRIVATE, "deploy window") == []
+
+
+async def test_an_agent_keeping_no_memory_is_offered_no_tools_and_no_memory(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [tools(("recall", {"query": "deploy"})), text("I don't know.")]
+    rt = await memory_runtime(db_path, anthropic_api, keeps=False)
+    cleanup.append(rt)
+    await keep(rt, DEPLOY, ANYONE, "k1")  # kept while memory was on
+    await turn(rt, dm("When is the deploy window?"))
+    first = anthropic_api.requests[0]
+    assert tool_names(first) & MEMORY_TOOLS == set()
+    assert DEPLOY not in json.dumps(first) and HEADER not in system_of(first)
+    [refused] = results(anthropic_api)
+    assert refused["error"]["kind"] == "unknown_tool"
+
+
+async def test_a_memory_kept_in_a_turn_an_event_started_is_offered_as_untrusted(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [
+        tools(("remember", {"text": "Build 42 on main failed in the deploy step"})),
+        text("Kept."),
+        text("Build 42 failed."),
+    ]
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    event = operator(
+        "A CI event: build 42 on main failed in the deploy step",
+        origin=Origin.CHANNEL,
+        trust=Trust.TRUSTED_INTEGRATION,
+    )
+    await turn(rt, event)
+    [kept] = results(anthropic_api)
+    assert kept["result"]["scope"] == "agent", "no operator in an event's turn"
+    await turn(rt, dm("what failed in the deploy step?"))
+    offered = system_of(anthropic_api.requests[-1])
+    assert f"{kept['result']['id']} (agent, " in offered and UNTRUSTED_MARK in offered
+
+
+async def test_a_child_reads_its_root_agents_memories_and_keeps_none(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    def respond(body: dict[str, Any]) -> Reply:
+        return text("child done" if "private child agent" in system_of(body) else "ok")
+
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await keep(rt, "The staging door is staging.example.com", ANYONE, "k1")
+    await keep(rt, "Alice's door code is 4711", ALICE_PRIVATE, "k2")
+    anthropic_api.script = [tools(("spawn_agent", {"task": "check the staging door"}))]
+    anthropic_api.responder = respond  # type: ignore[assignment]
+    await turn(rt, dm("have a child check the staging door"))
+    await rt.wait_idle()
+    [child] = [r for r in anthropic_api.requests if "private child agent" in system_of(r)]
+    assert tool_names(child) & MEMORY_TOOLS == {"recall"}
+    assert "staging.example.com" in system_of(child), "the root agent's memory"
+    assert "4711" not in json.dumps(child), "a child speaks for no operator"
