@@ -195,36 +195,74 @@ class Memories:
 
     async def recall(self, audience: Audience, query: str, limit: int = 5) -> list[Recalled]:
         """The memories this audience may see that best match `query`, best first."""
-        terms = terms_of(query)
-        found = [
-            _memory(r) for r in await self._rows.candidates(audience.visible, terms, CANDIDATES)
-        ]
-        found.sort(key=lambda m: m.id)  # the ranker sees them alike from either engine
         now = self._clock.wall()
-        docs = [
-            Doc(m.text, m.created_at, 1.0 if m.source in TRUSTED else LESS_TRUSTED) for m in found
-        ]
-        ranked = sorted(
-            (Recalled(m, s) for m, s in zip(found, scores(terms, docs, now), strict=True) if s > 0),
-            key=lambda r: (-r.score, r.memory.id),
-        )[:limit]
+        ranked = await self._ranked(audience.visible, query, limit, now)
         if ranked:
             async with self._store.write() as w:
                 stored.used(w, [r.memory.id for r in ranked], now)
         return ranked
 
+    async def _ranked(
+        self, visible: stored.Visible, query: str, limit: int, now: float
+    ) -> list[Recalled]:
+        terms = terms_of(query)
+        found = [_memory(r) for r in await self._rows.candidates(visible, terms, CANDIDATES)]
+        found.sort(key=lambda m: m.id)  # the ranker sees them alike from either engine
+        docs = [
+            Doc(m.text, m.created_at, 1.0 if m.source in TRUSTED else LESS_TRUSTED) for m in found
+        ]
+        return sorted(
+            (Recalled(m, s) for m, s in zip(found, scores(terms, docs, now), strict=True) if s > 0),
+            key=lambda r: (-r.score, r.memory.id),
+        )[:limit]
+
+    async def listed(self, audience: Audience, limit: int = 20) -> list[Memory]:
+        """The current memories this audience may see, newest first (chat's `/memory`)."""
+        return [_memory(r) for r in await self._rows.newest(audience.visible, limit)]
+
+    async def of_agent(
+        self, agent_id: str, query: str | None = None, limit: int = 100
+    ) -> list[Memory]:
+        """Every current memory of the agent, of every scope (its admin's view, the console):
+        those matching `query` best first when given, else newest first. Not counted as used."""
+        every = _every(agent_id)
+        if query is None:
+            return [_memory(r) for r in await self._rows.newest(every, limit)]
+        ranked = await self._ranked(every, query, limit, self._clock.wall())
+        return [r.memory for r in ranked]
+
+    async def export(self, agent_id: str) -> list[Memory]:
+        """Every current memory of the agent, of every scope, oldest first."""
+        return [_memory(r) for r in await self._rows.oldest_first(agent_id)]
+
+    async def one(self, agent_id: str, memory_id: str) -> Memory | None:
+        """The agent's memory with this id (of any scope, replaced or not), if it is held."""
+        found = await self._rows.one(_every(agent_id), memory_id)
+        return None if found is None else _memory(found)
+
     async def forget(self, audience: Audience, memory_id: str, by: str) -> Memory | None:
         """Remove the memory, its index entry with it, leaving a tombstone (the id, who, when);
         None when no memory this audience can see has that id."""
-        found = await self._rows.one(audience.visible, memory_id)
+        return await self._forget(audience.visible, memory_id, by)
+
+    async def forget_for_admin(self, agent_id: str, memory_id: str, by: str) -> Memory | None:
+        """The agent's admin forgets any of its memories, of any scope, as `forget` does."""
+        return await self._forget(_every(agent_id), memory_id, by)
+
+    async def _forget(self, visible: stored.Visible, memory_id: str, by: str) -> Memory | None:
+        found = await self._rows.one(visible, memory_id)
         if found is None:
             return None
         try:
             async with self._store.write() as w:
-                stored.forgotten(w, self._store.engine, audience.visible, memory_id, by)
+                stored.forgotten(w, self._store.engine, visible, memory_id, by)
         except ConditionFailedError:
             return None  # forgotten meanwhile
         return _memory(found)
+
+
+def _every(agent_id: str) -> stored.Visible:
+    return stored.Visible(agent_id, None, every_scope=True)
 
 
 def _new(m: Memory, key: str) -> stored.NewMemory:

@@ -29,12 +29,16 @@ BY_KEY = f"SELECT {COLUMNS} FROM memories m WHERE m.agent_id = ? AND m.key = ?"
 @dataclass(frozen=True, slots=True)
 class Visible:
     """Which memories an audience may see: its agent's, of the agent scope, and of the
-    operator scope only when `operator_id` is given (its owner, in a private chat)."""
+    operator scope only when `operator_id` is given (its owner, in a private chat); every one
+    of the agent's for its admin (`every_scope`: the console)."""
 
     agent_id: str
     operator_id: str | None
+    every_scope: bool = False
 
     def where(self) -> tuple[str, list[Any]]:
+        if self.every_scope:
+            return "m.agent_id = ?", [self.agent_id]
         if self.operator_id is None:
             return "m.agent_id = ? AND m.scope = 'agent'", [self.agent_id]
         return (
@@ -63,6 +67,23 @@ def one_sql(visible: Visible) -> tuple[str, list[Any]]:
     """The memory with an id (a parameter after these), if the audience may see it."""
     where, params = visible.where()
     return f"SELECT {COLUMNS} FROM memories m WHERE m.id = ? AND {where}", params
+
+
+def newest_sql(visible: Visible) -> tuple[str, list[Any]]:
+    """The current (not replaced) memories the audience may see, newest first; the limit is a
+    parameter after these."""
+    where, params = visible.where()
+    return (
+        f"SELECT {COLUMNS} FROM memories m WHERE {where} AND m.superseded_by IS NULL"
+        " ORDER BY m.seq DESC LIMIT ?",
+        params,
+    )
+
+
+OLDEST_FIRST = (
+    f"SELECT {COLUMNS} FROM memories m WHERE m.agent_id = ? AND m.superseded_by IS NULL"
+    " ORDER BY m.seq"
+)
 
 
 def sqlite_candidates_sql(visible: Visible) -> tuple[str, list[Any]]:
@@ -108,6 +129,13 @@ class MemoryRows:
         sql, params = one_sql(visible)
         found = await self._rows(sql, [memory_id, *params])
         return found[0] if found else None
+
+    async def newest(self, visible: Visible, limit: int) -> list[Row]:
+        sql, params = newest_sql(visible)
+        return await self._rows(sql, [*params, limit])
+
+    async def oldest_first(self, agent_id: str) -> list[Row]:
+        return await self._rows(OLDEST_FIRST, (agent_id,))
 
     async def candidates(self, visible: Visible, terms: Sequence[str], limit: int) -> list[Row]:
         """The memories the audience may see, not replaced, holding any of `terms`: at most

@@ -276,4 +276,14 @@ MIGRATIONS: list[str | Migration] = [
     CREATE INDEX memories_words ON memories USING GIN (words);
     """,
     ),
+    # 12: memory listed newest first (chat's `/memory`, the console), the least used and
+    # oldest found first when a scope is full, and a forgotten memory's origin (a digest of
+    # the session, message and text it came from, never the text) so the same message is not
+    # learned again
+    """
+    CREATE INDEX memories_recent ON memories(agent_id, seq);
+    CREATE INDEX memories_unused ON memories(agent_id, scope, operator_id, uses, last_used_at, seq);
+    ALTER TABLE memory_tombstones ADD COLUMN origin TEXT;
+    CREATE INDEX memory_tombstones_origin ON memory_tombstones(agent_id, origin);
+    """,
 ]

@@ -273,6 +273,9 @@ async def test_each_memory_read_on_sqlite_uses_an_index(sqlite_path: Path) -> No
         stored.one_sql(own)[0],
         stored.one_sql(stored.Visible(AGENT, None))[0],
         stored.BY_KEY,
+        stored.newest_sql(own)[0],
+        stored.newest_sql(stored.Visible(AGENT, None, every_scope=True))[0],
+        stored.OLDEST_FIRST,
     ]
     with sqlite3.connect(sqlite_path) as conn:
         for sql in reads:
