@@ -48,6 +48,8 @@ class EventType(StrEnum):
     WAKEUP_CANCELLED = "wakeup_cancelled"
     SPEND_HELD = "spend_held"
     SPEND_RELEASED = "spend_released"
+    MEMORY_FORGOTTEN = "memory_forgotten"
+    MEMORY_EVICTED = "memory_evicted"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

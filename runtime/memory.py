@@ -9,20 +9,25 @@ its owner asks there, since others read the answer."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 
 from config.errors import SwitchboardError
 from runtime.clock import Clock
 from runtime.errors import ConditionFailedError, StoreConflictError
+from runtime.events import Event
 from runtime.ids import new_id
 from runtime.memory_ranking import Doc, scores, terms_of
+from runtime.payloads import MemoryEvicted, MemoryForgotten
 from runtime.store import Store
 from runtime.store import memory as stored
 from runtime.store.database import Row
 
 MAX_TEXT = 2000  # characters in one memory
 CANDIDATES = 200  # the most the database hands the ranker, its own best first
+ATTEMPTS = 3  # to keep a memory while others change the same scope
 LESS_TRUSTED = 0.85  # the rank weight of a memory of text from elsewhere (a quote, a tool's)
 
 
@@ -122,12 +127,39 @@ def checked_text(text: str) -> str:
     return text
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryLimits:
+    """How many memories an agent keeps: of its own scope, and of each operator's. Keeping
+    one more in a full scope removes its least used and oldest (`Kept.evicted`)."""
+
+    agent: int = 10_000
+    operator: int = 1_000
+
+    def of(self, scope: MemoryScope) -> int:
+        return self.agent if scope is MemoryScope.AGENT else self.operator
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    memory: Memory
+    evicted: tuple[Memory, ...] = ()  # removed to stay within the limit: tell the operator
+
+
+def origin_of(session_id: str | None, message_id: str | None, text: str) -> str | None:
+    """A digest of where a memory came from and what it says, kept in a forgotten memory's
+    tombstone (never the text) so the same message does not teach it again."""
+    if message_id is None:
+        return None
+    return hashlib.sha256(json.dumps([session_id, message_id, text]).encode()).hexdigest()
+
+
 class Memories:
     """Remember, recall and forget, for one audience at a time."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, limits: MemoryLimits | None = None) -> None:
         self._store = store
         self._clock = clock
+        self._limits = limits or MemoryLimits()
         self._rows = stored.MemoryRows(store.read_sql, store.engine)
 
     async def remember(
@@ -142,43 +174,107 @@ class Memories:
         supersedes: str | None = None,
         key: str,
     ) -> Memory:
-        """Keep a memory (or return the one `key` already wrote). `supersedes` names the
-        memory it replaces, which then is never recalled: it must be one this audience can
-        see and nothing replaced yet. Raises MemoryRefused saying why it was not kept."""
+        """The memory `remembered` kept."""
+        kept = await self.remembered(
+            audience,
+            text,
+            scope,
+            session_id=session_id,
+            message_id=message_id,
+            source=source,
+            supersedes=supersedes,
+            key=key,
+        )
+        return kept.memory
+
+    async def remembered(
+        self,
+        audience: Audience,
+        text: str,
+        scope: MemoryScope | None,
+        *,
+        session_id: str | None,
+        message_id: str | None,
+        source: MemorySource,
+        supersedes: str | None = None,
+        key: str,
+    ) -> Kept:
+        """Keep a memory (or return the one `key` already wrote), and what it removed from a
+        full scope. `supersedes` names the memory it replaces, which then is never recalled:
+        it must be one this audience can see and nothing replaced yet. Raises MemoryRefused
+        saying why it was not kept (also: the same message's same text was forgotten)."""
         already = await self._rows.by_key(audience.agent_id, key)
         if already is not None:
-            return _memory(already)
+            return Kept(_memory(already))
         chosen = scope_for(audience, scope)
-        text = checked_text(text)
-        if supersedes is not None:
-            await self._replaceable(audience, supersedes)
-        try:
-            async with self._store.write() as w:
-                memory = Memory(
-                    id=new_id("mem"),
-                    agent_id=audience.agent_id,
-                    scope=chosen,
-                    operator_id=audience.operator_id if chosen is MemoryScope.OPERATOR else None,
-                    text=w.mask(text),
-                    created_at=self._clock.wall(),
-                    session_id=session_id,
-                    message_id=message_id,
-                    source=source,
-                    supersedes=supersedes,
-                )
-                stored.insert(w, self._store.engine, _new(memory, key))
-                if supersedes is not None:
-                    stored.superseded(w, audience.visible, supersedes, memory.id)
-        except StoreConflictError:
-            raced = await self._rows.by_key(audience.agent_id, key)
-            if raced is None:
-                raise
-            return _memory(raced)
-        except ConditionFailedError:
+        memory = Memory(
+            id=new_id("mem"),
+            agent_id=audience.agent_id,
+            scope=chosen,
+            operator_id=audience.operator_id if chosen is MemoryScope.OPERATOR else None,
+            text=self._store.secrets.mask(checked_text(text)),
+            created_at=self._clock.wall(),
+            session_id=session_id,
+            message_id=message_id,
+            source=source,
+            supersedes=supersedes,
+        )
+        await self._learnable(memory)
+        for _ in range(ATTEMPTS):
+            if supersedes is not None:
+                await self._replaceable(audience, supersedes)
+            evicting = await self._over_limit(memory)
+            try:
+                await self._write(memory, key, audience.visible, evicting)
+            except StoreConflictError:
+                raced = await self._rows.by_key(audience.agent_id, key)
+                if raced is None:
+                    raise
+                return Kept(_memory(raced))
+            except ConditionFailedError:
+                continue  # replaced, forgotten or evicted meanwhile: look again
+            return Kept(memory, evicting)
+        raise MemoryRefused("memory changed while this was kept; remember it again")
+
+    async def _learnable(self, memory: Memory) -> None:
+        origin = origin_of(memory.session_id, memory.message_id, memory.text)
+        if origin is not None and await self._rows.tombstoned(memory.agent_id, origin):
             raise MemoryRefused(
-                f"memory {supersedes} was replaced or forgotten meanwhile; recall again"
-            ) from None
-        return memory
+                "this was forgotten on purpose: the same text from the same message was kept "
+                "once and then forgotten, so it is not learned from that message again"
+            )
+
+    async def _over_limit(self, memory: Memory) -> tuple[Memory, ...]:
+        """What keeping `memory` removes from its scope: the least used and oldest beyond
+        the limit, never the memory it replaces."""
+        limit = self._limits.of(memory.scope)
+        args = (memory.agent_id, memory.scope.value, memory.operator_id)
+        over = await self._rows.count(*args) + 1 - limit
+        if over <= 0:
+            return ()
+        found = await self._rows.least_used(*args, over + 1)
+        return tuple(_memory(r) for r in found if r["id"] != memory.supersedes)[:over]
+
+    async def _write(
+        self, memory: Memory, key: str, visible: stored.Visible, evicting: tuple[Memory, ...]
+    ) -> None:
+        engine = self._store.engine
+        async with self._store.write() as w:
+            stored.insert(w, engine, _new(memory, key))
+            if memory.supersedes is not None:
+                stored.superseded(w, visible, memory.supersedes, memory.id)
+            for gone in evicting:
+                stored.removed(w, engine, gone.id, _every(memory.agent_id))
+            if evicting:
+                evicted = MemoryEvicted(
+                    agent_id=memory.agent_id,
+                    scope=memory.scope.value,
+                    operator_id=memory.operator_id,
+                    limit=self._limits.of(memory.scope),
+                    memory_ids=[m.id for m in evicting],
+                    kept_id=memory.id,
+                )
+                w.emit(Event(evicted, memory.session_id))
 
     async def _replaceable(self, audience: Audience, memory_id: str) -> None:
         found = await self._rows.one(audience.visible, memory_id)
@@ -253,12 +349,22 @@ class Memories:
         found = await self._rows.one(visible, memory_id)
         if found is None:
             return None
+        memory = _memory(found)
+        origin = origin_of(memory.session_id, memory.message_id, memory.text)
+        forgotten = MemoryForgotten(
+            memory_id=memory.id,
+            agent_id=memory.agent_id,
+            scope=memory.scope.value,
+            operator_id=memory.operator_id,
+            by=by,
+        )
         try:
             async with self._store.write() as w:
-                stored.forgotten(w, self._store.engine, visible, memory_id, by)
+                stored.forgotten(w, self._store.engine, visible, memory_id, by, origin)
+                w.emit(Event(forgotten))
         except ConditionFailedError:
             return None  # forgotten meanwhile
-        return _memory(found)
+        return memory
 
 
 def _every(agent_id: str) -> stored.Visible:

@@ -279,3 +279,28 @@ class SpendReleased(Payload):
 
     TYPE: ClassVar[str] = EventType.SPEND_RELEASED
     by: str | None  # the operator who approved; None: the budget allows it again
+
+
+class MemoryForgotten(Payload):
+    """A memory was forgotten (its row and index entry removed, a tombstone left), by the
+    model's `forget` or an operator (`by`). Never its text: forgotten means gone."""
+
+    TYPE: ClassVar[str] = EventType.MEMORY_FORGOTTEN
+    memory_id: str
+    agent_id: str
+    scope: str
+    operator_id: str | None
+    by: str
+
+
+class MemoryEvicted(Payload):
+    """A scope of an agent's memory was full: keeping `kept_id` removed the least used and
+    oldest (`memory_ids`) to stay within `limit`. Never their text."""
+
+    TYPE: ClassVar[str] = EventType.MEMORY_EVICTED
+    agent_id: str
+    scope: str
+    operator_id: str | None
+    limit: int
+    memory_ids: list[str]
+    kept_id: str

@@ -86,6 +86,32 @@ OLDEST_FIRST = (
 )
 
 
+def scope_where(agent_id: str, scope: str, operator_id: str | None) -> tuple[str, list[Any]]:
+    """One scope's memories of an agent: the agent's own, or one operator's."""
+    if operator_id is None:
+        return "m.agent_id = ? AND m.scope = ? AND m.operator_id IS NULL", [agent_id, scope]
+    return "m.agent_id = ? AND m.scope = ? AND m.operator_id = ?", [agent_id, scope, operator_id]
+
+
+def least_used_sql(agent_id: str, scope: str, operator_id: str | None) -> tuple[str, list[Any]]:
+    """A scope's memories, the least used first, then the least recently used, then the
+    oldest (a never used one has no `last_used_at`); the limit is a parameter after these."""
+    where, params = scope_where(agent_id, scope, operator_id)
+    return (
+        f"SELECT {COLUMNS} FROM memories m WHERE {where}"
+        " ORDER BY m.uses, m.last_used_at, m.seq LIMIT ?",
+        params,
+    )
+
+
+def count_sql(agent_id: str, scope: str, operator_id: str | None) -> tuple[str, list[Any]]:
+    where, params = scope_where(agent_id, scope, operator_id)
+    return f"SELECT COUNT(*) AS n FROM memories m WHERE {where}", params
+
+
+TOMBSTONED = "SELECT id FROM memory_tombstones WHERE agent_id = ? AND origin = ?"
+
+
 def sqlite_candidates_sql(visible: Visible) -> tuple[str, list[Any]]:
     """Parameters before these: the FTS5 query; after them: the limit."""
     where, params = visible.where()
@@ -137,6 +163,21 @@ class MemoryRows:
     async def oldest_first(self, agent_id: str) -> list[Row]:
         return await self._rows(OLDEST_FIRST, (agent_id,))
 
+    async def count(self, agent_id: str, scope: str, operator_id: str | None) -> int:
+        sql, params = count_sql(agent_id, scope, operator_id)
+        [row] = await self._rows(sql, params)
+        return int(row["n"])
+
+    async def least_used(
+        self, agent_id: str, scope: str, operator_id: str | None, limit: int
+    ) -> list[Row]:
+        sql, params = least_used_sql(agent_id, scope, operator_id)
+        return await self._rows(sql, [*params, limit])
+
+    async def tombstoned(self, agent_id: str, origin: str) -> bool:
+        """A memory of this origin (see `runtime.memory.origin_of`) was forgotten."""
+        return bool(await self._rows(TOMBSTONED, (agent_id, origin)))
+
     async def candidates(self, visible: Visible, terms: Sequence[str], limit: int) -> list[Row]:
         """The memories the audience may see, not replaced, holding any of `terms`: at most
         `limit`, the engine's best first."""
@@ -187,9 +228,23 @@ def superseded(w: Writer, visible: Visible, old_id: str, new_id: str) -> None:
     )
 
 
-def forgotten(w: Writer, engine: Engine, visible: Visible, memory_id: str, by: str) -> None:
-    """Remove the memory and its index entry, and leave its tombstone: only if the audience
-    may see it, else nothing of the transaction is kept (`ConditionFailedError`)."""
+def forgotten(
+    w: Writer, engine: Engine, visible: Visible, memory_id: str, by: str, origin: str | None
+) -> None:
+    """Remove the memory and its index entry, and leave its tombstone (with the digest of
+    where it came from, never its text): only if the audience may see it, else nothing of
+    the transaction is kept (`ConditionFailedError`)."""
+    removed(w, engine, memory_id, visible)
+    w.write_sql(
+        "INSERT INTO memory_tombstones (id, agent_id, forgotten_at, forgotten_by, origin)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (memory_id, visible.agent_id, w.now(), by, origin),
+    )
+
+
+def removed(w: Writer, engine: Engine, memory_id: str, visible: Visible) -> None:
+    """Remove the memory and its index entry, if the audience may see it, else nothing of
+    the transaction is kept (`ConditionFailedError`)."""
     where, params = visible.where()
     if engine is Engine.SQLITE:
         w.write_sql(
@@ -202,11 +257,6 @@ def forgotten(w: Writer, engine: Engine, visible: Visible, memory_id: str, by: s
         f" WHERE m.id = ? AND {where})",
         (memory_id, *params),
         expect=1,
-    )
-    w.write_sql(
-        "INSERT INTO memory_tombstones (id, agent_id, forgotten_at, forgotten_by)"
-        " VALUES (?, ?, ?, ?)",
-        (memory_id, visible.agent_id, w.now(), by),
     )
 
 
