@@ -24,6 +24,7 @@ async def start_budgeted(
 ) -> App:
     """Workspace `acme` in Europe/Berlin with these budgets and operators, on `topology`."""
     extra = {"operators": operators, "budgets": budgets, "timezone": "Europe/Berlin"}
+    extra["memory"] = {"enabled": False}  # the size of call the limits here were set for
     return await start_app(
         db_path,
         anthropic_api,
