@@ -13,6 +13,7 @@ from bridge.approvals import Approving
 from bridge.automation import words
 from bridge.automation.steering import Automations, NoSuchSchedule
 from bridge.bindings import agent_for
+from bridge.memory_chat import MemoryCommands
 from bridge.pairing import Pairing
 from bridge.sessions import Sessions, agent_key
 from bridge.spend.chat import SpendCommands
@@ -43,6 +44,8 @@ class CommandName(StrEnum):
     SCHEDULES = "schedules"
     USAGE = "usage"
     APPROVE_SPEND = "approve_spend"  # typed /approve-spend too
+    MEMORY = "memory"
+    FORGET = "forget"
     HELP = "help"
 
 
@@ -97,6 +100,7 @@ class Commands:
     ) -> None:
         self._runtime = runtime
         self._spend = SpendCommands(runtime, sessions)
+        self._memory = MemoryCommands(runtime, sessions)
         self._sessions = sessions
         self._status = status
         self._approving = Approving(runtime, sessions, pairing)
@@ -112,9 +116,10 @@ class Commands:
         direct: bool = False,
         decision: tuple[str, str] | None = None,
     ) -> str | Answer:
-        """The answer, with buttons under it where it has any (`/schedules`). `direct`: the
-        conversation is a DM (a binding may name DMs); `decision`: what the message answers
-        yes or no to (a button on it, a reply to it): ("approval", id) or ("pairing", code)."""
+        """The answer, with buttons under it where it has any (`/schedules`, `/memory`).
+        `direct`: the conversation is a DM (a binding may name DMs); `decision`: what the
+        message answers yes or no to (a button on it, a reply to it): ("approval", id) or
+        ("pairing", code)."""
         if isinstance(command, UnknownCommand):
             return texts.UNKNOWN_COMMAND.format(command=command.text, help_hint=texts.HELP_HINT)
         match command.name:
@@ -139,6 +144,14 @@ class Commands:
                 return await self._spend.usage(workspace)
             case CommandName.APPROVE_SPEND:
                 return self._spend.approve(route, workspace, command.argument, operator_id)
+            case CommandName.MEMORY:
+                return await self._memory.memory(
+                    route, workspace, command.argument, operator_id=operator_id, direct=direct
+                )
+            case CommandName.FORGET:
+                return await self._memory.forget(
+                    route, workspace, command.argument, operator_id=operator_id, direct=direct
+                )
             case CommandName.APPROVE | CommandName.DENY:
                 return await self._approving.answer(
                     command.name is CommandName.APPROVE,

@@ -22,6 +22,8 @@ COMMANDS = {
     ),
     "usage": ("", "what the agents spent today and this month, against the budgets"),
     "approve_spend": (" [run]", "let a turn a budget holds go on past its limit (this turn)"),
+    "memory": (" [words]", "what the agent remembers that this chat may see; search it"),
+    "forget": (" ID", "have the agent forget one of its memories (its id from /memory)"),
     "help": ("", "the list of commands"),
 }
 HELP = (
@@ -81,6 +83,29 @@ COMPACTED_FALLBACK = (
 COMPACTED_NOTE = "(summarized the earlier conversation to stay within the model's memory)"
 CONTEXT_USE = "Context: about {tokens:,} of {window:,} tokens ({share:.0%})."
 CONTEXT_UNKNOWN = "Context: not measured yet ({window:,}-token window)."
+# /memory and /forget (bridge/memory_chat.py): what the agent keeps across sessions.
+MEMORY_NONE = (
+    "The agent keeps no memories this chat may see. It keeps one when asked to remember "
+    "something; what you tell it to keep for you alone shows only in your private chat."
+)
+MEMORY_NONE_FOUND = "No memory this chat may see matches \u201c{query}\u201d."
+MEMORY_NEWEST = "The agent's newest memories this chat may see ({count}):"
+MEMORY_FOUND = "Memories matching \u201c{query}\u201d ({count}):"
+MEMORY_LINE = "- {id} ({scope}, {date}, {source}): {text}"
+MEMORY_SCOPES = {"operator": "yours alone", "agent": "the whole workspace"}
+MEMORY_SOURCES = {
+    "operator": "an operator's words",
+    "quote": "a quote or forward",
+    "tool": "a tool's output",
+    "event": "an event",
+    "agent": "the agent's own conclusion",
+}
+MEMORY_PRIVATE_HINT = "Memories kept for you alone show only in your private chat with me."
+MEMORY_FORGET_HINT = "Forget one: /forget ID, or its button."
+MEMORY_FORGET_BUTTON = "Forget \u201c{text}\u201d"
+FORGET_USAGE = "Usage: /forget ID (the memory's id, as /memory lists it)."
+FORGOTTEN = "Forgotten: {id} (\u201c{text}\u201d). The agent no longer recalls it."
+FORGET_NONE = "No memory {id} that this chat may see: nothing was forgotten."
 NEW_SESSION = "Started a fresh session; the agent no longer sees the earlier conversation."
 DROPPED = "Your message \u201c{text}\u201d was dropped: {reason}."
 TURN_FAILED = "The agent could not finish: {error}"
