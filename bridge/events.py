@@ -41,6 +41,7 @@ class AdminActionKind(StrEnum):
     RUN_SCHEDULE = "run_schedule"  # once, now
     CANCEL_WAKEUP = "cancel_wakeup"  # a wake-up an agent set
     APPROVE_SPEND = "approve_spend"  # a turn a budget held goes on (that turn only)
+    FORGET_MEMORY = "forget_memory"  # one of an agent's memories, of any scope
 
 
 class InboundRefused(Payload):

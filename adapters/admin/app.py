@@ -11,6 +11,7 @@ from adapters.admin.pages import (
     deliveries,
     home,
     login,
+    memory,
     notifications,
     overview,
     pairing,
@@ -40,6 +41,7 @@ def admin_app(deps: AdminDeps) -> web.Application:
         schedule_edit,
         schedules,
         usage,
+        memory,
         pairing,
         settings,
     )

@@ -5,6 +5,7 @@ from bridge.admin.board import Board, Failure, Ref, Waiting, read_board
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.history import History
 from bridge.admin.live import live_boards, live_sessions
+from bridge.admin.memory import MemoryBoard, export_memory, forget_memory, read_memory
 from bridge.admin.records import (
     AuditEntry,
     ConnectionRow,
@@ -30,6 +31,7 @@ __all__ = [
     "Failure",
     "HeldTurn",
     "History",
+    "MemoryBoard",
     "NotInWorkspace",
     "NotPossible",
     "Overview",
@@ -45,9 +47,12 @@ __all__ = [
     "UsageBoard",
     "Waiting",
     "approve_spend",
+    "export_memory",
+    "forget_memory",
     "live_boards",
     "live_sessions",
     "read_board",
+    "read_memory",
     "read_schedules",
     "read_usage",
 ]

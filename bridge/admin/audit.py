@@ -60,6 +60,7 @@ _ADMIN_ACTIONS = {
     AdminActionKind.RUN_SCHEDULE: "ran a schedule now",
     AdminActionKind.CANCEL_WAKEUP: "cancelled a wake-up",
     AdminActionKind.APPROVE_SPEND: "approved the spend of the held turn",
+    AdminActionKind.FORGET_MEMORY: "had the agent forget a memory",
 }
 
 

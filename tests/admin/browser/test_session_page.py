@@ -168,6 +168,7 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
         "Approvals",
         "Schedules",
         "Usage",
+        "Memory",
         "Pairing",
         "Settings",
     ]
@@ -178,6 +179,7 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
         ("/w/acme/deliveries", "Deliveries"),
         ("/w/acme/schedules", "Schedules"),
         ("/w/acme/usage", "Usage"),
+        ("/w/acme/memory/assistant", "Memory"),
     ):
         await console.open(path)
         nav = page.locator("nav.sub")
