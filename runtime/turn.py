@@ -258,8 +258,8 @@ class Turn:
     def _request(self) -> ProviderRequest:
         return ProviderRequest(
             model=self.model,
-            system=self.memory.system(self.agent.system_prompt),
-            messages=list(self.transcript.rows),
+            system=self.agent.system_prompt,
+            messages=self.memory.noted(self.transcript.rows, self.transcript.sources),
             tools=self.deps.tools.specs(self.agent.offered_tools),
             max_tokens=self.deps.budget.max_tokens,
             summary=self.transcript.summary,

@@ -1,5 +1,5 @@
 """Memory end to end (issue 40), on every topology of `switchboard run`: a fact Alice tells the
-agent in her Telegram DM and it keeps is in the system prompt of her next session's request
+agent in her Telegram DM and it keeps is offered in her next session's request
 after /new, and never in a request of the group chat she also talks to the agent in."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runtime.recall import HEADER
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -18,8 +19,15 @@ GROUP = -100
 DEPLOY = "Our deploy window is Tuesdays 14:00 UTC"
 
 
-def system_of(body: dict[str, Any]) -> str:
-    return " ".join(block["text"] for block in body.get("system", []))
+def offered_in(body: dict[str, Any]) -> str:
+    """The memories offered in a request: a block at the head of the turn's first message."""
+    return " ".join(
+        block["text"]
+        for message in body["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "text" and block["text"].startswith(HEADER)
+    )
 
 
 async def test_a_fact_kept_in_a_dm_is_offered_after_new_and_never_in_the_group(
@@ -44,7 +52,7 @@ async def test_a_fact_kept_in_a_dm_is_offered_after_new_and_never_in_the_group(
     await until(lambda: len(replies(telegram_api, ALICE)) == 3)
     after_new = anthropic_api.requests[2]
     assert len(after_new["messages"]) == 1, "a fresh session"
-    assert DEPLOY in system_of(after_new)
+    assert DEPLOY in offered_in(after_new)
 
     telegram_api.push_message(
         "When is the deploy window?", user=ALICE, chat=GROUP, chat_type="group"

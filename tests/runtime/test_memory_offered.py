@@ -6,7 +6,15 @@ from __future__ import annotations
 from runtime import InboundMessage, Provenance, Trust
 from runtime.memory import Memory, MemoryScope, MemorySource, Recalled
 from runtime.messages import MessageKind, Origin
-from runtime.recall import HEADER, OFFERED_CHARS, UNTRUSTED_MARK, audience_of, framed, source_of
+from runtime.recall import (
+    FOOTER,
+    HEADER,
+    OFFERED_CHARS,
+    UNTRUSTED_MARK,
+    audience_of,
+    framed,
+    source_of,
+)
 from tests.runtime.helpers import operator
 
 AGENT = "acme/assistant"
@@ -35,8 +43,8 @@ def test_the_block_is_framed_dated_marked_and_bounded() -> None:
             *(recalled(n, "x" * 900) for n in range(3, 6)),
         ]
     )
-    header, first, second, *rest = block.split("\n")
-    assert header == HEADER
+    header, first, second, *rest, footer = block.split("\n")
+    assert (header, footer) == (HEADER, FOOTER)
     assert first == "- mem_1 (agent, 2026-05-28): The staging host is staging.example.com"
     assert second == f"- mem_2 (agent, 2026-05-28){UNTRUSTED_MARK}: Deploys wait for Bob"
     texts = [line.partition(": ")[2] for line in (first, second, *rest)]

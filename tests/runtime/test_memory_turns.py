@@ -45,6 +45,17 @@ def system_of(body: dict[str, Any]) -> str:
     return " ".join(block["text"] for block in body.get("system", []))
 
 
+def offered_in(body: dict[str, Any]) -> str:
+    """The memories offered in a request: a block at the head of the turn's first message."""
+    return " ".join(
+        block["text"]
+        for message in body["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "text" and block["text"].startswith(HEADER)
+    )
+
+
 def tool_names(body: dict[str, Any]) -> set[str]:
     return {t["name"] for t in body.get("tools", [])}
 
@@ -91,17 +102,19 @@ async def test_a_fact_remembered_in_a_dm_is_offered_to_a_new_session(
     cleanup.append(rt)
     first = await turn(rt, dm("Remember: our deploy window is Tuesdays 14:00 UTC"))
     assert tool_names(anthropic_api.requests[0]) >= MEMORY_TOOLS
-    assert HEADER not in system_of(anthropic_api.requests[0]), "nothing kept yet"
+    assert HEADER not in offered_in(anthropic_api.requests[0]), "nothing kept yet"
     [kept] = results(anthropic_api)
     assert kept["status"] == "success" and kept["result"]["scope"] == "operator", kept
 
     await turn(rt, dm("When is the deploy window?"))
-    offered = system_of(anthropic_api.requests[2])
-    assert offered.startswith("You are a test agent.")
+    asked = anthropic_api.requests[2]
+    offered = offered_in(asked)
+    assert system_of(asked) == system_of(anthropic_api.requests[0]), "the cached prefix holds"
     assert HEADER in offered and DEPLOY in offered
     assert f"{kept['result']['id']} (operator, " in offered
     assert UNTRUSTED_MARK not in offered
-    assert DEPLOY not in json.dumps(anthropic_api.requests[2]["messages"]), "transcript unchanged"
+    [message] = asked["messages"]
+    assert [b["text"] for b in message["content"]][1] == "When is the deploy window?"
     [found] = await rt.memories.recall(ALICE_PRIVATE, "deploy window")
     memory = found.memory
     assert (memory.session_id, memory.source) == (first, MemorySource.AGENT)
@@ -128,14 +141,14 @@ async def test_an_operators_memory_reaches_neither_a_group_nor_another_operator(
         await turn(rt, message)
         requests = anthropic_api.requests[before:]
         assert len(requests) == 3
-        assert "staging.example.com" in system_of(requests[0]), "the agent's memory is offered"
+        assert "staging.example.com" in offered_in(requests[0]), "the agent's memory is offered"
         assert "staging.example.com" in json.dumps(requests[1]["messages"][-1]), "recalled"
         assert all("4711" not in json.dumps(r) for r in requests), "a private memory leaked"
         remembered = results(anthropic_api)[-1]
         assert (remembered["status"] == "success") is kept_for_sender, remembered
 
     await turn(rt, dm(asked))
-    assert "4711" in system_of(anthropic_api.requests[-1]), "Alice sees hers in her DM"
+    assert "4711" in offered_in(anthropic_api.requests[-1]), "Alice sees hers in her DM"
     bobs = await rt.memories.recall(Audience(AGENT, "bob", True), "Bob asked about doors")
     assert [r.memory.scope for r in bobs] == [MemoryScope.OPERATOR], "kept for bob in his DM"
     assert anthropic_api.refused == []
@@ -170,7 +183,7 @@ async def test_forget_takes_a_memory_out_of_later_requests(
         text("I don't know the deploy window."),
     ]
     await turn(rt, in_group("forget the deploy window"))
-    assert DEPLOY in system_of(anthropic_api.requests[0])
+    assert DEPLOY in offered_in(anthropic_api.requests[0])
     first, second = results(anthropic_api)
     assert first["status"] == "success" and first["result"] == {"id": memory_id}
     assert second["error"]["kind"] == "not_found", "the second forget finds nothing"
@@ -189,7 +202,7 @@ async def test_an_agent_keeping_no_memory_is_offered_no_tools_and_no_memory(
     await turn(rt, dm("When is the deploy window?"))
     first = anthropic_api.requests[0]
     assert tool_names(first) & MEMORY_TOOLS == set()
-    assert DEPLOY not in json.dumps(first) and HEADER not in system_of(first)
+    assert DEPLOY not in json.dumps(first) and HEADER not in json.dumps(first)
     [refused] = results(anthropic_api)
     assert refused["error"]["kind"] == "unknown_tool"
 
@@ -213,7 +226,7 @@ async def test_a_memory_kept_in_a_turn_an_event_started_is_offered_as_untrusted(
     [kept] = results(anthropic_api)
     assert kept["result"]["scope"] == "agent", "no operator in an event's turn"
     await turn(rt, dm("what failed in the deploy step?"))
-    offered = system_of(anthropic_api.requests[-1])
+    offered = offered_in(anthropic_api.requests[-1])
     assert f"{kept['result']['id']} (agent, " in offered and UNTRUSTED_MARK in offered
 
 
@@ -233,5 +246,28 @@ async def test_a_child_reads_its_root_agents_memories_and_keeps_none(
     await rt.wait_idle()
     [child] = [r for r in anthropic_api.requests if "private child agent" in system_of(r)]
     assert tool_names(child) & MEMORY_TOOLS == {"recall"}
-    assert "staging.example.com" in system_of(child), "the root agent's memory"
+    assert "staging.example.com" in offered_in(child), "the root agent's memory"
     assert "4711" not in json.dumps(child), "a child speaks for no operator"
+
+
+async def test_what_is_offered_stays_out_of_the_transcript_and_the_cached_prefix(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    """Each turn is offered what its own first message recalls, in that turn's requests
+    only: the system prompt and the rows of earlier turns are sent as they were, the prefix
+    a provider caches from one turn to the next."""
+    anthropic_api.script = [text("Noted."), text("Tuesdays."), text("staging.example.com")]
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await keep(rt, DEPLOY, ANYONE, "k1")
+    await keep(rt, "The staging host is staging.example.com", ANYONE, "k2")
+    sid = await turn(rt, dm("hello there"))
+    await turn(rt, dm("When is the deploy window?"), sid)
+    await turn(rt, dm("Which staging host do we use?"), sid)
+    first, second, third = anthropic_api.requests
+    assert system_of(first) == system_of(second) == system_of(third)
+    assert DEPLOY in offered_in(second) and "staging.example.com" in offered_in(third)
+    assert third["messages"][:2] == second["messages"][:2], "earlier turns go as they were"
+    assert HEADER not in json.dumps(third["messages"][:4]), "only this turn's message has it"
+    stored = await rt.store.full_transcript(sid)
+    assert HEADER not in json.dumps([r.model_dump() for r in stored]), "never in the transcript"
