@@ -54,6 +54,8 @@ SUMMARY_REQUEST = (
 )
 Guard = Callable[[Awaitable[ProviderResponse]], Awaitable[ProviderResponse]]
 Bill = Callable[[Writer, str, Usage], None]  # record a call's usage: model, tokens
+# Before the rows up to a cut are summarized (runtime/memory_flush.py): what it cost.
+Flush = Callable[[Transcript, int], Awaitable[Usage]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,7 @@ class Compacted:
     rows: int  # rows the summary now stands for
     summary: str
     fallback: bool
-    usage: Usage  # what the summary request cost
+    usage: Usage  # what the flush and the summary requests cost
 
 
 def starts_round(row: TranscriptMessage) -> bool:
@@ -128,10 +130,13 @@ async def compact(
     guard: Guard,
     requested: bool = False,
     bill: Bill | None = None,
+    flush: Flush | None = None,
 ) -> Compacted | None:
     """Compact `transcript` in the store and in memory; None when nothing can be compacted.
     `guard` runs the summary request (a turn makes it cancellable by a stop); `bill` records
-    what it cost, in the transaction that records the compaction."""
+    what it cost, in the transaction that records the compaction. `flush` (an agent that
+    keeps memory) runs first, over the rows about to be summarized, and is awaited: no
+    summary is asked for while it is unfinished."""
     keep_chars = int(budget.keep_tokens / context.tokens_per_char)
     cut = choose_cut(transcript.rows, keep_chars)
     tokens_before = context.estimate(rows_chars(transcript.rows) + len(transcript.summary or ""))
@@ -149,6 +154,7 @@ async def compact(
             )
             await store.emit(Event(nothing, session_id, run_id))
         return None
+    flushed = await flush(transcript, cut) if flush is not None else Usage()
     ids = [i for sources in transcript.sources[:cut] for i in sources]
     senders = {e.id: e for e in await store.messages_by_id(ids)}
     record = record_of(transcript, cut, senders)
@@ -197,7 +203,7 @@ async def compact(
             )
         )
     transcript.compacted(cut, summary)
-    return Compacted(cut, summary, error is not None, usage)
+    return Compacted(cut, summary, error is not None, flushed + usage)
 
 
 def _fallback(previous: str | None, rows: int, error: str) -> str:

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 class CallPurpose(StrEnum):
     ROUND = "round"  # a turn's model round
     COMPACTION = "compaction"  # summarizing the earlier conversation
+    MEMORY_FLUSH = "memory_flush"  # keeping what should last, before compaction
 
 
 @dataclass(frozen=True, slots=True)

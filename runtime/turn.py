@@ -18,6 +18,7 @@ from runtime.compaction import compact
 from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
 from runtime.events import Event, Payload
 from runtime.guards import CallGuard
+from runtime.memory_flush import MemoryFlush
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import (
     AssistantText,
@@ -32,12 +33,7 @@ from runtime.payloads import (
     thinking_step,
 )
 from runtime.prompts import interjection_row
-from runtime.providers.base import (
-    ProviderRequest,
-    ProviderResponse,
-    Usage,
-    request_chars,
-)
+from runtime.providers.base import ProviderRequest, ProviderResponse, Usage, request_chars
 from runtime.records import RunStatus
 from runtime.session import RunHandle, Session, TurnStopped
 from runtime.spend import CallPurpose, Charge, HoldKind, SpendHold
@@ -59,11 +55,7 @@ from runtime.store import Writer
 from runtime.store.usage import record_call
 from runtime.tool_round import ToolRunner
 from runtime.tools.envelope import ToolResult
-from runtime.transcript import (
-    ToolUseBlock,
-    Transcript,
-    TranscriptMessage,
-)
+from runtime.transcript import ToolUseBlock, Transcript, TranscriptMessage
 from runtime.turn_types import TurnDeps, TurnOutcome
 
 log = logging.getLogger(__name__)
@@ -275,7 +267,8 @@ class Turn:
         force: bool = False,
     ) -> ProviderRequest:
         """The compaction step: when the request would fill too much of the context window
-        (or the operator asked, with /compact), the older rows become a summary first.
+        (or the operator asked, with /compact), the older rows become a summary first, after
+        an agent that keeps memory was asked to keep what should last of them (a flush).
         Operator messages drain around it, as at any safe point. `tokens`: the request's
         estimate, when the round has made it already."""
         if tokens is None:
@@ -297,6 +290,13 @@ class Turn:
             guard=self.handle.inflight_op,
             requested=requested,
             bill=lambda w, model, usage: self._bill(w, model, usage, CallPurpose.COMPACTION),
+            flush=MemoryFlush.of(
+                self.memory,
+                self.deps,
+                self.agent.system_prompt,
+                self.handle.inflight_op,
+                lambda w, model, usage: self._bill(w, model, usage, CallPurpose.MEMORY_FLUSH),
+            ),
         )
         if compacted is not None:
             self.usage += compacted.usage

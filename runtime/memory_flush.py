@@ -1,0 +1,131 @@
+"""The memory flush before compaction (issue 40): what is about to be summarized away is
+offered to the model first, with only the `remember` tool, so that the facts, decisions and
+preferences worth keeping beyond the conversation outlive the summary.
+
+It is a side request, like the summary's: the system prompt, the rows about to be compacted
+and an instruction; its rounds are never recorded in the transcript. Each `remember` call is
+kept through the turn's `TurnMemory` (its audience, session and message; the tool_use id as
+the key, so a retry writes nothing twice). At most `ROUNDS` rounds, then compaction goes on.
+A provider error (or a request the transcript invariants refuse) is logged as a warning and
+ends the flush: it must never wedge the session, so compaction proceeds without it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from runtime.compaction import Bill, Flush, Guard
+from runtime.errors import ProviderError, TranscriptInvariantError
+from runtime.memory import MemoryScope
+from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
+from runtime.recall import TurnMemory
+from runtime.store import Store
+from runtime.tools.envelope import ToolResult, ToolStatus
+from runtime.tools.memory import MEMORY_TOOLS
+from runtime.transcript import (
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Transcript,
+    TranscriptMessage,
+)
+from runtime.turn_types import TurnDeps
+
+log = logging.getLogger(__name__)
+
+ROUNDS = 3  # model rounds a flush may take, at most
+FLUSH_REQUEST = (
+    "Older messages are about to be summarized. Call remember for each fact, decision or "
+    "preference in them worth keeping beyond this conversation that you have not kept yet; "
+    "reply 'done' when finished."
+)
+REMEMBER = MEMORY_TOOLS["remember"].spec
+ONLY_REMEMBER = "only remember is offered now"
+SCOPES = frozenset(s.value for s in MemoryScope)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFlush:
+    """A turn's flush: `flush(transcript, cut)` before the rows up to `cut` are compacted."""
+
+    memory: TurnMemory
+    store: Store
+    provider: Provider
+    system: str
+    max_tokens: int
+    guard: Guard  # runs each request (a turn makes it cancellable by a stop)
+    bill: Bill  # records each request's usage, in a transaction of its own
+
+    @classmethod
+    def of(
+        cls,
+        memory: TurnMemory,
+        deps: TurnDeps,
+        system: str,
+        guard: Guard,
+        bill: Bill,
+    ) -> Flush | None:
+        """The flush of a turn whose agent keeps memory; None for one that keeps none."""
+        if memory.memories is None:
+            return None
+        budget = deps.budget
+        return cls(memory, deps.store, deps.provider, system, budget.max_tokens, guard, bill).flush
+
+    async def flush(self, transcript: Transcript, cut: int) -> Usage:
+        """Ask the model to keep what should last of `transcript.rows[:cut]`; what it cost."""
+        rows = [*transcript.rows[:cut], _ask(FLUSH_REQUEST)]
+        usage = Usage()
+        for _ in range(ROUNDS):
+            request = ProviderRequest(
+                model=self.provider.model,
+                system=self.system,
+                messages=rows,
+                tools=[REMEMBER],
+                max_tokens=self.max_tokens,
+                summary=transcript.summary,
+                files=transcript.files,
+            )
+            try:
+                response = await self.guard(
+                    self.provider.complete(request, lambda _: None, lambda *_: None)
+                )
+            except (ProviderError, TranscriptInvariantError) as exc:
+                log.warning(
+                    "memory flush failed; compacting without it",
+                    extra={"session_id": self.memory.session_id, "error": str(exc)},
+                )
+                break
+            usage += response.usage
+            async with self.store.write() as w:
+                self.bill(w, response.model or self.provider.model, response.usage)
+            calls = response.tool_uses()
+            if not calls or response.stop_reason is StopReason.MAX_TOKENS:
+                break  # done (a call cut off mid-way is incomplete: not kept)
+            results = [await self._run(call) for call in calls]
+            rows.append(TranscriptMessage(role="assistant", blocks=list(response.blocks)))
+            rows.append(TranscriptMessage(role="user", blocks=results))
+        return usage
+
+    async def _run(self, call: ToolUseBlock) -> ToolResultBlock:
+        scope, supersedes = call.input.get("scope"), call.input.get("supersedes")
+        if call.name != REMEMBER.name:
+            result = ToolResult.failure("not_offered", ONLY_REMEMBER)
+        elif scope and scope not in SCOPES:
+            result = ToolResult.failure("invalid_input", f"scope must be one of {sorted(SCOPES)}")
+        else:
+            result = await self.memory.remember(
+                str(call.input.get("text", "")),
+                str(scope) if scope else None,
+                str(supersedes) if supersedes else None,
+                call.id,
+            )
+        return ToolResultBlock(
+            tool_use_id=call.id,
+            content=result.for_model(),
+            is_error=result.status is not ToolStatus.SUCCESS,
+        )
+
+
+def _ask(text: str) -> TranscriptMessage:
+    return TranscriptMessage(role="user", blocks=[TextBlock(text=text)])
