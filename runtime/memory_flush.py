@@ -15,12 +15,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from runtime.compaction import Bill, Flush, Guard
+from runtime.agents import AgentSpec
+from runtime.compaction import Bill, Flush, Guard, unguarded
 from runtime.errors import ProviderError, TranscriptInvariantError
 from runtime.memory import MemoryScope
 from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
-from runtime.recall import TurnMemory
-from runtime.store import Store
+from runtime.recall import TurnMemory, audience_of, source_of
+from runtime.spend import CallPurpose, Charge
+from runtime.store import Store, Writer
+from runtime.store.usage import record_call
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.memory import MEMORY_TOOLS
 from runtime.transcript import (
@@ -125,6 +128,32 @@ class MemoryFlush:
             content=result.for_model(),
             is_error=result.status is not ToolStatus.SUCCESS,
         )
+
+
+async def between_turns(
+    deps: TurnDeps, agent: AgentSpec | None, session_id: str, transcript: Transcript
+) -> Flush | None:
+    """The flush of /compact on an idle session: for the audience of the newest message in
+    its transcript (and charged to that message's payer, in no run)."""
+    if deps.memories is None or agent is None or agent.memory is None:
+        return None
+    newest = next((ids[-1] for ids in reversed(transcript.sources) if ids), None)
+    found = await deps.store.messages_by_id([newest] if newest else [])
+    message = found[0].message if found else None
+    memory = TurnMemory(
+        deps.memories,
+        audience_of(agent.memory, message),
+        session_id,
+        newest,
+        source_of(message),
+        agent.id,
+    )
+    charge = Charge(session_id, agent.id, message.provenance.payer if message else None, None)
+
+    def bill(w: Writer, model: str, usage: Usage) -> None:
+        record_call(w, deps.prices, charge, model, CallPurpose.MEMORY_FLUSH, usage)
+
+    return MemoryFlush.of(memory, deps, agent.system_prompt, unguarded, bill)
 
 
 def _ask(text: str) -> TranscriptMessage:

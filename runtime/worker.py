@@ -10,6 +10,7 @@ from runtime.compaction import compact, unguarded
 from runtime.events import Event
 from runtime.host import Host
 from runtime.ids import new_id
+from runtime.memory_flush import between_turns
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import ProgressState, TurnFinished, TurnStarted, thinking_step
 from runtime.prompts import turn_input_row
@@ -229,16 +230,19 @@ async def compact_idle(rt: Host, session: Session) -> None:
             return  # a turn took the request
         session.compact_requested = False
         try:
+            transcript = await rt.store.transcript(session.id)
+            agent = rt.agents.get(session.record.agent_id)
             await compact(
                 rt.store,
                 rt.provider,
-                await rt.store.transcript(session.id),
+                transcript,
                 session_id=session.id,
                 run_id=None,
                 budget=rt.turn_deps.budget,
                 context=session.context,
                 guard=unguarded,
                 requested=True,
+                flush=await between_turns(rt.turn_deps, agent, session.id, transcript),
             )
         except Exception:
             log.exception("compaction failed", extra={"session_id": session.id})

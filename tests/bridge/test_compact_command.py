@@ -16,6 +16,7 @@ async def test_compact_on_demand_between_turns_is_answered_when_done(
     bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
     anthropic_api.script = [
         text("The deploy key is in vault path ops/deploy."),
+        text("done"),  # the memory flush before the summary: nothing more to keep
         text("Summary: the operator asked where the deploy key is: vault path ops/deploy."),
     ]
     try:
@@ -31,7 +32,7 @@ async def test_compact_on_demand_between_turns_is_answered_when_done(
         assert said[2] == "Summarizing the conversation so far; I'll say when it's done."
         assert said[3].startswith("Summarized 1 earlier messages; the agent's context is now")
         assert "Context: about" in said[4] and "of 200,000 tokens" in said[4]
-        summary_request = anthropic_api.requests[1]
+        summary_request = anthropic_api.requests[2]
         assert "where is the deploy key?" in str(summary_request["messages"])
         assert "operator alice via telegram" in str(summary_request["messages"]), "who said it"
     finally:

@@ -15,10 +15,10 @@ from typing import Any
 from runtime import AgentSpec, CompactStatus, EventType, Runtime, RuntimeSettings
 from runtime.compaction import SUMMARY_SYSTEM
 from runtime.memory import Audience
-from runtime.memory_flush import FLUSH_REQUEST
+from runtime.memory_flush import FLUSH_REQUEST, ROUNDS
 from runtime.payloads import ContextCompacted
 from runtime.recall import HEADER
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools
 from tests.runtime.helpers import all_events, provider_for, until
 from tests.runtime.test_memory_turns import dm, offered_in, tool_names
 from tests.runtime.test_spend import usage_rows
@@ -190,4 +190,63 @@ async def test_an_agent_keeping_no_memory_gets_no_flush(
         assert (len(model.flushes) > flushed) is (agent == AGENT), agent
     plains = [r for r in await usage_rows(rt) if r["agent_id"] == PLAIN]
     assert {r["purpose"] for r in plains} == {"round", "compaction"}
+    assert anthropic_api.refused == []
+
+
+async def compact_idle(rt: Runtime, sid: str) -> None:
+    """/compact on an idle session, waited for."""
+    assert rt.compact(sid) is CompactStatus.STARTED
+    await until(lambda: rt.sessions[sid].compaction is None)
+
+
+async def test_compact_on_an_idle_session_flushes_first(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.responder = model = Model()
+    rt = await open_rt(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session(AGENT)
+    await say(rt, sid, "Remember: our deploy window is Tuesdays 14:00 UTC.")
+    for n in range(3):
+        await say(rt, sid, f"Message {n}.")
+    await compact_idle(rt, sid)
+    [compacted] = await compactions(rt)
+    assert compacted.requested and model.flushes, "the flush ran before /compact's summary"
+    assert tool_names(model.flushes[0]) == {"remember"}
+    flushes = [r for r in await usage_rows(rt) if r["purpose"] == "memory_flush"]
+    assert len(flushes) == 2 and {(r["payer"], r["run_id"]) for r in flushes} == {
+        ("alice", None)
+    }, "charged to who spoke last, in no run"
+    await assert_kept_and_offered_anew(rt, anthropic_api, sid)
+
+
+async def test_a_flush_that_fails_or_never_ends_does_not_hold_up_compaction(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    """A flush whose request the provider refuses is logged and compaction goes on; one that
+    keeps calling remember stops after ROUNDS rounds. Either way the summary is written."""
+    flushes: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if is_summary(body):
+            return text("A summary.")
+        if is_flush(body):
+            flushes.append(body)
+            if len(flushes) == 1:
+                return error(400, "invalid_request_error", "the flush is refused")
+            return tools(("remember", {"text": f"{DEPLOY} (round {len(flushes)})"}))
+        return text("Noted.")
+
+    anthropic_api.responder = respond
+    rt = await open_rt(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session(AGENT)
+    for n, flushed in ((1, 1), (2, 1 + ROUNDS)):
+        for m in range(3):
+            await say(rt, sid, f"Remember: our deploy window is Tuesdays 14:00 UTC. {n}.{m}")
+        await compact_idle(rt, sid)
+        assert len(flushes) == flushed
+        assert len(await compactions(rt)) == n and not (await compactions(rt))[-1].fallback
+    kept = await rt.memories.recall(Audience(AGENT, "alice", True), "deploy window", 10)
+    assert len(kept) == ROUNDS, "a memory a round, then the flush ended"
     assert anthropic_api.refused == []
