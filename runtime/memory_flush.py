@@ -5,7 +5,9 @@ preferences worth keeping beyond the conversation outlive the summary.
 It is a side request, like the summary's: the system prompt, the rows about to be compacted
 and an instruction; its rounds are never recorded in the transcript. Each `remember` call is
 kept through the turn's `TurnMemory` (its audience, session and message; the tool_use id as
-the key, so a retry writes nothing twice). At most `ROUNDS` rounds, then compaction goes on.
+the key, so a retry writes nothing twice); /compact between turns flushes for the audience of
+the newest message. At most `ROUNDS` rounds, each charged as `memory_flush`, then compaction
+goes on.
 A provider error (or a request the transcript invariants refuse) is logged as a warning and
 ends the flush: it must never wedge the session, so compaction proceeds without it.
 """
