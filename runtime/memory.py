@@ -26,7 +26,7 @@ from runtime.store import memory as stored
 from runtime.store.database import Row
 
 MAX_TEXT = 2000  # characters in one memory
-CANDIDATES = 200  # the most the database hands the ranker, its own best first
+CANDIDATES = 100  # the most the database hands the ranker, its own best first
 ATTEMPTS = 3  # to keep a memory while others change the same scope
 LESS_TRUSTED = 0.85  # the rank weight of a memory of text from elsewhere (a quote, a tool's)
 

@@ -6,11 +6,14 @@ Who may see a memory is part of every statement's WHERE (`Visible`), never a fil
 reading: an agent's memories are its own; an operator's only in that operator's private
 chats. SQLite finds candidates in an FTS5 table on the trigram tokenizer (a word inside a
 longer one); PostgreSQL in a tsvector column ('simple': no language's stemming or stop
-words) on a GIN index. Either hands at most `limit` candidates, its own best first, to the
-one ranker in Python (`runtime/memory_ranking.py`)."""
+words) on a GIN index. Either hands a bounded number of candidates to the one ranker in
+Python (`runtime/memory_ranking.py`): its own best by the query's rarer terms, and the newest
+holding its common ones. A term held by very many memories is not ranked by, since the engine
+would score each of them (at 100,000 memories, a query of common words took 100 ms)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +26,10 @@ COLUMNS = (
     "m.id, m.agent_id, m.scope, m.operator_id, m.text, m.created_at, m.session_id,"
     " m.message_id, m.source, m.supersedes, m.superseded_by"
 )
+COMMON = 1_000  # memories holding a term, past which it is too common to rank candidates by
+COMMON_FOR_S = 600.0  # how long a term found common is taken as common without counting it
+COMMON_KEPT = 10_000  # common terms remembered so, at most
+RECENT = 25  # of the memories holding only a query's common terms, the newest this many
 BY_KEY = f"SELECT {COLUMNS} FROM memories m WHERE m.agent_id = ? AND m.key = ?"
 
 
@@ -112,26 +119,42 @@ def count_sql(agent_id: str, scope: str, operator_id: str | None) -> tuple[str, 
 TOMBSTONED = "SELECT id FROM memory_tombstones WHERE agent_id = ? AND origin = ?"
 
 
-def sqlite_candidates_sql(visible: Visible) -> tuple[str, list[Any]]:
-    """Parameters before these: the FTS5 query; after them: the limit."""
-    where, params = visible.where()
-    return (
-        f"SELECT {COLUMNS} FROM memories_index JOIN memories m ON m.seq = memories_index.rowid"
-        f" WHERE memories_index MATCH ? AND {where} AND m.superseded_by IS NULL"
-        " ORDER BY memories_index.rank LIMIT ?",
-        params,
-    )
-
-
-def postgresql_candidates_sql(visible: Visible, terms: int) -> tuple[str, list[Any]]:
-    """Parameters before these: each term; after them: the limit."""
-    where, params = visible.where()
+def search_sql(engine: Engine, visible: Visible, terms: int, newest: bool) -> str:
+    """The memories the audience may see, not replaced, holding any of `terms` terms: the
+    engine's best first, or the newest first. Parameters: `match_params`, then the
+    audience's (`Visible.where`), then the limit."""
+    where, _ = visible.where()
+    if engine is Engine.SQLITE:
+        order = "memories_index.rowid DESC" if newest else "memories_index.rank"
+        return (
+            f"SELECT {COLUMNS} FROM memories_index JOIN memories m"
+            " ON m.seq = memories_index.rowid"
+            f" WHERE memories_index MATCH ? AND {where} AND m.superseded_by IS NULL"
+            f" ORDER BY {order} LIMIT ?"
+        )
     query = " || ".join(["plainto_tsquery('simple', ?)"] * terms)
+    order = "m.seq DESC" if newest else "ts_rank(m.words, q.query) DESC, m.id"
     return (
         f"WITH q AS (SELECT {query} AS query) SELECT {COLUMNS} FROM memories m, q"
         f" WHERE m.words @@ q.query AND {where} AND m.superseded_by IS NULL"
-        " ORDER BY ts_rank(m.words, q.query) DESC, m.id LIMIT ?",
-        params,
+        f" ORDER BY {order} LIMIT ?"
+    )
+
+
+def match_params(engine: Engine, terms: Sequence[str]) -> list[str]:
+    return [fts5_query(terms)] if engine is Engine.SQLITE else list(terms)
+
+
+def counts_sql(engine: Engine, terms: int) -> str:
+    """How many memories (of any agent) hold each term, counted up to a bound: a parameter
+    pair each (the term, the bound). A counted-up-to bound reads at most that many index
+    entries, however common the term."""
+    if engine is Engine.SQLITE:
+        holding = "SELECT 1 FROM memories_index WHERE memories_index MATCH ? LIMIT ?"
+    else:
+        holding = "SELECT 1 FROM memories WHERE words @@ plainto_tsquery('simple', ?) LIMIT ?"
+    return "SELECT " + ", ".join(
+        f"(SELECT COUNT(*) FROM ({holding}) AS h{i}) AS n{i}" for i in range(terms)
     )
 
 
@@ -146,6 +169,7 @@ class MemoryRows:
     ) -> None:
         self._rows = rows
         self._engine = engine
+        self._common: dict[str, float] = {}  # a term found common: until when (monotonic)
 
     async def by_key(self, agent_id: str, key: str) -> Row | None:
         found = await self._rows(BY_KEY, (agent_id, key))
@@ -180,14 +204,42 @@ class MemoryRows:
 
     async def candidates(self, visible: Visible, terms: Sequence[str], limit: int) -> list[Row]:
         """The memories the audience may see, not replaced, holding any of `terms`: at most
-        `limit`, the engine's best first."""
+        `limit` the engine ranks best by the query's rarer terms, and the newest holding its
+        common ones (`RECENT`; `limit` when all are common). A common term is not ranked
+        by: the engine would rank every memory that holds it."""
         if not terms:
             return []
-        if self._engine is Engine.SQLITE:
-            sql, params = sqlite_candidates_sql(visible)
-            return await self._rows(sql, [fts5_query(terms), *params, limit])
-        sql, params = postgresql_candidates_sql(visible, len(terms))
-        return await self._rows(sql, [*terms, *params, limit])
+        rare, common = await self._rarity(terms)
+        found: dict[str, Row] = {}
+        for some, newest, most in ((rare, False, limit), (common, True, RECENT if rare else limit)):
+            if some:
+                sql = search_sql(self._engine, visible, len(some), newest)
+                where = visible.where()[1]
+                for row in await self._rows(sql, [*match_params(self._engine, some), *where, most]):
+                    found.setdefault(row["id"], row)
+        return list(found.values())
+
+    async def _rarity(self, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+        """The terms held by at most `COMMON` memories, and the others. A term found common
+        lately is not counted again (counting it is the most it costs): it stays common
+        until hundreds of memories holding it go."""
+        now = time.monotonic()
+        common = [t for t in terms if self._common.get(t, 0.0) > now]
+        asked = [t for t in terms if t not in common]
+        if not asked:
+            return [], common
+        params = [p for term in asked for p in (*match_params(self._engine, [term]), COMMON + 1)]
+        [row] = await self._rows(counts_sql(self._engine, len(asked)), params)
+        rare = []
+        for i, term in enumerate(asked):
+            if int(row[f"n{i}"]) <= COMMON:
+                rare.append(term)
+                continue
+            if len(self._common) >= COMMON_KEPT:
+                self._common.clear()
+            self._common[term] = now + COMMON_FOR_S
+            common.append(term)
+        return rare, [t for t in terms if t in common]
 
 
 def insert(w: Writer, engine: Engine, m: NewMemory) -> None:

@@ -269,7 +269,8 @@ async def test_each_memory_read_on_sqlite_uses_an_index(sqlite_path: Path) -> No
     await store.close()
     own = stored.Visible(AGENT, "alice")
     reads = [
-        stored.sqlite_candidates_sql(own)[0],
+        stored.search_sql(Engine.SQLITE, own, 1, newest=False),
+        stored.search_sql(Engine.SQLITE, own, 1, newest=True),
         stored.one_sql(own)[0],
         stored.one_sql(stored.Visible(AGENT, None))[0],
         stored.BY_KEY,
