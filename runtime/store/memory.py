@@ -26,7 +26,7 @@ COLUMNS = (
     "m.id, m.agent_id, m.scope, m.operator_id, m.text, m.created_at, m.session_id,"
     " m.message_id, m.source, m.supersedes, m.superseded_by"
 )
-COMMON = 1_000  # memories holding a term, past which it is too common to rank candidates by
+COMMON = 500  # memories holding a term, past which it is too common to rank candidates by
 COMMON_FOR_S = 600.0  # how long a term found common is taken as common without counting it
 COMMON_KEPT = 10_000  # common terms remembered so, at most
 RECENT = 25  # of the memories holding only a query's common terms, the newest this many

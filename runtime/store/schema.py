@@ -29,6 +29,13 @@ _MEMORIES = """
     );
 """
 
+_MEMORY_INDEXES = """
+    CREATE INDEX memories_recent ON memories(agent_id, seq);
+    CREATE INDEX memories_unused ON memories(agent_id, scope, operator_id, uses, last_used_at, seq);
+    ALTER TABLE memory_tombstones ADD COLUMN origin TEXT;
+    CREATE INDEX memory_tombstones_origin ON memory_tombstones(agent_id, origin);
+"""
+
 MIGRATIONS: list[str | Migration] = [
     # 1: the runtime's tables.
     """
@@ -279,11 +286,13 @@ MIGRATIONS: list[str | Migration] = [
     # 12: memory listed newest first (chat's `/memory`, the console), the least used and
     # oldest found first when a scope is full, and a forgotten memory's origin (a digest of
     # the session, message and text it came from, never the text) so the same message is not
-    # learned again
-    """
-    CREATE INDEX memories_recent ON memories(agent_id, seq);
-    CREATE INDEX memories_unused ON memories(agent_id, scope, operator_id, uses, last_used_at, seq);
-    ALTER TABLE memory_tombstones ADD COLUMN origin TEXT;
-    CREATE INDEX memory_tombstones_origin ON memory_tombstones(agent_id, origin);
+    # learned again. PostgreSQL's text index is written as each memory is (no pending list
+    # that every search reads until a vacuum merges it: a memory is written once, searched often)
+    Migration(
+        sqlite=_MEMORY_INDEXES,
+        postgresql=_MEMORY_INDEXES
+        + """
+    ALTER INDEX memories_words SET (fastupdate = off);
     """,
+    ),
 ]
