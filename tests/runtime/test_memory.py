@@ -264,7 +264,8 @@ async def test_sqlite_finds_a_word_inside_a_longer_one(sqlite_path: Path) -> Non
 
 async def test_each_memory_read_on_sqlite_uses_an_index(sqlite_path: Path) -> None:
     """Recall starts from the text index and reads each candidate by its key; a memory is
-    read by its id or its key; nothing scans the table or sorts what it found."""
+    read by its id or its key, a list in order of an index (newest, oldest, least used), a
+    tombstone by its origin; nothing scans the table or sorts what it found."""
     store = await Store.open(sqlite_path)
     await store.close()
     own = stored.Visible(AGENT, "alice")
@@ -277,6 +278,10 @@ async def test_each_memory_read_on_sqlite_uses_an_index(sqlite_path: Path) -> No
         stored.newest_sql(own)[0],
         stored.newest_sql(stored.Visible(AGENT, None, every_scope=True))[0],
         stored.OLDEST_FIRST,
+        stored.least_used_sql(AGENT, "agent", None)[0],
+        stored.least_used_sql(AGENT, "operator", "alice")[0],
+        stored.count_sql(AGENT, "agent", None)[0],
+        stored.TOMBSTONED,
     ]
     with sqlite3.connect(sqlite_path) as conn:
         for sql in reads:
