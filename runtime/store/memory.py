@@ -102,11 +102,12 @@ def scope_where(agent_id: str, scope: str, operator_id: str | None) -> tuple[str
 
 def least_used_sql(agent_id: str, scope: str, operator_id: str | None) -> tuple[str, list[Any]]:
     """A scope's memories, the least used first, then the least recently used, then the
-    oldest (a never used one has no `last_used_at`); the limit is a parameter after these."""
+    oldest (a never used one has no `last_used_at`); the limit is a parameter after these.
+    Ordered by the (one) operator too, so PostgreSQL reads it in the index's order."""
     where, params = scope_where(agent_id, scope, operator_id)
     return (
         f"SELECT {COLUMNS} FROM memories m WHERE {where}"
-        " ORDER BY m.uses, m.last_used_at, m.seq LIMIT ?",
+        " ORDER BY m.operator_id, m.uses, m.last_used_at, m.seq LIMIT ?",
         params,
     )
 
