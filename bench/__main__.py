@@ -6,6 +6,7 @@ from bench import (
     files_bench,
     load_bench,
     markdown_bench,
+    memory_bench,
     provider_bench,
     replicas_bench,
     runtime_bench,
@@ -33,3 +34,4 @@ asyncio.run(replicas_bench.main([]))
 asyncio.run(load_bench.main([]))
 asyncio.run(schedules_bench.main([]))
 asyncio.run(usage_bench.main([]))
+asyncio.run(memory_bench.main([]))
