@@ -4,6 +4,7 @@ audited and leaves a tombstone so the same message does not teach the same text 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -161,3 +162,16 @@ async def test_a_forgotten_message_does_not_teach_the_same_text_again(
     ]
     events = await store.read_sql("SELECT data FROM events")
     assert not [e for e in events if "4411" in e["data"]], "the ledger never holds the text"
+
+
+async def test_memories_kept_at_once_into_a_full_scope_each_evict_their_own(
+    memories: Memories,
+) -> None:
+    """Both see the same least used memory; the second to commit finds it gone, looks
+    again and removes the next: the scope stays at its limit."""
+    held = [(await keep(memories, ALICE_DM, f"Fact {n}.")).memory for n in range(3)]
+    first, second = await asyncio.gather(
+        keep(memories, ALICE_DM, "Fact 3."), keep(memories, ALICE_DM, "Fact 4.")
+    )
+    assert {first.evicted, second.evicted} == {(held[0],), (held[1],)}
+    assert await memories.export(AGENT) == [held[2], first.memory, second.memory]
