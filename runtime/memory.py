@@ -5,7 +5,12 @@ edited in place) and truly forgettable.
 Who may see a memory is decided by the store's statements (`runtime/store/memory.py`), not
 by a prompt: an agent's memories are its own; one of the operator scope (what one person
 told the agent) only in that person's private chats. A group chat never sees one, even when
-its owner asks there, since others read the answer."""
+its owner asks there, since others read the answer.
+
+Bounded: a full scope makes room for a new memory by removing its least used and oldest
+(`MemoryLimits`; `Memories.remembered` says which, to tell the operator). Forgetting and
+removing are audited in the ledger; a forgotten memory's tombstone keeps the same message
+from teaching the same text again."""
 
 from __future__ import annotations
 
