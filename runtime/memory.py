@@ -165,7 +165,7 @@ class Memories:
         self._store = store
         self._clock = clock
         self._limits = limits or MemoryLimits()
-        self._rows = stored.MemoryRows(store.read_sql, store.engine)
+        self._rows = store.memories
 
     async def remember(
         self,

@@ -43,6 +43,7 @@ from runtime.store.engines import open_database
 from runtime.store.filters import Where, marks
 from runtime.store.history import History
 from runtime.store.leases import Leases
+from runtime.store.memory import MemoryRows
 from runtime.store.publishing import Publisher
 from runtime.store.retention import BATCH, PRUNE_EVENTS, in_batches
 from runtime.store.schema import MIGRATIONS
@@ -68,6 +69,7 @@ class Store:
         self.history = History(self._rows)  # runtime/store/history.py: pages for people
         self.wakeups = Wakeups(self._rows)  # runtime/store/wakeups.py
         self.usage = UsageLedger(self._rows)  # runtime/store/usage.py: what calls cost
+        self.memories = MemoryRows(self._rows, db.engine)  # runtime/store/memory.py
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
         self._tx = Transactions(db, clock, self._publisher, self.secrets)
