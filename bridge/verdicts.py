@@ -98,7 +98,6 @@ class Hold:
     """An operator's message held until its files are in (or behind one that is), or, with
     no file wanted and no words, passed on not at all (`decided.held` None)."""
 
-    sender: Trusted
     decided: FilesDecided
 
 
@@ -180,7 +179,7 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
     correlation = notification.notification_id if notification else None
     about = notification.session_id if notification else None
     if facts.held_back:  # held for files, in order
-        return Hold(sender, _files(chat, sender, facts, about, correlation))
+        return Hold(_files(chat, sender, facts, about, correlation))
     if chat.button is not None and chat.text is None:  # a button whose command is unknown
         return _reject(chat, "button_gone", texts.BUTTON_GONE)
     if chat.text is None:
