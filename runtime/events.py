@@ -50,6 +50,7 @@ class EventType(StrEnum):
     SPEND_RELEASED = "spend_released"
     MEMORY_FORGOTTEN = "memory_forgotten"
     MEMORY_EVICTED = "memory_evicted"
+    MEMORY_OFFERED = "memory_offered"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

@@ -304,3 +304,14 @@ class MemoryEvicted(Payload):
     limit: int
     memory_ids: list[str]
     kept_id: str
+
+
+class MemoryOffered(Payload):
+    """A turn of an agent that keeps memory started: how many memories its first message
+    recalled and were offered at its head, and about how many tokens of the request they
+    took (0 and 0: none matched). Never their text."""
+
+    TYPE: ClassVar[str] = EventType.MEMORY_OFFERED
+    agent_id: str
+    memories: int
+    tokens: int

@@ -92,6 +92,11 @@ def framed(recalled: Sequence[Recalled], limit: int = OFFERED_CHARS) -> str:
     return "\n".join([HEADER, *lines, FOOTER]) if lines else ""
 
 
+def lines_of(block: str) -> int:
+    """How many memories a `framed` block offers."""
+    return sum(1 for line in block.splitlines() if line.startswith("- "))
+
+
 def listed(memory: Memory) -> dict[str, object]:
     """A memory as a recall call returns it."""
     return {
@@ -116,6 +121,7 @@ class TurnMemory:
     source: MemorySource
     by: str  # who forgets, for the tombstone: the calling agent
     offered: str = ""
+    offered_count: int = 0  # how many memories `offered` holds
 
     def noted(
         self, rows: Sequence[TranscriptMessage], sources: Sequence[Sequence[str]]
@@ -200,4 +206,5 @@ async def turn_memory(
     if message is None or not message.text.strip():
         return memory
     recalled = await memories.recall(memory.audience, message.text, OFFERED)
-    return replace(memory, offered=framed(recalled))
+    offered = framed(recalled)
+    return replace(memory, offered=offered, offered_count=lines_of(offered))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -20,7 +21,14 @@ from runtime.events import Event
 from runtime.ids import new_id
 from runtime.memory import Memories
 from runtime.messages import QueueMode
-from runtime.payloads import LISTENING_STEP, ProgressState, ToolFinished, ToolStarted, thinking_step
+from runtime.payloads import (
+    LISTENING_STEP,
+    MemoryOffered,
+    ProgressState,
+    ToolFinished,
+    ToolStarted,
+    thinking_step,
+)
 from runtime.recall import TurnMemory, turn_memory
 from runtime.records import ApprovalStatus
 from runtime.recovery import INTERRUPTED, answer_open_tool_calls
@@ -111,6 +119,14 @@ class ToolRunner:
             self.session.id,
             self.handle.message_ids,
         )
+        if self.memory.memories is not None:
+            offered = MemoryOffered(
+                agent_id=self.agent.id,
+                memories=self.memory.offered_count,
+                tokens=math.ceil(len(self.memory.offered) * self.session.context.tokens_per_char),
+            )
+            async with self.deps.store.write() as w:
+                w.emit(Event(offered, self.session.id, self.run_id))
         return self.memory
 
     async def run(self, calls: list[ToolUseBlock], round_no: int) -> list[ToolResult]:
