@@ -1,5 +1,7 @@
 """Errors the runtime raises; a caller can act on each subclass."""
 
+from enum import StrEnum
+
 from config.errors import SwitchboardError
 
 
@@ -27,12 +29,53 @@ class TranscriptInvariantError(RuntimeFault):
         super().__init__("refusing to send an invalid provider request: " + "; ".join(problems))
 
 
-class ProviderError(RuntimeFault):
-    """The model provider failed; `retryable` says whether a later try may succeed."""
+class Failure(StrEnum):
+    """What kind of provider failure, whichever provider: what a fallback does about it
+    (runtime/providers/fallback.py). Each provider module maps its SDK's errors to one."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    RATE_LIMITED = "rate_limited"  # 429: wait for Retry-After, then the next key or provider
+    OVERLOADED = "overloaded"  # 529 and 5xx: the circuit opens, a half-open probe closes it
+    UNREACHABLE = "unreachable"  # no answer: connection refused or reset, a timeout
+    BILLING = "billing"  # 402, quota or credit exhausted: held for hours
+    AUTH = "auth"  # 401, 403: this key is refused; the admin is told
+    INVALID = "invalid"  # 400 and the rest: the request itself; never falls back
+    CONTEXT = "context"  # the request does not fit the window: compaction's, never falls back
+
+
+# A status's failure, where the body says nothing more precise.
+_BY_STATUS = {401: Failure.AUTH, 403: Failure.AUTH, 402: Failure.BILLING, 429: Failure.RATE_LIMITED}
+RETRYABLE = frozenset({Failure.RATE_LIMITED, Failure.OVERLOADED, Failure.UNREACHABLE})
+
+
+def failure_of(status: int | None) -> Failure:
+    """The failure an HTTP status means (None: no answer at all)."""
+    if status is None:
+        return Failure.UNREACHABLE
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    if status in (408, 409) or status >= 500:
+        return Failure.OVERLOADED
+    return Failure.INVALID
+
+
+class ProviderError(RuntimeFault):
+    """The model provider failed. `failure` says what kind (from `status` unless given);
+    `retryable` whether a later try may succeed; `retry_after` how long the provider asked
+    to wait (seconds), if it said."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool | None = None,
+        failure: Failure | None = None,
+        retry_after: float | None = None,
+    ):
         self.status = status
-        self.retryable = retryable
+        self.failure = failure or failure_of(status)
+        self.retryable = self.failure in RETRYABLE if retryable is None else retryable
+        self.retry_after = retry_after
         super().__init__(message)
 
 
@@ -43,7 +86,7 @@ class ContextWindowExceededError(ProviderError):
     def __init__(
         self, message: str, *, status: int | None = None, request_tokens: int | None = None
     ):
-        super().__init__(message, status=status, retryable=False)
+        super().__init__(message, status=status, retryable=False, failure=Failure.CONTEXT)
         self.request_tokens = request_tokens  # the provider's count of the refused request
 
 

@@ -15,7 +15,12 @@ from dataclasses import replace
 from runtime.agents import AgentSpec
 from runtime.boundaries import Boundary
 from runtime.compaction import compact
-from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
+from runtime.errors import (
+    ContextWindowExceededError,
+    Failure,
+    ProviderError,
+    TranscriptInvariantError,
+)
 from runtime.events import Event, Payload
 from runtime.guards import CallGuard
 from runtime.memory_flush import MemoryFlush
@@ -215,7 +220,9 @@ class Turn:
             )
         await self._settle(response, recorded, said)
         if repeated:
-            raise ProviderError(f"the model returned duplicate tool_use ids: {repeated}")
+            raise ProviderError(
+                f"the model returned duplicate tool_use ids: {repeated}", failure=Failure.INVALID
+            )
         self.guard.answered(response.usage, recorded.tool_uses())
         return step
 

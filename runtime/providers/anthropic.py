@@ -21,7 +21,12 @@ import anthropic
 
 from config.errors import CredentialRefused, PlatformUnreachable
 from runtime.clock import Clock, SystemClock
-from runtime.errors import ContextWindowExceededError, ProviderError, TranscriptInvariantError
+from runtime.errors import (
+    ContextWindowExceededError,
+    Failure,
+    ProviderError,
+    TranscriptInvariantError,
+)
 from runtime.prompts import render_summary
 from runtime.providers.anthropic_stream import read_stream
 from runtime.providers.base import (
@@ -169,7 +174,7 @@ def _map_api_error(exc: Exception) -> ProviderError:
         return ProviderError(text, status=exc.status_code, retryable=retryable)
     if isinstance(exc, anthropic.APIConnectionError):
         return ProviderError(f"could not reach the Anthropic API: {exc}", retryable=True)
-    return ProviderError(f"Anthropic SDK error: {exc}")
+    return ProviderError(f"Anthropic SDK error: {exc}", failure=Failure.INVALID)
 
 
 class AnthropicProvider:
