@@ -161,7 +161,7 @@ async def remember_times(store: Store, corpus: Corpus, size: int) -> tuple[float
     samples = []
     for n in range(QUERIES):
         began = time.perf_counter()
-        kept = await memories.remembered(
+        kept = await memories.remember(
             AUDIENCE,
             corpus.sentence(20),
             MemoryScope.AGENT,

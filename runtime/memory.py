@@ -178,31 +178,6 @@ class Memories:
         source: MemorySource,
         supersedes: str | None = None,
         key: str,
-    ) -> Memory:
-        """The memory `remembered` kept."""
-        kept = await self.remembered(
-            audience,
-            text,
-            scope,
-            session_id=session_id,
-            message_id=message_id,
-            source=source,
-            supersedes=supersedes,
-            key=key,
-        )
-        return kept.memory
-
-    async def remembered(
-        self,
-        audience: Audience,
-        text: str,
-        scope: MemoryScope | None,
-        *,
-        session_id: str | None,
-        message_id: str | None,
-        source: MemorySource,
-        supersedes: str | None = None,
-        key: str,
     ) -> Kept:
         """Keep a memory (or return the one `key` already wrote), and what it removed from a
         full scope. `supersedes` names the memory it replaces, which then is never recalled:

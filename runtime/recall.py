@@ -156,10 +156,11 @@ class TurnMemory:
             )
         except MemoryRefused as exc:
             return ToolResult.failure("refused", str(exc))
-        replaced = f", replacing {kept.supersedes}" if kept.supersedes else ""
+        memory = kept.memory
+        replaced = f", replacing {memory.supersedes}" if memory.supersedes else ""
         return ToolResult.success(
-            f"remembered as {kept.id} ({kept.scope} scope{replaced})",
-            {"id": kept.id, "scope": kept.scope, "supersedes": kept.supersedes},
+            f"remembered as {memory.id} ({memory.scope} scope{replaced})",
+            {"id": memory.id, "scope": memory.scope, "supersedes": memory.supersedes},
         )
 
     async def recall(self, query: str) -> ToolResult:

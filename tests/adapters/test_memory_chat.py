@@ -66,7 +66,7 @@ async def seed(app: App) -> tuple[str, str]:
         source=MemorySource.QUOTE,
         key="seed-shared",
     )
-    return mine.id, ours.id
+    return mine.memory.id, ours.memory.id
 
 
 async def test_memory_in_a_dm_lists_and_forgets_and_a_group_never_sees_the_private_one(

@@ -62,7 +62,7 @@ async def seed(app: App) -> tuple[str, str]:
         source=MemorySource.QUOTE,
         key="seed-shared",
     )
-    return mine.id, ours.id
+    return mine.memory.id, ours.memory.id
 
 
 async def test_an_admin_lists_searches_forgets_and_exports_an_agents_memory(app: App) -> None:

@@ -55,7 +55,7 @@ async def keep(
     source: MemorySource = MemorySource.OPERATOR,
     supersedes: str | None = None,
 ) -> Memory:
-    return await memories.remember(
+    kept = await memories.remember(
         audience,
         text,
         scope,
@@ -65,6 +65,7 @@ async def keep(
         supersedes=supersedes,
         key=key or f"toolu_{text}",
     )
+    return kept.memory
 
 
 async def texts(memories: Memories, audience: Audience, query: str) -> list[str]:

@@ -50,7 +50,7 @@ async def keep(
     supersedes: str | None = None,
     key: str | None = None,
 ) -> Kept:
-    return await memories.remembered(
+    return await memories.remember(
         audience,
         text,
         scope,
@@ -112,7 +112,7 @@ async def test_remember_still_answers_the_memory_and_a_repeat_evicts_nothing(
 ) -> None:
     for n in range(3):
         await keep(memories, ALICE_DM, f"Fact {n}.")
-    memory = await memories.remember(
+    kept = await memories.remember(
         ALICE_DM,
         "Fact 3.",
         MemoryScope.AGENT,
@@ -123,7 +123,7 @@ async def test_remember_still_answers_the_memory_and_a_repeat_evicts_nothing(
     )
     assert [m.text for m in await memories.export(AGENT)] == ["Fact 1.", "Fact 2.", "Fact 3."]
     again = await keep(memories, ALICE_DM, "Fact 3.", key="toolu_again")
-    assert again == Kept(memory)
+    assert again == Kept(kept.memory)
 
 
 async def test_the_memory_replaced_is_never_the_one_evicted(memories: Memories) -> None:

@@ -39,7 +39,7 @@ async def keep(
     scope: MemoryScope | None = MemoryScope.AGENT,
     supersedes: str | None = None,
 ) -> Memory:
-    return await memories.remember(
+    kept = await memories.remember(
         audience,
         text,
         scope,
@@ -49,6 +49,7 @@ async def keep(
         supersedes=supersedes,
         key=f"toolu_{text}",
     )
+    return kept.memory
 
 
 async def kept_by_all(memories: Memories) -> dict[str, Memory]:

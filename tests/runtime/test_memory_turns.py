@@ -83,7 +83,7 @@ async def keep(rt: Runtime, words: str, audience: Audience, key: str) -> str:
         source=MemorySource.OPERATOR,
         key=key,
     )
-    return kept.id
+    return kept.memory.id
 
 
 ALICE_PRIVATE = Audience(AGENT, "alice", True)
