@@ -246,14 +246,19 @@ class Commands:
         self, route: Route, workspace: WorkspaceConfig, operator_id: str, direct: bool
     ) -> str:
         """A fresh session; the old one's wake-ups are cancelled first, and it sets no more
-        (a turn of it still running), so none of them comes into this chat later."""
+        (a turn of it still running), so none of them comes into this chat later. An agent
+        that keeps memory is asked to keep what should last of the old conversation."""
         old = self._sessions.session_of(route)
         by = f"/new by {operator_id}"
         cancelled = await self._runtime.cancel_wakeups(old, by, retire=True) if old else 0
+        flushing = self._runtime.flush_on_leaving(old) if old else False
         await self._sessions.session_for(route, workspace, fresh=True, direct=direct)
-        if not cancelled:
-            return texts.NEW_SESSION
-        return f"{texts.NEW_SESSION} {texts.WAKEUPS_CANCELLED.format(wakeups=_wakeups(cancelled))}"
+        said = [texts.NEW_SESSION]
+        if flushing:
+            said.append(texts.KEEPING_MEMORIES)
+        if cancelled:
+            said.append(texts.WAKEUPS_CANCELLED.format(wakeups=_wakeups(cancelled)))
+        return " ".join(said)
 
     async def _stop_session(self, session_id: str, idle: str, operator_id: str) -> str:
         """Stop the running turn and cancel the session's wake-ups (before the stop, and again

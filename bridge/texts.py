@@ -107,6 +107,7 @@ FORGET_USAGE = "Usage: /forget ID (the memory's id, as /memory lists it)."
 FORGOTTEN = "Forgotten: {id} (\u201c{text}\u201d). The agent no longer recalls it."
 FORGET_NONE = "No memory {id} that this chat may see: nothing was forgotten."
 NEW_SESSION = "Started a fresh session; the agent no longer sees the earlier conversation."
+KEEPING_MEMORIES = "It is keeping what should last of that one in its memory first."
 DROPPED = "Your message \u201c{text}\u201d was dropped: {reason}."
 TURN_FAILED = "The agent could not finish: {error}"
 TURN_RESUMED = (

@@ -26,6 +26,7 @@ from runtime.events import Event
 from runtime.guards import HeldTurns, TurnLimits
 from runtime.ids import new_id
 from runtime.memory import Memories
+from runtime.memory_flush import flush_on_leaving
 from runtime.messages import (
     InboundMessage,
     QueueMode,
@@ -179,7 +180,7 @@ class Runtime:
         replica); no turn starts after this."""
         self._closing = True
         await self.alarm.stop()
-        workers = [t for s in self.sessions.values() for t in (s.worker, s.compaction) if t]
+        workers = [t for s in self.sessions.values() for t in s.tasks]
         await cancel_and_wait(*workers)
 
     async def close(self) -> None:
@@ -302,14 +303,14 @@ class Runtime:
 
     def busy(self) -> bool:
         """Whether any session has work queued or running."""
-        return any(s.worker or s.compaction for s in self.sessions.values())
+        return any(s.tasks for s in self.sessions.values())
 
     async def wait_idle(self, session_id: str | None = None) -> None:
         """Until the session (or every session) has no worker and no compaction under way:
         for tests and the CLI."""
         while True:
             sessions = [self._get(session_id)] if session_id else list(self.sessions.values())
-            workers = [t for s in sessions for t in (s.worker, s.compaction) if t]
+            workers = [t for s in sessions for t in s.tasks]
             if not workers:
                 return
             await asyncio.wait(workers)
@@ -388,6 +389,12 @@ class Runtime:
         """Summarize the session's earlier conversation now (/compact): before the running
         turn's next model request, or, when idle, at once in the background."""
         return request_compaction(self, self._get(session_id))
+
+    def flush_on_leaving(self, session_id: str) -> bool:
+        """/new: the agent is asked, in the background, to keep what should last of the
+        session's conversation before it is left; its recalls wait for that. False: the
+        agent keeps no memory."""
+        return flush_on_leaving(self, self._get(session_id))
 
     # -- the worker --------------------------------------------------------------------
 

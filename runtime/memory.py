@@ -14,8 +14,10 @@ from teaching the same text again."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -30,9 +32,12 @@ from runtime.store import Store
 from runtime.store import memory as stored
 from runtime.store.database import Row
 
+log = logging.getLogger(__name__)
+
 MAX_TEXT = 2000  # characters in one memory
 CANDIDATES = 100  # the most the database hands the ranker, its own best first
 ATTEMPTS = 3  # to keep a memory while others change the same scope
+SETTLE_S = 60.0  # a recall waits for a flush under way at most this long
 LESS_TRUSTED = 0.85  # the rank weight of a memory of text from elsewhere (a quote, a tool's)
 
 
@@ -166,6 +171,26 @@ class Memories:
         self._clock = clock
         self._limits = limits or MemoryLimits()
         self._rows = store.memories
+        self._settling: dict[str, set[asyncio.Task[None]]] = {}  # flushes under way, by agent
+
+    def settling(self, agent_id: str, flush: asyncio.Task[None]) -> None:
+        """A flush of `agent_id`'s memory is under way (a /new's): recalls wait for it."""
+        pending = self._settling.setdefault(agent_id, set())
+        pending.add(flush)
+        flush.add_done_callback(pending.discard)
+
+    async def settled(self, agent_id: str, timeout_s: float = SETTLE_S) -> None:
+        """Until the flushes of `agent_id`'s memory under way are over (at most `timeout_s`:
+        a recall is never held longer; it then sees what was kept so far)."""
+        pending = self._settling.get(agent_id)
+        if not pending:
+            return
+        _, late = await asyncio.wait(set(pending), timeout=timeout_s)
+        if late:
+            log.warning(
+                "recall did not wait for a memory flush any longer",
+                extra={"agent_id": agent_id, "flushes": len(late), "waited_s": timeout_s},
+            )
 
     async def remember(
         self,

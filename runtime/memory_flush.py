@@ -5,24 +5,29 @@ preferences worth keeping beyond the conversation outlive the summary.
 It is a side request, like the summary's: the system prompt, the rows about to be compacted
 and an instruction; its rounds are never recorded in the transcript. Each `remember` call is
 kept through the turn's `TurnMemory` (its audience, session and message; the tool_use id as
-the key, so a retry writes nothing twice); /compact between turns flushes for the audience of
-the newest message. At most `ROUNDS` rounds, each charged as `memory_flush`, then compaction
-goes on.
+the key, so a retry writes nothing twice); /compact between turns, and /new before the session
+is left, flush for the audience of the newest message. The request lists what that audience
+already keeps, so the model does not keep it twice. At most `ROUNDS` rounds, each charged as
+`memory_flush`, then compaction goes on.
 A provider error (or a request the transcript invariants refuse) is logged as a warning and
 ends the flush: it must never wedge the session, so compaction proceeds without it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runtime.agents import AgentSpec
 from runtime.compaction import Bill, Flush, Guard, unguarded
 from runtime.errors import ProviderError, TranscriptInvariantError
-from runtime.memory import MemoryScope
+from runtime.host import Host
+from runtime.memory import Memory, MemoryScope
 from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
-from runtime.recall import TurnMemory, audience_of, source_of
+from runtime.recall import UNTRUSTED, UNTRUSTED_MARK, TurnMemory, audience_of, source_of
+from runtime.session import Session
 from runtime.spend import CallPurpose, Charge
 from runtime.store import Store, Writer
 from runtime.store.usage import record_call
@@ -44,6 +49,12 @@ FLUSH_REQUEST = (
     "Older messages are about to be summarized. Call remember for each fact, decision or "
     "preference in them worth keeping beyond this conversation that you have not kept yet; "
     "reply 'done' when finished."
+)
+KEPT_SHOWN = 20  # memories already kept that the request lists, newest first
+KEPT_CHARS = 200  # of each one's text
+KEPT_HEADER = (
+    "Already kept (newest first): do not keep these again; to correct one, remember the new "
+    "text with supersedes set to its id."
 )
 REMEMBER = MEMORY_TOOLS["remember"].spec
 ONLY_REMEMBER = "only remember is offered now"
@@ -79,7 +90,10 @@ class MemoryFlush:
 
     async def flush(self, transcript: Transcript, cut: int) -> Usage:
         """Ask the model to keep what should last of `transcript.rows[:cut]`; what it cost."""
-        rows = [*transcript.rows[:cut], _ask(FLUSH_REQUEST)]
+        memory = self.memory
+        assert memory.memories is not None
+        kept = await memory.memories.listed(memory.audience, KEPT_SHOWN)
+        rows = [*transcript.rows[:cut], _ask(request_text(kept))]
         usage = Usage()
         for _ in range(ROUNDS):
             request = ProviderRequest(
@@ -156,6 +170,54 @@ async def between_turns(
         record_call(w, deps.prices, charge, model, CallPurpose.MEMORY_FLUSH, usage)
 
     return MemoryFlush.of(memory, deps, agent.system_prompt, unguarded, bill)
+
+
+def flush_on_leaving(rt: Host, session: Session) -> bool:
+    """/new: in the background, once its turn (if any) is over, the model is asked to keep
+    what should last of the session's conversation (the rows not compacted yet: what was
+    compacted was flushed then). When no turn of it runs, recalls of the agent's memory wait for
+    the flush (`Memories.settled`), so the new session's first turn sees what it kept; a turn
+    still running (an approval may hold it for hours) would hold them too long. False: the
+    agent keeps no memory."""
+    agent = rt.agents.get(session.record.agent_id)
+    memories = rt.turn_deps.memories
+    if memories is None or agent is None or agent.memory is None or session.leaving:
+        return False
+    task = asyncio.get_running_loop().create_task(_leave(rt, session), name=f"leave-{session.id}")
+    session.leaving = task
+    if session.running is None:
+        memories.settling(agent.memory, task)
+
+    def done(_: asyncio.Task[None]) -> None:
+        session.leaving = None
+
+    task.add_done_callback(done)
+    return True
+
+
+async def _leave(rt: Host, session: Session) -> None:
+    async with session.turn_lock:
+        try:
+            transcript = await rt.store.transcript(session.id)
+            agent = rt.agents.get(session.record.agent_id)
+            flush = await between_turns(rt.turn_deps, agent, session.id, transcript)
+            if flush is not None and transcript.rows:
+                await flush(transcript, len(transcript.rows))
+        except Exception:
+            log.exception("memory flush on leaving failed", extra={"session_id": session.id})
+
+
+def request_text(kept: Sequence[Memory]) -> str:
+    """The flush's instruction, and what is kept already (so it is not kept twice)."""
+    if not kept:
+        return FLUSH_REQUEST
+    lines = []
+    for memory in kept:
+        text = " ".join(memory.text.split())
+        text = text if len(text) <= KEPT_CHARS else text[: KEPT_CHARS - 1] + "…"
+        mark = UNTRUSTED_MARK if memory.source in UNTRUSTED else ""
+        lines.append(f"- {memory.id}{mark}: {text}")
+    return "\n".join([FLUSH_REQUEST, "", KEPT_HEADER, *lines])
 
 
 def _ask(text: str) -> TranscriptMessage:

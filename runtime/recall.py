@@ -206,6 +206,7 @@ async def turn_memory(
     )
     if message is None or not message.text.strip():
         return memory
+    await memories.settled(agent.memory)  # a /new's flush of the session left comes first
     recalled = await memories.recall(memory.audience, message.text, OFFERED)
     offered = framed(recalled)
     return replace(memory, offered=offered, offered_count=lines_of(offered))

@@ -111,6 +111,7 @@ class Session:
     running: RunHandle | None = None
     worker: asyncio.Task[None] | None = None
     compaction: asyncio.Task[None] | None = None  # /compact between turns, under way
+    leaving: asyncio.Task[None] | None = None  # /new: the memory flush of the session left
     last_arrival: float = 0.0
     context: ContextUse = field(default_factory=ContextUse)
     compact_requested: bool = False  # by the operator: compact before the next request
@@ -124,6 +125,11 @@ class Session:
     @property
     def id(self) -> str:
         return self.record.id
+
+    @property
+    def tasks(self) -> list[asyncio.Task[None]]:
+        """Its work under way: the worker, a compaction between turns, a flush on leaving."""
+        return [t for t in (self.worker, self.compaction, self.leaving) if t is not None]
 
     @property
     def mode(self) -> QueueMode:

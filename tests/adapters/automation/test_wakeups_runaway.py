@@ -143,7 +143,8 @@ async def test_five_wakeups_a_round_stay_bounded_and_stop_and_new_end_them(
         telegram_api.push_message("and again", user=ALICE)
         await _until_async(one_pending)
         telegram_api.push_message("/new", user=ALICE)
-        fresh = f"{texts.NEW_SESSION} {texts.WAKEUPS_CANCELLED.format(wakeups=texts.WAKEUP_ONE)}"
+        cancelled = texts.WAKEUPS_CANCELLED.format(wakeups=texts.WAKEUP_ONE)
+        fresh = f"{texts.NEW_SESSION} {texts.KEEPING_MEMORIES} {cancelled}"
         await until(lambda: fresh in chat(), 10)
         assert await store.wakeups.pending() == []
         assert anthropic_api.refused == [] and telegram_api.refused == []
