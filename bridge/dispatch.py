@@ -12,6 +12,7 @@ from bridge import texts
 from bridge.approvals import duration, request_text
 from bridge.automation.runs import Answer, answer_of, source_label
 from bridge.events import NotificationUnroutable, OutputUnroutable
+from bridge.memory_notices import MemoryNotices
 from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
 from bridge.routing import Router
@@ -29,6 +30,8 @@ from runtime.payloads import (
     AssistantTextDelta,
     ContextCompacted,
     InterjectionAdmitted,
+    MemoryEvicted,
+    MemoryOffered,
     MessageDropped,
     NotificationRequested,
     Progress,
@@ -69,6 +72,7 @@ class Dispatcher:
         self._presenter = presenter
         self._metrics = metrics
         self._spend = SpendNotices(runtime, store, router)
+        self._memory = MemoryNotices(store, router)
         self._routes: dict[str, Route | None] = {}  # by run id
         self.handled_seq = 0
         self._handled = asyncio.Condition()
@@ -128,6 +132,10 @@ class Dispatcher:
                 await self._spend.held(event, held)
             case SpendReleased() as released:
                 await self._spend.released(event, released)
+            case MemoryEvicted() as evicted:
+                await self._memory.evicted(event, evicted)
+            case MemoryOffered() as offered:
+                self._metrics.memory_offered(offered.agent_id, offered.memories, offered.tokens)
             case TurnStarted(resumed=resumed):
                 if resumed:
                     await self._resumed(event)

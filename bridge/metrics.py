@@ -31,6 +31,8 @@ from bridge.types import OPEN_DELIVERY
 from runtime import QueueStatus, Runtime
 
 TURN_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
+OFFERED_BUCKETS = (0, 1, 2, 3, 4, 5)  # runtime/recall.py offers at most 5 a turn
+OFFERED_TOKEN_BUCKETS = (0, 50, 100, 200, 300, 400, 500, 750, 1000)  # at most ~2,000 chars
 
 
 class LabelledCounter:
@@ -97,6 +99,22 @@ class Metrics:
             "switchboard_turn_duration_seconds",
             "Wall time of finished turns.",
             buckets=TURN_BUCKETS,
+            registry=r,
+        )
+        self.memories_offered = Histogram(
+            "switchboard_memory_offered",
+            "Memories offered at the start of each turn of an agent that keeps memory (0: none "
+            "matched its first message), by workspace and agent.",
+            ("workspace", "agent"),
+            buckets=OFFERED_BUCKETS,
+            registry=r,
+        )
+        self.memory_offered_tokens = Histogram(
+            "switchboard_memory_offered_tokens",
+            "About how many tokens of the request the memories offered at the start of each "
+            "turn took: what recall adds to a turn's cost, by workspace and agent.",
+            ("workspace", "agent"),
+            buckets=OFFERED_TOKEN_BUCKETS,
             registry=r,
         )
         self.turns_running = Gauge(
@@ -167,6 +185,14 @@ class Metrics:
         for gauge in (self.platform_up, self.platform_last_success):
             with contextlib.suppress(KeyError):
                 gauge.remove(platform, workspace)
+
+    def memory_offered(self, agent_id: str, memories: int, tokens: int) -> None:
+        """A turn started with `memories` memories offered, about `tokens` tokens of them (a
+        child's turns count as its agent's, as its model calls do)."""
+        workspace, _, agent = agent_id.partition("/")
+        labels = {"workspace": workspace, "agent": agent.split("/")[0]}
+        self.memories_offered.labels(**labels).observe(memories)
+        self.memory_offered_tokens.labels(**labels).observe(tokens)
 
     def set_workspaces(self, workspaces: Iterable[str]) -> None:
         """The workspaces configured now (after a reload): each has its series."""

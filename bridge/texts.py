@@ -106,6 +106,19 @@ MEMORY_FORGET_BUTTON = "Forget \u201c{text}\u201d"
 FORGET_USAGE = "Usage: /forget ID (the memory's id, as /memory lists it)."
 FORGOTTEN = "Forgotten: {id} (\u201c{text}\u201d). The agent no longer recalls it."
 FORGET_NONE = "No memory {id} that this chat may see: nothing was forgotten."
+# A full memory made room (bridge/memory_notices.py): to the workspace's primary operator.
+MEMORY_FULL = (
+    "\U0001f9e0 Agent {agent}'s memory {scope} is full: it keeps at most {limit:,}. To keep a "
+    "new one ({kept}), it removed the least used and oldest ({count}): {ids}. Their text is gone. "
+    "To keep more, raise `{setting}` under [workspaces.memory] in the config; to choose what "
+    "goes instead, see the memories with /memory (or the console's Memory page) and forget "
+    "some with /forget ID. (Told once a day for this memory while it stays full.)"
+)
+MEMORY_FULL_SCOPES = {
+    "agent": "for the whole workspace",
+    "operator": "of what {operator} told it to keep for them alone",
+}
+MEMORY_LIMIT_SETTINGS = {"agent": "agent_limit", "operator": "operator_limit"}
 NEW_SESSION = "Started a fresh session; the agent no longer sees the earlier conversation."
 KEEPING_MEMORIES = "It is keeping what should last of that one in its memory first."
 DROPPED = "Your message \u201c{text}\u201d was dropped: {reason}."
