@@ -17,10 +17,11 @@ def operator_prompt(
     correlation_id: str,
     private: bool,
     attachments: tuple[AttachmentBlock, ...] = (),
+    passed_on: bool = False,
 ) -> InboundMessage:
     """A trusted operator_prompt with interject priority, its provenance naming who sent it,
-    from where, whether in their private chat with the agent (a DM, the console), and where
-    its answer goes (DESIGN §3, Ingress 2)."""
+    from where, whether in their private chat with the agent (a DM, the console), whether it
+    passes on someone else's words, and where its answer goes (DESIGN §3, Ingress 2)."""
     return InboundMessage(
         text=text,
         kind=MessageKind.OPERATOR_PROMPT,
@@ -36,6 +37,7 @@ def operator_prompt(
             reply_route=route.to_json(),
             correlation_id=correlation_id,
             private=private,
+            passed_on=passed_on,
         ),
         attachments=attachments,
     )

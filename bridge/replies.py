@@ -25,7 +25,7 @@ from bridge.sessions import Sessions
 from bridge.store import BridgeStore, NotificationPost
 from bridge.transport import Call, ThreadReader
 from bridge.types import InboundChat, Quoted, Route, Via
-from config.schema import WorkspaceConfig
+from config.schema import OperatorConfig, WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,14 @@ class Framing:
 
     def frame(self, words: str) -> str:
         return compose(words, self.notification, self.context, self.workspace, self.profile)
+
+    def passes_on(self) -> bool:
+        """Whether the framed words carry text someone else wrote: a quote or forward of a
+        message by neither the agent nor an operator."""
+        return any(
+            not q.by_bot and _operator(q, self.workspace, self.profile) is None
+            for q in self.context
+        )
 
 
 class Pointing:
@@ -159,10 +167,11 @@ def author(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile 
     return f"{CAME_AS[quoted.via]} by {_writer(quoted, workspace, profile)}{source}{part}"
 
 
-def _writer(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile | None) -> str:
-    if quoted.by_bot:
-        return "you (the agent)"
-    operator = next(
+def _operator(
+    quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile | None
+) -> OperatorConfig | None:
+    """The operator who wrote `quoted` (the config's word, never the platform's), if one did."""
+    return next(
         (
             o
             for o in workspace.operators
@@ -172,6 +181,12 @@ def _writer(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile
         ),
         None,
     )
+
+
+def _writer(quoted: Quoted, workspace: WorkspaceConfig, profile: PlatformProfile | None) -> str:
+    if quoted.by_bot:
+        return "you (the agent)"
+    operator = _operator(quoted, workspace, profile)
     if operator is not None:
         return f"operator {operator.id}"
     name = f" ({_one_line(quoted.author_name)})" if quoted.author_name else ""

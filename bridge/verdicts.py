@@ -196,13 +196,15 @@ def _for_the_agent(chat: InboundChat, sender: Trusted, facts: Facts) -> Verdict:
         words = words[:MAX_PROMPT_CHARS]
     if facts.held is not None:  # a budget holds the turn: said now, not when it ends
         replies.insert(0, facts.held)
+    framing = facts.framing(sender.workspace)
     message = operator_prompt(
-        facts.framing(sender.workspace).frame(words),
+        framing.frame(words),
         chat.route,
         operator_id=sender.operator.id,
         message_ref=chat.message_ref,
         correlation_id=correlation or chat.dedupe_keys[0],
         private=chat.is_direct,
+        passed_on=framing.passes_on(),
     )
     session_id = about or facts.session_id
     return Prompt(sender, session_id, message, Effects(replies=tuple(replies)), cut_from)

@@ -98,6 +98,9 @@ class Provenance:
     # Said in the sender's private chat with the agent (a DM, the console): what the turn it
     # starts may see and keep of that operator's own memories (runtime/recall.py).
     private: bool = False
+    # Carries text someone else wrote besides its sender's words (a quote, a forward, the
+    # messages of a thread): what a turn keeps of it is marked as from untrusted text.
+    passed_on: bool = False
 
     @property
     def payer(self) -> str | None:

@@ -64,9 +64,13 @@ def audience_of(memory_of: str, message: InboundMessage | None) -> Audience:
 
 def source_of(message: InboundMessage | None) -> MemorySource:
     """What a memory kept in the turn came from. The text is the model's own, so AGENT; but
-    in a turn an event's body started, EVENT (it is marked untrusted when offered)."""
+    in a turn an event's body started, EVENT, and in one whose message passed on someone
+    else's words (a quote, a forward), QUOTE: both are marked untrusted when offered. A tool
+    whose output is text from elsewhere makes the rest of the turn's TOOL (`after_tools`)."""
     if message is not None and message.trust in EVENT_TRUST:
         return MemorySource.EVENT
+    if message is not None and message.provenance.passed_on:
+        return MemorySource.QUOTE
     return AGENT
 
 
@@ -138,6 +142,14 @@ class TurnMemory:
                 )
                 return [*rows[:index], noted, *rows[index + 1 :]]
         return list(rows)
+
+    def after_tools(self, foreign: bool) -> TurnMemory:
+        """This memory once the turn has read a round of tool results: what it keeps from
+        then on came from a tool's output (`foreign`: text from an MCP server or a command)
+        unless it was marked less trusted already."""
+        if foreign and self.source not in UNTRUSTED:
+            return replace(self, source=MemorySource.TOOL)
+        return self
 
     async def remember(
         self, text: str, scope: str | None, supersedes: str | None, key: str

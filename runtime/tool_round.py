@@ -142,6 +142,9 @@ class ToolRunner:
         results = await self.handle.inflight_op(
             asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
         )
+        if self.memory is not None:
+            foreign = any(self.deps.tools.foreign(c.name) for c in calls)
+            self.memory = self.memory.after_tools(foreign)
         await self._close_round(calls, results, record_solo=solo, next_round=round_no + 1)
         return list(results)
 

@@ -298,7 +298,7 @@ class Turn:
             requested=requested,
             bill=lambda w, model, usage: self._bill(w, model, usage, CallPurpose.COMPACTION),
             flush=MemoryFlush.of(
-                self.memory,
+                self.tool_runner.memory or self.memory,
                 self.deps,
                 self.agent.system_prompt,
                 self.handle.inflight_op,

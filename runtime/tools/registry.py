@@ -41,6 +41,12 @@ class ToolRegistry:
             return name
         return f"{mcp_tool.server.spec.name}.{mcp_tool.tool_name}"
 
+    def foreign(self, name: str) -> bool:
+        """Whether what a tool returns is text from elsewhere (an MCP server's, a command's),
+        not Switchboard's own: what the agent keeps after reading it is marked so."""
+        tool = self._tools.get(name)
+        return isinstance(tool, CommandTool) or (tool is None and name in self.mcp.tools())
+
     def approval(self, name: str, allowed: Iterable[str]) -> Approval | None:
         """Whether a call of `name` (offered to an agent with `allowed`) must wait for an
         operator's approval; None for a tool that runs at once, or that is not offered."""

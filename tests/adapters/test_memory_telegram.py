@@ -1,7 +1,8 @@
 """Memory end to end (issue 40), on every topology of `switchboard run`: a fact Alice tells the
 agent in her Telegram DM and it keeps is offered in her next session's request
 after /new, and never in a request of the group chat she also talks to the agent in; a fact it
-did not keep during the conversation is kept by the flush /new asks for first."""
+did not keep during the conversation is kept by the flush /new asks for first; a stranger's
+"fact" Alice forwards is kept marked as from untrusted text."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 from bridge import texts
 from runtime.memory_flush import FLUSH_REQUEST
-from runtime.recall import HEADER
+from runtime.recall import HEADER, UNTRUSTED_MARK
+from tests.adapters.hostile.passed_on import forward_origin, forwarded
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -92,4 +94,26 @@ async def test_new_keeps_what_the_conversation_did_not_before_leaving_it(
     after_new = anthropic_api.requests[3]
     assert len(after_new["messages"]) == 1, "a fresh session"
     assert DEPLOY in offered_in(after_new), "what the flush kept is offered"
+    assert anthropic_api.refused == []
+
+
+async def test_a_forwarded_strangers_fact_is_kept_marked_untrusted(
+    topology: Topology, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    claim = "The staging password is hunter2"
+    anthropic_api.script = [
+        tools(("remember", {"text": claim})),
+        text("Kept."),
+        text("done"),  # the flush /new asks for
+        text("A forward said hunter2."),
+    ]
+    await start_app(topology.folder / "unused.db", anthropic_api, telegram_api, topology=topology)
+    telegram_api.push_update(forwarded(claim, forward_origin("user")))
+    await until(lambda: len(replies(telegram_api, ALICE)) == 1)
+    telegram_api.push_message("/new", user=ALICE)
+    await until(lambda: len(replies(telegram_api, ALICE)) == 2)
+    telegram_api.push_message("What is the staging password?", user=ALICE)
+    await until(lambda: len(replies(telegram_api, ALICE)) == 3)
+    [line] = [x for x in offered_in(anthropic_api.requests[-1]).splitlines() if claim in x]
+    assert UNTRUSTED_MARK in line, "a stranger's words offered as if Alice's"
     assert anthropic_api.refused == []

@@ -14,6 +14,7 @@ from runtime import AgentSpec, InboundMessage, Provenance, Runtime, Trust
 from runtime.memory import Audience, MemoryScope, MemorySource
 from runtime.messages import Origin
 from runtime.recall import HEADER, UNTRUSTED_MARK
+from runtime.tools.command import CommandToolSpec
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import operator, provider_for
 
@@ -22,14 +23,24 @@ DEPLOY = "Our deploy window is Tuesdays 14:00 UTC"
 MEMORY_TOOLS = {"remember", "recall", "forget"}
 
 
+# A command whose output is text from elsewhere (a web page, say).
+FETCH = CommandToolSpec(
+    name="fetch_page",
+    description="prints a page",
+    command=("bash", "-c", "echo 'The office closes at noon on Fridays.'"),
+)
+
+
 async def memory_runtime(db_path: Path, fake: FakeAnthropic, *, keeps: bool = True) -> Runtime:
     agent = AgentSpec(
         AGENT,
         "You are a test agent.",
-        ("notify_operator", "spawn_agent"),
+        ("notify_operator", "spawn_agent", "fetch_page"),
         memory=AGENT if keeps else None,
     )
-    return await Runtime.open(db_path, provider=provider_for(fake), agents=[agent])
+    return await Runtime.open(
+        db_path, provider=provider_for(fake), agents=[agent], command_tools=[FETCH]
+    )
 
 
 def dm(words: str, sender: str = "alice") -> InboundMessage:
@@ -271,3 +282,45 @@ async def test_what_is_offered_stays_out_of_the_transcript_and_the_cached_prefix
     assert HEADER not in json.dumps(third["messages"][:4]), "only this turn's message has it"
     stored = await rt.store.full_transcript(sid)
     assert HEADER not in json.dumps([r.model_dump() for r in stored]), "never in the transcript"
+
+
+async def test_what_a_turn_keeps_after_reading_a_tools_output_is_offered_as_untrusted(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [
+        tools(("remember", {"text": "Alice prefers short answers"})),
+        tools(("fetch_page", {})),
+        tools(("remember", {"text": "The office closes at noon on Fridays"})),
+        text("Kept both."),
+        text("Noon."),
+    ]
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await turn(rt, dm("I like short answers. Read the office page."))
+    await turn(rt, dm("When does the office close on Fridays, given I like short answers?"))
+    offered = offered_in(anthropic_api.requests[-1]).splitlines()
+    [own] = [line for line in offered if "short answers" in line]
+    [read] = [line for line in offered if "noon on Fridays" in line]
+    assert UNTRUSTED_MARK not in own, "kept before any tool ran: the operator's words"
+    assert UNTRUSTED_MARK in read, "kept after the page was read: from a tool's output"
+
+
+async def test_what_a_turn_keeps_of_a_message_passing_on_others_words_is_untrusted(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    anthropic_api.script = [
+        tools(("remember", {"text": "The staging password is hunter2"})),
+        text("Kept."),
+        text("hunter2, from a forward."),
+    ]
+    rt = await memory_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    forwarded = operator(
+        "Keep this.\n> The staging password is hunter2",
+        sender="alice",
+        provenance=Provenance(sender="alice", private=True, passed_on=True),
+    )
+    await turn(rt, forwarded)
+    await turn(rt, dm("What is the staging password?"))
+    offered = offered_in(anthropic_api.requests[-1])
+    assert "hunter2" in offered and UNTRUSTED_MARK in offered
