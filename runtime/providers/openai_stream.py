@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import openai
 
 from runtime.errors import Failure, ProviderError
@@ -130,6 +131,20 @@ def _usage(usage: dict[str, Any]) -> Usage:
     )
 
 
+def _apply(answer: _Answer, data: str, on_text: TextSink, request: httpx2.Request) -> None:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise openai.APIError(
+            f"a chunk that is not JSON: {data[:100]}", request, body=None
+        ) from None
+    if chunk.get("error"):
+        error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": chunk["error"]}
+        message = str(error.get("message") or "An error occurred during streaming")
+        raise openai.APIError(message, request, body=error)
+    answer.apply(chunk, on_text)
+
+
 async def read_stream(
     response: openai.AsyncAPIResponse[Any], on_text: TextSink
 ) -> ProviderResponse:
@@ -137,20 +152,20 @@ async def read_stream(
     text. A stream that ends before its finish_reason is an error the caller may retry."""
     answer = _Answer()
     request = response.http_response.request
-    async for line in response.iter_lines():
-        if not line.startswith("data:"):
-            continue  # blank lines, `event:` names, `: comments` (OpenRouter's keep-alives)
-        data = line[5:].strip()
-        if data == "[DONE]":
-            break
-        chunk = json.loads(data)
-        if chunk.get("error"):
-            error = (
-                chunk["error"] if isinstance(chunk["error"], dict) else {"message": chunk["error"]}
-            )
-            message = str(error.get("message") or "An error occurred during streaming")
-            raise openai.APIError(message, request, body=error)
-        answer.apply(chunk, on_text)
+    try:
+        async for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue  # blank lines, `event:` names, `: comments` (OpenRouter's keep-alives)
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            _apply(answer, data, on_text, request)
+    # A timeout or a broken connection mid-answer comes as httpx2's own error here: the SDK
+    # maps those of the reads it makes itself only.
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request) from exc
+    except httpx2.RequestError as exc:
+        raise openai.APIConnectionError(message=str(exc), request=request) from exc
     if answer.finish_reason is None:
         raise openai.APIConnectionError(
             message="the answer's stream ended before its finish_reason", request=request

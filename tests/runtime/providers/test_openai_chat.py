@@ -43,7 +43,21 @@ async def openai_api(aiohttp_server: Serve) -> FakeOpenAI:
     return await _serve(aiohttp_server, FakeOpenAI())
 
 
+class NoWait:
+    """A clock whose waits return at once: a retry here is tested without sleeping."""
+
+    def monotonic(self) -> float:
+        return 0.0
+
+    def wall(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        pass
+
+
 def _provider(fake: FakeOpenAI, cleanup: list[object], **kw: Any) -> OpenAIChatProvider:
+    kw.setdefault("clock", NoWait())
     provider = OpenAIChatProvider(MODEL, api_key="test-key", base_url=fake.url, **kw)
     cleanup.append(provider)
     return provider
