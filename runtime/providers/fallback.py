@@ -185,18 +185,24 @@ class Chain:
             note += f" for {back_in:.0f} s"
         return note + (f": {health.last_failure})" if health.last_failure else ")")
 
-    def _exhausted(self, tried: _Attempts) -> ProviderError:
-        """The error of a call no candidate answered: what each did, and the soonest back."""
+    def _exhausted(self, tried: _Attempts, cheaper_only: bool) -> ProviderError:
+        """The error of a call no candidate answered: what each did, and the soonest back
+        (of those the cost guard allows)."""
         soonest: tuple[float, Candidate] | None = None
         for candidate in self.candidates:
+            if self._costs_too_much(candidate, cheaper_only) is not None:
+                continue
             back_in = self.health.back_in(candidate)
             if back_in is not None and (soonest is None or back_in < soonest[0]):
                 soonest = (back_in, candidate)
         message = "no model could answer: " + "; ".join(tried.notes)
         if soonest is not None:
             wall = self.health.health(soonest[1]).until
-            when = time.strftime("%H:%M:%S UTC", time.gmtime(wall)) if wall else "now"
-            message += f". Soonest back: {soonest[1].label} at {when}"
+            if wall is None:  # usable, but this call's attempts ran out or the budget said no
+                message += f". Ready now: {soonest[1].label}"
+            else:
+                at = time.strftime("%H:%M:%S UTC", time.gmtime(wall))
+                message += f". Soonest back: {soonest[1].label} at {at} (in {soonest[0]:.0f} s)"
         last = tried.last_error
         return ProviderError(
             message,
@@ -277,7 +283,7 @@ class SessionProvider:
                     chain._move(self.session_id, at, index, tried.left_because or "skipped")
                 return response
             source = candidate
-        raise chain._exhausted(tried)
+        raise chain._exhausted(tried, self._cheaper_only)
 
     def _ruled_out(self, candidate: Candidate) -> str | None:
         """Why a call may not go to the candidate now (the cost guard, its health), or None."""
