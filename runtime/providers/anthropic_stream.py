@@ -8,11 +8,13 @@ event is one `json.loads`, and the answer is put together once, from what the ev
 (https://docs.anthropic.com/en/docs/build-with-claude/streaming): `message_start` (the model,
 the input usage), each block's `content_block_start` / `_delta` / `_stop` (text as it comes,
 a tool call's input as JSON in pieces), `message_delta` (the stop reason, the final usage),
-`message_stop`; an `error` event mid-stream is raised as the SDK raises it."""
+`message_stop`; an `error` event mid-stream is raised as the SDK raises it. Bedrock sends the
+same events, each in an AWS event-stream frame."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anthropic
@@ -82,25 +84,47 @@ class _Answer:
 
 
 async def read_stream(
-    response: anthropic.AsyncAPIResponse[Any], on_text: TextSink
+    response: anthropic.AsyncAPIResponse[Any], on_text: TextSink, aws_event_stream: bool = False
 ) -> ProviderResponse:
     """The answer the events of a streamed response make up; `on_text` hears each piece of
-    text."""
+    text. `aws_event_stream`: the events come in AWS event-stream frames (Bedrock)."""
     answer = _Answer()
-    event_name = ""
-    async for line in response.iter_lines():
-        if line.startswith("event:"):
-            event_name = line[6:].strip()
-        elif line.startswith("data:"):
-            data = json.loads(line[5:])
-            if event_name == "error" or data.get("type") == "error":
-                error = data.get("error") or {}
-                message = f"{error.get('type', 'error')}: {error.get('message', '')}"
-                raise anthropic.APIStatusError(message, response=response.http_response, body=data)
-            answer.apply(data, on_text)
+    events = _aws_events(response) if aws_event_stream else _sse_events(response)
+    async for event_name, data in events:
+        if event_name == "error" or data.get("type") == "error":
+            error = data.get("error") or {}
+            message = f"{error.get('type', 'error')}: {error.get('message', '')}"
+            raise anthropic.APIStatusError(message, response=response.http_response, body=data)
+        answer.apply(data, on_text)
     if not answer.stopped:
         raise anthropic.APIConnectionError(
             message="the answer's stream ended before message_stop",
             request=response.http_response.request,
         )
     return answer.response()
+
+
+async def _sse_events(
+    response: anthropic.AsyncAPIResponse[Any],
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Each server-sent event's name and data."""
+    event_name = ""
+    async for line in response.iter_lines():
+        if line.startswith("event:"):
+            event_name = line[6:].strip()
+        elif line.startswith("data:"):
+            yield event_name, json.loads(line[5:])
+
+
+async def _aws_events(
+    response: anthropic.AsyncAPIResponse[Any],
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Each event of Bedrock's stream, as the SDK's own decoder reads the frames (botocore
+    checks their CRCs): a `chunk` carries one Messages API event in base64; an exception
+    frame (`throttlingException`, `modelStreamErrorException`, ...) becomes an `error`
+    event named for it."""
+    # imported here: it brings botocore, which only Bedrock needs
+    from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
+
+    async for event in AWSEventStreamDecoder().aiter_bytes(response.iter_bytes()):
+        yield event.event or "", json.loads(event.data)

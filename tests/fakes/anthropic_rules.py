@@ -2,10 +2,10 @@
 
 `check_request` raises `InvalidRequest` with the message the real API puts in its 400
 `invalid_request_error`. It covers the shape (required fields, roles, alternation, non-empty
-text), tool_use/tool_result pairing, unique tool_use ids, the system prompt, and
-`cache_control`: only on tool definitions, system text blocks and content blocks, never on
-an empty text block, at most four in a request; image and document blocks by
-`anthropic_media.py`.
+text), tool_use/tool_result pairing, unique tool_use ids and what they may be spelled with,
+the system prompt, and `cache_control`: only on tool definitions, system text blocks and
+content blocks, never on an empty text block, at most four in a request; image and document
+blocks by `anthropic_media.py`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from tests.fakes.anthropic_media import MediaError, check_media_block
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 MAX_BREAKPOINTS = 4
 
 
@@ -134,12 +135,14 @@ def _check_block(role: str, block: dict[str, Any], where: str, seen: set[str]) -
     elif kind == "tool_use":
         if role != "assistant":
             raise InvalidRequest(f"{where}: tool_use is only allowed in assistant messages")
+        _check_tool_id(block.get("id"), f"{where}.tool_use.id")
         if block["id"] in seen:
             raise InvalidRequest(f"{where}: `tool_use` ids must be unique")
         seen.add(block["id"])
     elif kind == "tool_result":
         if role != "user":
             raise InvalidRequest(f"{where}: tool_result is only allowed in user messages")
+        _check_tool_id(block.get("tool_use_id"), f"{where}.tool_result.tool_use_id")
         content = block.get("content")
         if isinstance(content, list):  # text and image blocks, as the API takes them there
             for k, inner in enumerate(content):
@@ -156,6 +159,11 @@ def _check_block(role: str, block: dict[str, Any], where: str, seen: set[str]) -
             raise InvalidRequest(str(exc)) from None
     else:
         raise InvalidRequest(f"{where}.type: unknown block type {kind!r}")
+
+
+def _check_tool_id(tool_id: Any, where: str) -> None:
+    if not isinstance(tool_id, str) or not TOOL_ID.match(tool_id):
+        raise InvalidRequest(f"{where}: String should match pattern '^[a-zA-Z0-9_-]+$'")
 
 
 def _check_pairing(messages: list[dict[str, Any]], i: int, blocks: list[dict[str, Any]]) -> None:

@@ -1,0 +1,111 @@
+"""Where an `AnthropicProvider` sends its requests: Anthropic's API, or Claude on Amazon
+Bedrock or Google Vertex AI through the `anthropic` SDK's own clients (its `bedrock` and
+`vertex` extras). These serve Claude only.
+
+The request is the same everywhere (anthropic_lowering.py): the platform's client moves the
+model into the URL (Bedrock `/model/{id}/invoke-with-response-stream`, Vertex
+`.../publishers/anthropic/models/{id}:streamRawPredict`) and signs it (SigV4 on Bedrock, a
+Google access token on Vertex). The body's `anthropic_version` is set to the value each
+platform documents (`bedrock-2023-05-31`, `vertex-2023-10-16`): the SDK would otherwise send
+its own API date, which neither documents. Bedrock streams the Messages API's events in AWS
+event-stream frames, Vertex in server-sent events as Anthropic does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import anthropic
+
+SdkClient = (
+    anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
+)
+
+BEDROCK_VERSION = "bedrock-2023-05-31"
+VERTEX_VERSION = "vertex-2023-10-16"
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """An SDK client, and what differs about the platform it reaches."""
+
+    sdk: SdkClient
+    platform: str  # names it in errors and logs
+    body: Mapping[str, str] = field(default_factory=dict)  # added to every request's body
+    aws_event_stream: bool = False  # streams AWS event-stream frames, not server-sent events
+
+    @property
+    def models_api(self) -> anthropic.AsyncAnthropic | None:
+        """The client that can ask the Models API (Anthropic's API only)."""
+        return self.sdk if isinstance(self.sdk, anthropic.AsyncAnthropic) else None
+
+
+def _transport(timeout_s: float) -> anthropic.DefaultAioHttpClient:
+    # The SDK's aiohttp transport: under 50 streams at once it spends less than half the CPU
+    # of its default httpx one (docs/benchmarks.md, `python -m bench.provider_bench`).
+    return anthropic.DefaultAioHttpClient(timeout=timeout_s)
+
+
+def anthropic_client(api_key: str | None, base_url: str | None, timeout_s: float) -> Client:
+    """Anthropic's API. None: the SDK reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL."""
+    sdk = anthropic.AsyncAnthropic(
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=0,  # the provider retries, on the runtime's clock
+        timeout=timeout_s,
+        http_client=_transport(timeout_s),
+    )
+    return Client(sdk, "Anthropic API")
+
+
+def bedrock_client(
+    region: str,
+    *,
+    access_key: str | None = None,
+    secret_key: str | None = None,
+    session_token: str | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    timeout_s: float = 600.0,
+) -> Client:
+    """Claude on Amazon Bedrock in `region`. Requests are signed (SigV4) with the keys given,
+    or with boto3's own chain (environment, profile, instance role) when none is; `api_key`
+    is a Bedrock API key instead (a bearer token). `base_url` defaults to the region's
+    `https://bedrock-runtime.{region}.amazonaws.com`."""
+    sdk = anthropic.AsyncAnthropicBedrock(
+        aws_region=region,
+        aws_access_key=access_key,
+        aws_secret_key=secret_key,
+        aws_session_token=session_token,
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=0,
+        timeout=timeout_s,
+        http_client=_transport(timeout_s),
+    )
+    return Client(sdk, "Amazon Bedrock", {"anthropic_version": BEDROCK_VERSION}, True)
+
+
+def vertex_client(
+    region: str,
+    project_id: str,
+    *,
+    access_token: str | None = None,
+    base_url: str | None = None,
+    timeout_s: float = 600.0,
+) -> Client:
+    """Claude on Google Vertex AI, in `project_id` and `region` (`global`, `us-east5`, ...).
+    `access_token` is sent as it is; without one google-auth's application default
+    credentials are loaded and refreshed as they expire. `base_url` defaults to the region's
+    `https://{region}-aiplatform.googleapis.com/v1`."""
+    sdk = anthropic.AsyncAnthropicVertex(
+        region=region,
+        project_id=project_id,
+        access_token=access_token,
+        base_url=base_url,
+        max_retries=0,
+        timeout=timeout_s,
+        http_client=_transport(timeout_s),
+    )
+    return Client(sdk, "Google Vertex AI", {"anthropic_version": VERTEX_VERSION})

@@ -1,0 +1,136 @@
+"""What each of Bedrock's failures means to a fallback: its `Failure`, and the wait it asked
+for, through the SDK's Bedrock client against the loopback fake."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable
+
+import pytest
+from aiohttp.test_utils import TestServer as AiohttpServer
+
+from runtime.errors import ContextWindowExceededError, Failure, ProviderError
+from runtime.providers import ProviderRequest
+from runtime.providers.anthropic import AnthropicProvider
+from runtime.providers.anthropic_clients import bedrock_client
+from runtime.transcript import TextBlock, TranscriptMessage
+from tests.fakes.anthropic_api import Reply, error, text
+from tests.fakes.bedrock_api import ACCESS_KEY, SECRET_KEY, FakeBedrock
+
+MODEL = "anthropic.claude-haiku-4-5-20251001-v1:0"
+REQUEST = ProviderRequest(
+    MODEL, "", [TranscriptMessage(role="user", blocks=[TextBlock(text="hi")])], [], 256
+)
+
+
+@pytest.fixture
+async def bedrock_api(
+    aiohttp_server: Callable[..., Awaitable[AiohttpServer]], monkeypatch: pytest.MonkeyPatch
+) -> FakeBedrock:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    fake = FakeBedrock()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    fake.url = str(server.make_url("")).rstrip("/")
+    return fake
+
+
+def on_bedrock(
+    url: str, *, secret: str = SECRET_KEY, attempts: int = 1, timeout_s: float = 30.0
+) -> AnthropicProvider:
+    client = bedrock_client(
+        "us-east-1", access_key=ACCESS_KEY, secret_key=secret, base_url=url, timeout_s=timeout_s
+    )
+    return AnthropicProvider(MODEL, client=client, max_attempts=attempts)
+
+
+def ignore(*_: object) -> None:
+    """Streamed text and retry notices, where a test does not look at them."""
+
+
+async def failure_of(provider: AnthropicProvider) -> ProviderError:
+    try:
+        with pytest.raises(ProviderError) as raised:
+            await provider.complete(REQUEST, ignore, ignore)
+    finally:
+        await provider.close()
+    return raised.value
+
+
+THROTTLED = "Too many requests, please wait before trying again."
+
+
+@pytest.mark.parametrize(
+    "reply,failure,retry_after",
+    [
+        (error(429, "ThrottlingException", THROTTLED, **{"Retry-After": "7"}), "rate_limited", 7),
+        (error(429, "ThrottlingException", THROTTLED), Failure.RATE_LIMITED, None),
+        (error(503, "ServiceUnavailableException", "Service unavailable"), "overloaded", None),
+        (error(429, "ModelNotReadyException", "Model is not ready"), Failure.OVERLOADED, None),
+        (error(500, "InternalServerException", "Internal error"), Failure.OVERLOADED, None),
+        (error(424, "ModelErrorException", "Model error"), Failure.OVERLOADED, None),
+        (error(403, "AccessDeniedException", "no access to this model"), Failure.AUTH, None),
+        (error(400, "ServiceQuotaExceededException", "quota exceeded"), Failure.BILLING, None),
+        (error(404, "ResourceNotFoundException", "Model not found"), Failure.INVALID, None),
+        (
+            Reply([{"type": "text", "text": "a"}], stream_error="throttlingException"),
+            "rate_limited",
+            None,
+        ),
+        (
+            Reply([{"type": "text", "text": "a"}], stream_error="modelStreamErrorException"),
+            "overloaded",
+            None,
+        ),
+    ],
+)
+async def test_each_error_is_mapped_to_its_failure_with_the_wait_asked_for(
+    bedrock_api: FakeBedrock, reply: Reply, failure: Failure, retry_after: float | None
+) -> None:
+    bedrock_api.script = [reply]
+    raised = await failure_of(on_bedrock(bedrock_api.url))
+    assert raised.failure == failure and raised.retry_after == retry_after
+    assert raised.retryable is (failure in ("rate_limited", "overloaded"))
+    assert "Amazon Bedrock" in str(raised)
+    assert len(bedrock_api.requests) == 1, "one attempt: the fallback owns the moving on"
+
+
+async def test_a_wrong_secret_is_refused_by_the_signature_check(bedrock_api: FakeBedrock) -> None:
+    raised = await failure_of(on_bedrock(bedrock_api.url, secret="not-the-secret" + SECRET_KEY))
+    assert raised.failure is Failure.AUTH and not raised.retryable
+    assert raised.status == 403 and "InvalidSignatureException" in str(raised)
+    assert bedrock_api.requests == []
+
+
+async def test_a_prompt_too_long_is_the_context_windows_to_handle(bedrock_api: FakeBedrock) -> None:
+    bedrock_api.context_window = 100
+    raised = await failure_of(on_bedrock(bedrock_api.url))
+    assert isinstance(raised, ContextWindowExceededError)
+    assert raised.failure is Failure.CONTEXT and raised.request_tokens is not None
+
+
+async def test_no_answer_is_unreachable(bedrock_api: FakeBedrock) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    raised = await failure_of(on_bedrock(url))
+    assert raised.failure is Failure.UNREACHABLE and raised.retryable
+    bedrock_api.script = [text("late", hold=asyncio.Event())]
+    raised = await failure_of(on_bedrock(bedrock_api.url, timeout_s=0.3))
+    assert raised.failure is Failure.UNREACHABLE and "timed out" in str(raised).lower()
+
+
+async def test_a_throttled_request_is_retried_after_the_wait(bedrock_api: FakeBedrock) -> None:
+    bedrock_api.script = [
+        error(429, "ThrottlingException", THROTTLED, **{"retry-after-ms": "20"}),
+        text("made it"),
+    ]
+    waits: list[tuple[int, float, str]] = []
+    provider = on_bedrock(bedrock_api.url, attempts=3)
+    try:
+        answer = await provider.complete(REQUEST, ignore, lambda *notice: waits.append(notice))
+    finally:
+        await provider.close()
+    assert answer.text() == "made it"
+    [(attempt, delay, reason)] = waits
+    assert attempt == 1 and delay == pytest.approx(0.02) and "ThrottlingException" in reason
