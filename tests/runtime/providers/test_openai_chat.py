@@ -14,8 +14,10 @@ from aiohttp.test_utils import TestServer
 
 from runtime import AgentSpec, RunStatus, Runtime
 from runtime.errors import ProviderError, TranscriptInvariantError
+from runtime.prompts import render_summary
 from runtime.providers import ProviderRequest, StopReason, tool_ids
-from runtime.providers.openai_chat import OpenAIChatProvider
+from runtime.providers.openai_chat import OpenAIChatProvider, lower_request
+from runtime.tools.base import ToolSpec
 from runtime.transcript import (
     AttachmentBlock,
     AttachmentForm,
@@ -25,7 +27,7 @@ from runtime.transcript import (
     TranscriptMessage,
 )
 from tests.fakes.openai_api import FakeOpenAI, Reply, text, tools
-from tests.fakes.openai_rules import NINE_ALNUM_IDS
+from tests.fakes.openai_rules import NINE_ALNUM_IDS, check_chat_request
 from tests.runtime.helpers import operator
 
 MODEL = "gpt-4.1-mini"
@@ -309,3 +311,21 @@ async def test_a_stream_cut_or_failed_midway_is_retried_not_taken_as_the_answer(
         _request(_user(TextBlock(text="go"))), _ignore, lambda n, d, why: notices.append(why)
     )
     assert answer.text() == "whole answer" and len(notices) == 1
+
+
+def test_the_summary_opens_the_conversation_and_tools_are_functions() -> None:
+    spec = ToolSpec(name="sleep", description="Wait.", input_schema={"type": "object"})
+    request = ProviderRequest(
+        MODEL, "", [_user(TextBlock(text="and now?"))], [spec], 50, summary="We fixed the DNS."
+    )
+    params = lower_request(request)
+    assert params["messages"] == [
+        {"role": "user", "content": f"{render_summary('We fixed the DNS.')}\n\nand now?"}
+    ]
+    assert params["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "sleep", "description": "Wait.", "parameters": {"type": "object"}},
+        }
+    ]
+    check_chat_request({**params, "stream": True})
