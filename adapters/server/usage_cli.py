@@ -26,10 +26,12 @@ MOST_DAYS = 366
 DESCRIPTION = (
     "What the model calls cost, for each workspace of the config: today and this month in "
     "dollars, tokens in (of which cached: read from or written to the prompt cache), tokens "
-    "out and calls; the same by agent, by operator, by schedule and trigger, for the costliest "
-    "sessions and per day; and each budget, how much of it is used and when it renews. Days "
-    "and months are the workspace's (its `timezone`). It reads the database while Switchboard "
-    "runs or not, and needs none of the tokens the config names."
+    "out and calls, and of this month what memory (keeping what should last before a "
+    "compaction or /new) and compaction (summaries) cost apart; the same by agent, by "
+    "operator, by schedule and trigger, for the costliest sessions and per day; and each "
+    "budget, how much of it is used and when it renews. Days and months are the workspace's "
+    "(its `timezone`). It reads the database while Switchboard runs or not, and needs none "
+    "of the tokens the config names."
 )
 NO_DATABASE = (
     "No model calls yet: there is no database at {path}, so Switchboard has not run here. "

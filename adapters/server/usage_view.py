@@ -55,6 +55,7 @@ def table(shown: Shown, now: float) -> str:
     rows: list[tuple[str, tuple[str, ...]] | str] = [
         ("Today", spend_cells(r.today)),
         ("This month", spend_cells(r.month)),
+        *[(f"  of which {what}", spend_cells(s)) for what, s in r.month_apart if s.calls],
     ]
     sections = [
         ("By agent, this month", r.agents),
@@ -114,6 +115,7 @@ def _workspace(r: UsageReport) -> dict[str, Any]:
         "timezone": r.timezone,
         "today": spend_json(r.today),
         "month": spend_json(r.month),
+        "month_of_which": {what: spend_json(s) for what, s in r.month_apart},
         "days": [{"date": d.isoformat(), **spend_json(s)} for d, s in r.days],
         "agents": [{"id": name, **spend_json(s)} for name, s in r.agents],
         "operators": [{"id": None if o == NOBODY else o, **spend_json(s)} for o, s in r.operators],

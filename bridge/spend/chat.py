@@ -28,6 +28,7 @@ def usage_text(report: UsageReport) -> str:
         f"Today: {spend_line(report.today)}",
         f"This month: {spend_line(report.month)}",
     ]
+    lines += [f"  of which {what}: {spend_line(s)}" for what, s in report.month_apart if s.calls]
     for title, found in (
         ("By agent", report.agents),
         ("By operator", report.operators),

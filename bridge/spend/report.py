@@ -1,6 +1,6 @@
 """A workspace's spend, as `/usage`, the console's usage page and `switchboard usage` show
-it: today and this month, the last 30 days, by agent, operator, schedule and session, and
-each budget against its limit."""
+it: today and this month (and of it, what memory and compaction cost apart), the last 30
+days, by agent, operator, schedule and session, and each budget against its limit."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from bridge.spend.periods import last_days, period_bounds
 from config.schema import WorkspaceConfig
 from config.timing import zone
 from runtime.providers.base import Usage
-from runtime.spend import Spend
+from runtime.spend import CallPurpose, Spend
 from runtime.store.usage import UsageFilter, UsageLedger
 
 DAYS = 30
 TOP_SESSIONS = 10
 NOBODY = "(nobody: between turns)"  # a call no one's message started: /compact when idle
+# Calls that are not a turn's own rounds, shown apart by what they were for (issue 40): the
+# model calls memory makes (a flush before compaction or /new), and the summaries.
+APART: dict[str, str] = {CallPurpose.MEMORY_FLUSH: "memory", CallPurpose.COMPACTION: "compaction"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,7 @@ class UsageReport:
     timezone: str
     today: Spend
     month: Spend
+    month_apart: list[tuple[str, Spend]]  # of this month: memory, compaction (always both)
     days: list[tuple[date, Spend]]  # the last 30, oldest first
     agents: list[tuple[str, Spend]]  # this month; a child's calls count as its agent's
     operators: list[tuple[str, Spend]]  # this month, by whoever's message started the turn
@@ -63,11 +67,16 @@ async def usage_report(
             schedules[f"{kind} {name}"] = spend
         else:
             operators[payer or NOBODY] = spend
+    apart = {shown: Spend() for shown in APART.values()}
+    for purpose, spend in await ledger.grouped(month, "purpose"):
+        if (shown := APART.get(purpose or "")) is not None:
+            apart[shown] += spend
     return UsageReport(
         workspace_id=workspace.id,
         timezone=workspace.timezone,
         today=await ledger.total(UsageFilter(day_start, day_end, agent_prefix=prefix)),
         month=await ledger.total(month),
+        month_apart=list(apart.items()),
         days=per_day,
         agents=_costliest(agents),
         operators=_costliest(operators),

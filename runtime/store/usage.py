@@ -26,7 +26,7 @@ SUMS = (
 )
 QUARTER_SUMS = SUMS.replace("COUNT(*)", "COALESCE(SUM(calls), 0)")
 
-GroupBy = Literal["agent_id", "payer", "model", "session_id"]
+GroupBy = Literal["agent_id", "payer", "model", "session_id", "purpose"]
 QUARTER_S = 900.0
 NOBODY = ""  # the payer of a call nobody's message started, in the quarters' sums
 
@@ -114,7 +114,8 @@ class UsageLedger:
     async def grouped(
         self, which: UsageFilter, by: GroupBy, limit: int | None = None
     ) -> list[tuple[str | None, Spend]]:
-        """Sums per `by` (an agent, a payer, a model, a session), the costliest first."""
+        """Sums per `by` (an agent, a payer, a model, a session, a purpose), the costliest
+        first."""
         where, params = which.where()
         sql = (
             f"SELECT {by} AS key, {SUMS} FROM model_usage WHERE {where} GROUP BY {by}"

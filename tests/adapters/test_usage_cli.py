@@ -83,6 +83,10 @@ def assert_json_is_the_store(doc: dict[str, Any], rows: list[dict[str, Any]], da
     month = [r for r in rows if local_day(r).replace(day=1) == today.replace(day=1)]
     assert_spend(local["today"], [r for r in rows if local_day(r) == today])
     assert_spend(local["month"], month)
+    apart = local["month_of_which"]
+    assert set(apart) == {"memory", "compaction"}, "each key always present"
+    assert_spend(apart["memory"], [r for r in month if r["purpose"] == "memory_flush"])
+    assert_spend(apart["compaction"], [r for r in month if r["purpose"] == "compaction"])
     [agent] = local["agents"]
     assert agent["id"] == "assistant"
     assert_spend(agent, month)
