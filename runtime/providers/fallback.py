@@ -11,8 +11,9 @@ answer: they never fall back (a refusal that fell back once spent 46.9M metered 
 A session that moved stays where it moved (no bouncing): only `turn_starts`, which the turn
 calls at its start, returns it to a better candidate, and only one that answered a probe
 (or real traffic since it failed). Before moving, `on_retry` is told "falling back from X to
-Y: ...": the text the failed attempt streamed is not part of the answer (the turn's
-presenter must drop it; see the report of issue 41).
+Y: ...": what the failed attempt streamed to `on_text` before it failed is not part of the
+answer, and whoever shows the stream must start the answer afresh there (the notice comes
+after the failed attempt's last text and before the next attempt's first).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from config.prices import PriceTable
 from runtime.errors import Failure, ProviderError
 from runtime.providers.base import (
     ProviderRequest,
@@ -40,6 +42,16 @@ NEVER_FALLS_BACK = frozenset({Failure.INVALID, Failure.CONTEXT})
 PROBE = TranscriptMessage(role="user", blocks=[TextBlock(text="ping")])
 
 BudgetCheck = Callable[[Candidate], Awaitable[bool]]
+INPUT_PER_OUTPUT = 3  # the blend: an agent reads about three tokens for each it writes
+
+
+def blended_price(prices: PriceTable, model: str) -> float | None:
+    """Dollars per million tokens, three input to one output: a candidate's `price`, what
+    the cost guard compares. None: the model has no price."""
+    price = prices.of(model)
+    if price is None:
+        return None
+    return (INPUT_PER_OUTPUT * price.input + price.output) / (INPUT_PER_OUTPUT + 1)
 
 
 @dataclass(frozen=True, slots=True)

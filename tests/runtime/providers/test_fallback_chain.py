@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+from config.prices import PriceConfig, PriceTable
 from runtime.clock import ManualClock
 from runtime.errors import Failure, ProviderError
 from runtime.providers.base import ProviderRequest, ProviderResponse, StopReason
 from runtime.providers.cooldowns import Candidate, Cooldowns, State
-from runtime.providers.fallback import Chain, FallbackPolicy
+from runtime.providers.fallback import Chain, FallbackPolicy, blended_price
 from runtime.transcript import TextBlock, TranscriptMessage
 
 HANG = "hang"
@@ -71,17 +72,22 @@ OVERLOADED = ProviderError("Anthropic API 529 overloaded_error: Overloaded", sta
 async def test_an_overloaded_primary_falls_back_and_the_switch_is_told() -> None:
     first, second = Scripted("a", OVERLOADED), Scripted("b", "from b")
     chain = chain_of(first, second)
-    told: list[tuple[int, float, str]] = []
-    texts: list[str] = []
+    told: list[str] = []  # in the order the turn hears it: what it must drop comes first
+
+    def on_retry(attempt: int, delay: float, reason: str) -> None:
+        told.append(f"retry {attempt} after {delay}: {reason}")
+
     response = await chain.for_session("s1").complete(
-        request(), texts.append, lambda *a: told.append(a)
+        request(), lambda delta: told.append(f"text: {delta}"), on_retry
     )
     assert response.text() == "from b" and second.requests[0].model == "b"
     assert first.requests[0].model == "a", "each candidate is asked for its own model"
-    [(attempt, delay, reason)] = told
-    assert reason.startswith("falling back from p0:a [key1] to p1:b [key1]: ")
-    assert "529" in reason and attempt == 1 and delay == 0
-    assert texts == ["half an ans", "from b"], "what the turn must drop on the notice"
+    assert told == [
+        "text: half an ans",
+        "retry 1 after 0.0: falling back from p0:a [key1] to p1:b [key1]: "
+        "Anthropic API 529 overloaded_error: Overloaded",
+        "text: from b",
+    ]
     assert chain.health.state(chain.candidates[0]) is State.OPEN
 
 
@@ -232,3 +238,14 @@ async def test_the_budget_is_asked_before_each_fallback_call_and_can_stop_it() -
         await chain.for_session("s", before_fallback=budget).complete(request(), print, print)
     assert asked == ["b", "c"] and third.requests == []
     assert raised.value.failure is Failure.OVERLOADED
+
+
+async def test_a_candidates_price_blends_three_input_tokens_to_one_output() -> None:
+    table = PriceTable.with_overrides(
+        {"strong": PriceConfig(input=5.0, output=25.0), "quick": PriceConfig(input=1, output=5)}
+    )
+    prices = [blended_price(table, m) for m in ("strong", "quick", "nameless-local-model")]
+    assert prices == [10.0, 2.0, None]
+    chain = chain_of(Scripted("strong", OVERLOADED), Scripted("quick"), prices=prices[:2])
+    session = chain.for_session("s", cheaper_only=True)
+    assert (await session.complete(request(), print, print)).model == "quick"
