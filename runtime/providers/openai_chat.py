@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import random
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -210,7 +211,9 @@ def map_api_error(exc: Exception, name: str = "openai") -> ProviderError:
         error = exc.body if isinstance(exc.body, dict) else {}
         code = str(error.get("code") or error.get("type") or "")
         message = str(error.get("message") or exc.message)
-        text = f"{name} API {status} {code}: {message}".replace("  ", " ")
+        text = (
+            f"{name} API {status} {code}: {message}" if code else f"{name} API {status}: {message}"
+        )
         if status in (400, 413) and CONTEXT_WORDS.search(f"{code} {message}"):
             counted = COUNTED.search(message)
             tokens = int(counted.group(1)) if counted else None
@@ -271,9 +274,13 @@ class OpenAIChatProvider:
         self.id_shape = id_shape
         self.embedding_model = embedding_model
         self._clock = clock or SystemClock()
-        # api_key/base_url None: the SDK reads OPENAI_API_KEY and OPENAI_BASE_URL (a local
-        # server that wants no key still needs one set: any text). The aiohttp transport, as
-        # for Anthropic.
+        # api_key/base_url None: the SDK reads OPENAI_API_KEY and OPENAI_BASE_URL. A local
+        # server that wants no key still needs one set (any text, as Ollama's docs say). The
+        # aiohttp transport, as for Anthropic.
+        if not (api_key or os.environ.get("OPENAI_API_KEY")):
+            raise ProviderError(
+                f"no API key for {name}: set its api_key (or OPENAI_API_KEY)", failure=Failure.AUTH
+            )
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,

@@ -241,3 +241,10 @@ async def test_openai_itself_is_sent_max_completion_tokens_and_others_max_tokens
     check_chat_request(lower_request(_request("o4-mini"), limit="max_completion_tokens"))
     with pytest.raises(InvalidRequest, match="Use 'max_completion_tokens' instead"):
         check_chat_request(lower_request(_request("o4-mini")))
+
+
+def test_no_key_at_all_is_said_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ProviderError, match="no API key for openrouter") as caught:
+        OpenAIChatProvider(MODEL, base_url="http://127.0.0.1:9/v1", name="openrouter")
+    assert caught.value.failure is Failure.AUTH
