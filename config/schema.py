@@ -38,6 +38,14 @@ from config.memory import MEMORY_TOOLS, MemoryConfig
 from config.platform_sections import sections
 from config.platforms import ConsoleConfig
 from config.prices import PriceConfig
+from config.providers import (
+    Connection,
+    Link,
+    ModelChoice,
+    ProviderEntry,
+    chain_of,
+    check_provider_names,
+)
 from config.strict import Strict
 from config.timing import TimezoneName
 from config.wakeups import WakeupsConfig
@@ -114,12 +122,16 @@ class StorageConfig(Strict):
         return f"PostgreSQL {where}/{database}"
 
 
-class ProviderConfig(Strict):
-    kind: Literal["anthropic", "offline"] = "offline"
-    model: str = "claude-sonnet-4-5"
+class ProviderConfig(Connection):
+    """`[provider]`: the default connection (config/providers.py), its fallback, and what
+    every turn is held to."""
+
     max_tokens: int = Field(4096, ge=1)
-    api_key: SecretStr | None = None  # else the SDK reads ANTHROPIC_API_KEY
-    base_url: str | None = None  # else the SDK reads ANTHROPIC_BASE_URL
+    # `[providers.<name>]` entries tried in order when this one cannot answer (a 429, an
+    # outage, a spent quota; never a refused request); a fallback dearer than the provider it
+    # stands in for (by the price table) only with allow_costlier.
+    fallback: list[str] = []
+    allow_costlier: bool = False
     # The model's context window in tokens; unset: known from the model's name (200,000 for
     # Claude models).
     context_window: int | None = Field(None, ge=1024)
@@ -230,7 +242,7 @@ class PairingConfig(Strict):
     max_pending: int = Field(3, ge=1, le=100)  # codes waiting at once; past that, none new
 
 
-class AgentConfig(Strict):
+class AgentConfig(ModelChoice):
     id: Identifier
     system_prompt: str = ""
     tools: list[str] = ["notify_operator", "sleep", "spawn_agent", "schedule_wakeup"]
@@ -255,7 +267,7 @@ class ToolConfig(Strict):
 BUILTIN_TOOLS = ("notify_operator", "sleep", "spawn_agent", "schedule_wakeup")
 
 
-class WorkspaceConfig(Strict):
+class WorkspaceConfig(ModelChoice):
     id: Identifier
     queue_mode: QueueModeName = "steer"
     default_agent: str
@@ -326,6 +338,7 @@ class SwitchboardConfig(Strict):
     server: ServerConfig = ServerConfig()
     storage: StorageConfig = StorageConfig()
     provider: ProviderConfig = ProviderConfig()
+    providers: dict[Identifier, ProviderEntry] = {}  # more connections, by name
     queue: QueueConfig = QueueConfig()
     logging: LoggingConfig = LoggingConfig()
     retention: RetentionConfig = RetentionConfig()
@@ -381,4 +394,13 @@ class SwitchboardConfig(Strict):
         check_admin_tokens(tokens)
         floor = self.server.schedule_min_every
         check_every_floor({w.id: w.schedules for w in self.workspaces}, floor)
+        choices: dict[str, ModelChoice] = {}
+        for w in self.workspaces:
+            choices[f"workspace {w.id}"] = w
+            choices.update({f"agent {w.id}/{a.id}": a for a in w.agents})
+        check_provider_names(self.providers, self.provider.fallback, choices)
         return self
+
+    def chain_of(self, workspace: WorkspaceConfig, agent: AgentConfig) -> list[Link]:
+        """The connections `agent`'s turns try, in order (config/providers.py)."""
+        return chain_of(self.provider, self.provider.fallback, self.providers, agent, workspace)

@@ -114,7 +114,10 @@ def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
             ),
             "set signing_secret (events over HTTP at /slack/events) or app_token (Socket Mode)",
         ),
-        (('kind = "offline"', 'kind = "openai"'), "provider.kind: Input should be 'anthropic' or"),
+        (
+            ('kind = "offline"', 'kind = "openia"'),
+            "provider.kind: Input should be 'anthropic', 'bedrock'",
+        ),
         (("timeout_s = 10", "timeout_s = -1"), "workspaces[0].tools[0].timeout_s"),
         (
             ("[[workspaces]]", '[admin]\ntoken = "hunter2"\n\n[[workspaces]]'),
