@@ -121,11 +121,14 @@ class Chain:
         """The session is gone (closed, /new): it starts on the primary next time."""
         self._current.pop(session_id, None)
 
-    async def turn_starts(self, session_id: str) -> Candidate:
+    async def turn_starts(self, session_id: str, *, cheaper_only: bool = False) -> Candidate:
         """At a turn's start (never mid-turn): a session on a fallback returns to the best
-        candidate above it that answers a probe (or has answered anyone since it failed)."""
+        candidate above it that the cost guard allows and that answers a probe (or has
+        answered anyone since it failed)."""
         at = self._current.get(session_id, 0)
         for index, better in enumerate(self.candidates[:at]):
+            if self._costs_too_much(better, cheaper_only) is not None:
+                continue
             if self.health.answered_since_failure(better) or await self._probe(better):
                 self._move(session_id, at, index, "recovered")
                 return better

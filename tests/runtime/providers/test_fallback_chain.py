@@ -178,7 +178,7 @@ async def test_an_attempt_that_does_not_answer_in_time_counts_as_unreachable() -
     assert chain.health.health(chain.candidates[0]).failure is Failure.UNREACHABLE
 
 
-async def test_a_stopped_call_frees_the_half_open_probe() -> None:
+async def test_a_half_open_candidate_takes_one_call_as_its_probe_and_a_stop_frees_it() -> None:
     clock = ManualClock()
     first = Scripted("a", OVERLOADED, HANG)
     chain = chain_of(first, Scripted("b"), clock=clock)
@@ -187,6 +187,8 @@ async def test_a_stopped_call_frees_the_half_open_probe() -> None:
     call = asyncio.create_task(chain.for_session("s2").complete(request(), print, print))
     await asyncio.sleep(0.01)
     assert chain.health.health(chain.candidates[0]).probing
+    other = await chain.for_session("s3").complete(request(), print, print)
+    assert other.model == "b" and len(first.requests) == 2, "one probe at a time"
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call

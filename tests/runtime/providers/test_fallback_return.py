@@ -102,3 +102,15 @@ async def test_a_session_returns_to_the_best_candidate_that_answers() -> None:
     assert (await chain.turn_starts("s1")).model == "b", "a is disabled; b answers"
     chain.forget("s1")  # the session closed: a new one starts on the primary
     assert chain.current("s1").model == "a"
+
+
+async def test_a_heartbeat_session_returns_only_to_a_candidate_it_may_use() -> None:
+    clock = ManualClock()
+    a, dear, cheap = Scripted("a", OVERLOADED), Scripted("dear"), Scripted("cheap")
+    chain = chain_of(a, dear, cheap, prices=[3.0, 15.0, 1.0], clock=clock, allow_costlier=True)
+    await chain.for_session("beat", cheaper_only=True).complete(request(), print, print)
+    await chain.for_session("ops").complete(request(), print, print)
+    assert (chain.current("beat").model, chain.current("ops").model) == ("cheap", "dear")
+    chain.health.failed(chain.candidates[0], ProviderError("key refused", status=401))
+    assert (await chain.turn_starts("beat", cheaper_only=True)).model == "cheap"
+    assert chain.snapshot().sessions["beat"] == "p2:cheap [key1]"
