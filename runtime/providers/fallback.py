@@ -39,6 +39,9 @@ from runtime.transcript import TextBlock, TranscriptMessage
 log = logging.getLogger(__name__)
 
 NEVER_FALLS_BACK = frozenset({Failure.INVALID, Failure.CONTEXT})
+# What `on_retry` is told before a call moves on (then ": " and why): the turn's sign that the
+# text streamed so far is not the answer and that the progress line should say so.
+FALLBACK_NOTICE = "falling back from {source} to {target}"
 PROBE = TranscriptMessage(role="user", blocks=[TextBlock(text="ping")])
 
 BudgetCheck = Callable[[Candidate], Awaitable[bool]]
@@ -288,9 +291,8 @@ class SessionProvider:
                 continue
             if candidate != source:
                 why = tried.last_error or tried.notes[-1]
-                on_retry(
-                    tried.made, 0.0, f"falling back from {source.label} to {candidate.label}: {why}"
-                )
+                notice = FALLBACK_NOTICE.format(source=source.label, target=candidate.label)
+                on_retry(tried.made, 0.0, f"{notice}: {why}")
             tried.made += 1
             response = await self._attempt(candidate, probe, request, on_text, on_retry, tried)
             if response is not None:
