@@ -88,11 +88,15 @@ class _Answer:
         if self.refusal:
             stop = StopReason.REFUSAL
         text = "".join(self.text) or "".join(self.refusal)
-        blocks: list[TextBlock | ToolUseBlock] = [TextBlock(text=text)] if text else []
+        calls = []
         for _, call in sorted(self.calls.items()):
             tool_input = _arguments(call, cut=stop is StopReason.MAX_TOKENS)
             if tool_input is not None:
-                blocks.append(ToolUseBlock(id=tool_ids.mint(), name=call.name, input=tool_input))
+                calls.append(ToolUseBlock(id=tool_ids.mint(), name=call.name, input=tool_input))
+        if calls and stop is StopReason.END_TURN:
+            stop = StopReason.TOOL_USE  # Ollama's `stop` with tool calls: they are to be run
+        blocks: list[TextBlock | ToolUseBlock] = [TextBlock(text=text)] if text else []
+        blocks.extend(calls)
         return ProviderResponse(
             blocks=blocks, stop_reason=stop, model=self.model, usage=_usage(self.usage)
         )

@@ -287,6 +287,11 @@ async def test_arguments_that_are_not_json_are_asked_again_and_said_plainly(
         (text("", finish_reason="content_filter"), StopReason.REFUSAL, ""),
         (Reply(refusal="I can't help with that."), StopReason.REFUSAL, "I can't help with that."),
         (tools(("sleep", {"seconds": 1}), finish_reason="length"), StopReason.MAX_TOKENS, ""),
+        (
+            tools(("sleep", {"seconds": 1}), say="Hm.", finish_reason="stop"),
+            StopReason.TOOL_USE,
+            "Hm.",
+        ),
     ],
 )
 async def test_finish_reasons(
