@@ -209,7 +209,8 @@ def map_api_error(exc: Exception, name: str = "openai") -> ProviderError:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         error = exc.body if isinstance(exc.body, dict) else {}
-        code = str(error.get("code") or error.get("type") or "")
+        said = error.get("code") or error.get("type")
+        code = "" if said in (None, status) else str(said)  # OpenRouter's code is the status
         message = str(error.get("message") or exc.message)
         text = (
             f"{name} API {status} {code}: {message}" if code else f"{name} API {status}: {message}"
