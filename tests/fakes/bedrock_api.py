@@ -4,12 +4,13 @@ SDK's Bedrock client calls it.
 `POST /model/{modelId}/invoke` answers the Messages API's JSON;
 `POST /model/{modelId}/invoke-with-response-stream` its stream events, each in an AWS
 event-stream frame (aws_eventstream.py). Every request must be signed with SigV4 for the
-service `bedrock` in the fake's region; the signature is computed again with botocore's own
-signer from the known test secret and compared, as AWS does. The body is the Messages API's
-without `model` or `stream` (the model is in the path, the stream in the operation) and with
-`anthropic_version` `bedrock-2023-05-31`; its messages obey the Anthropic API's rules
-(anthropic_rules.py, the 400s worded the same, as Bedrock passes them on in a
-ValidationException). Tokens are counted and cached as the Anthropic fake does.
+service `bedrock` in the fake's region (the signature is computed again with botocore's own
+signer from the known test secret and compared, as AWS does), or carry the fake's Bedrock
+API key (`api_key`) as a Bearer token. The body is the Messages API's without `model` or
+`stream` (the model is in the path, the stream in the operation) and with `anthropic_version`
+`bedrock-2023-05-31`; its messages obey the Anthropic API's rules (anthropic_rules.py, the
+400s worded the same, as Bedrock passes them on in a ValidationException). Tokens are
+counted and cached as the Anthropic fake does.
 
 Errors are AWS's: a status, `x-amzn-ErrorType` naming the exception (ThrottlingException,
 ServiceUnavailableException, ModelNotReadyException, AccessDeniedException, ...) and
@@ -56,6 +57,7 @@ class FakeBedrock(FakeAnthropic):
         super().__init__(context_window)
         self.region = region
         self.credentials = Credentials(ACCESS_KEY, SECRET_KEY)
+        self.api_key: str | None = None  # set: a Bedrock API key, sent as a Bearer token
         self.paths: list[str] = []  # of each request answered, as sent (the model in it)
 
     def app(self) -> web.Application:
@@ -90,8 +92,14 @@ class FakeBedrock(FakeAnthropic):
 
     def _check_signature(self, request: web.Request, raw: bytes) -> None:
         """As AWS checks it: the key is known, the scope is this region's `bedrock`, and the
-        signature over the signed headers and the body is the one the secret makes."""
-        found = AUTHORIZATION.fullmatch(request.headers.get("Authorization", ""))
+        signature over the signed headers and the body is the one the secret makes. Or
+        the request carries the Bedrock API key as a Bearer token."""
+        authorization = request.headers.get("Authorization", "")
+        if authorization.startswith("Bearer "):
+            if self.api_key is None or authorization != f"Bearer {self.api_key}":
+                raise AwsError(403, "AccessDeniedException", "Invalid API Key format or value.")
+            return
+        found = AUTHORIZATION.fullmatch(authorization)
         if found is None:
             raise AwsError(403, "AccessDeniedException", "Missing Authentication Token")
         if found["key"] != self.credentials.access_key:

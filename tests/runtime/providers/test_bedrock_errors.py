@@ -134,3 +134,18 @@ async def test_a_throttled_request_is_retried_after_the_wait(bedrock_api: FakeBe
     assert answer.text() == "made it"
     [(attempt, delay, reason)] = waits
     assert attempt == 1 and delay == pytest.approx(0.02) and "ThrottlingException" in reason
+
+
+async def test_a_bedrock_api_key_is_sent_instead_of_a_signature(bedrock_api: FakeBedrock) -> None:
+    bedrock_api.api_key = "ABSKQmVkcm9ja0FQSUtleS1mYWtl"
+    bedrock_api.script = [text("keyed")]
+    client = bedrock_client("us-east-1", api_key=bedrock_api.api_key, base_url=bedrock_api.url)
+    provider = AnthropicProvider(MODEL, client=client, max_attempts=1)
+    try:
+        answer = await provider.complete(REQUEST, ignore, ignore)
+    finally:
+        await provider.close()
+    assert answer.text() == "keyed"
+    client = bedrock_client("us-east-1", api_key="ABSK-revoked", base_url=bedrock_api.url)
+    raised = await failure_of(AnthropicProvider(MODEL, client=client, max_attempts=1))
+    assert raised.failure is Failure.AUTH and raised.status == 403
