@@ -19,6 +19,7 @@ INVALID and CONTEXT say nothing about the candidate's health: they change nothin
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,15 +34,18 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One entry of an agent's ordered list. `key` labels the API key (never the key);
-    `provider` makes one attempt (max_attempts=1); `price` is dollars per million tokens,
-    blended, from the price table (None: unknown). Equal by (name, key, model)."""
+    """One entry of an agent's ordered list. `name` is its provider entry's ("default" for
+    [provider]); `key` labels the API key (`key_label`, never the key); `provider` makes one
+    attempt (max_attempts=1); `price` is dollars per million tokens, blended
+    (fallback.blended_price; None: unknown); `timeout_s` its attempts' limit (None: the
+    chain's). Equal by (name, key, model)."""
 
     name: str
     key: str
     model: str
     provider: Provider = field(compare=False, repr=False)
     price: float | None = field(default=None, compare=False)
+    timeout_s: float | None = field(default=None, compare=False)
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -49,9 +53,17 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        """How logs, /status and the progress line name it: "name:model", with the key's
-        label when it has one."""
-        return f"{self.name}:{self.model}" + (f" [{self.key}]" if self.key else "")
+        """How the progress line, /status and logs name it: "name:model" (a config entry has
+        one key: its name tells its key apart)."""
+        return f"{self.name}:{self.model}"
+
+
+def key_label(api_key: str | None) -> str:
+    """Which key, without the key: the first 8 hex digits of its SHA-256 ("env" when the
+    SDK reads its own environment variable)."""
+    if not api_key:
+        return "env"
+    return hashlib.sha256(api_key.encode()).hexdigest()[:8]
 
 
 class State(StrEnum):

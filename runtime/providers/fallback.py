@@ -60,7 +60,7 @@ def blended_price(prices: PriceTable, model: str) -> float | None:
 @dataclass(frozen=True, slots=True)
 class FallbackPolicy:
     max_attempts: int = 3  # a call's attempts, over the whole list
-    attempt_timeout_s: float = 300.0  # each attempt's; below the turn's
+    attempt_timeout_s: float = 120.0  # each attempt's, unless its candidate says; below a turn's
     probe_timeout_s: float = 20.0
     probe_interval_s: float = 60.0  # at most one turn-start probe a candidate this often
     allow_costlier: bool = False  # a candidate dearer than the primary may be used
@@ -243,7 +243,9 @@ class Chain:
 
 
 class SessionProvider:
-    """A session's view of its chain: a `Provider` whose model is its current candidate's."""
+    """A session's view of its chain: a `Provider` whose calls go to the session's candidate
+    and whose `model` is the one that answered last (at first, the session's candidate when
+    the view was made: make one a turn, after `turn_starts`)."""
 
     def __init__(
         self,
@@ -256,10 +258,7 @@ class SessionProvider:
         self.session_id = session_id
         self._cheaper_only = cheaper_only
         self._before_fallback = before_fallback
-
-    @property
-    def model(self) -> str:
-        return self._chain.current(self.session_id).model
+        self.model = chain.current(session_id).model
 
     async def close(self) -> None:
         """The chain's providers are the chain's to close (`Chain.close`)."""
@@ -298,6 +297,7 @@ class SessionProvider:
             if response is not None:
                 if index != at:
                     chain._move(self.session_id, at, index, tried.left_because or "skipped")
+                self.model = candidate.model
                 return response
             source = candidate
         raise chain._exhausted(tried, self._cheaper_only)
@@ -324,7 +324,8 @@ class SessionProvider:
         """One attempt, holding the candidate's request (acquired; `probe`: its half-open
         probe); None when it failed in a way that may fall back (marked, and noted in
         `tried`). A refusal is an answer."""
-        health, timeout_s = self._chain.health, self._chain.policy.attempt_timeout_s
+        health = self._chain.health
+        timeout_s = candidate.timeout_s or self._chain.policy.attempt_timeout_s
         try:
             async with asyncio.timeout(timeout_s):
                 response = await candidate.provider.complete(

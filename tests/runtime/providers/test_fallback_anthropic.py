@@ -12,7 +12,7 @@ from runtime.clock import ManualClock
 from runtime.errors import ProviderError
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.base import ProviderRequest, StopReason
-from runtime.providers.cooldowns import Candidate, Cooldowns, State
+from runtime.providers.cooldowns import Candidate, Cooldowns, State, key_label
 from runtime.providers.fallback import Chain, FallbackPolicy
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text
@@ -60,7 +60,10 @@ async def chain(
             price=3.0,
         )
         for fake, key, model in zip(
-            fakes, ("key1", "key2"), ("claude-sonnet-4-5", "claude-haiku-4-5"), strict=True
+            fakes,
+            (key_label("test-key"), key_label("test-key")),
+            ("claude-sonnet-4-5", "claude-haiku-4-5"),
+            strict=True,
         )
     ]
     health = Cooldowns(clock, on_disabled=lambda c, e: disabled.append((c.label, str(e))))
@@ -69,7 +72,7 @@ async def chain(
     await built.close()
 
 
-PRIMARY, SECOND = "anthropic:claude-sonnet-4-5 [key1]", "anthropic:claude-haiku-4-5 [key2]"
+PRIMARY, SECOND = "anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5"
 
 
 def ask(prompt: str = "hi") -> ProviderRequest:

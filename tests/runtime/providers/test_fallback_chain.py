@@ -84,7 +84,7 @@ async def test_an_overloaded_primary_falls_back_and_the_switch_is_told() -> None
     assert first.requests[0].model == "a", "each candidate is asked for its own model"
     assert told == [
         "text: half an ans",
-        "retry 1 after 0.0: falling back from p0:a [key1] to p1:b [key1]: "
+        "retry 1 after 0.0: falling back from p0:a to p1:b: "
         "Anthropic API 529 overloaded_error: Overloaded",
         "text: from b",
     ]
@@ -103,10 +103,10 @@ async def test_the_session_stays_on_its_fallback_and_other_sessions_skip_the_ope
     assert len(first.requests) == 1 and len(second.requests) == 3
     assert told and "open" in told[0], "the skip is told too: why this session moved"
     snap = chain.snapshot()
-    assert snap.sessions == {"s1": "p1:b [key1]", "s2": "p1:b [key1]"}
+    assert snap.sessions == {"s1": "p1:b", "s2": "p1:b"}
     assert snap.switches == {
-        ("p0:a [key1]", "p1:b [key1]", "overloaded"): 1,
-        ("p0:a [key1]", "p1:b [key1]", "open"): 1,
+        ("p0:a", "p1:b", "overloaded"): 1,
+        ("p0:a", "p1:b", "open"): 1,
     }
     assert [h.state for h in snap.candidates] == [State.OPEN, State.READY]
 
@@ -160,10 +160,10 @@ async def test_when_none_can_answer_the_error_says_what_each_did_and_the_soonest
     with pytest.raises(ProviderError) as raised:
         await chain.for_session("s1").complete(request(), print, print)
     error = raised.value
-    assert "p0:a [key1] failed (Anthropic API 529" in str(error)
-    assert "p1:b [key1] failed (rate limited)" in str(error)
-    assert "p2:c [key1] skipped (held for 10800 s: low credit)" in str(error)
-    assert "Soonest back: p1:b [key1] at" in str(error)
+    assert "p0:a failed (Anthropic API 529" in str(error)
+    assert "p1:b failed (rate limited)" in str(error)
+    assert "p2:c skipped (held for 10800 s: low credit)" in str(error)
+    assert "Soonest back: p1:b at" in str(error)
     assert error.failure is Failure.RATE_LIMITED and error.retry_after == pytest.approx(7)
 
 
@@ -176,6 +176,15 @@ async def test_an_attempt_that_does_not_answer_in_time_counts_as_unreachable() -
     )
     assert response.text() == "in time" and "did not answer within 0.05 s" in told[0]
     assert chain.health.health(chain.candidates[0]).failure is Failure.UNREACHABLE
+    slow, own = Scripted("slow", HANG), Scripted("own limit", "ok")
+    candidates = [
+        Candidate("slow", "k", "slow", slow, timeout_s=0.05),
+        Candidate("next", "k", "next", own),
+    ]
+    chain = Chain(candidates, Cooldowns(ManualClock()), FallbackPolicy(attempt_timeout_s=60))
+    told.clear()
+    await chain.for_session("s1").complete(request(), print, lambda *a: told.append(a[2]))
+    assert "did not answer within 0.05 s" in told[0], "a candidate's own limit first"
 
 
 async def test_a_half_open_candidate_takes_one_call_as_its_probe_and_a_stop_frees_it() -> None:

@@ -7,7 +7,13 @@ import pytest
 
 from runtime.clock import ManualClock
 from runtime.errors import ContextWindowExceededError, ProviderError
-from runtime.providers.cooldowns import Candidate, CooldownPolicy, Cooldowns, State
+from runtime.providers.cooldowns import (
+    Candidate,
+    CooldownPolicy,
+    Cooldowns,
+    State,
+    key_label,
+)
 from tests.runtime.providers.test_fallback_chain import Scripted
 
 
@@ -143,4 +149,11 @@ def test_a_candidate_is_the_same_by_name_key_and_model_whatever_its_provider() -
     a, b = candidate(), Candidate("anthropic", "key1", "m", Scripted("m"), price=3.0)
     assert a == b and hash(a) == hash(b)
     assert a != candidate(key="key2") and a != candidate(model="other")
-    assert a.label == "anthropic:m [key1]" and "sk-" not in repr(a)
+    assert a.label == "anthropic:m"
+
+
+def test_a_key_is_labelled_without_being_shown() -> None:
+    secret = "sk-ant-api03-not-a-real-key"
+    label = key_label(secret)
+    assert len(label) == 8 and label not in secret and label == key_label(secret)
+    assert key_label("sk-ant-api03-another") != label and key_label(None) == "env"

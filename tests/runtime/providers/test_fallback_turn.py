@@ -92,7 +92,7 @@ async def test_the_second_provider_finishes_a_turn_the_first_failed_after_a_tool
     assert "tool_use" in sent and "tool_result" in sent and second.refused == []
     [retry] = await all_events(rt, EventType.PROVIDER_RETRY)
     assert retry.data.error.startswith(
-        "falling back from anthropic:claude-sonnet-4-5 [key1] to anthropic:claude-haiku-4-5 [key2]"
+        "falling back from anthropic:claude-sonnet-4-5 to anthropic:claude-haiku-4-5"
     )
     assert chain.health.state(chain.primary) is State.OPEN
     assert chain.current(provider.session_id).model == "claude-haiku-4-5"
