@@ -235,3 +235,27 @@ async def check_model(model: str, api_key: str | None, base_url: str | None = No
     finally:
         await client.close()
     return f"model {found.id} ({found.display_name})"
+
+
+async def check_claude(client: Client, model: str) -> str:
+    """Do these credentials reach this model on Bedrock or Vertex? Neither has a Models API,
+    so a request for one token is sent (about ten tokens are billed). CredentialRefused with
+    the platform's reason; PlatformUnreachable when it could not be asked or was too busy to
+    answer (nothing was checked). Closes `client`."""
+    try:
+        await client.sdk.messages.create(
+            model=model,
+            max_tokens=1,
+            messages=[{"role": "user", "content": "ping"}],
+            extra_body=dict(client.body) or None,
+            timeout=WINDOW_TIMEOUT_S,
+        )
+    except (anthropic.APIError, httpx2.TransportError) as exc:
+        error = _map_api_error(exc, client.platform)
+        if error.retryable:
+            url = str(client.sdk.base_url)
+            raise PlatformUnreachable(client.platform, url, str(error)) from None
+        raise CredentialRefused(str(error)) from None
+    finally:
+        await client.sdk.close()
+    return f"model {model} on {client.platform}"

@@ -10,10 +10,11 @@ from collections.abc import Awaitable, Callable
 import pytest
 from aiohttp.test_utils import TestServer as AiohttpServer
 
+from config.errors import CredentialRefused
 from runtime.errors import ContextWindowExceededError, Failure, ProviderError
 from runtime.providers import ProviderRequest
-from runtime.providers.anthropic import AnthropicProvider
-from runtime.providers.anthropic_clients import bedrock_client
+from runtime.providers.anthropic import AnthropicProvider, check_claude
+from runtime.providers.anthropic_clients import Client, bedrock_client
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.fakes.anthropic_api import Reply, error, text
 from tests.fakes.bedrock_api import ACCESS_KEY, SECRET_KEY, FakeBedrock
@@ -149,3 +150,15 @@ async def test_a_bedrock_api_key_is_sent_instead_of_a_signature(bedrock_api: Fak
     client = bedrock_client("us-east-1", api_key="ABSK-revoked", base_url=bedrock_api.url)
     raised = await failure_of(AnthropicProvider(MODEL, client=client, max_attempts=1))
     assert raised.failure is Failure.AUTH and raised.status == 403
+
+
+async def test_the_probe_reaches_the_model_with_these_keys(bedrock_api: FakeBedrock) -> None:
+    def client(secret: str) -> Client:
+        return bedrock_client(
+            "us-east-1", access_key=ACCESS_KEY, secret_key=secret, base_url=bedrock_api.url
+        )
+
+    assert await check_claude(client(SECRET_KEY), MODEL) == f"model {MODEL} on Amazon Bedrock"
+    assert bedrock_api.paths == [f"/model/{MODEL}/invoke"]
+    with pytest.raises(CredentialRefused, match="InvalidSignatureException"):
+        await check_claude(client("wrong" + SECRET_KEY), MODEL)

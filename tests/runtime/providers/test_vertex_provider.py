@@ -9,10 +9,11 @@ from collections.abc import Awaitable, Callable
 import pytest
 from aiohttp.test_utils import TestServer as AiohttpServer
 
+from config.errors import CredentialRefused, PlatformUnreachable
 from runtime.errors import Failure, ProviderError
 from runtime.providers import ProviderRequest, StopReason
-from runtime.providers.anthropic import AnthropicProvider
-from runtime.providers.anthropic_clients import vertex_client
+from runtime.providers.anthropic import AnthropicProvider, check_claude
+from runtime.providers.anthropic_clients import Client, vertex_client
 from runtime.providers.base import Usage
 from runtime.tools.base import ToolSpec
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
@@ -171,3 +172,18 @@ async def test_a_token_vertex_does_not_know_is_an_auth_failure(vertex_api: FakeV
     await provider.close()
     assert raised.value.failure is Failure.AUTH and raised.value.status == 401
     assert "UNAUTHENTICATED" in str(raised.value) and vertex_api.requests == []
+
+
+async def test_the_probe_asks_for_one_token_and_tells_refused_from_busy(
+    vertex_api: FakeVertex,
+) -> None:
+    def client(token: str = ACCESS_TOKEN) -> Client:
+        return vertex_client(REGION, PROJECT, access_token=token, base_url=f"{vertex_api.url}/v1")
+
+    assert await check_claude(client(), MODEL) == f"model {MODEL} on Google Vertex AI"
+    assert vertex_api.requests[0]["max_tokens"] == 1 and "stream" not in vertex_api.requests[0]
+    with pytest.raises(CredentialRefused, match="UNAUTHENTICATED"):
+        await check_claude(client("ya29.expired"), MODEL)
+    vertex_api.script = [error(429, "RESOURCE_EXHAUSTED", QUOTA)]
+    with pytest.raises(PlatformUnreachable, match="RESOURCE_EXHAUSTED"):
+        await check_claude(client(), MODEL)
