@@ -277,8 +277,9 @@ class SessionProvider:
             ruled_out = self._ruled_out(candidate)
             if ruled_out is not None:
                 tried.notes.append(ruled_out)
-                if index == at:
-                    tried.left_because = chain.health.state(candidate).value
+                if index == at:  # why the session leaves it: its state, else the cost guard
+                    state = chain.health.state(candidate)
+                    tried.left_because = "cost" if state is State.READY else state.value
                 continue
             fallback = candidate is not chain.primary
             if fallback and self._before_fallback and not await self._before_fallback(candidate):
