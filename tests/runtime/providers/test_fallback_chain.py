@@ -260,3 +260,16 @@ async def test_a_candidates_price_blends_three_input_tokens_to_one_output() -> N
     chain = chain_of(Scripted("strong", OVERLOADED), Scripted("quick"), prices=prices[:2])
     session = chain.for_session("s", cheaper_only=True)
     assert (await session.complete(request(), print, print)).model == "quick"
+
+
+async def test_a_bad_request_as_the_half_open_probe_leaves_the_probe_to_the_next_call() -> None:
+    clock = ManualClock()
+    bad = ProviderError("Anthropic API 400 invalid_request_error: bad", status=400)
+    first = Scripted("a", OVERLOADED, bad)
+    chain = chain_of(first, Scripted("b"), clock=clock)
+    await chain.for_session("s1").complete(request(), print, print)
+    await clock.advance(10)
+    with pytest.raises(ProviderError, match="400"):
+        await chain.for_session("s2").complete(request(), print, print)
+    assert chain.health.state(chain.primary) is State.HALF_OPEN
+    assert (await chain.for_session("s3").complete(request(), print, print)).model == "a"
