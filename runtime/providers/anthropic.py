@@ -33,7 +33,7 @@ from runtime.providers.base import (
     TextSink,
 )
 
-__all__ = ["AnthropicProvider", "check_model", "lower_request"]
+__all__ = ["AnthropicProvider", "check_claude", "check_model", "lower_request"]
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def _map_api_error(exc: Exception, platform: str = "Anthropic API") -> ProviderE
         failure = FAILURE_OF_KIND.get(kind.lower())
         if failure is None and NO_CREDIT.search(message):
             failure = Failure.BILLING
-        if failure is None:  # a status of 200: an error event in the middle of a stream
+        if failure is None:  # by the status; an error event mid-stream (in a 200) is the server's
             failure = failure_of(status) if status >= 400 else Failure.OVERLOADED
         wait = retry_after(exc.response.headers) if status >= 400 else None
         return ProviderError(text, status=status, failure=failure, retry_after=wait)
@@ -148,6 +148,12 @@ class AnthropicProvider:
         self.max_attempts = max_attempts
         self._clock = clock or SystemClock()
         self._client = client or anthropic_client(api_key, base_url, timeout_s)
+        self._failures: tuple[type[Exception], ...] = (
+            anthropic.AnthropicError,
+            httpx2.TransportError,
+            ProviderError,
+            *self._client.auth_errors,
+        )
 
     async def close(self) -> None:
         await self._client.sdk.close()
@@ -177,12 +183,8 @@ class AnthropicProvider:
         while True:
             try:
                 return await self._stream_once(params, on_text)
-            except (anthropic.AnthropicError, httpx2.TransportError, ProviderError) as exc:
-                error = (
-                    exc
-                    if isinstance(exc, ProviderError)
-                    else _map_api_error(exc, self._client.platform)
-                )
+            except self._failures as exc:
+                error = self._error(exc)
                 if not error.retryable or attempt >= self.max_attempts:
                     raise error from exc
                 delay = _retry_delay(error, attempt)
@@ -199,6 +201,14 @@ class AnthropicProvider:
                 on_retry(attempt, delay, str(error))
                 await self._clock.sleep(delay)
                 attempt += 1
+
+    def _error(self, exc: Exception) -> ProviderError:
+        platform = self._client.platform
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, self._client.auth_errors):
+            return ProviderError(f"{platform} credentials: {exc}", failure=Failure.AUTH)
+        return _map_api_error(exc, platform)
 
     async def _stream_once(self, params: dict[str, Any], on_text: TextSink) -> ProviderResponse:
         create = self._client.sdk.messages.with_streaming_response.create

@@ -34,6 +34,9 @@ class Client:
     platform: str  # names it in errors and logs
     body: Mapping[str, str] = field(default_factory=dict)  # added to every request's body
     aws_event_stream: bool = False  # streams AWS event-stream frames, not server-sent events
+    # What its credentials' library raises when it cannot sign a request (an expired SSO
+    # session, a revoked Google refresh token): the key's failure, not the request's.
+    auth_errors: tuple[type[Exception], ...] = ()
 
     @property
     def models_api(self) -> anthropic.AsyncAnthropic | None:
@@ -84,7 +87,10 @@ def bedrock_client(
         timeout=timeout_s,
         http_client=_transport(timeout_s),
     )
-    return Client(sdk, "Amazon Bedrock", {"anthropic_version": BEDROCK_VERSION}, True)
+    from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
+
+    body = {"anthropic_version": BEDROCK_VERSION}
+    return Client(sdk, "Amazon Bedrock", body, aws_event_stream=True, auth_errors=(BotoCoreError,))
 
 
 def vertex_client(
@@ -108,4 +114,7 @@ def vertex_client(
         timeout=timeout_s,
         http_client=_transport(timeout_s),
     )
-    return Client(sdk, "Google Vertex AI", {"anthropic_version": VERTEX_VERSION})
+    from google.auth.exceptions import GoogleAuthError
+
+    body = {"anthropic_version": VERTEX_VERSION}
+    return Client(sdk, "Google Vertex AI", body, auth_errors=(GoogleAuthError,))

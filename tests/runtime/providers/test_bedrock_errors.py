@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestServer as AiohttpServer
@@ -162,3 +163,18 @@ async def test_the_probe_reaches_the_model_with_these_keys(bedrock_api: FakeBedr
     assert bedrock_api.paths == [f"/model/{MODEL}/invoke"]
     with pytest.raises(CredentialRefused, match="InvalidSignatureException"):
         await check_claude(client("wrong" + SECRET_KEY), MODEL)
+
+
+async def test_credentials_boto_cannot_find_are_the_keys_failure(
+    bedrock_api: FakeBedrock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No keys given: boto3's chain is asked, here for a profile that is not there (as an
+    expired SSO session or a removed profile would fail); nothing is sent."""
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_PROFILE", "switchboard-gone")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    client = bedrock_client("ap-south-2", base_url=bedrock_api.url)
+    raised = await failure_of(AnthropicProvider(MODEL, client=client, max_attempts=3))
+    assert raised.failure is Failure.AUTH and not raised.retryable
+    assert "switchboard-gone" in str(raised) and bedrock_api.requests == []

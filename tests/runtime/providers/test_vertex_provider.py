@@ -5,6 +5,7 @@ ids, and each error's failure."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestServer as AiohttpServer
@@ -187,3 +188,18 @@ async def test_the_probe_asks_for_one_token_and_tells_refused_from_busy(
     vertex_api.script = [error(429, "RESOURCE_EXHAUSTED", QUOTA)]
     with pytest.raises(PlatformUnreachable, match="RESOURCE_EXHAUSTED"):
         await check_claude(client(), MODEL)
+
+
+async def test_credentials_google_auth_cannot_load_are_the_keys_failure(
+    vertex_api: FakeVertex, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No token given: google-auth's application default credentials are loaded, here from
+    a file that is not there; nothing is sent."""
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "adc.json"))
+    client = vertex_client(REGION, PROJECT, base_url=f"{vertex_api.url}/v1")
+    provider = AnthropicProvider(MODEL, client=client, max_attempts=3)
+    with pytest.raises(ProviderError) as raised:
+        await provider.complete(ask(user("hi")), ignore, ignore)
+    await provider.close()
+    assert raised.value.failure is Failure.AUTH and not raised.value.retryable
+    assert "adc.json" in str(raised.value) and vertex_api.requests == []
