@@ -58,6 +58,7 @@ class FakeBedrock(FakeAnthropic):
         self.region = region
         self.credentials = Credentials(ACCESS_KEY, SECRET_KEY)
         self.api_key: str | None = None  # set: a Bedrock API key, sent as a Bearer token
+        self.session_token: str | None = None  # set: temporary keys, which need their token
         self.paths: list[str] = []  # of each request answered, as sent (the model in it)
 
     def app(self) -> web.Application:
@@ -109,6 +110,12 @@ class FakeBedrock(FakeAnthropic):
             message = f"Credential should be scoped to a valid region, not '{found['region']}'."
             raise AwsError(403, "InvalidSignatureException", message)
         signed = found["signed"].split(";")
+        token = request.headers.get("x-amz-security-token")
+        if self.session_token is not None and (
+            token != self.session_token or "x-amz-security-token" not in signed
+        ):
+            message = "The security token included in the request is invalid."
+            raise AwsError(403, "UnrecognizedClientException", message)
         if "host" not in signed or "x-amz-date" not in signed:
             raise AwsError(403, "InvalidSignatureException", "host and x-amz-date must be signed")
         headers = {name: request.headers.get(name, "") for name in signed}

@@ -178,3 +178,25 @@ async def test_credentials_boto_cannot_find_are_the_keys_failure(
     raised = await failure_of(AnthropicProvider(MODEL, client=client, max_attempts=3))
     assert raised.failure is Failure.AUTH and not raised.retryable
     assert "switchboard-gone" in str(raised) and bedrock_api.requests == []
+
+
+async def test_temporary_keys_are_sent_with_their_session_token(bedrock_api: FakeBedrock) -> None:
+    bedrock_api.session_token = "FwoGZXIvYXdzEfake//session+token="
+    bedrock_api.script = [text("with a token")]
+
+    def client(token: str | None) -> Client:
+        return bedrock_client(
+            "us-east-1",
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+            session_token=token,
+            base_url=bedrock_api.url,
+        )
+
+    provider = AnthropicProvider(MODEL, client=client(bedrock_api.session_token), max_attempts=1)
+    try:
+        assert (await provider.complete(REQUEST, ignore, ignore)).text() == "with a token"
+    finally:
+        await provider.close()
+    raised = await failure_of(AnthropicProvider(MODEL, client=client(None), max_attempts=1))
+    assert raised.failure is Failure.AUTH and "UnrecognizedClientException" in str(raised)
