@@ -132,6 +132,11 @@ class ProviderConfig(Connection):
     # stands in for (by the price table) only with allow_costlier.
     fallback: list[str] = []
     allow_costlier: bool = False
+    # Attempts one model call makes down its fallback list, at most.
+    max_attempts: int = Field(3, ge=1, le=20)
+    # A provider that is overloaded or unreachable rests this long before one request probes
+    # it again, twice as long after each failure in a row, at most 10 minutes.
+    cooldown_s: float = Field(10.0, gt=0, le=600)
     # The model's context window in tokens; unset: known from the model's name (200,000 for
     # Claude models).
     context_window: int | None = Field(None, ge=1024)

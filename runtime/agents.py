@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from runtime.memory import MemoryLimits
 from runtime.records import AgentProfile
 from runtime.tools.builtins import CHILD_BUILTINS
 from runtime.tools.memory import CHILD_MEMORY_TOOLS, MEMORY_TOOLS
@@ -34,6 +36,10 @@ class AgentSpec:
     # Whose memories it keeps and is offered: its own id, or a child's root agent's (the child
     # reads them: `recall` only). None: it keeps none (`[workspaces.memory] enabled = false`).
     memory: str | None = None
+    memory_limits: MemoryLimits = field(default_factory=MemoryLimits)  # as their owner
+    # Whose provider chain its turns use (runtime/providers/models.py): its own id, or a
+    # child's root agent's. None: the runtime's default provider.
+    chain: str | None = None
 
     @property
     def offered_tools(self) -> tuple[str, ...]:
@@ -55,4 +61,10 @@ class AgentSpec:
             CHILD_BUILTINS + own_commands,
             AgentProfile.PRIVATE_CHILD,
             memory=self.memory,
+            chain=self.chain,
         )
+
+
+def limits_by_owner(agents: Iterable[AgentSpec]) -> dict[str, MemoryLimits]:
+    """Each agent's memory limits, by the agent whose memories they are (not a child)."""
+    return {a.id: a.memory_limits for a in agents if a.memory == a.id}

@@ -16,7 +16,7 @@ from typing import Any
 
 from config.secrets import Secrets
 from runtime.admission import Admitting, admit
-from runtime.agents import AgentSpec
+from runtime.agents import AgentSpec, limits_by_owner
 from runtime.approvals import Approvals
 from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
@@ -39,6 +39,8 @@ from runtime.payloads import (
     SessionCreated,
 )
 from runtime.providers.base import Provider
+from runtime.providers.fallback import Chain
+from runtime.providers.models import Models
 from runtime.records import RunStatus, SessionRecord
 from runtime.recovery import recover
 from runtime.results import (
@@ -74,9 +76,11 @@ class Runtime:
         tools: ToolRegistry,
         settings: RuntimeSettings,
         clock: Clock,
+        chains: Mapping[str, Chain] | None = None,
     ) -> None:
         self.store = store
         self.provider = provider
+        self.models = Models(provider, chains)  # each agent's chain, else `provider`
         self.tools = tools
         self.settings = settings
         self.clock = clock
@@ -88,6 +92,7 @@ class Runtime:
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
         self.memories = Memories(store, clock)  # what agents keep across sessions
+        self.memories.limits = limits_by_owner(self.agents.values())
         self.turn_deps = TurnDeps(
             store,
             provider,
@@ -124,6 +129,7 @@ class Runtime:
         *,
         provider: Provider,
         agents: Iterable[AgentSpec],
+        chains: Mapping[str, Chain] | None = None,
         command_tools: Iterable[CommandToolSpec] = (),
         mcp_tools: McpTools | None = None,
         settings: RuntimeSettings | None = None,
@@ -137,7 +143,8 @@ class Runtime:
         `extra_migrations` lets the layer above keep its tables in the same database.
         `resume=False` opens the store only: a standby replica resumes (`resume()`) once it
         is the active one, since recovery takes over every running turn. `secrets` are masked
-        in the ledger and in what the layers above store for people to read."""
+        in the ledger and in what the layers above store for people to read. `chains`: the
+        ordered providers of the agents whose `chain` names one; the others use `provider`."""
         clock = clock or SystemClock()
         store = await Store.open(
             path, clock=clock, extra_migrations=extra_migrations, secrets=secrets
@@ -149,6 +156,7 @@ class Runtime:
             ToolRegistry(command_tools, mcp_tools),
             settings or RuntimeSettings(),
             clock,
+            chains,
         )
         budget = runtime.turn_deps.budget  # the window: the provider's own, asked once
         learned = await learned_budget(budget, provider, runtime.settings.context_window)
@@ -189,7 +197,7 @@ class Runtime:
         await self.stop_workers()
         await self.tools.mcp.stop()
         await self.store.close()
-        await self.provider.close()
+        await self.models.close()
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -214,6 +222,7 @@ class Runtime:
         # a bad tool raises before anything changes; the MCP servers stay connected
         tools = ToolRegistry(command_tools, self.tools.mcp)
         self.agents = reconfigured(self.agents, agents)
+        self.memories.limits = limits_by_owner(self.agents.values())
         self.tools = tools
         self.turn_deps = replace(self.turn_deps, tools=tools)
         for session in self.sessions.values():

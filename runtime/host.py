@@ -13,6 +13,7 @@ from runtime.agents import AgentSpec
 from runtime.clock import Clock
 from runtime.messages import InboundMessage
 from runtime.providers.base import Provider
+from runtime.providers.models import Models
 from runtime.results import RuntimeSettings, SubmitResult
 from runtime.session import Session
 from runtime.store import Store, Writer
@@ -22,6 +23,7 @@ from runtime.turn_types import TurnDeps
 class Host(Protocol):
     store: Store
     provider: Provider
+    models: Models
     clock: Clock
     settings: RuntimeSettings
     agents: dict[str, AgentSpec]

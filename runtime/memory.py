@@ -169,7 +169,8 @@ class Memories:
     def __init__(self, store: Store, clock: Clock, limits: MemoryLimits | None = None) -> None:
         self._store = store
         self._clock = clock
-        self._limits = limits or MemoryLimits()
+        self._default = limits or MemoryLimits()
+        self.limits: dict[str, MemoryLimits] = {}  # by agent (its config's), else the default
         self._rows = store.memories
         self._settling: dict[str, set[asyncio.Task[None]]] = {}  # flushes under way, by agent
 
@@ -252,13 +253,16 @@ class Memories:
     async def _over_limit(self, memory: Memory) -> tuple[Memory, ...]:
         """What keeping `memory` removes from its scope: the least used and oldest beyond
         the limit, never the memory it replaces."""
-        limit = self._limits.of(memory.scope)
+        limit = self._limit_of(memory)
         args = (memory.agent_id, memory.scope.value, memory.operator_id)
         over = await self._rows.count(*args) + 1 - limit
         if over <= 0:
             return ()
         found = await self._rows.least_used(*args, over + 1)
         return tuple(_memory(r) for r in found if r["id"] != memory.supersedes)[:over]
+
+    def _limit_of(self, memory: Memory) -> int:
+        return self.limits.get(memory.agent_id, self._default).of(memory.scope)
 
     async def _write(
         self, memory: Memory, key: str, visible: stored.Visible, evicting: tuple[Memory, ...]
@@ -275,7 +279,7 @@ class Memories:
                     agent_id=memory.agent_id,
                     scope=memory.scope.value,
                     operator_id=memory.operator_id,
-                    limit=self._limits.of(memory.scope),
+                    limit=self._limit_of(memory),
                     memory_ids=[m.id for m in evicting],
                     kept_id=memory.id,
                 )

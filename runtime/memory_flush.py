@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runtime.agents import AgentSpec
 from runtime.compaction import Bill, Flush, Guard, unguarded
 from runtime.errors import ProviderError, TranscriptInvariantError
 from runtime.host import Host
 from runtime.memory import Memory, MemoryScope
+from runtime.messages import InboundMessage
 from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
 from runtime.recall import UNTRUSTED, UNTRUSTED_MARK, TurnMemory, audience_of, source_of
 from runtime.session import Session
@@ -146,30 +147,49 @@ class MemoryFlush:
         )
 
 
-async def between_turns(
-    deps: TurnDeps, agent: AgentSpec | None, session_id: str, transcript: Transcript
-) -> Flush | None:
-    """The flush of /compact on an idle session: for the audience of the newest message in
-    its transcript (and charged to that message's payer, in no run)."""
-    if deps.memories is None or agent is None or agent.memory is None:
-        return None
-    newest = next((ids[-1] for ids in reversed(transcript.sources) if ids), None)
-    found = await deps.store.messages_by_id([newest] if newest else [])
-    message = found[0].message if found else None
-    memory = TurnMemory(
-        deps.memories,
-        audience_of(agent.memory, message),
-        session_id,
-        newest,
-        source_of(message),
-        agent.id,
-    )
-    charge = Charge(session_id, agent.id, message.provenance.payer if message else None, None)
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """Work on an idle session (/compact, /new's flush) is done for the newest message of its
+    transcript: its audience, and its payer charged, in no run."""
 
-    def bill(w: Writer, model: str, usage: Usage) -> None:
-        record_call(w, deps.prices, charge, model, CallPurpose.MEMORY_FLUSH, usage)
+    deps: TurnDeps
+    session_id: str
+    agent_id: str
+    newest: str | None
+    message: InboundMessage | None
 
-    return MemoryFlush.of(memory, deps, agent.system_prompt, unguarded, bill)
+    @classmethod
+    async def of(
+        cls, deps: TurnDeps, session_id: str, agent_id: str, transcript: Transcript
+    ) -> Idle:
+        newest = next((ids[-1] for ids in reversed(transcript.sources) if ids), None)
+        found = await deps.store.messages_by_id([newest] if newest else [])
+        return cls(deps, session_id, agent_id, newest, found[0].message if found else None)
+
+    def bill(self, purpose: CallPurpose) -> Bill:
+        payer = self.message.provenance.payer if self.message else None
+        charge = Charge(self.session_id, self.agent_id, payer, None)
+
+        def bill(w: Writer, model: str, usage: Usage) -> None:
+            record_call(w, self.deps.prices, charge, model, purpose, usage)
+
+        return bill
+
+    def flush(self, agent: AgentSpec | None) -> Flush | None:
+        """The flush before compacting or leaving the session (None: the agent keeps no
+        memory)."""
+        if self.deps.memories is None or agent is None or agent.memory is None:
+            return None
+        memory = TurnMemory(
+            self.deps.memories,
+            audience_of(agent.memory, self.message),
+            self.session_id,
+            self.newest,
+            source_of(self.message),
+            agent.id,
+        )
+        bill = self.bill(CallPurpose.MEMORY_FLUSH)
+        return MemoryFlush.of(memory, self.deps, agent.system_prompt, unguarded, bill)
 
 
 def flush_on_leaving(rt: Host, session: Session) -> bool:
@@ -200,7 +220,9 @@ async def _leave(rt: Host, session: Session) -> None:
         try:
             transcript = await rt.store.transcript(session.id)
             agent = rt.agents.get(session.record.agent_id)
-            flush = await between_turns(rt.turn_deps, agent, session.id, transcript)
+            deps = replace(rt.turn_deps, provider=rt.models.between_turns(agent, session.id))
+            idle = await Idle.of(deps, session.id, session.record.agent_id, transcript)
+            flush = idle.flush(agent)
             if flush is not None and transcript.rows:
                 await flush(transcript, len(transcript.rows))
         except Exception:

@@ -85,7 +85,6 @@ class Turn:
         self.run_id = handle.run_id
         self.transcript = transcript
         self.started_at = handle.started_at
-        self.model = deps.provider.model
         self._announced_round = 1  # the worker announces round 1 with turn_started
         self.tool_runner = ToolRunner(
             deps.tool_deps(),
@@ -102,6 +101,11 @@ class Turn:
         self.guard = CallGuard(deps.gate, deps.limits, handle, self.charge)
         # A message may cap its turn lower than the runtime does (a schedule's max_rounds).
         self.max_rounds = min(deps.max_rounds, max_rounds or deps.max_rounds)
+
+    @property
+    def model(self) -> str:
+        """The model the next call goes to: a fallback's once the turn moved to it."""
+        return self.deps.provider.model
 
     # -- the loop ----------------------------------------------------------------------
 

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from runtime.children import report_to_parent
 from runtime.compaction import compact, unguarded
 from runtime.events import Event
 from runtime.host import Host
 from runtime.ids import new_id
-from runtime.memory_flush import between_turns
-from runtime.messages import QueueEntry, QueueMode, QueueStatus
+from runtime.memory_flush import Idle
+from runtime.messages import Origin, QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import ProgressState, TurnFinished, TurnStarted, thinking_step
 from runtime.prompts import turn_input_row
 from runtime.records import RunRecord, RunStatus
 from runtime.results import CompactStatus
 from runtime.scheduler import collect_wait
 from runtime.session import RunHandle, Session
+from runtime.spend import CallPurpose
 from runtime.tool_round import waiting_round
 from runtime.turn import Turn
 from runtime.turn_types import TurnOutcome
@@ -59,6 +61,9 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
     handle.payer = entries[0].message.provenance.payer  # the first message's pays
     session.running = handle
     try:
+        # A turn a clock started (a schedule, a wake-up) falls back to no dearer model.
+        cheaper_only = entries[0].message.origin is Origin.TIMER
+        provider = await rt.models.for_turn(agent, session.id, cheaper_only=cheaper_only)
         transcript = await rt.store.transcript(session.id)
         # A message taken into a run before (that run was cut off by a crash) has its prompt
         # in the transcript already: taking it and appending its prompt were one transaction.
@@ -78,7 +83,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
                     handle.run_id,
                     session.id,
                     RunStatus.RUNNING,
-                    rt.provider.model,
+                    provider.model,
                     rt.clock.wall(),
                     payer=handle.payer,
                 )
@@ -92,7 +97,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
                 Event(
                     TurnStarted(
                         message_ids=handle.message_ids,
-                        model=rt.provider.model,
+                        model=provider.model,
                         mode=session.mode,
                         resumed=len(fresh) < len(entries),
                     ),
@@ -115,7 +120,8 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
     outcome: TurnOutcome | None = None  # None: the process stopped while it ran
     try:
         caps = [e.message.max_rounds for e in entries if e.message.max_rounds is not None]
-        turn = Turn(rt.turn_deps, session, agent, handle, transcript, min(caps, default=None))
+        deps = replace(rt.turn_deps, provider=provider)
+        turn = Turn(deps, session, agent, handle, transcript, min(caps, default=None))
         outcome = await turn.run()
     except asyncio.CancelledError:
         raise  # shutdown: the run stays "running" and is recovered on the next open
@@ -232,17 +238,20 @@ async def compact_idle(rt: Host, session: Session) -> None:
         try:
             transcript = await rt.store.transcript(session.id)
             agent = rt.agents.get(session.record.agent_id)
+            deps = replace(rt.turn_deps, provider=rt.models.between_turns(agent, session.id))
+            idle = await Idle.of(deps, session.id, session.record.agent_id, transcript)
             await compact(
                 rt.store,
-                rt.provider,
+                deps.provider,
                 transcript,
                 session_id=session.id,
                 run_id=None,
-                budget=rt.turn_deps.budget,
+                budget=deps.budget,
                 context=session.context,
                 guard=unguarded,
                 requested=True,
-                flush=await between_turns(rt.turn_deps, agent, session.id, transcript),
+                bill=idle.bill(CallPurpose.COMPACTION),
+                flush=idle.flush(agent),
             )
         except Exception:
             log.exception("compaction failed", extra={"session_id": session.id})

@@ -21,6 +21,7 @@ from runtime import (
     RuntimeSettings,
     WakeupLimits,
 )
+from runtime.memory import MemoryLimits
 from runtime.providers import OfflineProvider, Provider
 from runtime.tools.base import Approval
 from runtime.tools.mcp import McpServerSpec, McpTools
@@ -46,6 +47,7 @@ def runtime_roster(
             tuple(a.tools),
             wakeups=WakeupLimits(w.wakeups.min_delay_s, w.wakeups.per_day),
             memory=agent_key(w.id, a.id) if w.memory.enabled else None,
+            memory_limits=MemoryLimits(w.memory.agent_limit, w.memory.operator_limit),
         )
         for w in config.workspaces
         for a in w.agents

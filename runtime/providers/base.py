@@ -128,7 +128,10 @@ RetryNotice = Callable[[int, float, str], None]
 class Provider(Protocol):
     """A model. `complete` streams text to `on_text` as it arrives and returns the round."""
 
-    model: str
+    @property
+    def model(self) -> str:
+        """The model the next call goes to."""
+        ...
 
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice

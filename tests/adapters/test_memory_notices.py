@@ -7,14 +7,12 @@ again or the memory stays full that day."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from functools import partial
 from pathlib import Path
 
 import pytest
 
 from adapters.server.app import App
 from runtime import EventType
-from runtime.memory import Memories, MemoryLimits
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -39,15 +37,11 @@ async def say(telegram: FakeTelegram, words: str, answers: int) -> None:
 
 @pytest.fixture
 async def app(
-    monkeypatch: pytest.MonkeyPatch,
-    db_path: Path,
-    anthropic_api: FakeAnthropic,
-    telegram_api: FakeTelegram,
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> AsyncIterator[App]:
-    """Each operator's memory of an agent holds one (the runtime's seam: no config sets it)."""
-    tiny = partial(Memories, limits=MemoryLimits(agent=5, operator=1))
-    monkeypatch.setattr("runtime.engine.Memories", tiny)
-    app = await start_app(db_path, anthropic_api, telegram_api)
+    """Each operator's memory of an agent holds one (`[workspaces.memory] operator_limit`)."""
+    memory = {"memory": {"agent_limit": 5, "operator_limit": 1}}
+    app = await start_app(db_path, anthropic_api, telegram_api, acme_extra=memory)
     yield app
     await app.stop()
 

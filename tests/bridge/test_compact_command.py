@@ -27,7 +27,12 @@ async def test_compact_on_demand_between_turns_is_answered_when_done(
         await bridge.settle()
         await bridge.receive(dm("/status", update_id=4))
         await bridge.settle()
+        await bridge.receive(dm("/usage", update_id=5))
+        await bridge.settle()
         said = [s.text for s in transport.sent]
+        # the summary's call is counted, as the flush's is, though no turn made it
+        assert "of which compaction: " in said[5] and "1 call" in said[5], said[5]
+        assert "of which memory: " in said[5], said[5]
         assert "No session here yet" in said[0]
         assert said[2] == "Summarizing the conversation so far; I'll say when it's done."
         assert said[3].startswith("Summarized 1 earlier messages; the agent's context is now")
