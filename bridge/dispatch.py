@@ -35,11 +35,13 @@ from runtime.payloads import (
     MessageDropped,
     NotificationRequested,
     Progress,
+    ProviderRetry,
     SpendHeld,
     SpendReleased,
     TurnFinished,
     TurnStarted,
 )
+from runtime.providers.base import FALLING_BACK
 from runtime.records import AgentProfile, ApprovalStatus, OperatorBoundary, RunStatus
 from runtime.tasks import cancel_and_wait
 
@@ -142,8 +144,11 @@ class Dispatcher:
                 await self._progress(event, "starting", 0.0)
             case Progress(step=step, elapsed_s=elapsed):
                 await self._progress(event, step, elapsed)
-            case AssistantTextDelta(delta=delta) if event.run_id:
-                self._presenter.stream(event.run_id, delta)  # ephemeral: never replayed
+            case AssistantTextDelta(delta=delta, restart=restart) if event.run_id:
+                # ephemeral: never replayed
+                self._presenter.stream(event.run_id, delta, restart=restart)
+            case ProviderRetry(error=error) if event.run_id and error.startswith(FALLING_BACK):
+                await self._presenter.note(event.run_id, error)
             case AssistantText(text=text, tool_calls=calls) if event.run_id:
                 self._presenter.round_over(event.run_id, tool_calls=bool(calls))
                 if calls and text.strip():

@@ -124,9 +124,13 @@ class ProgressPresenter:
         transport.log_progress(live.route, view)
         return True
 
-    def stream(self, run_id: str, delta: str) -> None:
-        """More of the answer: shown with the next update (the first words at once)."""
+    def stream(self, run_id: str, delta: str, *, restart: bool = False) -> None:
+        """More of the answer: shown with the next update (the first words at once).
+        `restart`: what streamed so far is no answer (a failed attempt's): it goes."""
         live = self._live.get(run_id)
+        if live is not None and restart:
+            live.answer, live.round_over = "", False
+            live.changed.set()
         if live is None or not delta:
             return
         if live.round_over:

@@ -37,7 +37,7 @@ class AgentSpec:
     # reads them: `recall` only). None: it keeps none (`[workspaces.memory] enabled = false`).
     memory: str | None = None
     memory_limits: MemoryLimits = field(default_factory=MemoryLimits)  # as their owner
-    # Whose provider chain its turns use (runtime/providers/models.py): its own id, or a
+    # Whose provider chain its turns use (runtime/models.py): its own id, or a
     # child's root agent's. None: the runtime's default provider.
     chain: str | None = None
 

@@ -32,6 +32,7 @@ from runtime.messages import (
     QueueMode,
     QueueStatus,
 )
+from runtime.models import Models
 from runtime.notifications import notify_for_turn
 from runtime.payloads import (
     ProgressState,
@@ -40,7 +41,6 @@ from runtime.payloads import (
 )
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain
-from runtime.providers.models import Models
 from runtime.records import RunStatus, SessionRecord
 from runtime.recovery import recover
 from runtime.results import (

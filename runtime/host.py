@@ -12,8 +12,8 @@ from typing import Protocol
 from runtime.agents import AgentSpec
 from runtime.clock import Clock
 from runtime.messages import InboundMessage
+from runtime.models import Models
 from runtime.providers.base import Provider
-from runtime.providers.models import Models
 from runtime.results import RuntimeSettings, SubmitResult
 from runtime.session import Session
 from runtime.store import Store, Writer

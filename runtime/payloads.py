@@ -97,6 +97,9 @@ class AssistantTextDelta(Payload):
     TYPE: ClassVar[str] = EventType.ASSISTANT_TEXT_DELTA
     EPHEMERAL: ClassVar[bool] = True  # shown live; the round's final text is stored
     delta: str
+    # What streamed so far this round is no answer (a failed attempt's, retried or fallen
+    # back from): what is shown of it goes, and the answer starts afresh.
+    restart: bool = False
 
 
 class AssistantText(Payload):

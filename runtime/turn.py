@@ -324,6 +324,9 @@ class Turn:
             )
 
         def on_retry(attempt: int, delay: float, error: str) -> None:
+            # At once, in order with the deltas: the failed attempt's text is no answer.
+            restart = AssistantTextDelta(delta="", restart=True)
+            store.publish_ephemeral(Event(restart, self.session.id, self.run_id))
             asyncio.get_running_loop().create_task(
                 self._emit(ProviderRetry(attempt=attempt, delay_s=delay, error=error))
             )

@@ -35,6 +35,7 @@ from runtime.payloads import (
     TurnFinished,
     TurnStarted,
 )
+from runtime.providers.base import FALLING_BACK
 from runtime.records import ApprovalStatus, RunStatus, ToolCallRecord
 from runtime.scheduler import DecisionKind
 from runtime.tools.envelope import ToolStatus
@@ -161,6 +162,8 @@ def _notice_said(data: object, routes: Mapping[str, NotificationRoute]) -> str |
             return _admin(admin, action, detail)
         case QueueModeChanged(mode=mode):
             return f"queue mode set to {mode or 'the workspace default'}"
+        case ProviderRetry(error=error) if error.startswith(FALLING_BACK):
+            return f"model request failed; {error}"
         case ProviderRetry(attempt=attempt, error=error):
             return f"model request failed ({error}); trying again (attempt {attempt})"
         case ProviderRequestRefused(problems=problems):

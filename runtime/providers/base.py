@@ -123,6 +123,9 @@ class ProviderResponse:
 
 TextSink = Callable[[str], None]
 RetryNotice = Callable[[int, float, str], None]
+# How a retry notice's reason begins when the call moves to the next provider of its agent's
+# fallback (runtime/providers/fallback.py): the progress line says so.
+FALLING_BACK = "falling back from "
 
 
 class Provider(Protocol):

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from config.prices import PriceTable
 from runtime.errors import Failure, ProviderError
 from runtime.providers.base import (
+    FALLING_BACK,
     ProviderRequest,
     ProviderResponse,
     RetryNotice,
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 NEVER_FALLS_BACK = frozenset({Failure.INVALID, Failure.CONTEXT})
 # What `on_retry` is told before a call moves on (then ": " and why): the turn's sign that the
 # text streamed so far is not the answer and that the progress line should say so.
-FALLBACK_NOTICE = "falling back from {source} to {target}"
+FALLBACK_NOTICE = FALLING_BACK + "{source} to {target}"
 PROBE = TranscriptMessage(role="user", blocks=[TextBlock(text="ping")])
 
 BudgetCheck = Callable[[Candidate], Awaitable[bool]]
