@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import anthropic
 
+from config.errors import ConfigError
+
 SdkClient = (
     anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
 )
@@ -42,6 +44,10 @@ class Client:
     def models_api(self) -> anthropic.AsyncAnthropic | None:
         """The client that can ask the Models API (Anthropic's API only)."""
         return self.sdk if isinstance(self.sdk, anthropic.AsyncAnthropic) else None
+
+
+def _missing(extra: str) -> str:
+    return f"Claude on {extra.title()} needs the {extra} extra: pip install 'switchboard[{extra}]'"
 
 
 def _transport(timeout_s: float) -> anthropic.DefaultAioHttpClient:
@@ -76,6 +82,10 @@ def bedrock_client(
     or with boto3's own chain (environment, profile, instance role) when none is; `api_key`
     is a Bedrock API key instead (a bearer token). `base_url` defaults to the region's
     `https://bedrock-runtime.{region}.amazonaws.com`."""
+    try:
+        from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
+    except ImportError:
+        raise ConfigError(_missing("bedrock")) from None
     sdk = anthropic.AsyncAnthropicBedrock(
         aws_region=region,
         aws_access_key=access_key,
@@ -87,8 +97,6 @@ def bedrock_client(
         timeout=timeout_s,
         http_client=_transport(timeout_s),
     )
-    from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
-
     body = {"anthropic_version": BEDROCK_VERSION}
     return Client(sdk, "Amazon Bedrock", body, aws_event_stream=True, auth_errors=(BotoCoreError,))
 
@@ -102,9 +110,15 @@ def vertex_client(
     timeout_s: float = 600.0,
 ) -> Client:
     """Claude on Google Vertex AI, in `project_id` and `region` (`global`, `us-east5`, ...).
-    `access_token` is sent as it is; without one google-auth's application default
-    credentials are loaded and refreshed as they expire. `base_url` defaults to the region's
+    `access_token` is sent as it is, and expires (Google's in an hour): a long-lived process
+    leaves it out, and google-auth's application default credentials (a service account's
+    key file in GOOGLE_APPLICATION_CREDENTIALS, the instance's account) are loaded and
+    refreshed as they expire. `base_url` defaults to the region's
     `https://{region}-aiplatform.googleapis.com/v1`."""
+    try:
+        from google.auth.exceptions import GoogleAuthError
+    except ImportError:
+        raise ConfigError(_missing("vertex")) from None
     sdk = anthropic.AsyncAnthropicVertex(
         region=region,
         project_id=project_id,
@@ -114,7 +128,5 @@ def vertex_client(
         timeout=timeout_s,
         http_client=_transport(timeout_s),
     )
-    from google.auth.exceptions import GoogleAuthError
-
     body = {"anthropic_version": VERTEX_VERSION}
     return Client(sdk, "Google Vertex AI", body, auth_errors=(GoogleAuthError,))
