@@ -86,10 +86,12 @@ def write_config(
     storage: Table | None = None,
     server: Table | None = None,
     queue: Table | None = None,
+    providers: Table | None = None,
 ) -> Path:
     """Write the config file at `path` and return it. `port` None: no `[server]` table (for a
     bridge that never serves HTTP); `admin`: the `[admin]` table; `storage`: more keys of
-    `[storage]` (the lease's time to live); `server`: more keys of `[server]`."""
+    `[storage]` (the lease's time to live); `server`: more keys of `[server]`; `providers`:
+    the `[providers.<name>]` entries."""
     if port is not None:
         server = {"port": port, "public_url": public_url, **(server or {})}
     document = {
@@ -99,6 +101,7 @@ def write_config(
             **(storage or {}),
         },
         "provider": provider,
+        "providers": providers,
         "logging": logging,
         "admin": admin,
         "queue": queue,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.private_files import create_private
+from adapters.server.providers import build_chains, build_provider, tell_disabled
 from bridge.sessions import agent_key
 from bridge.store.schema import MIGRATIONS
 from config.mcp import McpServerConfig
 from config.prices import PriceTable
-from config.schema import ProviderConfig, SwitchboardConfig
+from config.schema import SwitchboardConfig
 from config.secrets import Secrets
 from runtime import (
     AgentSpec,
@@ -19,21 +20,13 @@ from runtime import (
     QueueMode,
     Runtime,
     RuntimeSettings,
+    SystemClock,
     WakeupLimits,
 )
 from runtime.memory import MemoryLimits
-from runtime.providers import OfflineProvider, Provider
+from runtime.providers import Provider
 from runtime.tools.base import Approval
 from runtime.tools.mcp import McpServerSpec, McpTools
-
-
-def build_provider(config: ProviderConfig, clock: Clock | None = None) -> Provider:
-    if config.kind == "anthropic":
-        from runtime.providers.anthropic import AnthropicProvider  # its SDK: only when used
-
-        key = config.api_key.get_secret_value() if config.api_key else None
-        return AnthropicProvider(config.model, api_key=key, base_url=config.base_url, clock=clock)
-    return OfflineProvider(latency_s=0.3, clock=clock)
 
 
 def runtime_roster(
@@ -48,6 +41,7 @@ def runtime_roster(
             wakeups=WakeupLimits(w.wakeups.min_delay_s, w.wakeups.per_day),
             memory=agent_key(w.id, a.id) if w.memory.enabled else None,
             memory_limits=MemoryLimits(w.memory.agent_limit, w.memory.operator_limit),
+            chain=agent_key(w.id, a.id),
         )
         for w in config.workspaces
         for a in w.agents
@@ -121,10 +115,12 @@ async def open_runtime(
         max_turn_tokens=config.provider.max_turn_tokens,
         max_repeated_calls=config.provider.max_repeated_calls,
     )
+    clock = clock or SystemClock()
     return await Runtime.open(
         config.storage.location,
         provider=provider or build_provider(config.provider, clock),
         agents=agents,
+        chains=build_chains(config, clock, tell_disabled),
         command_tools=tools,
         mcp_tools=McpTools(mcp_servers(config)),
         settings=settings,

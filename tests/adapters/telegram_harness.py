@@ -32,10 +32,13 @@ async def start_app(
     acme_extra: Table | None = None,
     topology: Topology | None = None,
     server: Table | None = None,
+    provider: Table | None = None,
+    providers: Table | None = None,
 ) -> App:
     """Workspace `acme`: its bot polls, or with `webhook_secret` takes webhooks; operator
     alice (1001) and the group -100 allowed (or `chats`); `acme_extra`: more keys of acme's
-    table (agents, bindings, respond_to); `server`: more keys of `[server]`. With `topology`,
+    table (agents, bindings, respond_to); `server`: more keys of `[server]`; `provider`: more
+    keys of `[provider]`, `providers`: its `[providers.<name>]` entries. With `topology`,
     started there (its database, not `db_path`): the App a client talks to."""
     bot = {
         "bot_token": telegram.token,
@@ -49,7 +52,8 @@ async def start_app(
     path = write_config(
         (topology.folder if topology else db_path.parent) / "switchboard.toml",
         db=topology.db if topology else db_path,
-        provider=anthropic(anthropic_api.url),
+        provider={**anthropic(anthropic_api.url), **(provider or {})},
+        providers=providers,
         public_url=public_url,
         workspaces=[acme, *more_workspaces],
         server=server,

@@ -176,3 +176,19 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_preview_left(
         assert_clean(telegram_api)
     finally:
         await app.stop()
+
+
+async def test_a_retried_answer_streams_afresh_not_after_the_failed_attempts_words(
+    app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    """The first attempt streams half an answer and the API fails mid-stream (overloaded):
+    the draft of the retry shows the retry's words only, never both attempts' run together."""
+    failed = Reply(blocks=[{"type": "text", "text": FIRST}], stream_error="overloaded_error")
+    retry, hold = halted("Fresh start, ", "then the rest.")
+    anthropic_api.script = [failed, retry]
+    telegram_api.push_message("explain", user=1001)
+    await until(lambda: any("Fresh start" in d for d in drafts(telegram_api)), 20)
+    assert telegram_api.live_drafts() == {(1001, None): "Fresh start,"}, "the failed words stay"
+    hold.set()
+    await until(lambda: bool(replies(telegram_api, 1001)), 20)
+    assert [m["text"] for m in replies(telegram_api, 1001)] == ["Fresh start, then the rest."]
