@@ -112,7 +112,7 @@ async def test_unknown_command_and_bad_arguments_get_clear_replies(
 async def test_new_starts_a_fresh_session(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
-    anthropic_api.script = [text("one"), text("two")]
+    anthropic_api.script = [text("one"), text("done"), text("two")]  # /new's flush: "done"
     console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
     cleanup.append(console)
     console.type("remember 42")
