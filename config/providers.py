@@ -42,6 +42,10 @@ class Connection(Strict):
     # openai: the tool-call ids the server takes ("nine": exactly nine letters and digits,
     # as Mistral's API requires)
     tool_call_ids: Literal["any", "nine"] = "any"
+    # The model's context window in tokens; unset: known from the model's name (200,000 for
+    # Claude models; a model the table does not know is taken as 200,000: set it for a small
+    # local model).
+    context_window: int | None = Field(None, ge=1024)
     # One attempt's limit, below a turn's: past it the next provider in the fallback is tried.
     attempt_timeout_s: float = Field(120.0, gt=0, le=3600)
 

@@ -137,9 +137,6 @@ class ProviderConfig(Connection):
     # A provider that is overloaded or unreachable rests this long before one request probes
     # it again, twice as long after each failure in a row, at most 10 minutes.
     cooldown_s: float = Field(10.0, gt=0, le=600)
-    # The model's context window in tokens; unset: known from the model's name (200,000 for
-    # Claude models).
-    context_window: int | None = Field(None, ge=1024)
     # When a request would fill this share of the window (less max_tokens), the older part
     # of the conversation is summarized first; `keep_recent` of it stays word for word.
     compact_at: float = Field(0.7, gt=0.1, le=0.95)

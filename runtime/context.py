@@ -21,14 +21,25 @@ CHARS_PER_TOKEN = 4.0
 # tokenizer) to one (CJK text): a count outside means the count is wrong, not the text.
 TOKENS_PER_CHAR = (0.1, 1.0)
 DEFAULT_WINDOW = 200_000
-KNOWN_WINDOWS = {"claude-": 200_000}  # by model-name prefix: when the provider cannot tell
+# By a part of the model's name (Bedrock's `us.anthropic.claude-...`, Vertex's `claude-...@date`,
+# OpenRouter's `openai/gpt-4.1`): when the provider cannot tell.
+KNOWN_WINDOWS = {
+    "claude-": 200_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-5": 400_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+}
 
 
 def window_of(model: str, configured: int | None) -> int:
     if configured:
         return configured
+    name = model.rpartition("/")[2]  # OpenRouter's vendor prefix
+    name = name[name.find("claude-") :] if "claude-" in name else name  # Bedrock's region.vendor.
     return next(
-        (w for prefix, w in KNOWN_WINDOWS.items() if model.startswith(prefix)), DEFAULT_WINDOW
+        (w for prefix, w in KNOWN_WINDOWS.items() if name.startswith(prefix)), DEFAULT_WINDOW
     )
 
 

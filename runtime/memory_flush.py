@@ -220,7 +220,11 @@ async def _leave(rt: Host, session: Session) -> None:
         try:
             transcript = await rt.store.transcript(session.id)
             agent = rt.agents.get(session.record.agent_id)
-            deps = replace(rt.turn_deps, provider=rt.models.between_turns(agent, session.id))
+            deps = replace(
+                rt.turn_deps,
+                provider=rt.models.between_turns(agent, session.id),
+                budget=rt.models.budget(agent, rt.turn_deps.budget),
+            )
             idle = await Idle.of(deps, session.id, session.record.agent_id, transcript)
             flush = idle.flush(agent)
             if flush is not None and transcript.rows:

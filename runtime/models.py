@@ -10,8 +10,10 @@ wake-up) falls back only to candidates no dearer than its agent's first.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from runtime.agents import AgentSpec
+from runtime.context import Budget
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain, ChainSnapshot
 
@@ -33,6 +35,14 @@ class Models:
             return self.default
         await chain.turn_starts(session_id, cheaper_only=cheaper_only)
         return chain.for_session(session_id, cheaper_only=cheaper_only)
+
+    def budget(self, agent: AgentSpec | None, budget: Budget) -> Budget:
+        """`budget` (the default provider's) for a turn of `agent`: within the smallest
+        context window of its chain's models, so a fallback never gets a request too long."""
+        chain = self._chain(agent)
+        if chain is None or chain.window is None:
+            return budget
+        return replace(budget, window=chain.window)
 
     def between_turns(self, agent: AgentSpec | None, session_id: str) -> Provider:
         """The provider of work on an idle session (/compact, /new's flush): where the

@@ -120,7 +120,8 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
     outcome: TurnOutcome | None = None  # None: the process stopped while it ran
     try:
         caps = [e.message.max_rounds for e in entries if e.message.max_rounds is not None]
-        deps = replace(rt.turn_deps, provider=provider)
+        budget = rt.models.budget(agent, rt.turn_deps.budget)
+        deps = replace(rt.turn_deps, provider=provider, budget=budget)
         turn = Turn(deps, session, agent, handle, transcript, min(caps, default=None))
         outcome = await turn.run()
     except asyncio.CancelledError:
@@ -238,7 +239,11 @@ async def compact_idle(rt: Host, session: Session) -> None:
         try:
             transcript = await rt.store.transcript(session.id)
             agent = rt.agents.get(session.record.agent_id)
-            deps = replace(rt.turn_deps, provider=rt.models.between_turns(agent, session.id))
+            deps = replace(
+                rt.turn_deps,
+                provider=rt.models.between_turns(agent, session.id),
+                budget=rt.models.budget(agent, rt.turn_deps.budget),
+            )
             idle = await Idle.of(deps, session.id, session.record.agent_id, transcript)
             await compact(
                 rt.store,

@@ -14,6 +14,7 @@ from config.prices import PriceTable
 from config.providers import DEFAULT, Connection, Link
 from config.schema import SwitchboardConfig
 from runtime import Clock
+from runtime.context import window_of
 from runtime.errors import ProviderError
 from runtime.providers import OfflineProvider, Provider
 from runtime.providers.cooldowns import (
@@ -136,7 +137,9 @@ def build_chains(
             if links == [Link(DEFAULT, config.provider)]:
                 continue  # the default provider alone: the runtime's own
             attempts = RETRIES if len(links) == 1 else 1
-            chain = Chain([candidate(link, attempts) for link in links], health, policy)
+            window = min(window_of(k.connection.model, k.connection.context_window) for k in links)
+            candidates = [candidate(link, attempts) for link in links]
+            chain = Chain(candidates, health, policy, window)
             chains[agent_key(workspace.id, agent.id)] = chain
     return chains
 

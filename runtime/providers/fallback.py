@@ -92,10 +92,12 @@ class Chain:
         candidates: Sequence[Candidate],
         health: Cooldowns,
         policy: FallbackPolicy | None = None,
+        window: int | None = None,
     ) -> None:
         if not candidates:
             raise ValueError("a fallback chain needs at least one candidate")
         self.candidates = tuple(candidates)
+        self.window = window  # the smallest context window of its models: a turn fits them all
         self.health = health
         self.policy = policy or FallbackPolicy()
         self._current: dict[str, int] = {}  # session id -> index; absent: the primary

@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from adapters.server.providers import build_chains
 from config import ConfigError
 from config.loading import parse
 from config.schema import SwitchboardConfig
+from runtime import AgentSpec, ManualClock
+from runtime.context import Budget, window_of
+from runtime.models import Models
+from runtime.providers import OfflineProvider
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = (ROOT / "config/switchboard.toml").read_text()
@@ -91,3 +96,32 @@ def test_each_mistake_is_explained(provider: str, agent: str, entries: str, said
     with pytest.raises(ConfigError) as caught:
         config_with(provider, agent=agent, entries=entries)
     assert said in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("model", "window"),
+    [
+        ("claude-sonnet-4-5", 200_000),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", 200_000),  # Bedrock
+        ("claude-sonnet-4-5@20250929", 200_000),  # Vertex
+        ("openai/gpt-4.1", 1_047_576),  # OpenRouter
+        ("gpt-4o-mini", 128_000),
+    ],
+)
+def test_a_models_window_is_known_by_its_name_on_every_platform(model: str, window: int) -> None:
+    assert window_of(model, None) == window
+
+
+def test_an_agents_turns_fit_the_smallest_window_of_its_chain() -> None:
+    """A fallback to a small local model must not get a request the first model could take:
+    the chain's window is its smallest, and a turn's budget is held to it."""
+    small = '[providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    small += 'model = "llama3.1:8b"\ncontext_window = 8192\napi_key = "none"\n'
+    config = config_with('kind = "anthropic"\nfallback = ["local"]\n', entries=small)
+    chains = build_chains(config, ManualClock())
+    [chain] = chains.values()
+    assert chain.window == 8192
+    agent = AgentSpec("local/assistant", chain="local/assistant")
+    budget = Budget(200_000, 4096, 0.7, 0.25)
+    assert Models(OfflineProvider(), chains).budget(agent, budget).window == 8192
+    assert Models(OfflineProvider(), chains).budget(AgentSpec("other"), budget) == budget
