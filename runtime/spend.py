@@ -45,6 +45,7 @@ class UsageRecord:
     usage: Usage
     cost_usd: float
     priced: bool  # False: the model has no price; its cost counts as 0
+    provider: str | None = None  # the connection that answered, by its config name
 
 
 @dataclass(frozen=True, slots=True)

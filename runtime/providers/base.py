@@ -113,6 +113,9 @@ class ProviderResponse:
     stop_reason: StopReason
     model: str
     usage: Usage = field(default_factory=Usage)
+    # The connection that answered, by its config name (`default`, a `[providers.<name>]`
+    # entry): what its usage is recorded under. None: a provider used without a config.
+    provider: str | None = None
 
     def text(self) -> str:
         return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))

@@ -295,4 +295,9 @@ MIGRATIONS: list[str | Migration] = [
     ALTER INDEX memories_words SET (fastupdate = off);
     """,
     ),
+    # 13: which provider answered each model call (issue 41): the connection's config name
+    # (`default`, a `[providers.<name>]` entry); NULL for the calls recorded before.
+    """
+    ALTER TABLE model_usage ADD COLUMN provider TEXT;
+    """,
 ]

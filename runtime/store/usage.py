@@ -26,7 +26,7 @@ SUMS = (
 )
 QUARTER_SUMS = SUMS.replace("COUNT(*)", "COALESCE(SUM(calls), 0)")
 
-GroupBy = Literal["agent_id", "payer", "model", "session_id", "purpose"]
+GroupBy = Literal["agent_id", "payer", "model", "provider", "session_id", "purpose"]
 QUARTER_S = 900.0
 NOBODY = ""  # the payer of a call nobody's message started, in the quarters' sums
 
@@ -114,8 +114,9 @@ class UsageLedger:
     async def grouped(
         self, which: UsageFilter, by: GroupBy, limit: int | None = None
     ) -> list[tuple[str | None, Spend]]:
-        """Sums per `by` (an agent, a payer, a model, a session, a purpose), the costliest
-        first."""
+        """Sums per `by` (an agent, a payer, a model, a provider, a session, a purpose), the
+        costliest first. Calls recorded before providers were (runtime migration 13) have the
+        provider None."""
         where, params = which.where()
         sql = (
             f"SELECT {by} AS key, {SUMS} FROM model_usage WHERE {where} GROUP BY {by}"
@@ -136,9 +137,9 @@ class UsageLedger:
 def record(w: Writer, r: UsageRecord) -> None:
     u = r.usage
     w.write_sql(
-        "INSERT INTO model_usage (at, session_id, run_id, agent_id, payer, model, purpose,"
-        " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, priced)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO model_usage (at, session_id, run_id, agent_id, payer, model, provider,"
+        " purpose, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,"
+        " priced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             r.at,
             r.charge.session_id,
@@ -146,6 +147,7 @@ def record(w: Writer, r: UsageRecord) -> None:
             r.charge.agent_id,
             r.charge.payer,
             r.model,
+            r.provider,
             r.purpose,
             u.input_tokens,
             u.output_tokens,
@@ -182,8 +184,16 @@ def record(w: Writer, r: UsageRecord) -> None:
 
 
 def record_call(
-    w: Writer, prices: PriceTable, charge: Charge, model: str, purpose: CallPurpose, usage: Usage
+    w: Writer,
+    prices: PriceTable,
+    charge: Charge,
+    model: str,
+    purpose: CallPurpose,
+    usage: Usage,
+    provider: str | None = None,
 ) -> None:
-    """A model call's usage and cost, charged to `charge`, in `w`'s transaction."""
+    """A model call's usage and cost (the price of `model` on the platform its name says),
+    charged to `charge`, in `w`'s transaction; `provider`: the connection that answered
+    (`ProviderResponse.provider`)."""
     cost, priced = cost_of(prices, model, usage)
-    record(w, UsageRecord(w.now(), charge, model, purpose, usage, cost, priced))
+    record(w, UsageRecord(w.now(), charge, model, purpose, usage, cost, priced, provider))
