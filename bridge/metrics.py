@@ -3,8 +3,9 @@ gauges an operator alerts on, and the process's own metrics. One registry per `M
 one per Bridge), never the library's global one: a process, or a test, may run several.
 
 Gauges whose truth lives in the database or the runtime (running turns, queue depth, the
-outbox backlog) are read at scrape time by `scrape`; the platform gauges are set by the
-adapters' wiring as connections start and stop and as platform calls succeed."""
+outbox backlog, the providers' health) are read at scrape time by `scrape`; the platform
+gauges are set by the adapters' wiring as connections start and stop and as platform calls
+succeed."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from prometheus_client import (
 
 from bridge.connections import Connections
 from bridge.gauges import Work, work_by_workspace
+from bridge.provider_health import chains as provider_chains
+from bridge.provider_metrics import ProviderCollector
 from bridge.spend.metrics import UsageCollector
 from bridge.store import BridgeStore
 from bridge.types import OPEN_DELIVERY
@@ -62,6 +65,8 @@ class Metrics:
         r = self.registry
         self.usage = UsageCollector()  # tokens and dollars, summed from the store
         r.register(self.usage)
+        self.providers = ProviderCollector()  # each agent's provider chain, read at scrape
+        r.register(self.providers)
         self.messages_in = LabelledCounter(
             "switchboard_messages_in_total",
             "Chat messages received, by workspace and trust.",
@@ -215,6 +220,7 @@ class Metrics:
         leases = await runtime.store.leases.all()
         now = runtime.clock.wall()  # the clock the outbox stamps its rows with
         work = work_by_workspace(runtime)
+        self.providers.refresh(provider_chains(runtime), now)
         # No await from here on: a concurrent scrape never sees a half-refreshed gauge.
         self.turns_running.clear()
         self.queue_messages.clear()

@@ -4,13 +4,16 @@ no operator has received, which `/status`, `switchboard status` and the console 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 from bridge import texts
 from bridge.activity import ActivityReader, agent_name, duration, plain_error
 from bridge.places import place
+from bridge.provider_health import fallback_line, on_fallback
 from bridge.store import BridgeStore, NotificationRouting
 from bridge.types import DeliveryStatus
 from config.schema import WorkspaceConfig
+from config.timing import zone
 from runtime import Runtime
 from runtime.store import Store
 
@@ -83,14 +86,14 @@ class Status:
             if bound_agent is not None:
                 lines.append(texts.AGENT_HERE.format(agent=agent_name(bound_agent)))
         else:
-            lines += await self._session_lines(session_id)
+            lines += await self._session_lines(session_id, zone(workspace.timezone))
             agent = self._runtime.session(session_id).agent_id
             if bound_agent is not None and bound_agent != agent:
                 lines.append(texts.AGENT_REBOUND.format(agent=agent_name(bound_agent)))
         lines += await self._delivery_lines(workspace)
         return "\n".join(lines)
 
-    async def _session_lines(self, session_id: str) -> list[str]:
+    async def _session_lines(self, session_id: str, tz: ZoneInfo) -> list[str]:
         runtime = self._runtime
         records = [s.record for s in runtime.sessions.values()]
         children = [r for r in records if r.parent_session_id == session_id]
@@ -119,6 +122,8 @@ class Status:
                     tokens=s.context_tokens, window=s.context_window, share=share
                 )
             )
+        if (fallback := on_fallback(runtime, session_id)) is not None:
+            lines.append(fallback_line(fallback, tz, now))
         if own.last_error:
             lines.append(texts.STATUS_LAST_ERROR.format(error=own.last_error))
         return lines

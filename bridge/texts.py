@@ -5,6 +5,7 @@ from __future__ import annotations
 from bridge.store.records import NotificationRouting
 from bridge.types import DeliveryKind, DeliveryStatus
 from runtime import Boundary, QueueMode, RunStatus
+from runtime.providers.cooldowns import State
 
 # Every command with its arguments and what it does: the /help text, Telegram's `/` menu and
 # the Slack slash command's help are all made from this one list.
@@ -296,6 +297,18 @@ STATUS_CANNOT_DELIVER = "Cannot deliver to {where}: {reason}"
 STATUS_UNDELIVERED = "Undelivered notifications: {count}"
 STATUS_UNDELIVERED_NONE = "Undelivered notifications: none."
 STATUS_UNDELIVERED_LINE = "- {summary} (from {agent}; {status})"
+# A session off its agent's first provider (issue 41): which one answers, and why not the first.
+STATUS_ON_FALLBACK = "Model: {current}, a fallback: {primary} {state}{until}{failure}."
+PROVIDER_STATE_WORDS = {
+    State.READY: "answers again (this session returns to it at its next turn)",
+    State.HALF_OPEN: "is due a probe (this session returns to it if it answers)",
+    State.COOLING: "is rate limited",
+    State.OPEN: "is overloaded or unreachable",
+    State.HELD: "is out of credit or quota",
+    State.DISABLED: "refused its key (until the config is reloaded)",
+}
+PROVIDER_UNTIL = " until {when} (in {left})"
+PROVIDER_FAILURE = "; last failure: {failure}"
 # The console's board: what runs, what waits for whom, what failed.
 BOARD_APPROVAL = "`{tool}` for {agent} in {where}"
 BOARD_ANY_OPERATOR = "an operator"

@@ -6,6 +6,7 @@ from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.history import History
 from bridge.admin.live import live_boards, live_sessions
 from bridge.admin.memory import MemoryBoard, export_memory, forget_memory, read_memory
+from bridge.admin.providers import ProvidersBoard, read_providers
 from bridge.admin.records import (
     AuditEntry,
     ConnectionRow,
@@ -36,6 +37,7 @@ __all__ = [
     "NotPossible",
     "Overview",
     "Paged",
+    "ProvidersBoard",
     "QueueMode",
     "Ref",
     "ScheduleBoard",
@@ -53,6 +55,7 @@ __all__ = [
     "live_sessions",
     "read_board",
     "read_memory",
+    "read_providers",
     "read_schedules",
     "read_usage",
 ]
