@@ -16,6 +16,7 @@ from config import SwitchboardConfig
 from config.loading import variables
 from config.mcp import McpServerConfig, shown_url
 from config.platform_sections import sections
+from config.providers import Connection
 from config.schema import ToolConfig, WorkspaceConfig
 
 
@@ -36,9 +37,8 @@ def check_config_command(args: argparse.Namespace, path: Path, config: Switchboa
 def summary(path: Path, config: SwitchboardConfig) -> str:
     lines = [
         f"{path}: OK",
-        f"provider: {config.provider.kind} ({config.provider.model})"
-        if config.provider.kind == "anthropic"
-        else "provider: offline (no key needed)",
+        f"provider: {_connection_line(config.provider)}",
+        *(f"providers.{name}: {_connection_line(c)}" for name, c in config.providers.items()),
         price_line(config),
         f"storage: {config.storage.described}"
         + (
@@ -65,7 +65,10 @@ def _workspace_lines(w: WorkspaceConfig, config: SwitchboardConfig) -> list[str]
     lines += [f"  operator {o.id}{' (primary)' if o.primary else ''}" for o in w.operators]
     for a in w.agents:
         default = " (default)" if a.id == w.default_agent else ""
-        lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}")
+        chain = ", then ".join(
+            f"{link.name} {link.connection.model}" for link in config.chain_of(w, a)
+        )
+        lines.append(f"  agent {a.id}{default}: tools {', '.join(a.tools)}; model {chain}")
     lines += _binding_lines(w)
     lines += [_tool_line(t) for t in w.tools]
     lines += [_mcp_line(m) for m in w.mcp_servers]
@@ -73,6 +76,16 @@ def _workspace_lines(w: WorkspaceConfig, config: SwitchboardConfig) -> list[str]
     lines += [trigger_line(w.id, t, config.server.public_url) for t in w.triggers]
     lines += [budget_line(b, w.timezone) for b in w.budgets]
     return lines
+
+
+def _connection_line(c: Connection) -> str:
+    """Where a connection reaches its model (nothing of its keys)."""
+    if c.kind == "offline":
+        return "offline (no key needed)"
+    where = f" in {c.region}" if c.region else ""
+    where += f", project {c.project_id}" if c.project_id else ""
+    where += f" at {shown_url(c.base_url)}" if c.base_url else ""
+    return f"{c.kind} ({c.model}){where}"
 
 
 def _tool_line(t: ToolConfig) -> str:

@@ -1,7 +1,7 @@
 """`switchboard check-config --probe`: after the file is valid, what it names is tried for
 real, one line per check, and whether all passed: each workspace's platform credentials (each
-platform's `probes`: a Telegram bot token by `getMe`, ...), the model key (the configured
-model, asked of the Models API), and each MCP server (started or reached, initialized, asked
+platform's `probes`: a Telegram bot token by `getMe`, ...), each provider an agent uses with
+each model it uses (probe_providers.py), and each MCP server (started or reached, initialized, asked
 for its tools). Every check runs side by side; none waits for another. A platform that cannot
 be reached is told apart from one that refuses: its line says the credential was not checked.
 Nothing is printed that a secret could be read from."""
@@ -15,13 +15,15 @@ from adapters.platform import Probe
 from adapters.platforms import platforms
 from adapters.server.assembly import mcp_servers
 from adapters.server.logs import Redactor
+from adapters.server.probe_providers import provider_checks
 from config.errors import CredentialRefused, PlatformUnreachable
 from config.schema import SwitchboardConfig
 from runtime.tools.mcp import McpServer
 
 
 async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
-    checks = _credentials(config)
+    models, unused = provider_checks(config)
+    checks = models + _credentials(config)
     servers = [McpServer(spec) for spec in mcp_servers(config)]
     mcp = asyncio.ensure_future(_mcp(config, servers))
     found = await asyncio.gather(*(_run(check) for _, check in checks))
@@ -32,22 +34,12 @@ async def probe(config: SwitchboardConfig) -> tuple[list[str], bool]:
     for (where, _), (passed, said) in zip(checks, found, strict=True):
         ok = ok and passed
         lines.append(f"{'ok  ' if passed else 'FAIL'}  {where}: {redactor.redact(said)}")
-    lines += [redactor.redact(line) for line in mcp_lines]
+    lines += [redactor.redact(line) for line in mcp_lines] + unused
     return lines or ["nothing to probe (no tokens, model key or MCP servers)"], ok
 
 
 def _credentials(config: SwitchboardConfig) -> list[Probe]:
     checks: list[Probe] = []
-    provider = config.provider
-    if provider.kind == "anthropic":
-        key = provider.api_key.get_secret_value() if provider.api_key else None
-
-        async def model() -> str:
-            from runtime.providers.anthropic import check_model  # its SDK: only when asked
-
-            return await check_model(provider.model, key, provider.base_url)
-
-        checks.append(("provider.api_key", model))
     for w in config.workspaces:
         for platform in platforms():
             checks += [(f"workspace {w.id}: {key}", run) for key, run in platform.probes(w)]

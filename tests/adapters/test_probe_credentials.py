@@ -58,7 +58,10 @@ async def test_right_credentials_each_say_what_they_belong_to(
     path = config(tmp_path, telegram_api, slack_api, anthropic_api)
     status, out = await run_to_end("check-config", "--config", path, "--probe")
     assert status == 0, out
-    assert "ok    provider.api_key: model claude-test-model (Claude Test Model)" in out
+    assert (
+        "ok    provider (anthropic, claude-test-model): model claude-test-model (Claude Test Model)"
+        in out
+    )
     assert "ok    workspace acme: telegram.bot_token: bot @switchboard_test_bot (id " in out
     assert "ok    workspace acme: slack.bot_token: team T1 (T1), bot user UBOTT1" in out
     assert "ok    workspace acme: slack.app_token: Socket Mode connections allowed" in out
@@ -77,7 +80,8 @@ async def test_wrong_credentials_are_named_with_the_platforms_reason(
     status, out = await run_to_end("check-config", "--probe", "--config", path)
     assert status == 1, out
     assert (
-        "FAIL  provider.api_key: Anthropic API 401 authentication_error: invalid x-api-key" in out
+        "FAIL  provider (anthropic, claude-test-model): Anthropic API 401 authentication_error: "
+        "invalid x-api-key; check api_key (else ANTHROPIC_API_KEY)" in out
     )
     assert (
         "FAIL  workspace acme: telegram.bot_token: Telegram refused the token: Unauthorized" in out
@@ -96,7 +100,10 @@ async def test_a_token_of_another_team_and_an_unknown_model_are_refused(
     )
     status, out = await run_to_end("check-config", "--config", path, "--probe")
     assert status == 1, out
-    assert "FAIL  provider.api_key: Anthropic has no model 'claude-nope' for this key" in out
+    assert (
+        "FAIL  provider (anthropic, claude-nope): Anthropic has no model 'claude-nope' for this "
+        "key; set model to one this key may use" in out
+    )
     assert "slack.bot_token: the token belongs to Slack team T1 (T1), not team_id T9" in out
     assert "ok    workspace acme: telegram.bot_token" in out
 
