@@ -49,6 +49,7 @@ class CallGuard:
         self._calls: Counter[tuple[str, str]] = Counter()
         self.largest_answer = 0
         self._approvals = 0  # approvals seen: each lets the turn spend a bounded step more
+        self._planned = (Usage(), 0, 0)  # the last call asked for: used, request, max tokens
 
     def answered(self, usage: Usage, calls: Sequence[ToolUseBlock]) -> None:
         """A round came back: its answer's size, and the tool calls it made (a call made
@@ -66,6 +67,7 @@ class CallGuard:
         if looping:
             reason = LOOPING.format(tool=looping[0][0], times=looping[0][1])
             return EndTurn(RunStatus.FAILED, reason)
+        self._planned = (used, request_tokens, max_tokens)
         answer = min(max_tokens, max(self.largest_answer, ANSWER_FLOOR))
         estimate = Usage(input_tokens=request_tokens, output_tokens=answer)
         spent = used.request_tokens + used.output_tokens
@@ -74,6 +76,12 @@ class CallGuard:
             return EndTurn(RunStatus.FAILED, TOO_MANY_TOKENS.format(used=spent, limit=limit))
         hold = await self.ask(model, estimate)
         return None if hold is None else HoldForBudget(hold, estimate)
+
+    async def allows(self, model: str) -> bool:
+        """Whether the call just let through may go to `model` instead (a fallback's): the
+        gate reserves its estimate at that model's price, replacing the reservation made for
+        the model it stands in for; held, the call is not made (the budget refused it)."""
+        return await self.before_call(model, *self._planned) is None
 
     async def ask(self, model: str, estimate: Usage) -> SpendHold | None:
         """The gate's answer for a call of `estimate` (again, for a held turn woken up)."""

@@ -8,7 +8,6 @@ searching for `checkpoint(` finds every safe point (the six `Boundary` members).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import replace
 
@@ -23,22 +22,22 @@ from runtime.errors import (
 )
 from runtime.events import Event, Payload
 from runtime.guards import CallGuard
+from runtime.live_answer import LiveAnswer
 from runtime.memory_flush import MemoryFlush
 from runtime.messages import QueueEntry, QueueMode, QueueStatus
 from runtime.payloads import (
     AssistantText,
-    AssistantTextDelta,
     InterjectionAdmitted,
     InterjectionDrainFailed,
     ProgressState,
     ProviderRequestRefused,
-    ProviderRetry,
     SpendHeld,
     SpendReleased,
     thinking_step,
 )
 from runtime.prompts import interjection_row
 from runtime.providers.base import ProviderRequest, ProviderResponse, Usage, request_chars
+from runtime.providers.fallback import SessionProvider
 from runtime.records import RunStatus
 from runtime.session import RunHandle, Session, TurnStopped
 from runtime.spend import CallPurpose, Charge, HoldKind, SpendHold
@@ -99,6 +98,9 @@ class Turn:
         self.rounds = 0
         self.charge = Charge(session.id, agent.id, handle.payer, handle.run_id)
         self.guard = CallGuard(deps.gate, deps.limits, handle, self.charge)
+        if isinstance(deps.provider, SessionProvider):  # a fallback's call: asked of the gate
+            checked = deps.provider.checked_by(lambda c: self.guard.allows(c.model))
+            self.deps = replace(deps, provider=checked)
         # A message may cap its turn lower than the runtime does (a schedule's max_rounds).
         self.max_rounds = min(deps.max_rounds, max_rounds or deps.max_rounds)
 
@@ -121,7 +123,7 @@ class Turn:
         try:
             return await self._loop()
         except TurnStopped:
-            await self.close_after_stop()
+            await self.tool_runner.close_after_stop()  # every open tool call gets a result
             return TurnOutcome(RunStatus.STOPPED, "", self.handle.stop_reason or None)
         except TranscriptInvariantError as exc:
             await self._emit(ProviderRequestRefused(problems=exc.problems))
@@ -316,23 +318,9 @@ class Turn:
         return self._request()
 
     async def _send(self, request: ProviderRequest, chars: int | None = None) -> ProviderResponse:
-        store = self.deps.store
-
-        def on_text(delta: str) -> None:
-            store.publish_ephemeral(
-                Event(AssistantTextDelta(delta=delta), self.session.id, self.run_id)
-            )
-
-        def on_retry(attempt: int, delay: float, error: str) -> None:
-            # At once, in order with the deltas: the failed attempt's text is no answer.
-            restart = AssistantTextDelta(delta="", restart=True)
-            store.publish_ephemeral(Event(restart, self.session.id, self.run_id))
-            asyncio.get_running_loop().create_task(
-                self._emit(ProviderRetry(attempt=attempt, delay_s=delay, error=error))
-            )
-
+        live = LiveAnswer(self.deps.store, self.session.id, self.run_id, self._emit)
         response = await self.handle.inflight_op(
-            self.deps.provider.complete(request, on_text, on_retry)
+            self.deps.provider.complete(request, live.text, live.retry)
         )
         self.session.context.observe(request, response.usage, chars)
         self.usage += response.usage
@@ -394,12 +382,6 @@ class Turn:
         self.transcript.append(row, row_id, ids)
         self.transcript.files.update(await self.deps.store.files([a.id for a in row.attachments()]))
         return entries
-
-    # -- after a stop ------------------------------------------------------------------
-
-    async def close_after_stop(self) -> None:
-        """Make the transcript provider-valid again: every open tool call gets a result."""
-        await self.tool_runner.close_after_stop()
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -263,6 +263,11 @@ class SessionProvider:
         self._before_fallback = before_fallback
         self.model = chain.current(session_id).model
 
+    def checked_by(self, before_fallback: BudgetCheck) -> SessionProvider:
+        """This view, with each fallback call asked of `before_fallback` first (a turn's
+        spend gate, for the candidate's model)."""
+        return SessionProvider(self._chain, self.session_id, self._cheaper_only, before_fallback)
+
     async def close(self) -> None:
         """The chain's providers are the chain's to close (`Chain.close`)."""
 
