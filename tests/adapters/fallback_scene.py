@@ -57,17 +57,27 @@ class Scene:
         return self.said()[before]
 
 
+def backup_api() -> FakeOpenAI:
+    """The fallback's server, to be served on loopback (its `url` set) by the caller."""
+    backup = FakeOpenAI()
+    backup.responder = lambda body: openai_api.text(SECOND)
+    return backup
+
+
 async def start_scene(
     topology: Topology,
     anthropic_api: FakeAnthropic,
     telegram_api: FakeTelegram,
-    aiohttp_server: Any,
+    aiohttp_server: Any = None,
+    *,
+    backup: FakeOpenAI | None = None,
 ) -> Scene:
-    """Started with the first provider up: nothing has fallen back yet."""
-    backup = FakeOpenAI()
-    server = await aiohttp_server(backup.app(), host="127.0.0.1")
-    backup.url = str(server.make_url("/v1"))
-    backup.responder = lambda body: openai_api.text(SECOND)
+    """Started with the first provider up: nothing has fallen back yet. The fallback is
+    `backup` (served), else one served by `aiohttp_server`."""
+    if backup is None:
+        backup = backup_api()
+        server = await aiohttp_server(backup.app(), host="127.0.0.1")
+        backup.url = str(server.make_url("/v1"))
     primary = Primary()
     anthropic_api.responder = primary
     app = await start_app(
