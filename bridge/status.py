@@ -1,5 +1,6 @@
-"""What `/status` says in chat (a few short lines, readable on a phone), and the notifications
-no operator has received, which `/status`, `switchboard status` and the console list."""
+"""What `/status` says in chat (a few short lines, readable on a phone: for a session on a
+fallback, which model and why not its first), and the notifications no operator has
+received, which `/status`, `switchboard status` and the console list."""
 
 from __future__ import annotations
 

@@ -27,13 +27,16 @@ FIRST, SECOND = "From the first.", "From the backup."
 
 
 class Primary:
-    """Answers until `limited`; then a 429 asking for ten minutes' rest."""
+    """Answers until `limited`; then a 429 asking for ten minutes' rest (or refuses its key)."""
 
     def __init__(self) -> None:
         self.limited = False
         self.message = "Number of requests exceeded"  # what its 429 says
+        self.refuses_key = False  # a 401 instead
 
     def __call__(self, body: dict[str, Any]) -> Reply:
+        if self.limited and self.refuses_key:
+            return error(401, "authentication_error", "invalid x-api-key")
         if self.limited:
             headers = {"retry-after": str(RATE_LIMITED_FOR_S)}
             return error(429, "rate_limit_error", self.message, **headers)

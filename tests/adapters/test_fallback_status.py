@@ -6,6 +6,7 @@ back, the switch and the session on the fallback, never a key."""
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ from tests.adapters.fallback_scene import (
     PRIMARY,
     RATE_LIMITED_FOR_S,
     TIMEZONE,
+    fall_back,
     start_scene,
 )
 from tests.adapters.test_metrics import scrape, value
@@ -97,3 +99,28 @@ async def test_metrics_show_the_fallback_as_it_stands_at_the_scrape(
         v for samples in after.values() for labels, _ in samples for v in labels.values()
     }
     assert "test-key" not in every_label, "no key in a label"
+
+
+async def test_a_refused_key_is_named_until_a_reload(
+    metrics_topology: Topology,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    aiohttp_server: Any,
+) -> None:
+    scene = await start_scene(metrics_topology, anthropic_api, telegram_api, aiohttp_server)
+    scene.primary.refuses_key = True
+    await fall_back(scene)
+
+    status = await status_of(scene.app, telegram_api)
+    metrics = await scrape(scene.app)
+
+    assert (
+        f"Model: {BACKUP}, a fallback: {PRIMARY} refused its key (until the config is "
+        "reloaded); last failure: Anthropic API 401 authentication_error: invalid x-api-key."
+    ) in status.split("\n"), status
+    state = "switchboard_provider_state"
+    assert value(metrics, state, agent=AGENT, candidate=PRIMARY, state="disabled") == 1
+    back_in = value(metrics, "switchboard_provider_back_in_seconds", candidate=PRIMARY)
+    assert back_in == math.inf, "only a reload brings it back"
+    labels = {"agent": AGENT, "from": PRIMARY, "to": BACKUP, "why": "auth"}
+    assert value(metrics, "switchboard_provider_switches_total", **labels) == 1
