@@ -14,9 +14,10 @@ price is, never a neighbour's:
 - OpenAI: `gpt-4.1-mini`, or a dated name of it (`gpt-4.1-mini-2025-04-14`);
 - OpenRouter: `anthropic/claude-sonnet-4.5`, OpenRouter's price, else its vendor's.
 
-Any other model (`llama3.1:8b` on Ollama) has no price: its calls count as $0 with a warning
-(check-config, and the log once), never a neighbour's price, which the old prefix table
-charged (`claude-opus-4-6` as Opus 4, a newer name as nothing known)."""
+Any other model (`llama3.1:8b` on Ollama, `Qwen/Qwen2.5-7B-Instruct` on vLLM) has no price:
+its calls count as $0 with a warning (check-config, and the log once), never a neighbour's
+price, which the old prefix table charged (`claude-opus-4-6` as Opus 4, a newer name as
+nothing known)."""
 
 from __future__ import annotations
 
@@ -98,9 +99,11 @@ def claude_name(model: str) -> str | None:
 
 def _vendor_name(model: str) -> tuple[str, str] | None:
     """An OpenRouter name's vendor and the vendor's own name of the model (Anthropic's with
-    dashes: `anthropic/claude-sonnet-4.5` is `claude-sonnet-4-5`)."""
+    dashes: `anthropic/claude-sonnet-4.5` is `claude-sonnet-4-5`). OpenRouter's names are
+    lower case: `Qwen/Qwen2.5-7B-Instruct` is a Hugging Face repository a server of one's
+    own (vLLM) serves, whose price nobody's table knows."""
     vendor, slash, name = model.partition("/")
-    if not slash or not vendor or not name:
+    if not slash or not vendor or not name or model != model.lower():
         return None
     return vendor, name.replace(".", "-") if vendor == ANTHROPIC else name
 

@@ -50,6 +50,7 @@ def test_a_listed_model_has_the_maintained_table_s_price(
         "gpt-4.1-turbo-preview",
         "anthropic/claude-opus-4.10",  # on OpenRouter
         "llama3.1:8b",  # on Ollama: free, but nobody can say so but the config
+        "meta-llama/Llama-3.1-8B-Instruct",  # on vLLM, not OpenRouter's lower-case name
         "mistral-small",
     ],
 )
