@@ -53,6 +53,7 @@ class Reply:
     error_message: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     hold: asyncio.Event | None = None  # the stream waits for it after its first chunk
+    hold_at: int = 0  # ... or, when above 0, after this many of its content deltas
     stream_error: str = ""  # an error chunk of this type after the first content chunk
     stream_cut: bool = False  # the stream ends after the first content chunk
 
@@ -261,7 +262,7 @@ class FakeOpenAI:
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
 
         await send({"role": "assistant", "content": "", "refusal": None})
-        if reply.hold:
+        if reply.hold and not reply.hold_at:
             await reply.hold.wait()
         message = answer["choices"][0]["message"]
         deltas = [{"content": w} for w in re.findall(r"\S+\s*|\s+", message["content"] or "")]
@@ -280,6 +281,8 @@ class FakeOpenAI:
                 deltas.append({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
         for n, delta in enumerate(deltas):
             await send(delta)
+            if reply.hold and n + 1 == reply.hold_at:
+                await reply.hold.wait()
             if n == 0 and reply.stream_cut:
                 return response
             if n == 0 and reply.stream_error:
