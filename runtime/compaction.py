@@ -26,7 +26,8 @@ from runtime.providers.base import (
     Usage,
     request_chars,
 )
-from runtime.store import Store, Writer
+from runtime.store import Store
+from runtime.store.usage import Bill
 from runtime.transcript import (
     AttachmentBlock,
     TextBlock,
@@ -53,7 +54,7 @@ SUMMARY_REQUEST = (
     "grouped under short headings, at most a page."
 )
 Guard = Callable[[Awaitable[ProviderResponse]], Awaitable[ProviderResponse]]
-Bill = Callable[[Writer, str, Usage], None]  # record a call's usage: model, tokens
+
 # Before the rows up to a cut are summarized (runtime/memory_flush.py): what it cost.
 Flush = Callable[[Transcript, int], Awaitable[Usage]]
 
@@ -166,11 +167,11 @@ async def compact(
         tools=[],
         max_tokens=max(256, min(budget.max_tokens, budget.keep_tokens // 2)),
     )
-    usage, error, answered_by = Usage(), None, None
+    usage, error, answered_by, provider_name = Usage(), None, None, None
     try:
         response = await guard(provider.complete(request, lambda _: None, lambda *_: None))
         usage, summary = response.usage, response.text().strip()
-        answered_by = response.model or provider.model
+        answered_by, provider_name = response.model or provider.model, response.provider
         context.observe(request, usage)
         if not summary:
             error = "the model wrote an empty summary"
@@ -182,7 +183,7 @@ async def compact(
     tokens_after = context.estimate(rows_chars(transcript.rows[cut:]) + len(summary))
     async with store.write() as w:
         if bill is not None and answered_by is not None:
-            bill(w, answered_by, usage)
+            bill(w, answered_by, provider_name, usage)
         w.record_compaction(
             session_id, run_id, transcript.row_ids[cut - 1], summary, fallback=error is not None
         )

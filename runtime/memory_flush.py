@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from runtime.agents import AgentSpec
-from runtime.compaction import Bill, Flush, Guard, unguarded
+from runtime.compaction import Flush, Guard, unguarded
 from runtime.errors import ProviderError, TranscriptInvariantError
 from runtime.host import Host
 from runtime.memory import Memory, MemoryScope
@@ -30,8 +30,8 @@ from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
 from runtime.recall import UNTRUSTED, UNTRUSTED_MARK, TurnMemory, audience_of, source_of
 from runtime.session import Session
 from runtime.spend import CallPurpose, Charge
-from runtime.store import Store, Writer
-from runtime.store.usage import record_call
+from runtime.store import Store
+from runtime.store.usage import Bill, bill_of
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.memory import MEMORY_TOOLS
 from runtime.transcript import (
@@ -118,7 +118,9 @@ class MemoryFlush:
                 break
             usage += response.usage
             async with self.store.write() as w:
-                self.bill(w, response.model or self.provider.model, response.usage)
+                self.bill(
+                    w, response.model or self.provider.model, response.provider, response.usage
+                )
             calls = response.tool_uses()
             if not calls or response.stop_reason is StopReason.MAX_TOKENS:
                 break  # done (a call cut off mid-way is incomplete: not kept)
@@ -170,10 +172,7 @@ class Idle:
         payer = self.message.provenance.payer if self.message else None
         charge = Charge(self.session_id, self.agent_id, payer, None)
 
-        def bill(w: Writer, model: str, usage: Usage) -> None:
-            record_call(w, self.deps.prices, charge, model, purpose, usage)
-
-        return bill
+        return bill_of(self.deps.prices, charge, purpose)
 
     def flush(self, agent: AgentSpec | None) -> Flush | None:
         """The flush before compacting or leaving the session (None: the agent keeps no

@@ -55,8 +55,7 @@ from runtime.steps import (
     resolve_round,
     resolve_tools,
 )
-from runtime.store import Writer
-from runtime.store.usage import record_call
+from runtime.store.usage import Bill, bill_of
 from runtime.tool_round import ToolRunner
 from runtime.tools.envelope import ToolResult
 from runtime.transcript import ToolUseBlock, Transcript, TranscriptMessage
@@ -302,13 +301,13 @@ class Turn:
             context=self.session.context,
             guard=self.handle.inflight_op,
             requested=requested,
-            bill=lambda w, model, usage: self._bill(w, model, usage, CallPurpose.COMPACTION),
+            bill=self._bill(CallPurpose.COMPACTION),
             flush=MemoryFlush.of(
                 self.tool_runner.memory or self.memory,
                 self.deps,
                 self.agent.system_prompt,
                 self.handle.inflight_op,
-                lambda w, model, usage: self._bill(w, model, usage, CallPurpose.MEMORY_FLUSH),
+                self._bill(CallPurpose.MEMORY_FLUSH),
             ),
         )
         if compacted is not None:
@@ -332,7 +331,8 @@ class Turn:
         """What the round cost and (when it said anything) its row, in one transaction: a
         call is counted once, with what it answered, or not at all."""
         async with self.deps.store.write() as w:
-            self._bill(w, response.model or self.model, response.usage, CallPurpose.ROUND)
+            bill = self._bill(CallPurpose.ROUND)
+            bill(w, response.model or self.model, response.provider, response.usage)
             self.deps.gate.settled(w, self.charge)  # its reservation, replaced by its usage
             if said is not None:
                 row_id = w.append_transcript(self.session.id, self.run_id, row)
@@ -340,8 +340,8 @@ class Turn:
         if said is not None:
             self.transcript.append(row, row_id)
 
-    def _bill(self, w: Writer, model: str, usage: Usage, purpose: CallPurpose) -> None:
-        record_call(w, self.deps.prices, self.charge, model, purpose, usage)
+    def _bill(self, purpose: CallPurpose) -> Bill:
+        return bill_of(self.deps.prices, self.charge, purpose)
 
     # -- safe points -------------------------------------------------------------------
 

@@ -129,6 +129,7 @@ RetryNotice = Callable[[int, float, str], None]
 # How a retry notice's reason begins when the call moves to the next provider of its agent's
 # fallback (runtime/providers/fallback.py): the progress line says so.
 FALLING_BACK = "falling back from "
+DEFAULT_PROVIDER = "default"  # how usage names the runtime's own provider (config: [provider])
 
 
 class Provider(Protocol):

@@ -307,6 +307,7 @@ class SessionProvider:
                 if index != at:
                     chain._move(self.session_id, at, index, tried.left_because or "skipped")
                 self.model = candidate.model
+                response.provider = candidate.name
                 return response
             source = candidate
         raise chain._exhausted(tried, self._cheaper_only)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from config.prices import PriceTable
-from runtime.providers.base import Usage
+from runtime.providers.base import DEFAULT_PROVIDER, Usage
 from runtime.spend import CallPurpose, Charge, Spend, UsageRecord, cost_of
 from runtime.store.database import Row
 from runtime.store.writer import Writer
@@ -197,3 +197,17 @@ def record_call(
     (`ProviderResponse.provider`)."""
     cost, priced = cost_of(prices, model, usage)
     record(w, UsageRecord(w.now(), charge, model, purpose, usage, cost, priced, provider))
+
+
+# Records a call's usage: the model and the provider (its config name) that answered, tokens.
+Bill = Callable[[Writer, str, str | None, Usage], None]
+
+
+def bill_of(prices: PriceTable, charge: Charge, purpose: CallPurpose) -> Bill:
+    """Records calls of `purpose` charged to `charge` (`record_call`); a provider that does
+    not say its name is the runtime's own (`DEFAULT_PROVIDER`)."""
+
+    def bill(w: Writer, model: str, provider: str | None, usage: Usage) -> None:
+        record_call(w, prices, charge, model, purpose, usage, provider or DEFAULT_PROVIDER)
+
+    return bill

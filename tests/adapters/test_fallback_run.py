@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from runtime.store.usage import UsageFilter
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes import openai_api
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools
@@ -88,6 +89,10 @@ async def test_a_turn_falls_back_mid_way_and_returns_after_a_probe(
     [finished] = backup.requests
     assert [m["role"] for m in finished["messages"]][-2:] == ["assistant", "tool"]
     assert backup.refused == [] and anthropic_api.refused == []
+    usage = topology.active.runtime.store.usage
+    by_provider = dict(await usage.grouped(UsageFilter(since=0), "provider"))
+    assert (by_provider["default"].calls, by_provider["backup"].calls) == (1, 1)
+    assert by_provider["backup"].cost_usd > 0, "the backup's call priced at its model's price"
 
     telegram_api.push_message("Still there?", user=ALICE)
     await until(lambda: len(said()) == 2, 30)
