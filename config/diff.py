@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from config.errors import ConfigError
 from config.loading import parse
+from config.providers import DEFAULT, Link
 from config.schema import SwitchboardConfig, WorkspaceConfig
 from config.wakeups import WakeupsConfig
 
@@ -92,6 +93,7 @@ def plan(
         for i in now
         if (old[i].console if i in old else None) != now[i].console
     )
+    restart += models_changed(running, new)
     report = ReloadReport(
         ok=True,
         changed=tuple(i for i in now if i in old and now[i] != old[i]),
@@ -100,6 +102,24 @@ def plan(
         restart_needed=restart,
     )
     return effective, report
+
+
+def models_changed(running: SwitchboardConfig, new: SwitchboardConfig) -> tuple[str, ...]:
+    """The agents whose provider, model or fallback differ (each agent's chain is built at the
+    start, with its providers' connections and health): a restart applies them."""
+
+    def chains(config: SwitchboardConfig) -> dict[str, list[Link]]:
+        return {
+            f"{w.id}/{a.id}": config.chain_of(w, a) for w in config.workspaces for a in w.agents
+        }
+
+    before, after = chains(running), chains(new)
+    default = [Link(DEFAULT, running.provider)]
+    return tuple(
+        f"the provider, model or fallback of agent {agent}"
+        for agent, chain in after.items()
+        if chain != before.get(agent, default)
+    )
 
 
 def unapplied(applied: SwitchboardConfig, text: str, path: Path) -> str:

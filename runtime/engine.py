@@ -223,6 +223,7 @@ class Runtime:
         tools = ToolRegistry(command_tools, self.tools.mcp)
         self.agents = reconfigured(self.agents, agents)
         self.memories.limits = limits_by_owner(self.agents.values())
+        self.models.reset()  # a key refused until a reload is tried again
         self.tools = tools
         self.turn_deps = replace(self.turn_deps, tools=tools)
         for session in self.sessions.values():

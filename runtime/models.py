@@ -50,6 +50,11 @@ class Models:
         chain = self._chain(agent)
         return self.default if chain is None else chain.for_session(session_id)
 
+    def reset(self) -> None:
+        """A config reload: every candidate is tried afresh (a refused key again too)."""
+        for chain in self.chains.values():
+            chain.health.reset()
+
     def snapshot(self) -> dict[str, ChainSnapshot]:
         """Each chain's candidates and sessions, by chain (for /status, console, /metrics)."""
         return {name: chain.snapshot() for name, chain in self.chains.items()}

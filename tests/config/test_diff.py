@@ -74,3 +74,26 @@ def test_new_wake_up_limits_restart_no_bot() -> None:
     assert bots_unchanged(old, new)
     renamed = config(stricter.replace('bot_token = "1:T"', 'bot_token = "2:T"')).workspaces[1]
     assert not bots_unchanged(old, renamed)
+
+
+def test_an_agents_new_model_or_fallback_needs_a_restart() -> None:
+    """Each agent's chain is built at the start (its providers' connections and health): a
+    reload that changes one says so, and a new agent on the default alone needs none."""
+    entry = '\n[providers.backup]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    before = config(entry + BASE)
+    after = config(
+        entry
+        + BASE.replace(
+            'agents = [{ id = "a" }]', 'agents = [{ id = "a", model = "m2" }]', 1
+        ).replace('agents = [{ id = "a" }]', 'agents = [{ id = "a" }, { id = "b" }]', 1)
+    )
+    _, report = plan(before, after)
+    assert report.restart_needed == ("the provider, model or fallback of agent acme/a",)
+    fallback = BASE.replace(
+        'agents = [{ id = "a" }]', 'agents = [{ id = "a", fallback = ["backup"] }]'
+    )
+    _, report = plan(before, config(entry + fallback))
+    assert report.restart_needed == (
+        "the provider, model or fallback of agent acme/a",
+        "the provider, model or fallback of agent globex/a",
+    )

@@ -1,0 +1,76 @@
+"""A key the first provider refused (401) is not tried again until the config is reloaded:
+the agent's turns go to its fallback meanwhile, and after a reload to the first again."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from pytest_aiohttp import AiohttpServer
+
+from runtime import AgentSpec, Runtime
+from runtime.clock import SystemClock
+from runtime.providers.anthropic import AnthropicProvider
+from runtime.providers.cooldowns import Candidate, Cooldowns, State
+from runtime.providers.fallback import Chain
+from tests.fakes.anthropic_api import FakeAnthropic, error, text
+from tests.runtime.helpers import operator
+
+Servers = Callable[..., Awaitable[AiohttpServer]]
+
+
+async def _fake(aiohttp_server: Servers) -> FakeAnthropic:
+    fake = FakeAnthropic()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    fake.url = str(server.make_url("")).rstrip("/")
+    return fake
+
+
+async def test_a_refused_key_is_tried_again_after_a_reload(
+    aiohttp_server: Servers, db_path: Path, cleanup: list[object]
+) -> None:
+    first, second = await _fake(aiohttp_server), await _fake(aiohttp_server)
+    first.script = [
+        error(401, "authentication_error", "invalid x-api-key"),
+        text("pong"),  # the probe at the turn's start, after the reload
+        text("First again."),
+    ]
+    second.responder = lambda body: text("From the second.")
+    told: list[str] = []
+    health = Cooldowns(SystemClock(), on_disabled=lambda c, e: told.append(c.label))
+    chain = Chain(
+        [
+            Candidate(
+                n,
+                "key",
+                "claude-haiku-4-5",
+                AnthropicProvider("claude-haiku-4-5", api_key="k", base_url=f.url, max_attempts=1),
+            )
+            for n, f in (("first", first), ("second", second))
+        ],
+        health,
+    )
+    agent = AgentSpec("assistant", "You are a test agent.", (), chain="assistant")
+    rt = await Runtime.open(
+        db_path,
+        provider=chain.candidates[1].provider,
+        agents=[agent],
+        chains={"assistant": chain},
+    )
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+
+    async def answer(words: str) -> str:
+        await rt.submit(sid, operator(words))
+        await rt.wait_idle()
+        runs = await rt.store.runs(session_id=sid)
+        return runs[-1].final_text or ""
+
+    assert await answer("One?") == "From the second."
+    assert health.state(chain.candidates[0]) is State.DISABLED
+    assert told == ["first:claude-haiku-4-5"], "the admin is told once"
+    assert await answer("Two?") == "From the second.", "a refused key is not tried again"
+    assert len(first.requests) == 1
+    rt.reconfigure([agent], [])
+    assert await answer("Three?") == "First again.", "after a reload, the first is tried again"
+    assert first.requests[1]["max_tokens"] == 1, "once a probe found it answering"
