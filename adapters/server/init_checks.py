@@ -23,18 +23,24 @@ class Outcome:
     said: str  # what it belongs to, why it was refused, or which host was not reached
 
 
-def outcome(check: Awaitable[str], secret: str) -> Outcome:
-    """The check run to its end. An error may quote what it was sent: the secret is cut out."""
+def outcome(check: Awaitable[str], *secrets: str) -> Outcome:
+    """The check run to its end. An error may quote what it was sent: the secrets are cut
+    out."""
 
     async def wait() -> str:
         return await check
 
+    def without_secrets(said: str) -> str:
+        for secret in secrets:
+            said = said.replace(secret, "[the secret]")
+        return said
+
     try:
         return Outcome("ok", asyncio.run(wait()))
     except CredentialRefused as exc:
-        return Outcome("wrong", str(exc).replace(secret, "[the secret]"))
+        return Outcome("wrong", without_secrets(str(exc)))
     except PlatformUnreachable as exc:
-        return Outcome("unreachable", str(exc).replace(secret, "[the secret]"))
+        return Outcome("unreachable", without_secrets(str(exc)))
 
 
 def model_check(args: argparse.Namespace) -> Check:
@@ -43,6 +49,6 @@ def model_check(args: argparse.Namespace) -> Check:
     def check(key: str) -> Awaitable[str]:
         from runtime.providers.anthropic import check_model
 
-        return check_model(MODEL, key, args.anthropic_api_base_url)
+        return check_model(MODEL, key, args.base_url or args.anthropic_api_base_url)
 
     return check

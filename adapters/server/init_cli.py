@@ -11,15 +11,19 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from adapters.platform_setup import Given
 from adapters.platforms import platforms
-from adapters.server.credential_shapes import ANTHROPIC_KEY, problem
-from adapters.server.init_checks import model_check, outcome
+from adapters.server import init_providers
+from adapters.server.credential_shapes import problem
+from adapters.server.init_checks import outcome
 from adapters.server.init_config import Answers, write
 from adapters.server.init_interview import SKIPPED, Interview
+from adapters.server.init_providers import FALLBACK
 from config.loading import env_file_of
 
 DEFAULT_CONFIG = Path("config/bot.toml")
@@ -56,8 +60,9 @@ def add_parser(sub: Any, config: argparse.ArgumentParser) -> None:
     init.add_argument("--platform", action="append", choices=names)
     for platform in platforms():
         platform.setup.flags(init)
-    init.add_argument("--anthropic-key", help="else the offline model")
+    init.add_argument("--anthropic-key", help="Anthropic's API with this key")
     init.add_argument("--offline", action="store_true", help="the offline model, no key")
+    init_providers.add_flags(init)
     init.add_argument("--pairing", action="store_true", help="become an operator by DM pairing")
     for name in [*names, "anthropic"]:  # a self-hosted Bot API server, a proxy, a fake
         init.add_argument(f"--{name}-api-base-url", help=argparse.SUPPRESS)
@@ -83,7 +88,7 @@ def init_command(args: argparse.Namespace, path: Path) -> int:
     except (KeyboardInterrupt, EOFError):
         print("\nswitchboard: setup stopped; nothing was written", file=sys.stderr)
         return 130
-    write(path, env, answers, args, check)
+    write(path, env, answers, check)
     print(f"Wrote {path} and {env} (your secrets, readable by you only).")
     if answers.unchecked:
         print("The probe was skipped for: " + ", ".join(answers.unchecked) + ".")
@@ -115,7 +120,8 @@ def _program() -> str:
 
 def _from_flags(args: argparse.Namespace, answers: Answers) -> Answers:
     answers.platforms = args.platform or []
-    answers.anthropic_key = None if args.offline else args.anthropic_key
+    answers.model = init_providers.from_flags(args)
+    answers.fallback = init_providers.from_flags(args, FALLBACK) if answers.model else None
     missing = _missing_flags(args, answers)
     wrong = _wrong_shapes(args, answers)
     if missing or wrong:
@@ -129,8 +135,7 @@ def _missing_flags(args: argparse.Namespace, a: Answers) -> list[str]:
     names = "|".join(a.setups)
     missing = [] if a.platforms else [f"--platform {names}"]
     missing += [flag for setup in a.chosen() for flag in setup.missing()]
-    if not (args.anthropic_key or args.offline):
-        missing.append("--anthropic-key or --offline")
+    missing += init_providers.missing(args)
     if not (any(s.operator() for s in a.setups.values()) or args.pairing):
         flags = [p.setup.operator_flag for p in platforms()]
         missing.append(f"{', '.join(flags)} or --pairing")
@@ -138,11 +143,10 @@ def _missing_flags(args: argparse.Namespace, a: Answers) -> list[str]:
 
 
 def _given(args: argparse.Namespace, a: Answers) -> list[Given]:
-    """Every credential given, in the order they are checked: the platforms', the model's."""
-    model = Given(
-        "Anthropic API key", "--anthropic-key", a.anthropic_key, ANTHROPIC_KEY, model_check(args)
-    )
-    return [*(g for setup in a.chosen() for g in setup.credentials()), model]
+    """Every credential given, in the order they are checked: the platforms', then the
+    model's answers (each connection is checked whole, by `_check_all`)."""
+    models = [*init_providers.given(a.model), *init_providers.given(a.fallback, FALLBACK)]
+    return [*(g for setup in a.chosen() for g in setup.credentials()), *models]
 
 
 def _wrong_shapes(args: argparse.Namespace, a: Answers) -> list[str]:
@@ -158,17 +162,22 @@ def _wrong_shapes(args: argparse.Namespace, a: Answers) -> list[str]:
 def _check_all(args: argparse.Namespace, a: Answers, check: str) -> None:
     """Each credential against its platform (none with --no-probe); the first refused or
     unreachable one stops it, and nothing is written."""
-    checks = [(g, g.value, g.check) for g in _given(args, a) if g.value and g.check]
+    checks: list[tuple[str, Callable[[], Awaitable[str]], list[str]]] = [
+        (g.label, partial(g.check, g.value), [g.value])
+        for g in _given(args, a)
+        if g.value and g.check
+    ]
+    checks += [(m.label, m.check(), m.secrets()) for m, _ in a.models()]
     if args.no_probe:
-        a.unchecked = {g.label: SKIPPED for g, _, _ in checks}
+        a.unchecked = {label: SKIPPED for label, _, _ in checks}
         return
-    for given, value, run in checks:
-        result = outcome(run(value), value)
+    for label, run, secrets in checks:
+        result = outcome(run(), *secrets)
         if result.kind == "wrong":
-            raise InitError(f"{given.label}: {result.said}; nothing was written")
+            raise InitError(f"{label}: {result.said}; nothing was written")
         if result.kind == "unreachable":
             raise InitError(
-                f"{given.label}: {result.said}; it was not checked, and nothing was written. "
+                f"{label}: {result.said}; it was not checked, and nothing was written. "
                 f"Pass --no-probe to write the config unchecked, then run `{check}` once this "
                 "machine reaches the platform"
             )

@@ -5,20 +5,20 @@ command that checks it."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapters.platform_setup import Setup
-from adapters.server.init_checks import MODEL
+from adapters.server.init_providers import ModelAnswer, section
 
 
 @dataclass
 class Answers:
     setups: dict[str, Setup]  # every platform's part, by name, in the platforms' order
     platforms: list[str] = field(default_factory=list)  # the ones chosen
-    anthropic_key: str | None = None
+    model: ModelAnswer | None = None  # None: the offline model
+    fallback: ModelAnswer | None = None
     # What was not checked against its platform, and why ("the probe was skipped", ...).
     unchecked: dict[str, str] = field(default_factory=dict)
 
@@ -26,25 +26,29 @@ class Answers:
         """The chosen platforms' parts, in the platforms' order."""
         return [setup for name, setup in self.setups.items() if name in self.platforms]
 
+    def models(self) -> list[tuple[ModelAnswer, bool]]:
+        """The model's connection and its fallback's, each with whether it is the fallback."""
+        return [(m, f) for m, f in ((self.model, False), (self.fallback, True)) if m is not None]
+
     def operator_lines(self) -> list[str]:
         """The operator's id on each platform given one (none: they pair by DM)."""
         return [line for s in self.setups.values() if (line := s.operator_line()) is not None]
 
 
-def write(path: Path, env: Path, a: Answers, args: argparse.Namespace, check: str) -> None:
+def write(path: Path, env: Path, a: Answers, check: str) -> None:
     """`check`: the command that checks the credentials later."""
     secrets = {k: v for setup in a.chosen() for k, v in setup.secrets().items()}
-    secrets["ANTHROPIC_API_KEY"] = a.anthropic_key
+    secrets |= {k: v for m, f in a.models() for k, v in section(m, fallback=f)[1].items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(env, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)  # an existing file keeps its mode on open: set it
     with os.fdopen(fd, "w") as out:
         out.write("# Secrets for the config beside this file; read by switchboard with it.\n")
         out.writelines(f"{k}={v}\n" for k, v in secrets.items() if v)
-    path.write_text(_toml(a, args, path, check), encoding="utf-8")
+    path.write_text(_toml(a, path, check), encoding="utf-8")
 
 
-def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
+def _toml(a: Answers, path: Path, check: str) -> str:
     pairing = not a.operator_lines()
     lines = [
         f"# Written by `switchboard init`. Secrets are ${{NAME}}s, set in {path.stem}.env",
@@ -57,7 +61,7 @@ def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
         lines += [f"#   {what}: {' '.join(why.split())}" for what, why in a.unchecked.items()]
         lines.append(f"# Check them with: {check}")
     lines += ["", "[storage]", f'path = "var/{path.stem}.db"', "", "[provider]"]
-    lines += _provider(a, args)
+    lines += _providers(a)
     lines += ["", "[[workspaces]]", 'id = "main"', 'default_agent = "assistant"']
     lines += [line for setup in a.chosen() for line in setup.section()]
     lines += ["", "  [workspaces.pairing]", f"  enabled = {'true' if pairing else 'false'}"]
@@ -73,10 +77,17 @@ def _toml(a: Answers, args: argparse.Namespace, path: Path, check: str) -> str:
     return "\n".join(lines)
 
 
-def _provider(a: Answers, args: argparse.Namespace) -> list[str]:
-    if not a.anthropic_key:
+def _providers(a: Answers) -> list[str]:
+    """`[provider]`, and the fallback's `[providers.<kind>]` entry."""
+    if a.model is None:
         return ['kind = "offline"']
-    lines = ['kind = "anthropic"', f'model = "{MODEL}"', 'api_key = "${ANTHROPIC_API_KEY}"']
-    if args.anthropic_api_base_url:
-        lines.append(f'base_url = "{args.anthropic_api_base_url}"')
-    return lines
+    lines = section(a.model, fallback=False)[0]
+    if a.fallback is None:
+        return lines
+    lines += [
+        f'fallback = ["{a.fallback.kind}"]  # tried in order when this one cannot answer',
+        "# allow_costlier = true  # a fallback dearer than this model is used only then",
+        "",
+        f"[providers.{a.fallback.kind}]",
+    ]
+    return lines + section(a.fallback, fallback=True)[0]

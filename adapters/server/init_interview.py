@@ -2,17 +2,20 @@
 answer can be taken. A credential's shape is checked here first; then the platform is asked.
 A credential the platform refuses is asked again, alone (every other answer is kept); one
 whose platform cannot be reached may be kept unchecked, and the config says so. Each
-platform's questions are its own (`adapters/platform_setup.py`), asked through this."""
+platform's questions are its own (`adapters/platform_setup.py`), asked through this; the
+model's are in init_provider_questions.py."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from adapters.platform_setup import Check, Shape
-from adapters.server.credential_shapes import ANTHROPIC_KEY
-from adapters.server.init_checks import model_check, outcome
+from adapters.server.init_checks import outcome
 from adapters.server.init_config import Answers
 from adapters.server.init_prompts import ask, choices, optional, platforms, required, yes
+from adapters.server.init_provider_questions import ask_models
+from adapters.server.init_providers import ModelAnswer
 
 SKIPPED = "the probe was skipped (--no-probe)"
 
@@ -35,14 +38,7 @@ class Interview:
         a.platforms = self.args.platform or ask(asked, platforms)
         for setup in a.chosen():
             setup.ask(self)
-        if not self.args.offline:
-            a.anthropic_key = self.credential(
-                "Anthropic API key",
-                ANTHROPIC_KEY,
-                "Anthropic API key (hidden; empty: the offline model): ",
-                model_check(self.args),
-                can_be_empty=True,
-            )
+        a.model, a.fallback = ask_models(self)
         for setup in a.chosen():
             setup.ask_operator(self)
         return a
@@ -83,3 +79,23 @@ class Interview:
             if yes("  Keep it unchecked and go on? (n: type it again)", default=True):
                 self.answers.unchecked[label] = result.said
                 return value
+
+    def connection(self, answer: Callable[[], ModelAnswer]) -> ModelAnswer:
+        """A model's connection, its questions asked by `answer`, checked whole unless the
+        probe is skipped; asked again while its provider refuses it."""
+        while True:
+            given = answer()
+            if not self.probing:
+                self.answers.unchecked[given.label] = SKIPPED
+                return given
+            result = outcome(given.check()(), *given.secrets())
+            if result.kind == "ok":
+                print(f"  ok: {result.said}")
+                return given
+            if result.kind == "wrong":
+                print(f"  wrong: {result.said}. Answer again; your other answers are kept.")
+                continue
+            print(f"  unreachable: {result.said}; {given.label} was not checked.")
+            if yes("  Keep it unchecked and go on? (n: answer again)", default=True):
+                self.answers.unchecked[given.label] = result.said
+                return given

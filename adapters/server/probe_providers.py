@@ -48,7 +48,7 @@ def used_links(config: SwitchboardConfig) -> tuple[list[Link], list[str]]:
 def provider_checks(config: SwitchboardConfig) -> tuple[list[Probe], list[str]]:
     """A check per used (connection, model), by where it is written; a line per unused entry."""
     links, unused = used_links(config)
-    checks = [(_where(link), _check(link.connection)) for link in links]
+    checks = [(_where(link), probe_connection(link.connection)) for link in links]
     lines = [
         f"skip  providers.{name}: no agent's provider or fallback names it; not probed"
         for name in unused
@@ -61,7 +61,10 @@ def _where(link: Link) -> str:
     return f"{section} ({link.connection.kind}, {link.connection.model})"
 
 
-def _check(connection: Connection) -> Callable[[], Awaitable[str]]:
+def probe_connection(connection: Connection) -> Callable[[], Awaitable[str]]:
+    """The probe of one connection: what answered, or CredentialRefused saying what to
+    change, or PlatformUnreachable (nothing checked)."""
+
     async def check() -> str:
         try:
             match connection.kind:

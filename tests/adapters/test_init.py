@@ -69,9 +69,13 @@ async def test_init_as_the_readme_shows_then_run_and_pair(
         await terminal.expect("Telegram bot token (from @BotFather; hidden): ")
         terminal.type(TOKEN)
         await terminal.expect("ok: bot @switchboard_test_bot (id ")
+        await terminal.expect("Model provider [anthropic]: ")
+        terminal.type("")
         await terminal.expect("Anthropic API key (hidden; empty: the offline model): ")
         terminal.type(KEY)
         await terminal.expect("ok: model claude-sonnet-4-5 (Claude Sonnet 4.5)")
+        await terminal.expect("(a rate limit, an outage, spent credit)? [y/N] ")
+        terminal.type("")
         await terminal.expect("Your Telegram user id (empty: pair by DM instead): ")
         terminal.type("")
         status, done = await terminal.ended()
@@ -164,6 +168,11 @@ async def test_each_wrong_answer_is_asked_again_alone_and_a_platform_down_is_not
         terminal.type("")
         await terminal.expect("Slack signing secret (hidden): ")
         terminal.type(SIGNING_SECRET)
+        await terminal.expect("Model provider [anthropic]: ")
+        terminal.type("antropic")
+        await terminal.expect("'antropic' is not a provider (did you mean anthropic?)")
+        await terminal.expect("Model provider [anthropic]: ")
+        terminal.type("anthropic")
         model = "Anthropic API key (hidden; empty: the offline model): "
         await terminal.expect(model)
         terminal.type("sk-ant-api03-not-this-one")
@@ -174,6 +183,8 @@ async def test_each_wrong_answer_is_asked_again_alone_and_a_platform_down_is_not
         await terminal.expect(model)
         terminal.type(KEY)
         await terminal.expect("ok: model claude-sonnet-4-5")
+        await terminal.expect("spent credit)? [y/N] ")
+        terminal.type("n")
         await terminal.expect("Your Telegram user id (empty: pair by DM instead): ")
         terminal.type("")
         await terminal.expect("Your Slack user id (U...; empty: pair by DM instead): ")
@@ -224,7 +235,7 @@ async def test_non_interactive_checks_shapes_first_and_can_write_without_the_net
     here = ["--telegram-api-base-url", telegram_api.base_url]
     status, out = await run_to_end(*args, *here, "--telegram-token", APP_TOKEN)
     assert status == 2 and "nothing was sent or written:" in out, out
-    assert "--anthropic-key or --offline" in out
+    assert "--anthropic-key, --offline or --provider KIND" in out
     assert "--operator-telegram-id, --operator-slack-id or --pairing" in out
     assert "--telegram-token: that is a Slack app-level token, not a Telegram bot token" in out
     assert telegram_api.reached == [] and not config.exists()
