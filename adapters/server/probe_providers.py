@@ -103,10 +103,11 @@ async def _claude(connection: Connection) -> str:
         client = _anthropic_client(connection, key, connection.attempt_timeout_s)
     except ConfigError as exc:  # the extra is missing
         raise _Explained(str(exc)) from None
+    # The SDK's Bedrock client raises RuntimeError when boto3 finds no credentials.
+    unsigned: tuple[type[Exception], ...] = (*client.auth_errors, RuntimeError)
     try:
         return await check_claude(client, connection.model)
-    except client.auth_errors as exc:
-        await client.sdk.close()
+    except unsigned as exc:
         raise CredentialRefused(f"{client.platform} credentials: {exc}") from None
 
 

@@ -7,6 +7,7 @@ whether all passed; no key is printed."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -194,3 +195,34 @@ async def test_a_missing_extra_is_named_with_the_pip_install(
         "Claude on Bedrock needs the bedrock extra: pip install 'switchboard[bedrock]'"
     )
     assert unused == []
+
+
+async def test_no_cloud_credentials_anywhere_are_a_refusal_saying_where_they_come_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [n for n in os.environ if n.startswith(("AWS_", "GOOGLE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance role either
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "none.json"))
+    providers = {
+        "aws": {"kind": "bedrock", "region": "us-east-1", "base_url": "http://127.0.0.1:9"},
+        "gcp": {"kind": "vertex", "region": "us-east5", "project_id": PROJECT},
+    }
+    path = config(
+        tmp_path,
+        {"kind": "offline"},
+        providers,
+        {"id": "n", "provider": "aws", "fallback": ["gcp"]},
+    )
+    checks, _ = provider_checks(load(path))
+    said = []
+    for _, check in checks:
+        with pytest.raises(CredentialRefused) as refused:
+            await check()
+        said.append(str(refused.value))
+    assert said[0].startswith("Amazon Bedrock credentials: Could not resolve AWS credentials")
+    assert "; check aws_access_key_id and aws_secret_access_key (or api_key" in said[0]
+    assert said[1].startswith("Google Vertex AI credentials: File ")
+    assert "application default credentials: `gcloud auth application-default login`" in said[1]
