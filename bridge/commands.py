@@ -251,7 +251,7 @@ class Commands:
         old = self._sessions.session_of(route)
         by = f"/new by {operator_id}"
         cancelled = await self._runtime.cancel_wakeups(old, by, retire=True) if old else 0
-        flushing = self._runtime.flush_on_leaving(old) if old else False
+        flushing = self._runtime.leave(old) if old else False
         await self._sessions.session_for(route, workspace, fresh=True, direct=direct)
         said = [texts.NEW_SESSION]
         if flushing:

@@ -400,10 +400,11 @@ class Runtime:
         turn's next model request, or, when idle, at once in the background."""
         return request_compaction(self, self._get(session_id))
 
-    def flush_on_leaving(self, session_id: str) -> bool:
-        """/new: the agent is asked, in the background, to keep what should last of the
-        session's conversation before it is left; its recalls wait for that. False: the
-        agent keeps no memory."""
+    def leave(self, session_id: str) -> bool:
+        """The conversation leaves the session (/new): the agent is asked, in the background,
+        to keep what should last of it (its recalls wait for that), and the session's place
+        in its agent's fallback is forgotten. False: the agent keeps no memory."""
+        self.models.forget(session_id)
         return flush_on_leaving(self, self._get(session_id))
 
     # -- the worker --------------------------------------------------------------------

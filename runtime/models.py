@@ -50,6 +50,11 @@ class Models:
         chain = self._chain(agent)
         return self.default if chain is None else chain.for_session(session_id)
 
+    def forget(self, session_id: str) -> None:
+        """The session is left (/new): where it stood in its fallback goes with it."""
+        for chain in self.chains.values():
+            chain.forget(session_id)
+
     def reset(self) -> None:
         """A config reload: every candidate is tried afresh (a refused key again too)."""
         for chain in self.chains.values():

@@ -301,7 +301,7 @@ async def test_no_workspace_page_shows_a_secret_even_in_an_error(
         pages = [
             f"/admin/w/{w}/{p}"
             for w in ("acme", "globex")
-            for p in ("", "deliveries", "notifications", "live")
+            for p in ("", "deliveries", "notifications", "live", "providers")
         ]
         pages += [f"/admin/w/acme/sessions/{session}", f"/admin/w/acme/sessions/{session}/audit"]
         for path in pages:

@@ -168,6 +168,7 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
         "Approvals",
         "Schedules",
         "Usage",
+        "Providers",
         "Memory",
         "Pairing",
         "Settings",
@@ -179,6 +180,7 @@ async def test_every_workspace_page_keeps_the_workspace_tabs(
         ("/w/acme/deliveries", "Deliveries"),
         ("/w/acme/schedules", "Schedules"),
         ("/w/acme/usage", "Usage"),
+        ("/w/acme/providers", "Providers"),
         ("/w/acme/memory/assistant", "Memory"),
     ):
         await console.open(path)

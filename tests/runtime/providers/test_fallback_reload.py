@@ -1,5 +1,6 @@
 """A key the first provider refused (401) is not tried again until the config is reloaded:
-the agent's turns go to its fallback meanwhile, and after a reload to the first again."""
+the agent's turns go to its fallback meanwhile, and after a reload to the first again. A
+session left (/new) is forgotten by the chain."""
 
 from __future__ import annotations
 
@@ -60,10 +61,10 @@ async def test_a_refused_key_is_tried_again_after_a_reload(
     cleanup.append(rt)
     sid = await rt.create_session("assistant")
 
-    async def answer(words: str) -> str:
-        await rt.submit(sid, operator(words))
+    async def answer(words: str, session_id: str = sid) -> str:
+        await rt.submit(session_id, operator(words))
         await rt.wait_idle()
-        runs = await rt.store.runs(session_id=sid)
+        runs = await rt.store.runs(session_id=session_id)
         return runs[-1].final_text or ""
 
     assert await answer("One?") == "From the second."
@@ -71,6 +72,12 @@ async def test_a_refused_key_is_tried_again_after_a_reload(
     assert told == ["first:claude-haiku-4-5"], "the admin is told once"
     assert await answer("Two?") == "From the second.", "a refused key is not tried again"
     assert len(first.requests) == 1
+    other = await rt.create_session("assistant")
+    assert await answer("Elsewhere?", other) == "From the second."
+    on_second = "second:claude-haiku-4-5"
+    assert rt.models.snapshot()["assistant"].sessions == {sid: on_second, other: on_second}
+    rt.leave(other)  # /new there: where the session left stood is forgotten
+    assert rt.models.snapshot()["assistant"].sessions == {sid: on_second}
     rt.reconfigure([agent], [])
     assert await answer("Three?") == "First again.", "after a reload, the first is tried again"
     assert first.requests[1]["max_tokens"] == 1, "once a probe found it answering"
