@@ -126,11 +126,19 @@ async def _openai(connection: Connection) -> str:
     except ProviderError as exc:
         if exc.failure in UNREACHABLE:
             where = connection.base_url or "https://api.openai.com/v1"
-            reason = NOT_REACHED.sub("", str(exc))
+            reason = _first_cause(exc) if exc.status is None else NOT_REACHED.sub("", str(exc))
             raise PlatformUnreachable("the OpenAI-compatible API", where, reason) from None
         raise CredentialRefused(str(exc)) from None
     finally:
         await provider.close()
+
+
+def _first_cause(exc: BaseException) -> str:
+    """What went wrong first, in its own words: the SDK's aiohttp transport calls a refused
+    connection a timeout ("Request timed out"), its cause says "Connect call failed"."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return str(exc)
 
 
 def _fix(connection: Connection, said: str) -> str:
