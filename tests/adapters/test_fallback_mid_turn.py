@@ -28,7 +28,7 @@ from tests.runtime.helpers import counting_tool, until, wait_for
 from tests.topology import Topology
 
 ALICE = 1001
-ATTEMPT_S = 0.5  # the first provider's per-attempt limit
+ATTEMPT_S = 1.0  # the first provider's per-attempt limit, where a test times it out
 PRICES = {
     "claude-test-model": {"input": 3.0, "output": 15.0},
     "gpt-4.1-mini": {"input": 0.4, "output": 1.6},
@@ -72,8 +72,9 @@ async def started(
     telegram_api: FakeTelegram,
     backup: Served,
     counter: Path,
-    attempt_s: float = ATTEMPT_S,
+    attempt_s: float | None = None,
 ) -> App:
+    """`attempt_s`: the first provider's per-attempt limit (None: the config's default)."""
     return await start_app(
         topology.folder / "unused.db",
         anthropic_api,
@@ -118,7 +119,8 @@ async def test_the_second_provider_finishes_the_turn_with_one_reply(
     anthropic_api.responder = primary = Primary(failing(failure, late))
     backup.fake.responder = lambda body: openai_api.text("From the backup.")
     counter = tmp_path / "count.log"
-    await started(topology, anthropic_api, telegram_api, backup, counter)
+    attempt_s = ATTEMPT_S if failure == "timeout" else None
+    await started(topology, anthropic_api, telegram_api, backup, counter, attempt_s)
     try:
         telegram_api.push_message("How many runs so far?", user=ALICE)
         await until(lambda: len(said(telegram_api)) == 1, 15)
@@ -145,7 +147,9 @@ async def test_an_interjection_while_the_turn_falls_back_reaches_the_model_once(
     late = asyncio.Event()
     anthropic_api.responder = Primary(failing("timeout", late))
     backup.fake.script = [openai_api.text("Counted once."), openai_api.text("Noted: blue.")]
-    app = await started(topology, anthropic_api, telegram_api, backup, tmp_path / "count.log")
+    app = await started(
+        topology, anthropic_api, telegram_api, backup, tmp_path / "count.log", ATTEMPT_S
+    )
     try:
         telegram_api.push_message("Count, please.", user=ALICE)
         await until(lambda: len(anthropic_api.requests) == 2)  # the attempt that will time out
@@ -184,7 +188,7 @@ async def test_a_stop_mid_fallback_leaves_the_session_usable(
     anthropic_api.responder = Primary(failing("timeout" if during == "first" else "529", held))
     backup.fake.script = [openai_api.Reply(text="Never finished.", hold=held)]
     backup.fake.responder = lambda body: openai_api.text("From the backup.")
-    attempt_s = 5.0 if during == "first" else ATTEMPT_S  # the stop comes well before it ends
+    attempt_s = 5.0 if during == "first" else None  # the stop comes well before it ends
     await started(topology, anthropic_api, telegram_api, backup, tmp_path / "c", attempt_s)
     try:
         telegram_api.push_message("Count, please.", user=ALICE)
