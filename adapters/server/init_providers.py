@@ -8,6 +8,7 @@ flags (`--provider`, `--fallback`, each with its `--model`, `--region`, ...) or 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -223,7 +224,7 @@ def _variables(answer: ModelAnswer, fallback: bool) -> dict[str, str]:
 def section(answer: ModelAnswer, *, fallback: bool) -> tuple[list[str], dict[str, str]]:
     """Its keys in the TOML (`${NAME}` for each secret) and the env file's secrets."""
     names = _variables(answer, fallback)
-    lines = [f'kind = "{answer.kind}"', f'model = "{answer.model}"']
+    lines = [f'kind = "{answer.kind}"', f"model = {json.dumps(answer.model)}"]
     secrets: dict[str, str] = {}
     for key, value in [
         ("region", answer.region),
@@ -238,7 +239,7 @@ def section(answer: ModelAnswer, *, fallback: bool) -> tuple[list[str], dict[str
         if key in names:
             secrets[names[key]] = value
             value = "${" + names[key] + "}"
-        lines.append(f'{key} = "{value}"')
+        lines.append(f"{key} = {json.dumps(value)}")  # a JSON string is a TOML one
     if answer.kind == "bedrock" and not answer.aws_access_key_id:
         lines.append("# credentials: the AWS default chain (environment, profile, instance role)")
     if answer.kind == "vertex":
