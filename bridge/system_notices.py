@@ -27,6 +27,11 @@ class SystemNotices:
         text = texts.DOORS_FAILING.format(port=port, failures=failures, why=why)
         return await self.tell_primaries(f"doors_failing_{int(at)}", text)
 
+    async def provider_refused(self, provider: str, why: str, at: float) -> int:
+        """A provider refused its key (401/403): it is not tried until a reload."""
+        text = texts.PROVIDER_REFUSED.format(provider=provider, why=why)
+        return await self.tell_primaries(f"provider_refused_{int(at)}", text)
+
     async def tell_primaries(self, key: str, text: str) -> int:
         """`text` to every workspace's primary operator that has a route; how many. `key`
         names this notice (once per key and workspace, should it be told again)."""

@@ -322,6 +322,11 @@ BOARD_FAILED_DELIVERY = "the {kind} to {where}"
 BOARD_UNDELIVERED = "the notification \u201c{summary}\u201d from {agent}"
 
 # From Switchboard itself to each workspace's primary operator (bridge/system_notices.py).
+PROVIDER_REFUSED = (
+    "The model provider {provider} refused its key ({why}). Switchboard does not try it again "
+    "until the config is reloaded; agents that have a fallback use it meanwhile, the others "
+    "cannot answer. Whoever holds the key: check it in the config, then reload."
+)
 DOORS_FAILING = (
     "Switchboard's door process (it owns port {port}: the platforms' webhooks, the console, "
     "/healthz) failed to start {failures} times in a row; the last time: {why}. It keeps "

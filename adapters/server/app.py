@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -17,6 +17,7 @@ from adapters.server.bots import restart
 from adapters.server.intake import WayIn
 from adapters.server.leadership import Leadership, exit_at_once, replica_name
 from adapters.server.live import LiveAdapters
+from adapters.server.providers import tell_disabled
 from adapters.server.reload import Reloader
 from adapters.server.role import Role
 from adapters.server.serving import HttpServer
@@ -30,7 +31,9 @@ from config.edit import WorkspaceEdit
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets, known_secrets
 from runtime import Clock, Runtime
+from runtime.errors import ProviderError
 from runtime.providers import Provider
+from runtime.providers.cooldowns import Candidate
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +187,7 @@ class App:
             clock=self._clock,
             resume=not self.config.storage.shared,  # a replica resumes once active
             secrets=self.secrets,
+            on_disabled=self._provider_refused,
         )
         yield
         await self.runtime.close()
@@ -230,9 +234,18 @@ class App:
         """The door process keeps failing to start: each workspace's primary operator told."""
         notices = SystemNotices(self.current, self.bridge.store, self.bridge.router)
         port = self.http.port or self.config.server.port
-        told = notices.doors_failing(port, failures, why, self.runtime.clock.wall())
-        task = asyncio.get_running_loop().create_task(told, name="doors-failing-notice")
-        self._notices.add(task)  # kept until done: one for each run of failures
+        self._tell(notices.doors_failing(port, failures, why, self.runtime.clock.wall()))
+
+    def _provider_refused(self, candidate: Candidate, error: ProviderError) -> None:
+        """A provider refused its key: logged, and each workspace's primary operator told."""
+        tell_disabled(candidate, error)
+        notices = SystemNotices(self.current, self.bridge.store, self.bridge.router)
+        why = self.secrets.mask(str(error))
+        self._tell(notices.provider_refused(candidate.label, why, self.runtime.clock.wall()))
+
+    def _tell(self, told: Coroutine[Any, Any, int]) -> None:
+        task = asyncio.get_running_loop().create_task(told, name="system-notice")
+        self._notices.add(task)  # kept until done
         task.add_done_callback(self._notice_done)
 
     def _notice_done(self, task: asyncio.Task[int]) -> None:

@@ -25,6 +25,7 @@ from runtime import (
 )
 from runtime.memory import MemoryLimits
 from runtime.providers import Provider
+from runtime.providers.cooldowns import DisabledNotice
 from runtime.tools.base import Approval
 from runtime.tools.mcp import McpServerSpec, McpTools
 
@@ -95,6 +96,7 @@ async def open_runtime(
     clock: Clock | None = None,
     resume: bool = True,
     secrets: Secrets | None = None,
+    on_disabled: DisabledNotice = tell_disabled,
 ) -> Runtime:
     """The runtime of `config`; `secrets` (else the config's own) are masked in its ledger."""
     storage = config.storage
@@ -120,7 +122,7 @@ async def open_runtime(
         config.storage.location,
         provider=provider or build_provider(config.provider, clock),
         agents=agents,
-        chains=build_chains(config, clock, tell_disabled),
+        chains=build_chains(config, clock, on_disabled),
         command_tools=tools,
         mcp_tools=McpTools(mcp_servers(config)),
         settings=settings,

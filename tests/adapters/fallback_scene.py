@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.server.app import App
+from bridge import texts
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes import openai_api
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text
@@ -54,10 +55,16 @@ class Scene:
 
     async def ask(self, words: str) -> str:
         """Alice's message in her DM; the agent's answer."""
-        before = len(self.said())
+        before = len(self.answers())
         self.telegram.push_message(words, user=ALICE)
-        await until(lambda: len(self.said()) > before, 30)
-        return self.said()[before]
+        await until(lambda: len(self.answers()) > before, 30)
+        return self.answers()[before]
+
+    def answers(self) -> list[str]:
+        """What the agent said to Alice, without Switchboard's own notices to her (she is
+        the primary operator: a refused key is told to her too)."""
+        notice = texts.PROVIDER_REFUSED.partition("{")[0]
+        return [said for said in self.said() if not said.startswith(notice)]
 
 
 def backup_api() -> FakeOpenAI:

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bridge import texts
 from tests.adapters.fallback_scene import (
     BACKUP,
     PRIMARY,
@@ -26,6 +27,7 @@ from tests.adapters.test_metrics import scrape, value
 from tests.adapters.test_status_words import status_of
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import until
 from tests.topology import Topology
 
 AGENT = "acme/assistant"
@@ -124,3 +126,8 @@ async def test_a_refused_key_is_named_until_a_reload(
     assert back_in == math.inf, "only a reload brings it back"
     labels = {"agent": AGENT, "from": PRIMARY, "to": BACKUP, "why": "auth"}
     assert value(metrics, "switchboard_provider_switches_total", **labels) == 1
+    refused = texts.PROVIDER_REFUSED.format(
+        provider=PRIMARY, why="Anthropic API 401 authentication_error: invalid x-api-key"
+    )
+    await until(lambda: refused in telegram_api.chat(1001), 20)
+    assert telegram_api.chat(1001).count(refused) == 1, "the primary operator is told once"
