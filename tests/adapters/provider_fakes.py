@@ -46,12 +46,13 @@ class Served:
             return openai_api.tools((name, {}), **kw)
         return anthropic_api.tools((name, {}), **kw)
 
-    def error(self, status: int, **headers: str) -> Any:
-        """The failure this status is on this API (429, 529 or 402)."""
-        kind = {429: "rate_limit_error", 529: "overloaded_error", 402: "billing_error"}[status]
+    def overloaded(self) -> Any:
+        """The API's answer when it is overloaded."""
         if self.openai:
-            return openai_api.error(status, kind, f"failure {status}", **headers)
-        return anthropic_api.error(status, kind, f"failure {status}", **headers)
+            return openai_api.error(503, "server_error", "The engine is currently overloaded")
+        if self.kind == "bedrock":
+            return anthropic_api.error(503, "ServiceUnavailableException", "Bedrock is unable")
+        return anthropic_api.error(529, "overloaded_error", "Overloaded")
 
     def held(self, first: str, second: str) -> tuple[Any, asyncio.Event]:
         """An answer whose stream stops after `first` until the event is set."""

@@ -4,7 +4,9 @@ rest, a 529, a 402 or an attempt that outlasts `attempt_timeout_s`; the second (
 OpenAI-compatible server, `fallback = ["backup"]`) finishes the turn from the same
 transcript: one reply, the tool run once. An interjection sent while the turn falls back
 reaches the model once; a `/stop` while the fallback answers ends the turn there, and the
-conversation goes on from a transcript both APIs take."""
+conversation goes on from a transcript both APIs take. And a turn moves mid-way between
+other kinds (OpenAI-compatible to Bedrock, Bedrock to Vertex, Vertex to nine-character ids),
+the tool call made in one API's ids answered in the other's."""
 
 from __future__ import annotations
 
@@ -212,3 +214,52 @@ async def test_a_stop_mid_fallback_leaves_the_session_usable(
         assert_valid(anthropic_api, backup.fake)
     finally:
         held.set()
+
+
+@pytest.mark.parametrize(
+    ("first_kind", "second_kind"),
+    [("openai", "bedrock"), ("bedrock", "vertex"), ("vertex", "openai-nine")],
+)
+async def test_a_turn_moves_between_any_two_kinds_of_provider(
+    first_kind: str,
+    second_kind: str,
+    topology: Topology,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    aiohttp_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The tool call made on the first, in its ids, is answered on the second in its own:
+    one reply, the tool run once, every request one its API takes."""
+    first = await serve(first_kind, aiohttp_server, monkeypatch)
+    second = await serve(second_kind, aiohttp_server, monkeypatch)
+    turns: list[int] = []
+
+    def primary(body: dict[str, Any]) -> Any:
+        if body.get("max_tokens") == 1 or body.get("max_completion_tokens") == 1:
+            return first.text("pong")
+        turns.append(1)
+        return first.call("count") if len(turns) == 1 else first.overloaded()
+
+    first.fake.responder = primary
+    second.fake.responder = lambda body: second.text("From the second.")
+    counter = tmp_path / "count.log"
+    await start_app(
+        topology.folder / "unused.db",
+        anthropic_api,  # unused: the first provider is `first`'s
+        telegram_api,
+        topology=topology,
+        agent_tools=("notify_operator", "count"),
+        tools=[counting_tool("count", counter)],
+        provider={**first.config, "fallback": ["second"], "allow_costlier": True},
+        providers={"second": second.config},
+    )
+    telegram_api.push_message("How many runs so far?", user=ALICE)
+    await until(lambda: len(said(telegram_api)) == 1, 15)
+    await asyncio.sleep(0.3)  # time for a doubled reply to show
+    assert said(telegram_api) == ["From the second."]
+    assert counter.read_text().count("run") == 1, "the tool ran once"
+    assert len(turns) == 2 and len(second.fake.requests) == 1
+    assert "counted" in second.sent(0), "the first's tool result, answered on the second"
+    assert first.fake.refused == [] and second.fake.refused == []
