@@ -20,11 +20,10 @@ import pytest
 from adapters.server.app import App
 from bridge import texts
 from runtime import EventType
-from tests.adapters.provider_fakes import Served, serve
+from tests.adapters.provider_fakes import Fake, Served, serve
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes import openai_api
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools
-from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import counting_tool, until, wait_for
 from tests.topology import Topology
@@ -98,7 +97,7 @@ def said(telegram: FakeTelegram) -> list[str]:
     return [m["text"] for m in replies(telegram, ALICE)]
 
 
-def assert_valid(anthropic_api: FakeAnthropic, backup: FakeOpenAI) -> None:
+def assert_valid(anthropic_api: FakeAnthropic, backup: Fake) -> None:
     assert anthropic_api.refused == [], anthropic_api.refused
     assert backup.refused == [], backup.refused
 
