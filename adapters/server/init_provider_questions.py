@@ -6,11 +6,12 @@ kept); unreachable, it may be kept unchecked."""
 
 from __future__ import annotations
 
+import argparse
 import difflib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from adapters.platform_setup import Shape
+from adapters.platform_setup import Check, Shape
 from adapters.server.credential_shapes import ANTHROPIC_KEY
 from adapters.server.init_checks import model_check
 from adapters.server.init_prompts import Refused, ask, required, yes
@@ -29,8 +30,22 @@ from adapters.server.init_providers import (
     ModelAnswer,
 )
 
-if TYPE_CHECKING:
-    from adapters.server.init_interview import Interview
+
+class Interview(Protocol):
+    """What these questions ask through (`init_interview.Interview`)."""
+
+    args: argparse.Namespace
+
+    def text(self, prompt: str, shape: Shape, *, hidden: bool = False) -> str: ...
+
+    def optional(self, prompt: str, shape: Shape) -> str | None: ...
+
+    def credential(
+        self, label: str, shape: Shape, prompt: str, check: Check, *, can_be_empty: bool = False
+    ) -> str | None: ...
+
+    def connection(self, answer: Callable[[], ModelAnswer]) -> ModelAnswer: ...
+
 
 CHOICES = (
     "anthropic (Anthropic's API), bedrock (Claude on Amazon Bedrock), vertex (Claude on Google "

@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable
 
 from adapters.platform import Probe
-from adapters.server.providers import _anthropic_client, build_provider
+from adapters.server.providers import anthropic_client_of, build_provider
 from config.errors import ConfigError, CredentialRefused, PlatformUnreachable
 from config.providers import DEFAULT, Connection, Link
 from config.schema import SwitchboardConfig
@@ -100,7 +100,7 @@ async def _claude(connection: Connection) -> str:
 
     key = connection.api_key.get_secret_value() if connection.api_key else None
     try:
-        client = _anthropic_client(connection, key, connection.attempt_timeout_s)
+        client = anthropic_client_of(connection, key, connection.attempt_timeout_s)
     except ConfigError as exc:  # the extra is missing
         raise _Explained(str(exc)) from None
     # The SDK's Bedrock client raises RuntimeError when boto3 finds no credentials.

@@ -35,9 +35,14 @@ RETRIES = 5  # a provider's own attempts when nothing stands in for it
 
 
 def build_provider(
-    connection: Connection, clock: Clock | None = None, *, max_attempts: int = RETRIES
+    connection: Connection,
+    clock: Clock | None = None,
+    *,
+    max_attempts: int = RETRIES,
+    name: str | None = None,
 ) -> Provider:
-    """One connection's provider; `max_attempts` of its own (1 in a chain: the chain moves)."""
+    """One connection's provider; `max_attempts` of its own (1 in a chain: the chain moves);
+    `name`: how its errors name it (a `[providers.<name>]` entry's; else its kind)."""
     key = connection.api_key.get_secret_value() if connection.api_key else None
     timeout_s = connection.attempt_timeout_s
     match connection.kind:
@@ -49,7 +54,7 @@ def build_provider(
                 max_attempts=max_attempts,
                 clock=clock,
                 timeout_s=timeout_s,
-                client=_anthropic_client(connection, key, timeout_s),
+                client=anthropic_client_of(connection, key, timeout_s),
             )
         case "openai":
             from runtime.providers import tool_ids
@@ -64,6 +69,7 @@ def build_provider(
                 clock=clock,
                 timeout_s=timeout_s,
                 id_shape=shape,
+                name=name or connection.kind,
             )
     return OfflineProvider(latency_s=0.3, clock=clock)
 
@@ -72,7 +78,7 @@ def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def _anthropic_client(connection: Connection, key: str | None, timeout_s: float) -> Client:
+def anthropic_client_of(connection: Connection, key: str | None, timeout_s: float) -> Client:
     """Claude through Anthropic's API, Amazon Bedrock or Google Vertex AI."""
     from runtime.providers import anthropic_clients as clients
 
@@ -124,7 +130,12 @@ def build_chains(
                 link.name,
                 key_label(key),
                 connection.model,
-                build_provider(connection, clock, max_attempts=attempts),
+                build_provider(
+                    connection,
+                    clock,
+                    max_attempts=attempts,
+                    name=None if link.name == DEFAULT else link.name,
+                ),
                 blended_price(prices, connection.model),
                 connection.attempt_timeout_s,
             )
