@@ -180,9 +180,12 @@ class TelegramProgress:
         if shown.text == text:
             return shown
         message = shown.message
+        # A group's answer streams as edits of this message (counted as the chat's messages
+        # there); in a private chat the draft streams it, and an edit is one more message.
+        group = route.conversation_id.startswith("-")
         edited = await within(
             budget,
-            Call.STREAM if answer != shown.answer else Call.EDIT,
+            Call.STREAM if answer != shown.answer and group else Call.EDIT,
             lambda: message.edit_text(text, reply_markup=markup, parse_mode=ParseMode.HTML),
         )
         if isinstance(edited, Message):
