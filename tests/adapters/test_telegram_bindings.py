@@ -190,7 +190,8 @@ async def test_a_command_addressed_to_the_bot_works_in_a_group_and_others_are_le
 async def test_a_new_binding_takes_over_at_new_and_status_says_so(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
-    anthropic_api.script = [text("one"), text("two"), text("three")]
+    # "done": the old agent's memory flush /new asks for, before the new agent's first turn
+    anthropic_api.script = [text("one"), text("two"), text("done"), text("three")]
     app = await start_app(db_path, anthropic_api, telegram_api, acme_extra={"agents": AGENTS})
     try:
         telegram_api.push_message("before", user=ALICE)
@@ -209,9 +210,9 @@ async def test_a_new_binding_takes_over_at_new_and_status_says_so(
         assert "now bound to agent private;" in status
         telegram_api.push_message("/new", user=ALICE)
         telegram_api.push_message("fresh", user=ALICE)
-        await until(lambda: len(anthropic_api.requests) == 3)
+        await until(lambda: len(anthropic_api.requests) == 4)
         systems = [system_of(r) for r in anthropic_api.requests]
-        assert ["default" in s for s in systems] == [True, True, False]
-        assert "You are the private agent." in systems[2]
+        assert ["default" in s for s in systems] == [True, True, True, False]
+        assert "You are the private agent." in systems[3]
     finally:
         await app.stop()
