@@ -17,13 +17,23 @@ ServiceUnavailableException, ModelNotReadyException, AccessDeniedException, ...)
 `{"message": ...}`. Replies are scripted as for the Anthropic fake (`Reply`, `text`, `tools`,
 `error(status, "ThrottlingException", message, **headers)`); a reply's `stream_error` ends
 the stream with an exception frame of that type (`throttlingException`, ...).
+
+Embedding models answer on the same signed `POST /model/{modelId}/invoke`: Amazon Titan Text
+Embeddings V2 (`{"inputText", "dimensions", "normalize"}`: one text, at most 50,000 characters
+and 8,192 tokens, not empty) and Cohere Embed v3 (`{"texts", "input_type", "truncate"}`: at
+most 96 texts of at most 2,048 characters, `input_type` required). Their bodies are checked
+as Bedrock's JSON schemas check them (a missing or extraneous key, a wrong type or enum, a
+limit: a ValidationException worded as Bedrock words it); vectors are deterministic
+(`embedding_of`). `embedded` holds each request's texts; a scripted error is answered too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
+import uuid
 from typing import Any
 
 from aiohttp import web
@@ -34,6 +44,7 @@ from botocore.credentials import Credentials  # type: ignore[import-untyped]
 from tests.fakes.anthropic_api import FakeAnthropic, Reply
 from tests.fakes.anthropic_rules import InvalidRequest
 from tests.fakes.aws_eventstream import chunk, exception
+from tests.fakes.openai_api import embedding_of
 
 ACCESS_KEY = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example keys: never real ones
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -44,6 +55,15 @@ AUTHORIZATION = re.compile(
     r"(?P<service>[^/]+)/aws4_request, SignedHeaders=(?P<signed>[^,]+), "
     r"Signature=(?P<signature>[0-9a-f]{64})"
 )
+EMBEDDING_MODEL = r"{model_id:(?:amazon\.titan-embed-text-v2|cohere\.embed-[a-z]+-v3)[^/]*}"
+TITAN_KEYS = {"inputText", "dimensions", "normalize", "embeddingTypes"}
+TITAN_DIMENSIONS = (256, 512, 1024)
+TITAN_MAX_CHARS, TITAN_MAX_TOKENS = 50_000, 8_192
+COHERE_KEYS = {"texts", "input_type", "truncate", "embedding_types"}
+COHERE_INPUT_TYPES = ("search_document", "search_query", "classification", "clustering")
+COHERE_TRUNCATE = ("NONE", "START", "END")
+COHERE_MAX_TEXTS, COHERE_MAX_CHARS, COHERE_DIMENSIONS = 96, 2_048, 1_024
+CHARS_PER_TOKEN = 4
 
 
 class AwsError(Exception):
@@ -60,9 +80,11 @@ class FakeBedrock(FakeAnthropic):
         self.api_key: str | None = None  # set: a Bedrock API key, sent as a Bearer token
         self.session_token: str | None = None  # set: temporary keys, which need their token
         self.paths: list[str] = []  # of each request answered, as sent (the model in it)
+        self.embedded: list[list[str]] = []  # the texts of each embeddings request answered
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app.router.add_post(f"/model/{EMBEDDING_MODEL}/invoke", self._embed)
         app.router.add_post("/model/{model_id}/invoke", self._invoke)
         app.router.add_post("/model/{model_id}/invoke-with-response-stream", self._invoke)
         return app
@@ -193,6 +215,117 @@ class FakeBedrock(FakeAnthropic):
             chunk({"type": "message_stop", "amazon-bedrock-invocationMetrics": metrics})
         )
         return response
+
+    async def _embed(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        model = request.match_info["model_id"]
+        body: Any = None
+        try:
+            self._check_signature(request, raw)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise AwsError(400, "ValidationException", "Malformed input request") from None
+            texts = _titan_text(body) if model.startswith("amazon.") else _cohere_texts(body)
+        except AwsError as exc:
+            if exc.status == 400:
+                self.refused.append((body, exc.message))
+            return aws_error(exc.status, exc.kind, exc.message)
+        self.paths.append(request.raw_path)
+        self.embedded.append(texts)
+        reply = self.script.pop(0) if self.script else None
+        if reply is not None and reply.status != 200:
+            return aws_error(reply.status, reply.error_type, reply.error_message, reply.headers)
+        if model.startswith("amazon."):
+            vector = embedding_of(texts[0], body.get("dimensions", 1024))
+            tokens = _tokens(texts[0])
+            return web.json_response(
+                {
+                    "embedding": vector,
+                    "embeddingsByType": {"float": vector},
+                    "inputTextTokenCount": tokens,
+                }
+            )
+        vectors = [embedding_of(t, COHERE_DIMENSIONS) for t in texts]
+        return web.json_response(
+            {
+                "embeddings": vectors,
+                "id": str(uuid.uuid4()),
+                "response_type": "embeddings_floats",
+                "texts": texts,
+            }
+        )
+
+
+def _malformed(where: str, problem: str) -> AwsError:
+    """Bedrock's wording of a body its model's JSON schema refuses."""
+    message = (
+        f"Malformed input request: {where}: {problem}, please reformat your input and try again."
+    )
+    return AwsError(400, "ValidationException", message)
+
+
+def _known_keys(body: Any, required: str, known: set[str]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise _malformed("#", f"expected type: JSONObject, found: {type(body).__name__}")
+    for key in body:
+        if key not in known:
+            raise _malformed("#", f"extraneous key [{key}] is not permitted")
+    if required not in body:
+        raise _malformed("#", f"required key [{required}] not found")
+    return body
+
+
+def _titan_text(body: Any) -> list[str]:
+    body = _known_keys(body, "inputText", TITAN_KEYS)
+    text = body["inputText"]
+    if not isinstance(text, str):
+        raise _malformed("#/inputText", f"expected type: String, found: {type(text).__name__}")
+    if not text:
+        raise _malformed("#/inputText", "expected minLength: 1, actual: 0")
+    if len(text) > TITAN_MAX_CHARS:
+        raise _malformed(
+            "#/inputText", f"expected maxLength: {TITAN_MAX_CHARS}, actual: {len(text)}"
+        )
+    if body.get("dimensions", 1024) not in TITAN_DIMENSIONS:
+        raise _malformed("#/dimensions", f"{body['dimensions']} is not a valid enum value")
+    if not isinstance(body.get("normalize", True), bool):
+        raise _malformed("#/normalize", "expected type: Boolean")
+    if _tokens(text) > TITAN_MAX_TOKENS:
+        raise AwsError(
+            400,
+            "ValidationException",
+            f"400 Bad Request: Too many input tokens. Max input tokens: {TITAN_MAX_TOKENS}, "
+            f"request input token count: {_tokens(text)} ",
+        )
+    return [text]
+
+
+def _cohere_texts(body: Any) -> list[str]:
+    body = _known_keys(body, "texts", COHERE_KEYS)
+    if "input_type" not in body:
+        raise _malformed("#", "required key [input_type] not found")
+    texts = body["texts"]
+    if not isinstance(texts, list):
+        raise _malformed("#/texts", "expected type: JSONArray")
+    if len(texts) > COHERE_MAX_TEXTS:
+        raise _malformed("#/texts", f"expected maxItems: {COHERE_MAX_TEXTS}, actual: {len(texts)}")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise _malformed(f"#/texts/{index}", "expected type: String")
+        if len(text) > COHERE_MAX_CHARS:
+            raise _malformed(
+                f"#/texts/{index}", f"expected maxLength: {COHERE_MAX_CHARS}, actual: {len(text)}"
+            )
+    if body["input_type"] not in COHERE_INPUT_TYPES:
+        raise _malformed("#/input_type", f"{body['input_type']} is not a valid enum value")
+    if body.get("truncate", "NONE") not in COHERE_TRUNCATE:
+        raise _malformed("#/truncate", f"{body['truncate']} is not a valid enum value")
+    return texts
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
