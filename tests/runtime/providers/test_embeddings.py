@@ -286,3 +286,12 @@ async def test_the_three_providers_are_interchangeable_behind_the_protocol(
         assert all(math.isclose(math.hypot(*v), 1.0) for v in vectors)
         sizes.append({len(v) for v in vectors})
     assert sizes == [{EMBEDDING_DIMENSIONS}, {1024}, {768}]
+
+
+async def test_gemini_embedding_is_asked_one_text_a_request(
+    vertex_api: FakeVertex, cleanup: list[object]
+) -> None:
+    embedder = on_vertex(vertex_api, cleanup, model="gemini-embedding-001", dimensions=1536)
+    texts = ["alpha", "beta", "gamma"]
+    assert await embedder.embed(texts) == [embedding_of(t, 1536) for t in texts]
+    assert sorted(vertex_api.embedded) == [["alpha"], ["beta"], ["gamma"]]
