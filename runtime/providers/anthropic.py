@@ -102,7 +102,7 @@ def _kind_and_message(exc: anthropic.APIStatusError) -> tuple[str, str]:
     return str(kind), str(message)
 
 
-def _map_api_error(exc: Exception, platform: str = "Anthropic API") -> ProviderError:
+def map_api_error(exc: Exception, platform: str = "Anthropic API") -> ProviderError:
     if isinstance(exc, anthropic.APIStatusError):
         kind, message = _kind_and_message(exc)
         status = exc.status_code
@@ -170,7 +170,7 @@ class AnthropicProvider:
         except anthropic.APIError as exc:
             log.warning(
                 "context window not known from the Models API; using the table's",
-                extra={"model": self.model, "error": str(_map_api_error(exc))},
+                extra={"model": self.model, "error": str(map_api_error(exc))},
             )
             return None
         return found.max_input_tokens
@@ -208,7 +208,7 @@ class AnthropicProvider:
             return exc
         if isinstance(exc, self._client.auth_errors):
             return ProviderError(f"{platform} credentials: {exc}", failure=Failure.AUTH)
-        return _map_api_error(exc, platform)
+        return map_api_error(exc, platform)
 
     async def _stream_once(self, params: dict[str, Any], on_text: TextSink) -> ProviderResponse:
         create = self._client.sdk.messages.with_streaming_response.create
@@ -238,7 +238,7 @@ async def check_model(model: str, api_key: str | None, base_url: str | None = No
         reason = f"{exc.status_code} {exc.message}"
         raise PlatformUnreachable("the Anthropic API", str(client.base_url), reason) from None
     except anthropic.APIStatusError as exc:
-        raise CredentialRefused(str(_map_api_error(exc))) from None
+        raise CredentialRefused(str(map_api_error(exc))) from None
     except anthropic.APIConnectionError as exc:  # the key was not checked
         reason = str(exc.__cause__ or exc)
         raise PlatformUnreachable("the Anthropic API", str(client.base_url), reason) from None
@@ -261,7 +261,7 @@ async def check_claude(client: Client, model: str) -> str:
             timeout=WINDOW_TIMEOUT_S,
         )
     except (anthropic.APIError, httpx2.TransportError) as exc:
-        error = _map_api_error(exc, client.platform)
+        error = map_api_error(exc, client.platform)
         if error.retryable:
             url = str(client.sdk.base_url)
             raise PlatformUnreachable(client.platform, url, str(error)) from None

@@ -35,7 +35,7 @@ import httpx2
 from config.errors import ConfigError
 from runtime.clock import Clock, SystemClock
 from runtime.errors import Failure, ProviderError
-from runtime.providers.anthropic import _map_api_error
+from runtime.providers.anthropic import map_api_error
 from runtime.providers.anthropic_clients import Client
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class _SignedEmbedder:
         platform = self._client.platform
         if isinstance(exc, self._client.auth_errors):
             return ProviderError(f"{platform} credentials: {exc}", failure=Failure.AUTH)
-        return _map_api_error(exc, platform)
+        return map_api_error(exc, platform)
 
 
 class BedrockEmbedder(_SignedEmbedder):
