@@ -42,8 +42,8 @@ async def app(
     provider = {
         **anthropic(anthropic_api.url),
         "prices": {"claude-test-model": PRICE},
-        "context_window": 3_000,
-        "max_tokens": 200,
+        "context_window": 1_024,  # the least there is: summarized after a few messages
+        "max_tokens": 100,
     }
     path = write_config(
         console_topology.folder / "switchboard.toml",
