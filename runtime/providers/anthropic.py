@@ -102,6 +102,11 @@ def _kind_and_message(exc: anthropic.APIStatusError) -> tuple[str, str]:
     return str(kind), str(message)
 
 
+# How the SDK's Bedrock and Vertex clients say they found no credentials (a bare RuntimeError):
+# "Could not resolve AWS credentials from session", "... API token from the environment".
+NO_CREDENTIALS = "Could not resolve"
+
+
 def map_api_error(exc: Exception, platform: str = "Anthropic API") -> ProviderError:
     if isinstance(exc, anthropic.APIStatusError):
         kind, message = _kind_and_message(exc)
@@ -183,6 +188,12 @@ class AnthropicProvider:
         while True:
             try:
                 return await self._stream_once(params, on_text)
+            except RuntimeError as exc:  # the Bedrock and Vertex clients', finding no credentials
+                if not str(exc).startswith(NO_CREDENTIALS):
+                    raise
+                platform = self._client.platform
+                error = ProviderError(f"{platform} credentials: {exc}", failure=Failure.AUTH)
+                raise error from exc
             except self._failures as exc:
                 error = self._error(exc)
                 if not error.retryable or attempt >= self.max_attempts:

@@ -200,3 +200,20 @@ async def test_temporary_keys_are_sent_with_their_session_token(bedrock_api: Fak
         await provider.close()
     raised = await failure_of(AnthropicProvider(MODEL, client=client(None), max_attempts=1))
     assert raised.failure is Failure.AUTH and "UnrecognizedClientException" in str(raised)
+
+
+async def test_no_credentials_anywhere_is_the_keys_failure_not_a_crash(
+    bedrock_api: FakeBedrock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No keys given and boto3's chain finds none at all: the SDK raises a bare RuntimeError,
+    which is the key's failure (so a fallback stands in), not an internal error."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    client = bedrock_client("ap-south-2", base_url=bedrock_api.url)
+    raised = await failure_of(AnthropicProvider(MODEL, client=client, max_attempts=3))
+    assert raised.failure is Failure.AUTH and not raised.retryable
+    assert "credentials" in str(raised) and bedrock_api.requests == []
