@@ -5,10 +5,10 @@ from config.learning import learn
 from config.loading import DEFAULT_PATH, ENV_PATH, load, resolve_path
 from config.platform_sections import PlatformSection
 from config.platforms import ConsoleConfig
+from config.providers import ProviderConfig
 from config.schema import (
     AgentConfig,
     OperatorConfig,
-    ProviderConfig,
     SwitchboardConfig,
     ToolConfig,
     WorkspaceConfig,

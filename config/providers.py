@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 
+from config.prices import PriceConfig
 from config.strict import Strict
 
 ProviderKind = Literal["anthropic", "bedrock", "vertex", "openai", "offline"]
@@ -68,6 +69,50 @@ class Connection(Strict):
 class ProviderEntry(Connection):
     """`[providers.<name>]`: another connection an agent or a fallback names. Its price may be
     set as the default's is (`[provider.prices]` holds every model's)."""
+
+
+class ProviderConfig(Connection):
+    """`[provider]`: the default connection (config/providers.py), its fallback, and what
+    every turn is held to."""
+
+    max_tokens: int = Field(4096, ge=1)
+    # `[providers.<name>]` entries tried in order when this one cannot answer (a 429, an
+    # outage, a spent quota; never a refused request); a fallback dearer than the provider it
+    # stands in for (by the price table) only with allow_costlier.
+    fallback: list[str] = []
+    allow_costlier: bool = False
+    # Attempts one model call makes down its fallback list, at most.
+    max_attempts: int = Field(3, ge=1, le=20)
+    # A provider that is overloaded or unreachable rests this long before one request probes
+    # it again, twice as long after each failure in a row, at most 10 minutes.
+    cooldown_s: float = Field(10.0, gt=0, le=600)
+    # When a request would fill this share of the window (less max_tokens), the older part
+    # of the conversation is summarized first; `keep_recent` of it stays word for word.
+    compact_at: float = Field(0.7, gt=0.1, le=0.95)
+    keep_recent: float = Field(0.25, gt=0.0, lt=0.9)
+    # Dollars per million tokens, for a model the defaults (config/prices.py) do not know or
+    # price differently: `[provider.prices."my-model"] input = 3.0, output = 15.0`.
+    prices: dict[str, PriceConfig] = {}
+    # Runaway guards: a turn ends, saying why, past this many model rounds, past this many
+    # tokens (all kinds, counted as the provider reports them), or when the agent has called
+    # the same tool with the same input this many times.
+    max_rounds: int = Field(50, ge=1, le=1000)
+    max_turn_tokens: int = Field(5_000_000, ge=1000)
+    max_repeated_calls: int = Field(10, ge=2, le=100)
+
+    @model_validator(mode="after")
+    def _room_for_the_answer(self) -> ProviderConfig:
+        if self.context_window is not None and self.max_tokens >= self.context_window // 2:
+            raise ValueError(
+                f"max_tokens ({self.max_tokens}) must be under half of context_window "
+                f"({self.context_window}): the rest is the room for the conversation"
+            )
+        if self.keep_recent >= self.compact_at:
+            raise ValueError(
+                f"keep_recent ({self.keep_recent}) must be less than compact_at "
+                f"({self.compact_at}): compaction has to free some room"
+            )
+        return self
 
 
 class ModelChoice(Strict):

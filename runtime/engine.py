@@ -27,18 +27,10 @@ from runtime.guards import HeldTurns, TurnLimits
 from runtime.ids import new_id
 from runtime.memory import Memories
 from runtime.memory_flush import flush_on_leaving
-from runtime.messages import (
-    InboundMessage,
-    QueueMode,
-    QueueStatus,
-)
+from runtime.messages import InboundMessage, QueueMode, QueueStatus
 from runtime.models import Models
 from runtime.notifications import notify_for_turn
-from runtime.payloads import (
-    ProgressState,
-    QueueModeChanged,
-    SessionCreated,
-)
+from runtime.payloads import ProgressState, QueueModeChanged, SessionCreated
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain
 from runtime.records import RunStatus, SessionRecord
@@ -259,18 +251,12 @@ class Runtime:
             queue_mode=queue_mode,
             metadata=metadata or {},
         )
+        created = SessionCreated(
+            agent_id=agent_id, profile=record.profile, parent_session_id=parent_session_id
+        )
         async with self.store.write() as w:
             w.insert_session(record)
-            w.emit(
-                Event(
-                    SessionCreated(
-                        agent_id=agent_id,
-                        profile=record.profile,
-                        parent_session_id=parent_session_id,
-                    ),
-                    record.id,
-                )
-            )
+            w.emit(Event(created, record.id))
         self._adopt(record)
         return record.id
 
@@ -316,13 +302,13 @@ class Runtime:
         return any(s.tasks for s in self.sessions.values())
 
     async def wait_idle(self, session_id: str | None = None) -> None:
-        """Until the session (or every session) has no worker and no compaction under way:
-        for tests and the CLI."""
-        while True:
+        """Until the session (or every session) has no work under way: for tests and the CLI."""
+
+        def working() -> list[asyncio.Task[None]]:  # children started meanwhile too
             sessions = [self._get(session_id)] if session_id else list(self.sessions.values())
-            workers = [t for s in sessions for t in s.tasks]
-            if not workers:
-                return
+            return [t for s in sessions for t in s.tasks]
+
+        while workers := working():
             await asyncio.wait(workers)
 
     # -- submit ------------------------------------------------------------------------
@@ -389,15 +375,13 @@ class Runtime:
         return list(self._children.get(session.id, ()))
 
     async def cancel_wakeups(self, session_id: str, by: str, *, retire: bool = False) -> int:
-        """Cancel the session's pending wake-ups and drop its queued ones: how many (/stop;
-        /new with `retire`: the old session sets none from now on)."""
+        """Cancel the session's wake-ups, pending and queued: how many (/stop; /new, `retire`)."""
         return await self.alarm.cancel_session(self._get(session_id), by, retire=retire)
 
-    # -- compaction on demand -----------------------------------------------------------
+    # -- between turns: compaction on demand, leaving a session ------------------------
 
     def compact(self, session_id: str) -> CompactStatus:
-        """Summarize the session's earlier conversation now (/compact): before the running
-        turn's next model request, or, when idle, at once in the background."""
+        """Summarize the earlier conversation now (/compact): at a turn's next step, or at once."""
         return request_compaction(self, self._get(session_id))
 
     def leave(self, session_id: str) -> bool:

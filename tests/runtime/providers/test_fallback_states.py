@@ -153,7 +153,7 @@ def test_a_candidate_is_the_same_by_name_key_and_model_whatever_its_provider() -
 
 
 def test_a_key_is_labelled_without_being_shown() -> None:
-    secret = "sk-ant-api03-not-a-real-key"
+    secret = "test-key-not-a-real-one"
     label = key_label(secret)
     assert len(label) == 8 and label not in secret and label == key_label(secret)
-    assert key_label("sk-ant-api03-another") != label and key_label(None) == "env"
+    assert key_label("test-key-another") != label and key_label(None) == "env"
