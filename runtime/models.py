@@ -9,6 +9,7 @@ wake-up) falls back only to candidates no dearer than its agent's first.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -16,6 +17,8 @@ from runtime.agents import AgentSpec
 from runtime.context import Budget
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain, ChainSnapshot
+
+log = logging.getLogger(__name__)
 
 
 class Models:
@@ -33,7 +36,10 @@ class Models:
         chain = self._chain(agent)
         if chain is None:
             return self.default
-        await chain.turn_starts(session_id, cheaper_only=cheaper_only)
+        try:
+            await chain.turn_starts(session_id, cheaper_only=cheaper_only)
+        except Exception:  # a probe that broke: the turn goes on where the session is
+            log.exception("provider probe failed", extra={"session_id": session_id})
         return chain.for_session(session_id, cheaper_only=cheaper_only)
 
     def budget(self, agent: AgentSpec | None, budget: Budget) -> Budget:

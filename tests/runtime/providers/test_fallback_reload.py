@@ -4,6 +4,7 @@ session left (/new) is forgotten by the chain."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -11,9 +12,11 @@ from pytest_aiohttp import AiohttpServer
 
 from runtime import AgentSpec, Runtime
 from runtime.clock import SystemClock
+from runtime.errors import ProviderError
 from runtime.providers.anthropic import AnthropicProvider
-from runtime.providers.cooldowns import Candidate, Cooldowns, State
-from runtime.providers.fallback import Chain
+from runtime.providers.base import ProviderRequest, ProviderResponse, RetryNotice, TextSink
+from runtime.providers.cooldowns import Candidate, CooldownPolicy, Cooldowns, State
+from runtime.providers.fallback import Chain, FallbackPolicy
 from tests.fakes.anthropic_api import FakeAnthropic, error, text
 from tests.runtime.helpers import operator
 
@@ -81,3 +84,54 @@ async def test_a_refused_key_is_tried_again_after_a_reload(
     rt.reconfigure([agent], [])
     assert await answer("Three?") == "First again.", "after a reload, the first is tried again"
     assert first.requests[1]["max_tokens"] == 1, "once a probe found it answering"
+
+
+class Broken:
+    """A first provider that is overloaded, and whose probe raises what no provider should."""
+
+    model = "claude-haiku-4-5"
+
+    async def complete(
+        self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
+    ) -> ProviderResponse:
+        if request.max_tokens == 1:
+            raise RuntimeError("a bug in a probe")
+        raise ProviderError("overloaded", status=529)
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_probe_that_breaks_does_not_stop_the_turn(
+    aiohttp_server: Servers, db_path: Path, cleanup: list[object]
+) -> None:
+    second = await _fake(aiohttp_server)
+    second.responder = lambda body: text("From the second.")
+    health = Cooldowns(SystemClock(), CooldownPolicy(open_s=0.01))
+    chain = Chain(
+        [
+            Candidate("first", "key", "claude-haiku-4-5", Broken()),
+            Candidate(
+                "second",
+                "key",
+                "claude-haiku-4-5",
+                AnthropicProvider(
+                    "claude-haiku-4-5", api_key="k", base_url=second.url, max_attempts=1
+                ),
+            ),
+        ],
+        health,
+        FallbackPolicy(probe_interval_s=0.01),
+    )
+    agent = AgentSpec("assistant", "You are a test agent.", (), chain="assistant")
+    rt = await Runtime.open(
+        db_path, provider=chain.candidates[1].provider, agents=[agent], chains={"assistant": chain}
+    )
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    for words in ("One?", "Two?"):
+        await asyncio.sleep(0.05)  # the first's circuit half-open: the turn's start probes it
+        await rt.submit(sid, operator(words))
+        await rt.wait_idle()
+    runs = await rt.store.runs(session_id=sid)
+    assert [r.final_text for r in runs] == ["From the second.", "From the second."]
