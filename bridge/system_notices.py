@@ -4,6 +4,7 @@ the outbox, as a budget's warning goes (bridge/spend/gate.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from bridge import texts
@@ -30,7 +31,8 @@ class SystemNotices:
     async def provider_refused(self, provider: str, why: str, at: float) -> int:
         """A provider refused its key (401/403): it is not tried until a reload."""
         text = texts.PROVIDER_REFUSED.format(provider=provider, why=why)
-        return await self.tell_primaries(f"provider_refused_{int(at)}", text)
+        which = hashlib.sha256(provider.encode()).hexdigest()[:8]  # two refused at once: both
+        return await self.tell_primaries(f"provider_refused_{which}_{int(at)}", text)
 
     async def tell_primaries(self, key: str, text: str) -> int:
         """`text` to every workspace's primary operator that has a route; how many. `key`

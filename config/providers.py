@@ -140,8 +140,12 @@ def chain_of(
 ) -> list[Link]:
     """The connections an agent's turn tries, in order: its provider (with its model), then
     each fallback. `choices`: the agent's section first, then its workspace's."""
-    provider = next((c.provider for c in choices if c.provider), DEFAULT)
-    model = next((c.model for c in choices if c.model), None)
+    # The model is read no higher than the section that chose the provider: a workspace's
+    # model belongs to the workspace's provider, not to one an agent chose.
+    chose = next((i for i, c in enumerate(choices) if c.provider), len(choices))
+    provider = choices[chose].provider if chose < len(choices) else None
+    model = next((c.model for c in choices[: chose + 1] if c.model), None)
+    provider = provider or DEFAULT
     fallback = next((c.fallback for c in choices if c.fallback is not None), None)
     first = default if provider == DEFAULT else entries[provider]
     chain = [Link(provider, first.model_copy(update={"model": model}) if model else first)]

@@ -385,11 +385,11 @@ class Runtime:
         return request_compaction(self, self._get(session_id))
 
     def leave(self, session_id: str) -> bool:
-        """The conversation leaves the session (/new): the agent is asked, in the background,
-        to keep what should last of it (its recalls wait for that), and the session's place
-        in its agent's fallback is forgotten. False: the agent keeps no memory."""
-        self.models.forget(session_id)
-        return flush_on_leaving(self, self._get(session_id))
+        """/new: the agent keeps what should last of the session, in the background (recalls
+        wait for it); then where it stood in its fallback is forgotten. False: no memory."""
+        if not (flushing := flush_on_leaving(self, self._get(session_id))):
+            self.models.forget(session_id)
+        return flushing
 
     # -- the worker --------------------------------------------------------------------
 

@@ -230,6 +230,8 @@ async def _leave(rt: Host, session: Session) -> None:
                 await flush(transcript, len(transcript.rows))
         except Exception:
             log.exception("memory flush on leaving failed", extra={"session_id": session.id})
+        finally:
+            rt.models.forget(session.id)  # its turns are over: where it stood goes too
 
 
 def request_text(kept: Sequence[Memory]) -> str:

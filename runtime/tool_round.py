@@ -142,9 +142,6 @@ class ToolRunner:
         results = await self.handle.inflight_op(
             asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
         )
-        if self.memory is not None:
-            foreign = any(self.deps.tools.foreign(c.name) for c in calls)
-            self.memory = self.memory.after_tools(foreign)
         await self._close_round(calls, results, record_solo=solo, next_round=round_no + 1)
         return list(results)
 
@@ -187,6 +184,9 @@ class ToolRunner:
         record_solo: bool,
         next_round: int,
     ) -> None:
+        if self.memory is not None:  # what is kept after reading these results came from them
+            foreign = any(self.deps.tools.foreign(c.name) for c in calls)
+            self.memory = self.memory.after_tools(foreign)
         pictures = {
             call.id: [
                 picture(self.deps.tools.label(call.name), i, image)

@@ -61,7 +61,7 @@ def read_providers(bridge: Bridge, workspace: WorkspaceConfig) -> ProvidersBoard
                 c.state,
                 STATE_WORDS[c.state],
                 until_words(c.until, tz, now).strip(),
-                c.failure or "",
+                bridge.secrets.mask(c.failure or ""),  # a provider's words may echo a key
                 c.sessions,
             )
             for c in row.candidates

@@ -197,17 +197,23 @@ class Cooldowns:
         entry.probed_at = now
         return True
 
-    def failed(self, candidate: Candidate, error: ProviderError) -> State:
-        """Mark the failure by its class; the state it leaves the candidate in."""
+    def failed(self, candidate: Candidate, error: ProviderError, *, probe: bool = True) -> State:
+        """Mark the failure by its class; the state it leaves the candidate in. `probe`: the
+        failure is the half-open probe's own (else a request sent before, failing late,
+        neither ends another's probe nor counts as the circuit failing again)."""
         entry = self._entry(candidate)
         now, policy = self._clock.monotonic(), self.policy
-        was, entry.probing = entry.state, False
+        was = entry.state
+        if probe:
+            entry.probing = False
         match error.failure:
             case Failure.RATE_LIMITED:
                 wait = error.retry_after if error.retry_after is not None else policy.rate_limit_s
                 entry.state, entry.until = State.COOLING, max(entry.until, now + wait)
             case Failure.OVERLOADED | Failure.UNREACHABLE:
-                if was is not State.OPEN:  # a request sent before it opened adds nothing
+                # a request sent before it opened (or before its probe) adds nothing
+                late = was is State.OPEN or (was is State.HALF_OPEN and not probe)
+                if not late:
                     entry.opens += 1
                     wait = min(policy.open_max_s, policy.open_s * 2 ** (entry.opens - 1))
                     entry.state, entry.until = State.OPEN, now + wait

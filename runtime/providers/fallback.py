@@ -336,10 +336,20 @@ class SessionProvider:
         `tried`). A refusal is an answer."""
         health = self._chain.health
         timeout_s = candidate.timeout_s or self._chain.policy.attempt_timeout_s
+        loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(timeout_s):
+            # A limit on silence, not on the answer: each streamed word moves it on, so a long
+            # answer still coming is never cut (a chain of one has nothing to move on to).
+            alone = len(self._chain.candidates) == 1
+            async with asyncio.timeout(None if alone else timeout_s) as deadline:
+
+                def streamed(delta: str) -> None:
+                    if not alone:
+                        deadline.reschedule(loop.time() + timeout_s)
+                    on_text(delta)
+
                 response = await candidate.provider.complete(
-                    replace(request, model=candidate.model), on_text, on_retry
+                    replace(request, model=candidate.model), streamed, on_retry
                 )
         except TimeoutError:
             error = _timed_out(candidate, timeout_s)
@@ -356,7 +366,7 @@ class SessionProvider:
         else:
             health.succeeded(candidate)
             return response
-        health.failed(candidate, error)
+        health.failed(candidate, error, probe=probe)
         tried.notes.append(f"{candidate.label} failed ({error})")
         tried.last_error = error
         tried.left_because = tried.left_because or error.failure.value

@@ -125,3 +125,13 @@ def test_an_agents_turns_fit_the_smallest_window_of_its_chain() -> None:
     budget = Budget(200_000, 4096, 0.7, 0.25)
     assert Models(OfflineProvider(), chains).budget(agent, budget).window == 8192
     assert Models(OfflineProvider(), chains).budget(AgentSpec("other"), budget) == budget
+
+
+def test_a_workspaces_model_goes_with_the_workspaces_provider_only() -> None:
+    """The workspace runs `cheap` with its own model name; an agent that chooses Bedrock
+    gets Bedrock's model, not a name Bedrock would refuse."""
+    config = config_with(
+        agent='  provider = "claude-on-bedrock"\n',
+        workspace='provider = "cheap"\nmodel = "small-model-2"\n',
+    )
+    assert chain(config)[0] == ("claude-on-bedrock", "bedrock", "anthropic.claude-sonnet-4-5-v1:0")

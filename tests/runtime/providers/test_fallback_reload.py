@@ -54,7 +54,8 @@ async def test_a_refused_key_is_tried_again_after_a_reload(
         ],
         health,
     )
-    agent = AgentSpec("assistant", "You are a test agent.", (), chain="assistant")
+    # It keeps memory: /new's flush runs on the chain too, before the session is forgotten.
+    agent = AgentSpec("assistant", "A test agent.", (), chain="assistant", memory="assistant")
     rt = await Runtime.open(
         db_path,
         provider=chain.candidates[1].provider,
@@ -79,7 +80,8 @@ async def test_a_refused_key_is_tried_again_after_a_reload(
     assert await answer("Elsewhere?", other) == "From the second."
     on_second = "second:claude-haiku-4-5"
     assert rt.models.snapshot()["assistant"].sessions == {sid: on_second, other: on_second}
-    rt.leave(other)  # /new there: where the session left stood is forgotten
+    assert rt.leave(other), "/new there: its memory flushed"
+    await rt.wait_idle()  # the flush went to the second too; then the session is forgotten
     assert rt.models.snapshot()["assistant"].sessions == {sid: on_second}
     rt.reconfigure([agent], [])
     assert await answer("Three?") == "First again.", "after a reload, the first is tried again"
