@@ -47,7 +47,8 @@ class Connection(Strict):
     # Claude models; a model the table does not know is taken as 200,000: set it for a small
     # local model).
     context_window: int | None = Field(None, ge=1024)
-    # One attempt's limit, below a turn's: past it the next provider in the fallback is tried.
+    # How long an attempt may say nothing (no word streamed): past it the next provider in the
+    # fallback is tried. A long answer still streaming is never cut.
     attempt_timeout_s: float = Field(120.0, gt=0, le=3600)
 
     @model_validator(mode="after")

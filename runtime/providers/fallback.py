@@ -61,8 +61,8 @@ def blended_price(prices: PriceTable, model: str) -> float | None:
 @dataclass(frozen=True, slots=True)
 class FallbackPolicy:
     max_attempts: int = 3  # a call's attempts, over the whole list
-    attempt_timeout_s: float = 120.0  # each attempt's, unless its candidate says; below a turn's
-    probe_timeout_s: float = 20.0
+    attempt_timeout_s: float = 120.0  # an attempt's silence at most (else its candidate's)
+    probe_timeout_s: float = 5.0  # a one-token request; a turn waits on it at its start
     probe_interval_s: float = 60.0  # at most one turn-start probe a candidate this often
     allow_costlier: bool = False  # a candidate dearer than the primary may be used
 
