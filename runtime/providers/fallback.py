@@ -233,10 +233,6 @@ class Chain:
             retry_after=max(0.0, soonest[0]) if soonest else None,
         )
 
-    async def close(self) -> None:
-        for candidate in self.candidates:
-            await candidate.provider.close()
-
     def snapshot(self) -> ChainSnapshot:
         return ChainSnapshot(
             [self.health.health(c) for c in self.candidates],
@@ -269,7 +265,7 @@ class SessionProvider:
         return SessionProvider(self._chain, self.session_id, self._cheaper_only, before_fallback)
 
     async def close(self) -> None:
-        """The chain's providers are the chain's to close (`Chain.close`)."""
+        """The chain's providers are closed once by their owner (`Models.close`)."""
 
     async def complete(
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice

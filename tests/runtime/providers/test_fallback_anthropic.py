@@ -69,7 +69,8 @@ async def chain(
     health = Cooldowns(clock, on_disabled=lambda c, e: disabled.append((c.label, str(e))))
     built = Chain(candidates, health, FallbackPolicy(probe_interval_s=30))
     yield built
-    await built.close()
+    for candidate in candidates:
+        await candidate.provider.close()
 
 
 PRIMARY, SECOND = "anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5"

@@ -40,7 +40,8 @@ class OneSession:
         return await view.complete(request, on_text, on_retry)
 
     async def close(self) -> None:
-        await self.chain.close()
+        for candidate in self.chain.candidates:
+            await candidate.provider.close()
 
 
 async def _fake(aiohttp_server: Servers) -> FakeAnthropic:
