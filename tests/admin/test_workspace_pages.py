@@ -57,11 +57,13 @@ def cell(html: str, field: str) -> str:
 async def running_turn(
     app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> tuple[str, asyncio.Event]:
-    """Alice asks; the model's answer is held back: a turn runs until the event is set."""
+    """Alice asks; the model's answer is held back: a turn runs until the event is set. It
+    is waited for until its model call arrives: the runtime takes a turn (`Session.running`)
+    a moment before it records it, and the pages read the record."""
     hold = asyncio.Event()
     anthropic_api.script = [text("Deployed.", hold=hold)]
     telegram_api.push_message("deploy the release", user=ALICE)
-    await until(lambda: any(s.running for s in app.runtime.sessions.values()))
+    await until(lambda: bool(anthropic_api.requests))
     return acme_session(app), hold
 
 
