@@ -235,7 +235,7 @@ class Metrics:
         self.lease_expires_in.clear()
         for lease in leases:
             self.lease_expires_in.labels(lease.name, lease.holder, str(lease.fence)).set(
-                round(lease.expires_at - now, 3)
+                round(lease.expires_at - runtime.store.leases.now(), 3)  # the database's time
             )
         self.outbox_backlog.clear()
         self.outbox_oldest_age.clear()

@@ -22,7 +22,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 
-from runtime.errors import LeaseLostError
+from runtime.holdings import Holdings
 from runtime.records import Lease
 from runtime.store import Store
 
@@ -53,10 +53,14 @@ class Leadership:
         self.ttl_s = ttl_s
         self._on_gained = on_gained
         self._on_lost = on_lost
-        self.lease: Lease | None = None
+        self._holdings = Holdings(store.leases, holder, ttl_s, self._lease_lost)
+        self._lost_why: str | None = None
         self.settled = asyncio.Event()  # the first try is over (and its activation, if won)
         self.failed: BaseException | None = None  # the activation's error, if it failed
-        self._renewed = 0.0
+
+    @property
+    def lease(self) -> Lease | None:
+        return self._holdings.lease(ACTIVE)
 
     @property
     def active(self) -> bool:
@@ -66,55 +70,45 @@ class Leadership:
         """Try for the lease until this replica has it, then keep it; returns only when it
         was lost (after `on_lost`). Taking over runs beside the renewals (it may take longer
         than the lease lasts); an activation that fails raises here."""
-        loop = asyncio.get_running_loop()
         activation: asyncio.Task[None] | None = None
         try:
-            while True:
+            while self.lease is None:
+                activation = await self._try()
+            while self._lost_why is None:
+                await asyncio.sleep(self.ttl_s / 4)
                 if activation is not None and activation.done():
                     activation.result()  # a failed activation raises
-                try:  # bounded: a database that does not answer must not hold the lease
-                    lease = await asyncio.wait_for(
-                        self._store.leases.claim(ACTIVE, self.holder, self.ttl_s),
-                        max(self.ttl_s / 4, 1.0),
-                    )
-                except LeaseLostError:
-                    return self._lost("another replica holds the lease now")
-                except Exception as exc:
-                    if self.lease is not None and loop.time() - self._renewed > self.ttl_s * 0.75:
-                        return self._lost(f"the lease could not be renewed in time ({exc!r})")
-                    log.warning("lease not claimed; trying again", extra={"error": repr(exc)})
-                    self.settled.set()
-                    await asyncio.sleep(STANDBY_TRY_S if self.lease is None else 0.2)
-                    continue
-                if lease is None:
-                    if self.lease is not None:
-                        return self._lost("another replica holds the lease now")
-                    self._standing_by()
-                    await asyncio.sleep(STANDBY_TRY_S)
-                    continue
-                self._renewed = loop.time()
-                activation = self._held(lease) or activation
-                await asyncio.sleep(self.ttl_s / 4)
+                await self._holdings.renew()
+            why = self._lost_why
+            log.critical("no longer the active replica; stopping at once", extra={"why": why})
+            self._on_lost(why)
         finally:
             if activation is not None and not activation.done():
                 activation.cancel()
 
-    def _standing_by(self) -> None:
-        if not self.settled.is_set():
-            log.info("standby: another replica is active", extra={"replica": self.holder})
-        self.settled.set()
-
-    def _held(self, lease: Lease) -> asyncio.Task[None] | None:
-        """The lease claimed or renewed; the activation, when it was just taken."""
-        if self.lease is not None:
+    async def _try(self) -> asyncio.Task[None] | None:
+        """One try for the lease: the activation, when it was taken."""
+        try:  # bounded: a database that does not answer must not hold a standby up
+            taken = await asyncio.wait_for(self._holdings.claim([ACTIVE]), max(self.ttl_s / 4, 1.0))
+        except Exception as exc:
+            log.warning("lease not claimed; trying again", extra={"error": repr(exc)})
+            taken = []
+        if not taken:
+            self._standing_by()
+            await asyncio.sleep(STANDBY_TRY_S)
             return None
-        self.lease = lease
+        lease = taken[0]
         self._store.fence_with(lease)
         log.info(
             "this replica is now the active one",
             extra={"replica": self.holder, "fence": lease.fence},
         )
         return asyncio.get_running_loop().create_task(self._activate(lease), name="activation")
+
+    def _standing_by(self) -> None:
+        if not self.settled.is_set():
+            log.info("standby: another replica is active", extra={"replica": self.holder})
+        self.settled.set()
 
     async def _activate(self, lease: Lease) -> None:
         try:
@@ -125,18 +119,12 @@ class Leadership:
         finally:
             self.settled.set()
 
-    def _lost(self, why: str) -> None:
-        log.critical("no longer the active replica; stopping at once", extra={"why": why})
-        self._on_lost(why)
+    def _lease_lost(self, lost: list[Lease], why: str) -> None:
+        self._lost_why = why
 
     async def release(self) -> None:
         """Give the lease up (a clean stop), for a standby to take at once."""
-        if self.lease is not None:
-            try:
-                await self._store.leases.release(self.lease)
-            except Exception as exc:  # it runs out by itself
-                log.warning("lease not released", extra={"error": str(exc)})
-            self.lease = None
+        await self._holdings.release_all()
 
 
 EXIT_LEASE_LOST = 75  # the process stops at once; a supervisor starts it again as a standby

@@ -77,8 +77,13 @@ async def status(config: SwitchboardConfig) -> str:
     try:
         now = store.clock.wall()
         leases = await store.leases.all()
-        running, line = _fleet(config, leases, now) if config.storage.shared else _one(config, now)
-        lines = [line, *(lease_lines(leases, now) if config.storage.shared else [])]
+        if config.storage.shared:  # lease times are the database's clock
+            await store.leases.align()
+            running, line = _fleet(config, leases, store.leases.now())
+            lines = [line, *lease_lines(leases, store.leases.now())]
+        else:
+            running, line = _one(config, now)
+            lines = [line]
         reader = ActivityReader(store, bridge_store, running=running)
         activities = await reader.read(await store.sessions())
         lines.append(_deliveries(await bridge_store.delivery_counts()))

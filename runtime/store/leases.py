@@ -4,8 +4,12 @@ A lease is taken when it is free, expired, or already the taker's; taking it fro
 holder raises its fence. A holder renews what it holds before expiry. A write that must not
 land after its writer lost the lease carries a fencing check (`Writer.fenced`): it touches
 the lease row only if the fence is still the writer's, or the whole transaction is refused.
-Times are the store clock's wall time (replicas' clocks are assumed NTP-close; the expiry is
-seconds, the skew milliseconds).
+Times are the database's: each process reads how far its own clock is from the database's
+(`align`) and adds that to every lease time it writes or compares, so two replicas whose
+clocks disagree still agree on when a lease runs out (until aligned, its own clock's).
+
+A replica holding many leases (one per session it runs) claims them in one transaction
+(`claim_many`) and renews all of them in one statement (`renew`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, Protocol
 from runtime.clock import Clock
 from runtime.errors import LeaseLostError
 from runtime.records import Lease
-from runtime.store.database import Row, Statement
+from runtime.store.database import Engine, Row, Statement
 
 CLAIM = (
     "INSERT INTO leases (name, holder, fence, expires_at, acquired_at) VALUES (?, ?, 1, ?, ?)"
@@ -33,12 +37,17 @@ RENEW = "UPDATE leases SET expires_at = ? WHERE holder = ? AND expires_at >= ?"
 RELEASE = "UPDATE leases SET expires_at = 0 WHERE name = ? AND holder = ? AND fence = ?"
 LEASE = "SELECT * FROM leases WHERE name = ?"
 HELD_BY = "SELECT * FROM leases WHERE holder = ? AND expires_at >= ? ORDER BY name"
+HELD_AMONG = "SELECT * FROM leases WHERE holder = ? AND expires_at >= ? AND name IN ({names})"
 ALL = "SELECT * FROM leases ORDER BY name"
 FENCE = "UPDATE leases SET fence = fence WHERE name = ? AND holder = ? AND fence = ?"
 
 
 def claim(name: str, holder: str, now: float, ttl_s: float) -> Statement:
     return Statement(CLAIM, (name, holder, now + ttl_s, now, now))
+
+
+def claim_many(names: Sequence[str], holder: str, now: float, ttl_s: float) -> Statement:
+    return Statement(CLAIM, [(n, holder, now + ttl_s, now, now) for n in names], many=True)
 
 
 def renew(holder: str, now: float, ttl_s: float) -> Statement:
@@ -61,6 +70,13 @@ def lease(r: Row) -> Lease:
     return Lease(r["name"], r["holder"], int(r["fence"]), float(r["expires_at"]))
 
 
+# The database's own time, in seconds since the epoch (`Leases.align`), by engine.
+DATABASE_NOW = {
+    Engine.SQLITE: "SELECT (julianday('now') - 2440587.5) * 86400.0 AS now",
+    Engine.POSTGRESQL: "SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8 AS now",
+}
+
+
 class _Transaction(Protocol):  # the store's `Writer` (which itself needs this module)
     statements: list[Statement]
 
@@ -73,23 +89,52 @@ class Leases:
         write: Callable[[], AbstractAsyncContextManager[_Transaction]],
         rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]],
         clock: Clock,
+        engine: Engine,
     ) -> None:
         self._write = write
         self._rows = rows
         self._clock = clock
+        self._engine = engine
+        self.skew_s = 0.0  # the database's clock minus this process's (`align`)
+
+    def now(self) -> float:
+        """The database's time, as far as this process can tell (its clock plus the skew)."""
+        return self._clock.wall() + self.skew_s
+
+    async def align(self) -> float:
+        """Read the database's clock and keep how far this process's is from it (half the
+        round trip taken off): lease times are then the database's, whatever this machine's
+        clock says. Returns the skew in seconds."""
+        before = self._clock.wall()
+        [row] = await self._rows(DATABASE_NOW[self._engine], ())
+        after = self._clock.wall()
+        self.skew_s = float(row["now"]) - (before + after) / 2
+        return self.skew_s
 
     async def claim(self, name: str, holder: str, ttl_s: float) -> Lease | None:
         """Take (or keep) the lease `name` for `ttl_s` seconds if it is free, expired or
         already `holder`'s; None: another holder has it."""
         async with self._write() as w:
-            w.statements.append(claim(name, holder, self._clock.wall(), ttl_s))
+            w.statements.append(claim(name, holder, self.now(), ttl_s))
         found = await self._rows(LEASE, (name,))
         taken = lease(found[0]) if found else None
         return taken if taken is not None and taken.holder == holder else None
 
+    async def claim_many(self, names: Sequence[str], holder: str, ttl_s: float) -> list[Lease]:
+        """`claim` of each of `names`, in one transaction; returns those `holder` now has."""
+        if not names:
+            return []
+        now = self.now()
+        async with self._write() as w:
+            w.statements.append(claim_many(names, holder, now, ttl_s))
+        marks = ", ".join("?" * len(names))
+        found = await self._rows(HELD_AMONG.format(names=marks), (holder, now, *names))
+        return sorted((lease(r) for r in found), key=lambda held: held.name)
+
     async def renew(self, holder: str, ttl_s: float) -> list[Lease]:
-        """Extend every lease `holder` still holds; returns them (one it lost is absent)."""
-        now = self._clock.wall()
+        """Extend every lease `holder` still holds, in one statement; returns them (one it
+        lost is absent)."""
+        now = self.now()
         async with self._write() as w:
             w.statements.append(renew(holder, now, ttl_s))
         return [lease(r) for r in await self._rows(HELD_BY, (holder, now))]

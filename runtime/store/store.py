@@ -64,7 +64,7 @@ class Store:
         self.clock = clock
         # Masked in the ledger's events and in what a layer above writes for people to read.
         self.secrets = secrets if secrets is not None else Secrets()
-        self.leases = Leases(self.write, self._rows, clock)  # runtime/store/leases.py
+        self.leases = Leases(self.write, self._rows, clock, db.engine)  # runtime/store/leases.py
         self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
         self.history = History(self._rows)  # runtime/store/history.py: pages for people
         self.wakeups = Wakeups(self._rows)  # runtime/store/wakeups.py

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from runtime.clock import ManualClock
+from runtime.clock import ManualClock, SystemClock
 from runtime.errors import LeaseLostError
+from runtime.holdings import Holdings
 from runtime.records import AgentProfile, SessionRecord
 from runtime.store import Store
 
@@ -87,6 +89,72 @@ async def test_renewing_keeps_what_is_held_and_a_released_lease_is_free_at_once(
         assert [x.name for x in await a.leases.renew("replica-a", ttl_s=10)] == [
             "telegram-poll:acme"
         ]
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_many_leases_are_claimed_in_one_go_each_only_if_free(db_path: Path | str) -> None:
+    clock = ManualClock()
+    a, b = await two_stores(db_path, clock)
+    try:
+        assert await b.leases.claim("session:s3", "replica-b", ttl_s=10) is not None
+        names = [f"session:s{n}" for n in range(1, 6)]
+        taken = await a.leases.claim_many(names, "replica-a", ttl_s=10)
+        assert [x.name for x in taken] == ["session:s1", "session:s2", "session:s4", "session:s5"]
+        assert await a.leases.claim_many(names, "replica-a", ttl_s=10) == taken, "kept, same fence"
+        await clock.advance(11)
+        again = await b.leases.claim_many(["session:s1", "session:s2"], "replica-b", ttl_s=10)
+        assert [(x.name, x.fence) for x in again] == [("session:s1", 2), ("session:s2", 2)]
+    finally:
+        await a.close()
+        await b.close()
+
+
+class AheadClock(SystemClock):
+    """A machine whose clock runs a minute ahead of the database's."""
+
+    def wall(self) -> float:
+        return super().wall() + 60.0
+
+
+async def test_a_replica_whose_clock_runs_ahead_takes_no_live_lease_once_aligned(
+    db_path: Path | str,
+) -> None:
+    a = await Store.open(db_path, clock=SystemClock(), exclusive=False)
+    b = await Store.open(db_path, clock=AheadClock(), exclusive=False)
+    try:
+        await a.leases.align()
+        assert await a.leases.claim("active", "replica-a", ttl_s=10) is not None
+        assert abs(await b.leases.align() + 60.0) < 1.0, "a minute ahead of the database"
+        assert await b.leases.claim("active", "replica-b", ttl_s=10) is None
+        [held] = await a.leases.all()
+        assert held.holder == "replica-a" and 0 < held.expires_at - b.leases.now() <= 10
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_holdings_renew_together_and_tell_at_once_of_one_taken_over(
+    db_path: Path | str,
+) -> None:
+    clock = ManualClock(start=time.time())  # the database's clock, to a few milliseconds
+    a, b = await two_stores(db_path, clock)
+    lost: list[tuple[list[str], str]] = []
+    held = Holdings(
+        a.leases, "replica-a", 10, lambda gone, why: lost.append(([x.name for x in gone], why))
+    )
+    try:
+        assert [x.name for x in await held.claim(["session:s1"])] == ["session:s1"]
+        await clock.advance(8)
+        assert [x.name for x in await held.claim(["session:s1", "session:s2"])] == ["session:s2"]
+        await clock.advance(3)  # s1 ran out (a was paused); s2 still has 7 s
+        assert await b.leases.claim("session:s1", "replica-b", ttl_s=10) is not None
+        await held.renew()
+        assert lost == [(["session:s1"], "another replica holds them now")]
+        assert list(held.held) == ["session:s2"] and held.lost == 1
+        await held.release_all()
+        assert await b.leases.claim("session:s2", "replica-b", ttl_s=10) is not None
     finally:
         await a.close()
         await b.close()
