@@ -33,6 +33,8 @@ from bench.replicas.report import (
 )
 from bench.replicas.throughput import throughput
 
+NAMES = {1: "one", 2: "two", 3: "three", 4: "four"}
+
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.replicas_bench")
@@ -48,6 +50,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--intake", type=int, default=1000, help="part 4: requests per run")
     parser.add_argument("--runs", type=int, default=3, help="part 4: runs of each, alternating")
+    parser.add_argument(
+        "--replicas", default="1,3", help="part 1: PostgreSQL replica counts, e.g. 1,2"
+    )
+    parser.add_argument(
+        "--pin", action="store_true", help="part 1: each replica on a core of its own (taskset)"
+    )
+    parser.add_argument(
+        "--profile", type=Path, help="part 1: py-spy the one replica into this raw file"
+    )
     parser.add_argument("--parts", default="1234", help="which parts to run, e.g. 24")
     parser.add_argument("--serve-bare", choices=["slack", "telegram"], help=argparse.SUPPRESS)
     parser.add_argument("--bare-db", type=Path, help=argparse.SUPPRESS)
@@ -79,6 +90,7 @@ async def main(argv: list[str] | None = None) -> None:
                     workspaces=args.workspaces,
                     channels=args.channels,
                 )
+                counts = [int(n) for n in args.replicas.split(",")]
                 results = [
                     await throughput(
                         "SQLite, one process",
@@ -86,25 +98,24 @@ async def main(argv: list[str] | None = None) -> None:
                         root / "t-sqlite" / "sb.db",
                         1,
                         postgres=None,
+                        pin=args.pin,
                         **common,
-                    ),
-                    await throughput(
-                        "PostgreSQL, one replica",
-                        root / "t-pg1",
-                        pg.schema(),
-                        1,
-                        postgres=pg,
-                        **common,
-                    ),
-                    await throughput(
-                        "PostgreSQL, three replicas (round robin)",
-                        root / "t-pg3",
-                        pg.schema(),
-                        3,
-                        postgres=pg,
-                        **common,
-                    ),
+                    )
                 ]
+                for n in counts:
+                    results.append(
+                        await throughput(
+                            f"PostgreSQL, {NAMES.get(n, str(n))} replica{'s' if n > 1 else ''}"
+                            + (" (round robin)" if n > 1 else ""),
+                            root / f"t-pg{n}",
+                            pg.schema(),
+                            n,
+                            postgres=pg,
+                            pin=args.pin,
+                            profile=args.profile if n == 1 else None,
+                            **common,
+                        )
+                    )
                 print_throughput(results, args.concurrency, spread)
             if "2" in args.parts and args.kills > 0:
                 assert pg is not None

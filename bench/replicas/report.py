@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from pathlib import Path
 
 from bench.replicas.bare import (
@@ -26,26 +27,48 @@ def pct(values: list[float], p: float) -> float:
 def print_throughput(results: list[Throughput], concurrency: int, spread: str) -> None:
     print(
         f"\n| throughput: {results[0].events:,} Slack events, {concurrency} in flight, "
-        f"{spread} | events acked/s | turns done/s | active replica's CPU per turn "
+        f"{spread} | events acked/s | turns done/s | CPU ms per turn, by process "
         "| CPU s during the load, by process | 429s |"
     )
-    print("|---|--:|--:|--:|---|--:|")
+    print("|---|--:|--:|---|---|--:|")
     for r in results:
         cpu = ", ".join(f"{name} {s:.1f}" for name, s in r.cpu.items())
-        print(
-            f"| {r.label} | {r.acks_per_s:,.0f} | {r.turns_per_s:,.0f} "
-            f"| {1000 * r.cpu['active'] / r.events:.1f} ms | {cpu} (over {r.wall_s:.1f} s) "
-            f"| {r.too_many} |"
+        per_turn = ", ".join(
+            f"{name} {r.per_turn_ms(name):.1f}" + (f" ({r.where[name]})" if name in r.where else "")
+            for name in r.cpu
         )
-    one = next(r for r in results if r.label.startswith("PostgreSQL, one"))
-    three = next(r for r in results if r.label.startswith("PostgreSQL, three"))
-    print(
-        f"| three replicas / one replica | {three.acks_per_s / one.acks_per_s:.2f}x "
-        f"| {three.turns_per_s / one.turns_per_s:.2f}x | | | |"
-    )
-    for r in results:
-        if r.lock is not None:
-            print(f"\n{r.label}: the fleet's write lock {r.lock.describe()}")
+        print(
+            f"| {r.label} | {r.acks_per_s:,.0f} | {r.turns_per_s:,.1f} | {per_turn} "
+            f"| {cpu} (over {r.wall_s:.1f} s) | {r.too_many} |"
+        )
+    pg = [r for r in results if r.lock is not None]
+    one = next((r for r in pg if r.replicas == 1), None)
+    for r in pg:
+        if one is not None and r is not one:
+            print(
+                f"| {r.replicas} replicas / one replica | {r.acks_per_s / one.acks_per_s:.2f}x "
+                f"| {r.turns_per_s / one.turns_per_s:.2f}x | | | |"
+            )
+    for r in pg:
+        assert r.lock is not None
+        print(f"\n{r.label}: the fleet's write lock (sampled) {r.lock.describe()}")
+        for name, times in r.lock_times.items():
+            print(f"- {name}, timed in the replica: {times.describe()}")
+        writes = sum(len(t.holds) for t in r.lock_times.values())
+        began: Counter[str] = sum((t.callers for t in r.lock_times.values()), Counter())
+        print(
+            "- write transactions per turn, by who began them: "
+            + ", ".join(f"{who} {n / r.events:.2f}" for who, n in began.most_common(16))
+        )
+        if r.xacts is not None:
+            print(
+                f"- per turn: {writes / r.events:.2f} write transactions (the fleet's), "
+                f"{r.xacts / r.events:.1f} transactions committed by PostgreSQL "
+                "(pg_stat_database.xact_commit: reads in autocommit too)"
+            )
+        if r.profile is not None:
+            print(f"\n{r.label}: the active replica's CPU by area (py-spy)\n")
+            print(r.profile.table(r.per_turn_ms("active"), r.cpu["active"]))
 
 
 def print_failover(

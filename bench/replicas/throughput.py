@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections import Counter
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import psycopg
 
+from bench.replicas.locktimes import LockTimes
+from bench.replicas.pinning import bench_pinned, replica_cores
 from bench.replicas.processes import (
     Postgres,
     Replica,
     made,
     until,
 )
+from bench.replicas.profile import Breakdown, Spy
 from bench.replicas.slack_side import Replies, SlackSide, fakes
 from tests.config_file import anthropic, write_config
 from tests.fakes.anthropic_api import text
@@ -34,6 +40,14 @@ class Throughput:
     wall_s: float
     too_many: int
     lock: LockSamples | None
+    replicas: int = 1
+    where: dict[str, str] = field(default_factory=dict)  # process -> the cores it ran on
+    lock_times: dict[str, LockTimes] = field(default_factory=dict)  # by replica
+    xacts: int | None = None  # transactions PostgreSQL committed during the load (all kinds)
+    profile: Breakdown | None = None  # the active replica's
+
+    def per_turn_ms(self, process: str) -> float:
+        return 1000 * self.cpu[process] / self.events
 
 
 @dataclass
@@ -83,6 +97,19 @@ class LockSamples:
         )
 
 
+async def xact_commits(uri: str) -> int:
+    """PostgreSQL's count of committed transactions in this database, every connection's
+    (autocommit reads are transactions too); backends report theirs within a second."""
+    await asyncio.sleep(1.5)
+    async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        cursor = await conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        )
+        row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+
 async def throughput(
     label: str,
     where: Path,
@@ -94,6 +121,43 @@ async def throughput(
     workspaces: int,
     channels: int,
     postgres: Postgres | None,
+    pin: bool = False,
+    profile: Path | None = None,
+) -> Throughput:
+    """With `pin`, each replica on a core of its own and this process on the rest (see
+    `pinning.py`); with `profile`, py-spy records the active replica during the load into that
+    file. On PostgreSQL each replica's write lock is timed (`locktimes.py`)."""
+    with bench_pinned(replicas if pin else 0) as bench_where:
+        return await _throughput(
+            label,
+            where,
+            db,
+            replicas,
+            events=events,
+            concurrency=concurrency,
+            workspaces=workspaces,
+            channels=channels,
+            postgres=postgres,
+            cores=replica_cores(replicas) if pin else None,
+            bench_where=bench_where,
+            profile=profile,
+        )
+
+
+async def _throughput(
+    label: str,
+    where: Path,
+    db: str | Path,
+    replicas: int,
+    *,
+    events: int,
+    concurrency: int,
+    workspaces: int,
+    channels: int,
+    postgres: Postgres | None,
+    cores: list[int] | None,
+    bench_where: str,
+    profile: Path | None,
 ) -> Throughput:
     slack, model, runners = await fakes()
     model.responder = lambda body: text("done")
@@ -105,9 +169,18 @@ async def throughput(
         provider=anthropic(model.url),
         workspaces=side.workspaces(),
     )
-    fleet = [await Replica.start(config, "r0")]  # the first one is the active replica
-    fleet += await asyncio.gather(*(Replica.start(config, f"r{n}") for n in range(1, replicas)))
+
+    def start(n: int) -> Coroutine[Any, Any, Replica]:
+        timed = where / f"r{n}.locks.json" if postgres else None
+        return Replica.start(config, f"r{n}", core=cores[n] if cores else None, lock_times=timed)
+
+    fleet = [await start(0)]  # the first one is the active replica
+    fleet += await asyncio.gather(*(start(n) for n in range(1, replicas)))
+    names = {r.name: ("active" if r is fleet[0] else f"standby {r.name}") for r in fleet}
     replies = Replies(slack)
+    spy: Spy | None = None
+    lock_times: dict[str, LockTimes] = {}
+    xacts: int | None = None
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as http:
             roles = [await r.role(http) for r in fleet]
@@ -144,35 +217,55 @@ async def throughput(
                 return acked, done
 
             await load(4 * workspaces)  # warm: connections, pools, first-use imports
+            xacts0 = await xact_commits(str(db)) if postgres else 0
+            for r in fleet if postgres else []:
+                r.proc.send_signal(signal.SIGUSR1)  # the lock's times from here on
+            if profile is not None:
+                spy = await Spy.start(fleet[0].proc.pid, profile)
             cpu0 = {r.name: r.cpu() for r in fleet}
             pg0 = postgres.cpu() if postgres else 0.0
             own0 = time.process_time()
             lock, stop = (LockSamples(), asyncio.Event()) if postgres else (None, None)
             watching = asyncio.ensure_future(lock.watch(str(db), stop)) if lock and stop else None
-            start = time.monotonic()
+            start_at = time.monotonic()
             acked, done = await load(events)
             if watching and stop:
                 stop.set()
                 await watching
-            cpu = {
-                ("active" if r is fleet[0] else f"standby {r.name}"): r.cpu() - cpu0[r.name]
-                for r in fleet
-            }
+            cpu = {names[r.name]: r.cpu() - cpu0[r.name] for r in fleet}
             if postgres:
                 cpu["PostgreSQL"] = postgres.cpu() - pg0
             cpu["bench (fakes, clients)"] = time.process_time() - own0
+            breakdown = await spy.stop() if spy else None
+            spy = None
+            if postgres and lock:
+                for r in fleet:
+                    r.proc.send_signal(signal.SIGUSR2)
+                    kept = where / f"{r.name}.locks.json"
+                    await until(kept.exists, limit_s=10, what=f"{r.name}: lock times")
+                    lock_times[names[r.name]] = LockTimes.read(kept)
+                # less the watcher's own reads: two autocommit statements a sample
+                xacts = await xact_commits(str(db)) - xacts0 - 2 * lock.samples - 2
     finally:
+        if spy is not None:
+            await spy.stop()
         await asyncio.gather(*(r.stop() for r in fleet))
         for runner in runners:
             await runner.cleanup()
     assert replies.count("done") == events + 4 * workspaces, "a turn answered twice"
+    placed = {names[r.name]: f"core {cores[n]}" for n, r in enumerate(fleet)} if cores else {}
     return Throughput(
         label,
         events,
-        events / (acked - start),
-        events / (done - start),
+        events / (acked - start_at),
+        events / (done - start_at),
         cpu,
-        done - start,
+        done - start_at,
         slack.too_many,
         lock,
+        replicas,
+        {**placed, "bench (fakes, clients)": bench_where},
+        lock_times,
+        xacts,
+        breakdown,
     )
