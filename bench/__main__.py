@@ -4,6 +4,7 @@ from bench import (
     delivery_bench,
     engines_bench,
     files_bench,
+    leases_bench,
     load_bench,
     markdown_bench,
     memory_bench,
@@ -35,3 +36,4 @@ asyncio.run(load_bench.main([]))
 asyncio.run(schedules_bench.main([]))
 asyncio.run(usage_bench.main([]))
 asyncio.run(memory_bench.main([]))
+asyncio.run(leases_bench.main([]))
