@@ -66,6 +66,10 @@ class ServerConfig(Strict):
     metrics_token: SecretStr | None = None
     # The shortest `every` of any workspace's schedule (a workspace's admin cannot go under).
     schedule_min_every: str = MIN_EVERY
+    # At a stop (SIGTERM, Ctrl-C), how long running turns get to reach their next safe point
+    # (a model call is cut at once; tools run to their end), so a restart or another replica
+    # resumes them with nothing cut. Past it, what still runs is cut as a crash would cut it.
+    stop_grace_s: float = Field(default=20.0, ge=0.0, le=600.0)
 
     _strong = field_validator("metrics_token")(strong)
     _floor = field_validator("schedule_min_every")(check_floor)

@@ -21,7 +21,7 @@ from runtime.approvals import Approvals
 from runtime.children import spawn_child
 from runtime.clock import Clock, SystemClock
 from runtime.context import Budget, learned_budget, window_of
-from runtime.errors import StaleRunError, UnknownRunError, UnknownSessionError
+from runtime.errors import UnknownSessionError
 from runtime.events import Event
 from runtime.guards import HeldTurns, TurnLimits
 from runtime.ids import new_id
@@ -30,22 +30,22 @@ from runtime.memory_flush import flush_on_leaving
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
 from runtime.models import Models
 from runtime.notifications import notify_for_turn
-from runtime.payloads import ProgressState, QueueModeChanged, SessionCreated
+from runtime.payloads import QueueModeChanged, SessionCreated
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain
-from runtime.records import RunStatus, SessionRecord
+from runtime.records import SessionRecord
 from runtime.recovery import recover
 from runtime.results import (
     CompactStatus,
     RuntimeSettings,
     SessionStatus,
     StopResult,
-    StopStatus,
     SubmitResult,
 )
 from runtime.roster import reconfigured
 from runtime.session import Session
 from runtime.spend import NoLimits, SpendGate
+from runtime.stopping import Stopping, hand_back
 from runtime.store import Store, Writer
 from runtime.store.database import Migration
 from runtime.tasks import cancel_and_wait
@@ -80,7 +80,7 @@ class Runtime:
         self.sessions: dict[str, Session] = {}
         self._children: dict[str, list[Session]] = {}  # by parent session id
         self._spawning: dict[str, int] = {}  # children being created, by parent session id
-        self._closing = False
+        self.closing = False
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
         self.memories = Memories(store, clock)  # what agents keep across sessions
@@ -175,10 +175,17 @@ class Runtime:
                 self._ensure_worker(session)
         await self.alarm.start()
 
+    async def hand_back(self, grace_s: float) -> int:
+        """The process is stopping: no turn starts; the running ones get up to `grace_s` to
+        reach a safe point (`stopping.hand_back`). How many sessions still had work then."""
+        self.closing = True
+        await self.alarm.stop()
+        return await hand_back(self.sessions.values(), grace_s)
+
     async def stop_workers(self) -> None:
         """Stop every worker (running turns resume after the next open, here or on another
         replica); no turn starts after this."""
-        self._closing = True
+        self.closing = True
         await self.alarm.stop()
         workers = [t for s in self.sessions.values() for t in s.tasks]
         await cancel_and_wait(*workers)
@@ -342,34 +349,8 @@ class Runtime:
         self, session_id: str, run_id: str, reason: str = "stopped by the operator"
     ) -> StopResult:
         """Stop the named run: cancel its in-flight request or tools; children stop too."""
-        session = self._get(session_id)
-        handle = session.running
-        if handle is not None and handle.run_id == run_id:
-            already = not handle.claim_stop()
-            if not already:
-                progress = handle.progress(self.clock.monotonic(), ProgressState.CANCEL_REQUESTED)
-                await self.store.emit(Event(progress, session_id, run_id))
-                handle.request_stop(reason)
-                await asyncio.gather(*(self._stop_child(c) for c in self.children(session)))
-            await handle.finished.wait()
-            if already:
-                return StopResult(StopStatus.ALREADY_STOPPED, run_id)
-            ended = await self.store.run(run_id)
-            if ended is not None and ended.status is not RunStatus.STOPPED:
-                # it ended on its own while this stop recorded itself: the stop came too late
-                raise StaleRunError(f"run {run_id} ended ({ended.status}) before the stop")
-            return StopResult(StopStatus.STOPPED, run_id)
-        run = await self.store.run(run_id)
-        if run is None or run.session_id != session_id:
-            raise UnknownRunError(f"session {session_id} has no run {run_id!r}")
-        if run.status is RunStatus.STOPPED:
-            return StopResult(StopStatus.ALREADY_STOPPED, run_id)
-        raise StaleRunError(f"run {run_id} already ended ({run.status}); nothing to stop")
-
-    async def _stop_child(self, child: Session) -> None:
-        if child.running is not None:
-            child.running.silent_stop = True
-            await self.stop(child.id, child.running.run_id, "its parent agent was stopped")
+        stopping = Stopping(self.store, self.clock, self.children)
+        return await stopping.stop(self._get(session_id), run_id, reason)
 
     def children(self, session: Session) -> list[Session]:
         return list(self._children.get(session.id, ()))
@@ -394,7 +375,7 @@ class Runtime:
     # -- the worker --------------------------------------------------------------------
 
     def _ensure_worker(self, session: Session) -> None:
-        if session.worker is None and len(session.queue) and not self._closing:
+        if session.worker is None and len(session.queue) and not self.closing:
             session.worker = asyncio.get_running_loop().create_task(
                 work(self, session), name=f"session-{session.id}"
             )

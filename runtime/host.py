@@ -29,6 +29,7 @@ class Host(Protocol):
     agents: dict[str, AgentSpec]
     sessions: dict[str, Session]
     turn_deps: TurnDeps
+    closing: bool  # the process is stopping: no turn starts
 
     async def submit(
         self,

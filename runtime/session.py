@@ -22,6 +22,12 @@ class TurnStopped(Exception):
     """Raised inside a turn when an explicit stop cancelled its in-flight work."""
 
 
+class HandedBack(Exception):
+    """Raised inside a turn at a safe point once its process is stopping (`Runtime.hand_back`):
+    the run is left as a crash would leave it, but with nothing cut, for the next start or
+    another replica to resume."""
+
+
 @dataclass(slots=True)
 class RunHandle:
     """The running turn as others see it. Stop cancels only the in-flight provider request
@@ -36,6 +42,8 @@ class RunHandle:
     stop_reason: str = ""
     silent_stop: bool = False  # stopped with its parent: no task_result goes back
     inflight: asyncio.Future[object] | None = None
+    cut_safely: bool = False  # the in-flight part loses nothing when cut (a model call, a wait)
+    handing_back: bool = False  # the process is stopping: end at the next safe point
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     payer: str | None = None  # who its model calls are charged to (runtime/spend.py)
     held: str | None = None  # why it waits before a model call (a budget); None: it does not
@@ -56,24 +64,45 @@ class RunHandle:
         if self.inflight is not None:
             self.inflight.cancel()
 
-    async def inflight_op(self, work: Awaitable[T]) -> T:
-        """Run `work` as the cancellable in-flight part of this turn."""
+    def request_hand_back(self) -> None:
+        """The process is stopping: end at the next safe point, the run left to resume. A
+        model call or a wait in flight is cut now (nothing of it is recorded yet); tools run
+        to their end, so none is cut and answered as interrupted."""
+        self.handing_back = True
+        if self.inflight is not None and self.cut_safely:
+            self.inflight.cancel()
+
+    def raise_if_handed_back(self) -> None:
+        if self.handing_back:
+            raise HandedBack
+
+    async def inflight_op(self, work: Awaitable[T], *, cut_safely: bool = False) -> T:
+        """Run `work` as the cancellable in-flight part of this turn. `cut_safely`: cutting
+        it loses nothing (`request_hand_back` cuts it)."""
         task = asyncio.ensure_future(work)
         if self.stop_requested:
             task.cancel()
             raise TurnStopped
+        if self.handing_back and cut_safely:
+            task.cancel()
+            raise HandedBack
         self.inflight = task  # type: ignore[assignment]
+        self.cut_safely = cut_safely
         try:
             return await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             # A gather cancelled from outside ends with a CancelledError *exception*, not in
             # the cancelled state, so the stop flag (and not task.cancelled()) decides.
-            if self.stop_requested and not (current and current.cancelling()):
-                raise TurnStopped from None
+            if not (current and current.cancelling()):
+                if self.stop_requested:
+                    raise TurnStopped from None
+                if self.handing_back:
+                    raise HandedBack from None
             raise
         finally:
             self.inflight = None
+            self.cut_safely = False
 
     def progress(self, now: float, state: ProgressState, step: str | None = None) -> Progress:
         """The turn's live state at monotonic time `now`; a new `step` becomes its step."""

@@ -162,6 +162,7 @@ class Turn:
     async def _next_round(self) -> EndTurn | HoldForBudget | CallModel:
         """A new round: its request, once the guards and the spend gate let it through."""
         self.handle.raise_if_stopped()
+        self.handle.raise_if_handed_back()  # the last round is recorded: a safe point
         if self.rounds >= self.max_rounds:
             reason = f"the turn did not finish within {self.max_rounds} rounds"
             return EndTurn(RunStatus.FAILED, reason)
@@ -196,7 +197,8 @@ class Turn:
             if self.handle.held != hold.reason:
                 await self.progress(f"held: {hold.reason}", state=ProgressState.WAITING)
             self.handle.held = hold.reason
-            await self.handle.inflight_op(self.handle.spend_woken(self.deps.clock, RECHECK_S))
+            woken = self.handle.spend_woken(self.deps.clock, RECHECK_S)
+            await self.handle.inflight_op(woken, cut_safely=True)
             hold = await self.guard.ask(self.model, held.estimate)
             if hold is not None:
                 self.handle.spend_approved_by = None  # that approval is not enough
@@ -319,7 +321,7 @@ class Turn:
     async def _send(self, request: ProviderRequest, chars: int | None = None) -> ProviderResponse:
         live = LiveAnswer(self.deps.store, self.session.id, self.run_id, self._emit)
         response = await self.handle.inflight_op(
-            self.deps.provider.complete(request, live.text, live.retry)
+            self.deps.provider.complete(request, live.text, live.retry), cut_safely=True
         )
         self.session.context.observe(request, response.usage, chars)
         self.usage += response.usage

@@ -18,7 +18,7 @@ from runtime.prompts import turn_input_row
 from runtime.records import RunRecord, RunStatus
 from runtime.results import CompactStatus
 from runtime.scheduler import collect_wait
-from runtime.session import RunHandle, Session
+from runtime.session import HandedBack, RunHandle, Session
 from runtime.spend import CallPurpose
 from runtime.tool_round import waiting_round
 from runtime.turn import Turn
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 async def work(rt: Host, session: Session) -> None:
     try:
-        while True:
+        while not rt.closing:
             if session.record.agent_id not in rt.agents:  # a reload removed it: work waits
                 log.warning(
                     "agent not configured; its queued messages wait",
@@ -126,6 +126,10 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         outcome = await turn.run()
     except asyncio.CancelledError:
         raise  # shutdown: the run stays "running" and is recovered on the next open
+    except HandedBack:  # as a shutdown leaves it, at a safe point: resumed on the next open
+        log.info("turn handed back at a safe point", extra=turn_fields(session, handle))
+        handle.finished.set()
+        return
     except Exception as exc:
         log.exception("turn crashed", extra={"session_id": session.id, "run_id": handle.run_id})
         outcome = TurnOutcome(RunStatus.FAILED, "", f"internal error: {exc!r}")

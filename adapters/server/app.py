@@ -96,6 +96,8 @@ class App:
         # Closed before the bots stop: nothing more is handed to them.
         yield self.way_in.replay(self.live.decoders)
         yield Part("drain", self._drain)  # replies on their way get DRAIN_S to go out
+        # Closed before the drain: running turns end at a safe point, their replies drained.
+        yield Part("turns", self._turns)
         yield Part("console", run=self._console)
         yield Part("http", self._serve)
         # First to close: nothing more is taken; what was is handled on the next start.
@@ -281,6 +283,16 @@ class App:
         yield
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+
+    @contextlib.asynccontextmanager
+    async def _turns(self) -> AsyncIterator[None]:
+        yield
+        cut = await self.runtime.hand_back(self.config.server.stop_grace_s)
+        if cut:
+            log.warning(
+                "turns still running at the end of the stop's grace; cut, to resume later",
+                extra={"sessions": cut, "grace_s": self.config.server.stop_grace_s},
+            )
 
     @contextlib.asynccontextmanager
     async def _console(self) -> AsyncIterator[None]:

@@ -1,0 +1,59 @@
+"""A stop while a turn runs a tool (a deploy, a restart of the replica) on every topology: the
+tool runs to its end during the stop's grace, and the next start (or the standby taking over)
+goes on from its result: one answer, the tool run once, nothing answered as interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.adapters.telegram_harness import start_app
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.fakes.telegram_api import FakeTelegram
+from tests.runtime.helpers import blocking_tool, until
+from tests.topology import Topology
+
+ALICE = 1001
+
+
+def written(marker: Path) -> bool:
+    return marker.exists() and marker.read_text().endswith("\n")  # created before written
+
+
+async def test_a_tool_under_way_at_a_stop_finishes_and_the_turn_goes_on_after_it(
+    topology: Topology,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    tmp_path: Path,
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "marker"
+    tool = blocking_tool("deploy", gate, marker)
+    anthropic_api.script = [tools(("deploy", {})), text("Deployed, and it went fine.")]
+    await start_app(
+        tmp_path / "unused.db",
+        anthropic_api,
+        telegram_api,
+        agent_tools=("deploy",),
+        tools=[tool],
+        topology=topology,
+    )
+    telegram_api.push_message("deploy the release", user=ALICE)
+    await until(lambda: written(marker), wait_s=30)
+    active = topology.active
+    topology.apps.remove(active)
+    stopping = asyncio.ensure_future(active.stop())
+    await asyncio.sleep(0.5)
+    assert not stopping.done(), "the stop waits for the tool"
+    gate.touch()
+    await asyncio.wait_for(stopping, 30)
+    if topology.kind == "replicas":
+        [standby] = topology.apps
+        await until(lambda: standby.active, wait_s=15)
+    else:
+        await topology.start(topology.folder / "switchboard.toml")
+    await until(lambda: "Deployed, and it went fine." in telegram_api.chat(ALICE), wait_s=30)
+    assert len(marker.read_text().splitlines()) == 1, "the tool ran once"
+    [result] = anthropic_api.requests[-1]["messages"][2]["content"]
+    assert '"status": "success"' in result["content"] and "released" in result["content"]
+    assert not result.get("is_error"), "the model got the tool's own result"
+    assert telegram_api.chat(ALICE).count("Deployed, and it went fine.") == 1

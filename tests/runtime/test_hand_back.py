@@ -1,0 +1,100 @@
+"""A stop of the process hands running turns back at their next safe point: a tool under way
+runs to its end and its result is kept, a model call is cut at once, and the next start
+resumes the turn from there, with nothing run twice and nothing answered as interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from runtime import RunStatus
+from tests.fakes.anthropic_api import FakeAnthropic, text, tools
+from tests.runtime.helpers import blocking_tool, open_runtime, operator, until
+
+
+def written(marker: Path) -> bool:
+    return marker.exists() and marker.read_text().endswith("\n")  # created before written
+
+
+async def test_a_tool_under_way_at_a_stop_runs_to_its_end_and_the_next_start_goes_on(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "marker"
+    tool = blocking_tool("wait", gate, marker)
+    anthropic_api.script = [tools(("wait", {}))]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("long job"))
+    await until(lambda: written(marker), wait_s=30)  # a loaded machine is slow
+    stopping = asyncio.ensure_future(rt.hand_back(grace_s=30))
+    await asyncio.sleep(0.3)
+    assert not stopping.done(), "the stop waits for the tool"
+    gate.touch()  # the tool finishes during the grace
+    assert await stopping == 0, "every turn reached a safe point in time"
+    assert len(anthropic_api.requests) == 1, "no new model call once handing back"
+    await rt.close()
+
+    anthropic_api.script = [text("after restart")]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    cleanup.append(rt)
+    await rt.wait_idle()
+    assert len(marker.read_text().splitlines()) == 1, "the tool ran once"
+    [call] = await rt.store.tool_calls()
+    assert call.status == "success", "its result was kept, not answered as interrupted"
+    [result] = anthropic_api.requests[-1]["messages"][2]["content"]
+    assert '"status": "success"' in result["content"] and '"result": "released' in result["content"]
+    assert not result.get("is_error"), "the model is given the tool's own result"
+    runs = await rt.store.runs(session_id=sid)
+    assert [r.status for r in runs] == [RunStatus.INTERRUPTED, RunStatus.COMPLETED]
+    assert runs[-1].final_text == "after restart"
+
+
+async def test_a_model_call_under_way_at_a_stop_is_cut_at_once_and_asked_again(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    never = asyncio.Event()
+    anthropic_api.script = [text("never said", hold=never)]
+    rt = await open_runtime(db_path, anthropic_api)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("think hard"))
+    for _ in range(500):
+        if anthropic_api.requests:
+            break
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    assert await rt.hand_back(grace_s=30) == 0
+    assert time.monotonic() - started < 5, "a model call is not waited for"
+    await rt.close()
+    never.set()
+
+    anthropic_api.script = [text("answered after the restart")]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await rt.wait_idle()
+    runs = await rt.store.runs(session_id=sid)
+    assert [r.status for r in runs] == [RunStatus.INTERRUPTED, RunStatus.COMPLETED]
+    assert runs[-1].final_text == "answered after the restart"
+    asked = anthropic_api.requests[-1]["messages"]
+    assert str(asked).count("think hard") == 1, "the prompt is not appended twice"
+
+
+async def test_a_tool_past_the_grace_is_cut_as_a_crash_would_cut_it(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
+    gate, marker = tmp_path / "gate", tmp_path / "marker"
+    tool = blocking_tool("wait", gate, marker)
+    anthropic_api.script = [tools(("wait", {}))]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("long job"))
+    await until(lambda: written(marker), wait_s=30)  # a loaded machine is slow
+    assert await rt.hand_back(grace_s=0.2) == 1, "one session still had work at the end"
+    await rt.close()
+    anthropic_api.script = [text("after restart")]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    cleanup.append(rt)
+    await rt.wait_idle()
+    [call] = await rt.store.tool_calls()
+    assert call.result is not None and call.result.error is not None
+    assert call.result.error.kind == "interrupted"
