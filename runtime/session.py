@@ -44,6 +44,8 @@ class RunHandle:
     inflight: asyncio.Future[object] | None = None
     cut_safely: bool = False  # the in-flight part loses nothing when cut (a model call, a wait)
     handing_back: bool = False  # the process is stopping: end at the next safe point
+    open_calls: int = 0  # calls of the round under way whose result is not kept yet
+    asking: int = 0  # of those, the calls waiting for an operator's approval
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     payer: str | None = None  # who its model calls are charged to (runtime/spend.py)
     held: str | None = None  # why it waits before a model call (a budget); None: it does not
@@ -69,8 +71,21 @@ class RunHandle:
         model call or a wait in flight is cut now (nothing of it is recorded yet); tools run
         to their end, so none is cut and answered as interrupted."""
         self.handing_back = True
-        if self.inflight is not None and self.cut_safely:
+        self.cut_if_safe()
+
+    def cut_if_safe(self) -> None:
+        """While handing back: cut what is in flight once cutting it loses nothing (a model
+        call, a wait; a round of tools whose every call has its result kept or waits for an
+        operator's approval, which stays asked across a restart)."""
+        if not self.handing_back or self.inflight is None:
+            return
+        if self.cut_safely or (self.open_calls and self.open_calls == self.asking):
             self.inflight.cancel()
+
+    def call_kept(self) -> None:
+        """A call of the round under way has its result stored."""
+        self.open_calls -= 1
+        self.cut_if_safe()
 
     def raise_if_handed_back(self) -> None:
         if self.handing_back:

@@ -139,9 +139,13 @@ class ToolRunner:
             labels = ", ".join(self.deps.tools.label(c.name) for c in calls)
             w.emit(self._progress_event(f"running {labels}"))
         solo = len(calls) == 1
-        results = await self.handle.inflight_op(
-            asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
-        )
+        self.handle.open_calls = len(calls)
+        try:
+            results = await self.handle.inflight_op(
+                asyncio.gather(*(self._run_one(call, record=not solo) for call in calls))
+            )
+        finally:
+            self.handle.open_calls = 0
         await self._close_round(calls, results, record_solo=solo, next_round=round_no + 1)
         return list(results)
 
@@ -165,15 +169,21 @@ class ToolRunner:
         async def close(call: ToolUseBlock) -> ToolResult:
             record = stored.get(call.id)
             if record is not None and record.result is not None:
+                self.handle.call_kept()
                 return record.result
             approval = asked.get(call.id)
             if approval is not None and approval.status is ApprovalStatus.PENDING:
                 return await self._run_one(call, record=True, waiting=True)
             async with self.deps.store.write() as w:
                 self._record_finish(w, call, INTERRUPTED)
+            self.handle.call_kept()
             return INTERRUPTED
 
-        results = await self.handle.inflight_op(asyncio.gather(*(close(c) for c in calls)))
+        self.handle.open_calls = len(calls)
+        try:
+            results = await self.handle.inflight_op(asyncio.gather(*(close(c) for c in calls)))
+        finally:
+            self.handle.open_calls = 0
         await self._close_round(calls, results, record_solo=False, next_round=1)
 
     async def _close_round(
@@ -234,20 +244,26 @@ class ToolRunner:
         if record:
             async with self.deps.store.write() as w:
                 self._record_finish(w, call, result)
+            self.handle.call_kept()
         return result
 
     async def _approved(self, call: ToolUseBlock, approval: Approval) -> ToolResult | None:
         """None once an operator approved the call; else the result that says why not."""
         label = self.deps.tools.label(call.name)
         await self._progress(f"waiting for an operator to approve {label}", ProgressState.WAITING)
-        answered = await self.deps.approvals.ask(
-            call,
-            tool=label,
-            approval=approval,
-            session_id=self.session.id,
-            run_id=self.run_id,
-            agent_id=self.session.record.agent_id,
-        )
+        self.handle.asking += 1
+        self.handle.cut_if_safe()  # a stop under way need not wait for the operator
+        try:
+            answered = await self.deps.approvals.ask(
+                call,
+                tool=label,
+                approval=approval,
+                session_id=self.session.id,
+                run_id=self.run_id,
+                agent_id=self.session.record.agent_id,
+            )
+        finally:
+            self.handle.asking -= 1
         if answered.status is not ApprovalStatus.APPROVED:
             return refusal(answered)
         await self._progress(f"running {label}", ProgressState.RUNNING)

@@ -6,11 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from runtime import RunStatus
+from runtime import EventType, RunStatus
+from runtime.payloads import ApprovalRequested
+from runtime.records import ApprovalStatus
+from runtime.tools.base import Approval
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
-from tests.runtime.helpers import blocking_tool, open_runtime, operator, until
+from tests.runtime.helpers import (
+    blocking_tool,
+    counting_tool,
+    open_runtime,
+    operator,
+    until,
+    wait_for,
+)
+
+
+def reshown(data: object) -> bool:
+    return isinstance(data, ApprovalRequested) and data.reshown
 
 
 def written(marker: Path) -> bool:
@@ -98,3 +113,29 @@ async def test_a_tool_past_the_grace_is_cut_as_a_crash_would_cut_it(
     [call] = await rt.store.tool_calls()
     assert call.result is not None and call.result.error is not None
     assert call.result.error.kind == "interrupted"
+
+
+async def test_a_call_waiting_for_approval_does_not_hold_the_stop_and_is_asked_again(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
+    counter = tmp_path / "count"
+    tool = replace(counting_tool("deploy", counter), approval=Approval(600))
+    anthropic_api.script = [tools(("deploy", {}))]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("deploy it"))
+    await wait_for(rt, EventType.APPROVAL_REQUESTED)
+    started = time.monotonic()
+    assert await rt.hand_back(grace_s=30) == 0, "an operator's answer is not waited for"
+    assert time.monotonic() - started < 10
+    await rt.close()
+
+    anthropic_api.script = [text("deployed")]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    cleanup.append(rt)
+    asked = await wait_for(rt, EventType.APPROVAL_REQUESTED, lambda e: reshown(e.data))
+    assert isinstance(asked.data, ApprovalRequested)
+    await rt.approvals.decide(asked.data.approval_id, ApprovalStatus.APPROVED, "alice")
+    await rt.wait_idle()
+    assert counter.read_text().splitlines() == ["run"], "run once, after the restart"
+    assert (await rt.store.runs(session_id=sid))[-1].final_text == "deployed"
