@@ -87,9 +87,7 @@ class Holdings:
         loop = asyncio.get_running_loop()
         try:
             await self._align_if_due()
-            kept = await asyncio.wait_for(
-                self._leases.renew(self.holder, self.ttl_s), max(self.ttl_s / 4, 1.0)
-            )
+            kept = await asyncio.wait_for(self._extend(), max(self.ttl_s / 4, 1.0))
         except Exception as exc:
             since = loop.time() - (self._renewed_at or loop.time())
             if since > self.ttl_s * 0.75:
@@ -98,10 +96,17 @@ class Holdings:
                 log.warning("leases not renewed; trying again", extra={"error": repr(exc)})
             return
         self._renewed_at = loop.time()
-        names = {lease.name for lease in kept}
-        gone = [lease for name, lease in self.held.items() if name not in names]
+        gone = [lease for name, lease in self.held.items() if name not in kept]
         if gone:
             self._lose(gone, "another replica holds them now")
+
+    async def _extend(self) -> set[str]:
+        """The names still held after one renewal: read back only when fewer were extended
+        than are held (another replica took one over), which is rare."""
+        extended = await self._leases.extend(self.holder, self.ttl_s)
+        if extended == len(self.held):
+            return set(self.held)
+        return await self._leases.holding(self.holder)
 
     def _lose(self, gone: list[Lease], why: str) -> None:
         for lease in gone:

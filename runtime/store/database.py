@@ -138,8 +138,9 @@ class Database(Protocol):
         """Give up the transaction `begin` opened (nothing of it is kept)."""
         ...
 
-    async def delete(self, sql: str, params: Sequence[Any]) -> int:
-        """One bounded delete in a short transaction of its own; how many rows went."""
+    async def alone(self, sql: str, params: Sequence[Any]) -> int:
+        """One statement in a short transaction of its own, outside the fleet's write lock
+        (it numbers nothing: a bounded delete, a lease renewal); how many rows it touched."""
         ...
 
     def notifications(self) -> AsyncIterator[str] | None:

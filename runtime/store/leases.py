@@ -9,7 +9,7 @@ Times are the database's: each process reads how far its own clock is from the d
 clocks disagree still agree on when a lease runs out (until aligned, its own clock's).
 
 A replica holding many leases (one per session it runs) claims them in one transaction
-(`claim_many`) and renews all of them in one statement (`renew`).
+(`claim_many`) and renews all of them in one statement (`extend`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ CLAIM = (
     " WHERE leases.holder = excluded.holder OR leases.expires_at < ?"
 )
 RENEW = "UPDATE leases SET expires_at = ? WHERE holder = ? AND expires_at >= ?"
+HOLDING = "SELECT name FROM leases WHERE holder = ? AND expires_at >= ? ORDER BY name"
 RELEASE = "UPDATE leases SET expires_at = 0 WHERE name = ? AND holder = ? AND fence = ?"
 LEASE = "SELECT * FROM leases WHERE name = ?"
-HELD_BY = "SELECT * FROM leases WHERE holder = ? AND expires_at >= ? ORDER BY name"
 HELD_AMONG = "SELECT * FROM leases WHERE holder = ? AND expires_at >= ? AND name IN ({names})"
 ALL = "SELECT * FROM leases ORDER BY name"
 FENCE = "UPDATE leases SET fence = fence WHERE name = ? AND holder = ? AND fence = ?"
@@ -88,11 +88,13 @@ class Leases:
         self,
         write: Callable[[], AbstractAsyncContextManager[_Transaction]],
         rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]],
+        alone: Callable[[str, Sequence[Any]], Awaitable[int]],
         clock: Clock,
         engine: Engine,
     ) -> None:
         self._write = write
         self._rows = rows
+        self._alone = alone
         self._clock = clock
         self._engine = engine
         self.skew_s = 0.0  # the database's clock minus this process's (`align`)
@@ -131,13 +133,16 @@ class Leases:
         found = await self._rows(HELD_AMONG.format(names=marks), (holder, now, *names))
         return sorted((lease(r) for r in found), key=lambda held: held.name)
 
-    async def renew(self, holder: str, ttl_s: float) -> list[Lease]:
-        """Extend every lease `holder` still holds, in one statement; returns them (one it
-        lost is absent)."""
-        now = self.now()
-        async with self._write() as w:
-            w.statements.append(renew(holder, now, ttl_s))
-        return [lease(r) for r in await self._rows(HELD_BY, (holder, now))]
+    async def extend(self, holder: str, ttl_s: float) -> int:
+        """Extend every lease `holder` still holds: one statement of its own, outside the
+        fleet's write lock (it numbers nothing; row locks order it against a claim). Returns
+        how many it extended."""
+        statement = renew(holder, self.now(), ttl_s)
+        return await self._alone(statement.sql, statement.params)
+
+    async def holding(self, holder: str) -> set[str]:
+        """The names of the leases `holder` holds now."""
+        return {r["name"] for r in await self._rows(HOLDING, (holder, self.now()))}
 
     async def release(self, held: Lease) -> None:
         """Give the lease up now (if it is still this holding), for another to take at once."""

@@ -179,7 +179,7 @@ class PostgresDatabase:
             return
         await self._writer.rollback()
 
-    async def delete(self, sql: str, params: Sequence[Any]) -> int:
+    async def alone(self, sql: str, params: Sequence[Any]) -> int:
         async with self._reader() as conn:
             cursor = await conn.execute(dialect.statement(sql), _adapted(params))
             return cursor.rowcount

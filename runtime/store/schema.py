@@ -300,4 +300,18 @@ MIGRATIONS: list[str | Migration] = [
     """
     ALTER TABLE model_usage ADD COLUMN provider TEXT;
     """,
+    # 14: a lease renewal updates only `expires_at`, indexed no more, in pages with room to
+    # spare (PostgreSQL): each renewal an update in place, not a new row version and two index
+    # entries per lease (issue 42: at 10,000 sessions, a quarter of the WAL, 4 ms, not 24).
+    Migration(
+        sqlite="""
+    DROP INDEX leases_holder;
+    CREATE INDEX leases_holder ON leases(holder);
+    """,
+        postgresql="""
+    DROP INDEX leases_holder;
+    CREATE INDEX leases_holder ON leases(holder);
+    ALTER TABLE leases SET (fillfactor = 50);
+    """,
+    ),
 ]

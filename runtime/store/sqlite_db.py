@@ -117,9 +117,9 @@ class SqliteDatabase:
     async def rollback(self) -> None:
         return None
 
-    async def delete(self, sql: str, params: Sequence[Any]) -> int:
-        removed: int = await self._on_writer(delete, self._writer, sql, params)
-        return removed
+    async def alone(self, sql: str, params: Sequence[Any]) -> int:
+        touched: int = await self._on_writer(alone, self._writer, sql, params)
+        return touched
 
     def notifications(self) -> AsyncIterator[str] | None:
         return None
@@ -331,16 +331,16 @@ def _as_store_error(exc: BaseException) -> BaseException:
     return exc
 
 
-def delete(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
-    """One bounded delete in its own short transaction; returns how many rows it removed."""
+def alone(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
+    """One statement in its own short transaction; returns how many rows it touched."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        removed = conn.execute(sql, params).rowcount
+        touched = conn.execute(sql, params).rowcount
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return removed
+    return touched
 
 
 def lock(path: Path) -> IO[bytes]:

@@ -64,7 +64,8 @@ class Store:
         self.clock = clock
         # Masked in the ledger's events and in what a layer above writes for people to read.
         self.secrets = secrets if secrets is not None else Secrets()
-        self.leases = Leases(self.write, self._rows, clock, db.engine)  # runtime/store/leases.py
+        # runtime/store/leases.py
+        self.leases = Leases(self.write, self._rows, db.alone, clock, db.engine)
         self.approvals = Approvals(self._rows)  # runtime/store/approvals.py
         self.history = History(self._rows)  # runtime/store/history.py: pages for people
         self.wakeups = Wakeups(self._rows)  # runtime/store/wakeups.py
@@ -263,7 +264,7 @@ class Store:
         """A bounded delete of a layer's own store module (bridge/store/), in a short write
         transaction of its own; returns how many rows it removed."""
         async with self._tx.lock:
-            return await self.db.delete(sql, params)
+            return await self.db.alone(sql, params)
 
     async def prune_events(self, before: float, through_seq: int, batch: int = BATCH) -> int:
         """Drop ledger events older than `before` (wall time) in batches, none after

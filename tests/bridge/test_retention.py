@@ -163,7 +163,7 @@ async def test_a_write_waits_for_one_batch_at_most(
 
         return run
 
-    monkeypatch.setattr(sqlite_db, "delete", logged("batch", sqlite_db.delete))
+    monkeypatch.setattr(sqlite_db, "alone", logged("batch", sqlite_db.alone))
     monkeypatch.setattr(sqlite_db, "commit", logged("write", sqlite_db.commit))
     pruning = asyncio.create_task(store.prune_events(clock.wall(), store.last_seq, batch=50))
     while steps.count("batch") < 5:  # noqa: ASYNC110 - it counts the store thread's steps

@@ -76,19 +76,16 @@ async def test_renewing_keeps_what_is_held_and_a_released_lease_is_free_at_once(
         one = await a.leases.claim("session:s1", "replica-a", ttl_s=10)
         await a.leases.claim("telegram-poll:acme", "replica-a", ttl_s=10)
         await clock.advance(8)
-        assert [x.name for x in await a.leases.renew("replica-a", ttl_s=10)] == [
-            "session:s1",
-            "telegram-poll:acme",
-        ]
+        assert await a.leases.extend("replica-a", ttl_s=10) == 2
+        assert await a.leases.holding("replica-a") == {"session:s1", "telegram-poll:acme"}
         await clock.advance(8)  # 16 s after the claim, 8 after the renewal: still held
         assert await b.leases.claim("session:s1", "replica-b", ttl_s=10) is None
         assert one is not None
         await a.leases.release(one)
         taken = await b.leases.claim("session:s1", "replica-b", ttl_s=10)
         assert taken is not None and taken.fence == 2
-        assert [x.name for x in await a.leases.renew("replica-a", ttl_s=10)] == [
-            "telegram-poll:acme"
-        ]
+        assert await a.leases.extend("replica-a", ttl_s=10) == 1
+        assert await a.leases.holding("replica-a") == {"telegram-poll:acme"}
     finally:
         await a.close()
         await b.close()
