@@ -1,11 +1,16 @@
 """Issue 40's 'done when', as Alice lives it on every topology of `switchboard run`: a fact she
 tells the agent on day one is kept, outlives several compactions of her conversation, a /new
-and a restart of Switchboard, and is offered with her question in the new session."""
+and a restart of Switchboard, and is offered with her question in the new session. Her dozen
+replies follow one another in one chat: Telegram's second between them is shortened
+(`tests/adapters/fast_pacing.py`)."""
 
 from __future__ import annotations
 
+import pytest
+
 from bridge import texts
 from runtime.memory_flush import FLUSH_REQUEST
+from tests.adapters.fast_pacing import faster_telegram
 from tests.adapters.telegram_harness import replies, start_app
 from tests.adapters.test_memory_telegram import DEPLOY, offered_in
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
@@ -22,8 +27,12 @@ def said(telegram: FakeTelegram) -> list[str]:
 
 
 async def test_a_fact_told_on_day_one_outlives_compactions_new_and_a_restart(
-    topology: Topology, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+    topology: Topology,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    faster_telegram(monkeypatch, telegram_api)
     anthropic_api.script = [tools(("remember", {"text": DEPLOY})), text("Noted.")]
     for n in range(COMPACTIONS):
         # a day's chat, then /compact: the flush (nothing new to keep), then the summary

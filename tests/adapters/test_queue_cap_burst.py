@@ -2,20 +2,17 @@
 each message is answered or its sender told it was dropped, and the chat answers the next
 message as usual: the conversation never wedges.
 
-What is tried is the queue, not Telegram's pacing (tests/adapters/test_telegram_pacing.py):
-the fake and the bridge both take a chat's second as a tenth of one, so the burst's thirty
-replies into one chat do not take thirty seconds on each topology."""
+What is tried is the queue, not Telegram's pacing (`tests/adapters/fast_pacing.py`): the burst's
+thirty replies into one chat do not take thirty seconds on each topology."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
 
 from adapters.server.app import App
-from adapters.telegram import bots
-from adapters.telegram.platform import PACING, TelegramProfile
+from tests.adapters.fast_pacing import faster_telegram
 from tests.adapters.telegram_harness import ALICE, replies
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic, text
@@ -24,23 +21,6 @@ from tests.runtime.helpers import until
 from tests.topology import Topology, drained
 
 BURST = 30
-FASTER = 10  # a chat's one message a second, taken as one every tenth of a second
-
-
-def faster_pacing(monkeypatch: pytest.MonkeyPatch, telegram: FakeTelegram) -> None:
-    """The fake's limit of a message a second in a chat, and the bridge's pacing of it, in
-    the same proportion shortened; the bot's 30 a second and the rest are left as they are."""
-    second = PACING.per_conversation_interval_s
-    rules = tuple(
-        dataclasses.replace(r, per_s=r.per_s / FASTER) if r.count == 1 and r.per_s == second else r
-        for r in PACING.rules
-    )
-    pacing = dataclasses.replace(PACING, per_conversation_interval_s=second / FASTER, rules=rules)
-    profile = TelegramProfile(limits=pacing)  # the one the bridge paces Telegram by
-    monkeypatch.setattr(
-        bots, "TELEGRAM_BOTS", dataclasses.replace(bots.TELEGRAM_BOTS, profile=profile)
-    )
-    telegram.per_chat_interval_s /= FASTER
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -65,7 +45,7 @@ async def test_a_burst_at_the_queue_cap_never_wedges_the_chat(
     telegram_api: FakeTelegram,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    faster_pacing(monkeypatch, telegram_api)
+    faster_telegram(monkeypatch, telegram_api)
     anthropic_api.responder = lambda body: text(f"answer to {last_user_text(body)}")
     app = await start(topology, anthropic_api, telegram_api)
     for n in range(BURST):
