@@ -312,9 +312,11 @@ class MemoryEvicted(Payload):
 class MemoryOffered(Payload):
     """A turn of an agent that keeps memory started: how many memories its first message
     recalled and were offered at its head, and about how many tokens of the request they
-    took (0 and 0: none matched). Never their text."""
+    took (0 and 0: none matched). Never their text. For /metrics only, so shown live and never
+    stored: a write of its own would be one more turn of the fleet's write lock a turn."""
 
     TYPE: ClassVar[str] = EventType.MEMORY_OFFERED
+    EPHEMERAL: ClassVar[bool] = True
     agent_id: str
     memories: int
     tokens: int

@@ -125,8 +125,7 @@ class ToolRunner:
                 memories=self.memory.offered_count,
                 tokens=math.ceil(len(self.memory.offered) * self.session.context.tokens_per_char),
             )
-            async with self.deps.store.write() as w:
-                w.emit(Event(offered, self.session.id, self.run_id))
+            self.deps.store.publish_ephemeral(Event(offered, self.session.id, self.run_id))
         return self.memory
 
     async def run(self, calls: list[ToolUseBlock], round_no: int) -> list[ToolResult]:
