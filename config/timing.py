@@ -159,9 +159,21 @@ class Timing:
                 break
             newest, count = slot, count + 1
             if count >= cap:  # counted far enough to say "many"; the newest is found backwards
-                newest = self._newest_until(now) or newest
+                newest = self._newest_from(newest, now)
                 break
         return newest, count
+
+    def _newest_from(self, found: datetime, now: datetime) -> datetime:
+        """The newest slot at or before `now`, `found` being one. Searched backwards from
+        `now` in wall time, then forwards from there: on a fall-back day the hour repeated
+        after `now`'s wall time may hold newer slots (02:56 CEST comes before 02:00 CET)."""
+        back = self._newest_until(now)
+        newest = back if back is not None and _utc(back) > _utc(found) else found
+        for slot in self._slots_after(newest):
+            if _utc(slot) > _utc(now):
+                break
+            newest = slot
+        return newest
 
     def _inside(self, slot: datetime) -> bool:
         return self.active is None or self.active.contains(slot.astimezone(self.tz))

@@ -309,3 +309,15 @@ def test_a_bad_duration_says_how_to_write_one(text: str) -> None:
     assert str(caught.value) == (
         f"{text!r} is not a duration; write a number and a unit: 90s, 15m, 2h, 1d"
     )
+
+
+def test_the_newest_missed_slot_is_found_across_the_hour_a_fall_back_repeats() -> None:
+    """Found by the property above: the backward search walks wall times, and an hour repeated
+    after `now`'s wall time was missed (or the day before was taken for the newest)."""
+    daily = Timing(tz=BERLIN, cron="30 2 * * *")
+    last = at(BERLIN, 2026, 10, 25, 2, 29, 59)  # 00:29:59 UTC
+    now = at(BERLIN, 2026, 10, 25, 2, 0, fold=1)  # 01:00 UTC: 02:30 CEST came between
+    assert daily.missed(last, now, cap=1) == (at(BERLIN, 2026, 10, 25, 2, 30), 1)
+    sevens = Timing(tz=BERLIN, cron="*/7 2-3 * * *", active=ActiveHours.parse("02:15-03:10"))
+    newest, count = sevens.missed(at(BERLIN, 2026, 10, 24, 3, 0), now, cap=1)
+    assert (newest, count) == (at(BERLIN, 2026, 10, 25, 2, 56), 1), "02:56 CEST, not earlier"
