@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from pytest_aiohttp import AiohttpServer
 
+from tests.adapters.fast_pacing import faster_telegram
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -29,3 +30,11 @@ async def slack_api(aiohttp_server: Callable[..., Awaitable[AiohttpServer]]) -> 
     fake.add_team("T1")
     fake.add_team("T2")
     return fake
+
+
+@pytest.fixture
+def fast_telegram(monkeypatch: pytest.MonkeyPatch, telegram_api: FakeTelegram) -> FakeTelegram:
+    """`telegram_api`, with a chat's second shortened in it and in every App the test starts
+    (`tests/adapters/fast_pacing.py`): a module of conversation tests asks for it first."""
+    faster_telegram(monkeypatch, telegram_api)
+    return telegram_api

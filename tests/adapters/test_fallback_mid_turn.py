@@ -34,7 +34,10 @@ PRICES = {
     "claude-test-model": {"input": 3.0, "output": 15.0},
     "gpt-4.1-mini": {"input": 0.4, "output": 1.6},
 }
-pytestmark = pytest.mark.parametrize("topology", ["process"], indirect=True)
+pytestmark = [
+    pytest.mark.parametrize("topology", ["process"], indirect=True),
+    pytest.mark.usefixtures("fast_telegram"),  # replies, not pacing, are tried here
+]
 
 
 class Primary:
