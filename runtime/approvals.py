@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from runtime.clock import Clock
 from runtime.events import Event
@@ -53,11 +54,31 @@ def refusal(record: ApprovalRecord) -> ToolResult:
     )
 
 
+@dataclass(slots=True)
+class _Wait:
+    """A turn waiting for the answer to one call. `waiting(True)` is told once the request is
+    stored and the wait begins, `waiting(False)` the moment it ends (an answer delivered, the
+    wait given up): what the turn knows of it is never behind the store."""
+
+    waiting: Callable[[bool], None]
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+    began: bool = False
+
+    def begin(self) -> None:
+        self.began = True
+        self.waiting(True)
+
+    def end(self) -> None:
+        if self.began:
+            self.began = False
+            self.waiting(False)
+
+
 class Approvals:
     def __init__(self, store: Store, clock: Clock) -> None:
         self._store = store
         self._clock = clock
-        self._answered: dict[str, asyncio.Event] = {}  # by tool_use id, while a turn waits
+        self._waits: dict[str, _Wait] = {}  # by tool_use id, while a turn waits
         self._lock = asyncio.Lock()  # one answer at a time: the first one wins
 
     async def ask(
@@ -69,11 +90,13 @@ class Approvals:
         session_id: str,
         run_id: str,
         agent_id: str,
+        waiting: Callable[[bool], None] = lambda _: None,
     ) -> ApprovalRecord:
         """Ask for an operator's approval of `call` (again, after a restart) and wait for
-        the answer; returns the approval as answered."""
+        the answer; returns the approval as answered. `waiting`: told True once the request
+        is stored and the wait begins, False the moment it ends."""
         # Listening before reading: an answer landing in between is not missed.
-        answered = self._answered.setdefault(call.id, asyncio.Event())
+        wait = self._waits.setdefault(call.id, _Wait(waiting))
         try:
             record = (await self._store.approvals.for_tool_uses([call.id])).get(call.id)
             if record is not None and record.status is not ApprovalStatus.PENDING:
@@ -107,9 +130,12 @@ class Approvals:
                 if not reshown:
                     w.insert_approval(record)
                 w.emit(Event(asked, session_id, run_id))
-            return await self._answer(record, answered)
+            if not wait.answered.is_set():
+                wait.begin()
+            return await self._answer(record, wait.answered)
         finally:
-            self._answered.pop(call.id, None)
+            wait.end()
+            self._waits.pop(call.id, None)
 
     async def _answer(self, record: ApprovalRecord, answered: asyncio.Event) -> ApprovalRecord:
         remaining = record.deadline - self._clock.wall()
@@ -160,9 +186,10 @@ class Approvals:
                 **({"by": by} if by else {}),  # none for a timeout or a stop
             },
         )
-        answered = self._answered.get(record.tool_use_id)
-        if answered is not None:
-            answered.set()
+        wait = self._waits.get(record.tool_use_id)
+        if wait is not None:
+            wait.answered.set()
+            wait.end()
         return Decision(record, changed=True)
 
     async def cancel(self, tool_use_ids: list[str]) -> None:

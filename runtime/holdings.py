@@ -52,11 +52,12 @@ class Holdings:
         taken: list[Lease] = []
         for start in range(0, len(wanted), MOST_AT_ONCE):
             batch = wanted[start : start + MOST_AT_ONCE]
-            taken.extend(await self._leases.claim_many(batch, self.holder, self.ttl_s))
-        for lease in taken:
-            self.held[lease.name] = lease
-        if taken and self._renewed_at is None:
-            self._renewed_at = asyncio.get_running_loop().time()
+            claimed = await self._leases.claim_many(batch, self.holder, self.ttl_s)
+            if claimed and not self.held:  # the renewals' clock starts again
+                self._renewed_at = asyncio.get_running_loop().time()
+            for lease in claimed:  # held as soon as committed: a later batch may fail
+                self.held[lease.name] = lease
+            taken.extend(claimed)
         return taken
 
     async def release(self, names: Sequence[str]) -> None:
@@ -85,9 +86,9 @@ class Holdings:
         if not self.held:
             return
         loop = asyncio.get_running_loop()
-        try:
-            await self._align_if_due()
-            kept = await asyncio.wait_for(self._extend(), max(self.ttl_s / 4, 1.0))
+        expected = dict(self.held)  # a release meanwhile changes `held`, not what is checked
+        try:  # bounded: a database that does not answer must not keep the leases held here
+            kept = await asyncio.wait_for(self._extend(expected), max(self.ttl_s / 4, 1.0))
         except Exception as exc:
             since = loop.time() - (self._renewed_at or loop.time())
             if since > self.ttl_s * 0.75:
@@ -96,16 +97,18 @@ class Holdings:
                 log.warning("leases not renewed; trying again", extra={"error": repr(exc)})
             return
         self._renewed_at = loop.time()
-        gone = [lease for name, lease in self.held.items() if name not in kept]
+        gone = [lease for name, lease in expected.items() if name not in kept]
+        gone = [lease for lease in gone if self.held.get(lease.name) == lease]
         if gone:
             self._lose(gone, "another replica holds them now")
 
-    async def _extend(self) -> set[str]:
-        """The names still held after one renewal: read back only when fewer were extended
-        than are held (another replica took one over), which is rare."""
+    async def _extend(self, expected: dict[str, Lease]) -> set[str]:
+        """The names still held after one renewal: read back only when the count extended
+        is not the count expected (another replica took one over), which is rare."""
+        await self._align_if_due()
         extended = await self._leases.extend(self.holder, self.ttl_s)
-        if extended == len(self.held):
-            return set(self.held)
+        if extended == len(expected):
+            return set(expected)
         return await self._leases.holding(self.holder)
 
     def _lose(self, gone: list[Lease], why: str) -> None:

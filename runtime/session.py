@@ -77,18 +77,29 @@ class RunHandle:
         """While handing back: cut what is in flight once cutting it loses nothing (a model
         call, a wait; a round of tools whose every call has its result kept or waits for an
         operator's approval, which stays asked across a restart)."""
-        if not self.handing_back or self.inflight is None:
+        if not self.hands_back or self.inflight is None:
             return
         if self.cut_safely or (self.open_calls and self.open_calls == self.asking):
             self.inflight.cancel()
+
+    def asking_operator(self, waiting: bool) -> None:
+        """A call of the round under way began (True) or ended (False) waiting for an
+        operator's approval, its request stored: a stop under way need not wait for it."""
+        self.asking += 1 if waiting else -1
+        self.cut_if_safe()
 
     def call_kept(self) -> None:
         """A call of the round under way has its result stored."""
         self.open_calls -= 1
         self.cut_if_safe()
 
+    @property
+    def hands_back(self) -> bool:
+        """Handing back, and no operator's stop under way (a stop wins: it ends the turn)."""
+        return self.handing_back and not self.stop_claimed
+
     def raise_if_handed_back(self) -> None:
-        if self.handing_back:
+        if self.hands_back:
             raise HandedBack
 
     async def inflight_op(self, work: Awaitable[T], *, cut_safely: bool = False) -> T:
@@ -98,7 +109,7 @@ class RunHandle:
         if self.stop_requested:
             task.cancel()
             raise TurnStopped
-        if self.handing_back and cut_safely:
+        if self.hands_back and cut_safely:
             task.cancel()
             raise HandedBack
         self.inflight = task  # type: ignore[assignment]
@@ -112,7 +123,7 @@ class RunHandle:
             if not (current and current.cancelling()):
                 if self.stop_requested:
                     raise TurnStopped from None
-                if self.handing_back:
+                if self.hands_back:
                     raise HandedBack from None
             raise
         finally:

@@ -35,7 +35,13 @@ class Stopping:
                 progress = handle.progress(self.clock.monotonic(), ProgressState.CANCEL_REQUESTED)
                 await self.store.emit(Event(progress, session.id, run_id))
                 handle.request_stop(reason)
-                await asyncio.gather(*(self._stop_child(c) for c in self.children(session)))
+                children = self.children(session)
+                stopped = await asyncio.gather(
+                    *(self._stop_child(c) for c in children), return_exceptions=True
+                )
+                for child, result in zip(children, stopped, strict=True):
+                    if isinstance(result, Exception):  # it ended on its own meanwhile
+                        log.info("child not stopped", extra={"session_id": child.id})
             await handle.finished.wait()
             if already:
                 return StopResult(StopStatus.ALREADY_STOPPED, run_id)

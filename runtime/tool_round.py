@@ -250,19 +250,15 @@ class ToolRunner:
         """None once an operator approved the call; else the result that says why not."""
         label = self.deps.tools.label(call.name)
         await self._progress(f"waiting for an operator to approve {label}", ProgressState.WAITING)
-        self.handle.asking += 1
-        self.handle.cut_if_safe()  # a stop under way need not wait for the operator
-        try:
-            answered = await self.deps.approvals.ask(
-                call,
-                tool=label,
-                approval=approval,
-                session_id=self.session.id,
-                run_id=self.run_id,
-                agent_id=self.session.record.agent_id,
-            )
-        finally:
-            self.handle.asking -= 1
+        answered = await self.deps.approvals.ask(
+            call,
+            tool=label,
+            approval=approval,
+            session_id=self.session.id,
+            run_id=self.run_id,
+            agent_id=self.session.record.agent_id,
+            waiting=self.handle.asking_operator,
+        )
         if answered.status is not ApprovalStatus.APPROVED:
             return refusal(answered)
         await self._progress(f"running {label}", ProgressState.RUNNING)

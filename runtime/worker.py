@@ -50,6 +50,9 @@ async def work(rt: Host, session: Session) -> None:
             if not entries:
                 return
             async with session.turn_lock:  # a compaction between turns finishes first
+                if rt.closing:  # the process began to stop meanwhile: they wait for the next
+                    session.queue.push_front(entries)
+                    return
                 await run_turn(rt, session, entries)
     finally:
         session.worker = None

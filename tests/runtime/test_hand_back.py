@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from runtime import EventType, RunStatus
+import pytest
+
+from runtime import EventType, QueueStatus, RunStatus, Runtime
 from runtime.payloads import ApprovalRequested
 from runtime.records import ApprovalStatus
+from runtime.results import StopStatus
+from runtime.tool_round import ToolRunner
 from runtime.tools.base import Approval
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import (
+    all_events,
     blocking_tool,
     counting_tool,
     open_runtime,
@@ -22,6 +29,18 @@ from tests.runtime.helpers import (
     until,
     wait_for,
 )
+
+
+async def asked_times(rt: Runtime, times: int) -> bool:
+    return len(await all_events(rt, EventType.APPROVAL_REQUESTED)) >= times
+
+
+async def until_async(condition: Callable[[], Awaitable[bool]]) -> None:
+    for _ in range(500):
+        if await condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not met in time")
 
 
 def reshown(data: object) -> bool:
@@ -139,3 +158,88 @@ async def test_a_call_waiting_for_approval_does_not_hold_the_stop_and_is_asked_a
     await rt.wait_idle()
     assert counter.read_text().splitlines() == ["run"], "run once, after the restart"
     assert (await rt.store.runs(session_id=sid))[-1].final_text == "deployed"
+
+
+async def test_a_stop_as_a_round_needing_approval_starts_still_asks_for_it_after(
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    tmp_path: Path,
+    cleanup: list[object],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The call counts as waiting for an operator only once its request is stored: cut before,
+    it would be answered as interrupted after the restart, never asked."""
+    counter = tmp_path / "count"
+    tool = replace(counting_tool("deploy", counter), approval=Approval(600))
+    anthropic_api.script = [tools(("deploy", {}))]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    stopping: list[asyncio.Future[int]] = []
+    run = ToolRunner.run
+
+    async def stopped_as_it_starts(self: ToolRunner, calls: Any, round_no: int) -> Any:
+        stopping.append(asyncio.ensure_future(rt.hand_back(grace_s=30)))
+        await asyncio.sleep(0)
+        return await run(self, calls, round_no)
+
+    monkeypatch.setattr(ToolRunner, "run", stopped_as_it_starts)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("deploy it"))
+    await until(lambda: bool(stopping))
+    assert await stopping[0] == 0
+    before = len(await all_events(rt, EventType.APPROVAL_REQUESTED))  # 0 or 1: who came first
+    await rt.close()
+    monkeypatch.setattr(ToolRunner, "run", run)
+
+    anthropic_api.script = [text("deployed")]
+    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
+    cleanup.append(rt)
+    await until_async(lambda: asked_times(rt, before + 1))  # asked by the resumed turn
+    asked = (await all_events(rt, EventType.APPROVAL_REQUESTED))[-1]
+    assert isinstance(asked.data, ApprovalRequested)
+    await rt.approvals.decide(asked.data.approval_id, ApprovalStatus.APPROVED, "alice")
+    await rt.wait_idle()
+    assert counter.read_text().splitlines() == ["run"], "asked after the restart, run once"
+
+
+async def test_an_operators_stop_during_a_hand_back_stops_the_turn(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    never = asyncio.Event()
+    anthropic_api.script = [text("never said", hold=never)]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("think hard"))
+    await until(lambda: bool(anthropic_api.requests))
+    run_id = rt.status(sid).run_id
+    assert run_id is not None
+    stop = asyncio.ensure_future(rt.stop(sid, run_id))
+    await asyncio.sleep(0)  # the stop has claimed the turn, and records itself
+    assert await rt.hand_back(grace_s=30) == 0
+    assert (await stop).status is StopStatus.STOPPED, "the operator's stop wins"
+    never.set()
+    [run] = await rt.store.runs(session_id=sid)
+    assert run.status is RunStatus.STOPPED
+
+
+async def test_a_turn_waiting_for_a_compaction_does_not_start_once_stopping(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    hold = asyncio.Event()
+    anthropic_api.script = [text("one")]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("first " * 200))
+    await rt.wait_idle()
+    anthropic_api.script = [text("SUMMARY", hold=hold), text("answered while stopping")]
+    rt.compact(sid)  # idle: it runs now, holding the session's turn lock
+    await until(lambda: len(anthropic_api.requests) == 2)
+    await rt.submit(sid, operator("later"))  # its worker waits for the lock
+    stopping = asyncio.ensure_future(rt.hand_back(grace_s=10))
+    await asyncio.sleep(0.2)
+    hold.set()
+    assert await stopping == 0
+    assert len(anthropic_api.requests) == 2, "no turn started once the stop began"
+    [queued] = await rt.store.messages(statuses=[QueueStatus.QUEUED])
+    assert queued.message.text == "later", "it waits in the queue for the next start"

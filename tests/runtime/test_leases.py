@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from runtime.clock import ManualClock, SystemClock
 from runtime.errors import LeaseLostError
 from runtime.holdings import Holdings
-from runtime.records import AgentProfile, SessionRecord
+from runtime.records import AgentProfile, Lease, SessionRecord
 from runtime.store import Store
 
 
@@ -152,6 +153,65 @@ async def test_holdings_renew_together_and_tell_at_once_of_one_taken_over(
         assert list(held.held) == ["session:s2"] and held.lost == 1
         await held.release_all()
         assert await b.leases.claim("session:s2", "replica-b", ttl_s=10) is not None
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_database_that_stops_answering_loses_the_leases_in_time(
+    db_path: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every step of a renewal is bounded, the database clock's reading too: a replica whose
+    database hangs says its leases are lost before another replica may take them."""
+    a = await Store.open(db_path, clock=SystemClock(), exclusive=False)
+    lost: list[str] = []
+    held = Holdings(a.leases, "replica-a", 2, lambda gone, why: lost.append(why))
+    try:
+        assert await held.claim(["active"])
+
+        async def hangs() -> float:
+            await asyncio.Event().wait()
+            return 0.0
+
+        monkeypatch.setattr(a.leases, "align", hangs)
+        monkeypatch.setattr("runtime.holdings.ALIGN_S", 0.0)  # due at every renewal
+        for _ in range(3):  # each try gives up after a second
+            await asyncio.wait_for(held.renew(), 5)
+            if lost:
+                break
+        assert lost and lost[0].startswith("not renewed in time"), lost
+        assert held.held == {}
+    finally:
+        await a.close()
+
+
+async def test_a_claim_that_fails_halfway_keeps_what_it_took_and_a_lost_lease_is_told(
+    db_path: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualClock(start=time.time())
+    a, b = await two_stores(db_path, clock)
+    lost: list[str] = []
+    held = Holdings(a.leases, "replica-a", 10, lambda gone, why: lost.extend(x.name for x in gone))
+    try:
+        assert [x.name for x in await held.claim(["s1"])] == ["s1"]
+        await clock.advance(8)
+        monkeypatch.setattr("runtime.holdings.MOST_AT_ONCE", 1)
+        claim_many, calls = a.leases.claim_many, [0]
+
+        async def second_fails(names: list[str], holder: str, ttl_s: float) -> list[Lease]:
+            calls[0] += 1
+            if calls[0] == 2:
+                raise ConnectionError("the database went away")
+            return await claim_many(names, holder, ttl_s)
+
+        monkeypatch.setattr(a.leases, "claim_many", second_fails)
+        with pytest.raises(ConnectionError):
+            await held.claim(["s2", "s3"])
+        assert sorted(held.held) == ["s1", "s2"], "s2 was taken: it is held, and renewed"
+        await clock.advance(3)  # s1 ran out; b takes it
+        assert await b.leases.claim("s1", "replica-b", ttl_s=10) is not None
+        await held.renew()
+        assert lost == ["s1"] and sorted(held.held) == ["s2"]
     finally:
         await a.close()
         await b.close()
