@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from adapters.server.app import App
 from bridge.types import DeliveryStatus
 from runtime import QueueStatus
@@ -15,6 +17,8 @@ from tests.adapters.telegram_harness import replies
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+
+pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 
 def prompt_of(body: dict[str, Any]) -> str:
