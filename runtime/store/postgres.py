@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -148,28 +149,31 @@ class PostgresDatabase:
         return Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
 
     async def commit(self, statements: list[Statement], last_event: int | None) -> None:
+        """Every statement and the COMMIT in one pipeline: one round trip, the fleet's write
+        lock held no longer. A statement that must touch so many rows (a fence, a budget's
+        room) checks it in the database (`checked`), failing the transaction there."""
         if last_event is not None:
             statements = [*statements, notify_statement(self.origin, last_event)]
         try:
-            async with self._writer.cursor() as cursor:
-                # Fencing checks first, each answered before anything else is sent (they
-                # only touch lease rows, so going first changes nothing); then the rest in
-                # one pipeline: one round trip for the whole transaction.
-                for s in (s for s in statements if s.expect is not None):
-                    await cursor.execute(dialect.statement(s.sql), _adapted(s.params))
-                    if cursor.rowcount != s.expect:
-                        raise s.refused_as(f"condition failed: {s.sql}")
-                async with self._writer.pipeline():
-                    for s in (s for s in statements if s.expect is None):
-                        sql = dialect.statement(s.sql)
-                        if s.many:
-                            await cursor.executemany(sql, [_adapted(p) for p in s.params])
-                        else:
-                            await cursor.execute(sql, _adapted(s.params))
-            await self._writer.commit()
+            async with self._writer.cursor() as cursor, self._writer.pipeline():
+                for index, s in enumerate(statements):
+                    sql = s.sql if s.expect is None else checked(s.sql, s.expect, index)
+                    if s.many:
+                        params = [_adapted(p) for p in s.params]
+                        await cursor.executemany(dialect.statement(sql), params)
+                    else:
+                        await cursor.execute(dialect.statement(sql), _adapted(s.params))
+                await self._writer.commit()
         except pg_errors.UniqueViolation as exc:
             await self.rollback()
             raise StoreConflictError(str(exc)) from exc
+        except pg_errors.InvalidTextRepresentation as exc:
+            await self.rollback()
+            failed = CONDITION_FAILED.search(str(exc))
+            if failed is None:
+                raise
+            s = statements[int(failed.group(1))]
+            raise s.refused_as(f"condition failed: {s.sql}") from None
         except BaseException:
             await self.rollback()
             raise
@@ -219,6 +223,20 @@ class PostgresDatabase:
     async def close(self) -> None:
         await self._pool.close()
         await self._writer.close()
+
+
+CONDITION = "switchboard-condition-"
+CONDITION_FAILED = re.compile(rf"{CONDITION}(\d+):")
+
+
+def checked(sql: str, expect: int, index: int) -> str:
+    """`sql`, which must touch `expect` rows: otherwise it fails in the database, naming
+    `index` (a cast that cannot succeed, built from the count so that it is never folded
+    ahead of time), and the whole transaction with it."""
+    return (
+        f"WITH touched AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = {expect} THEN 0"
+        f" ELSE CAST('{CONDITION}{index}:' || count(*) AS integer) END FROM touched"
+    )
 
 
 def notify_statement(origin: str, last_seq: int) -> Statement:
