@@ -159,6 +159,7 @@ class RequestForwarded(Payload):
     for the active replica, which handles it as if it had come in there."""
 
     TYPE: ClassVar[str] = BridgeEventType.REQUEST_FORWARDED
+    HINT: ClassVar[bool] = True  # the replica that replays wakes at once
     platform: str
     workspace_id: str
 

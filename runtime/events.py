@@ -63,6 +63,9 @@ class Payload(BaseModel):
 
     TYPE: ClassVar[str]
     EPHEMERAL: ClassVar[bool] = False  # shown live, never stored
+    # Other replicas must hear of it at once (a payload-free NOTIFY after its commit); the
+    # rest reach their feeds at their own next commit, or within `publishing.BACKSTOP_S`.
+    HINT: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -129,9 +129,10 @@ class Database(Protocol):
         and returns where the sequences stand now; None: this process's own count holds."""
         ...
 
-    def commit(self, statements: list[Statement], last_event: int | None) -> Awaitable[None]:
-        """Run the transaction's statements and commit: all of them or none. `last_event`:
-        the newest ledger event it writes, which a shared database tells the others of."""
+    def commit(self, statements: list[Statement], hint: bool) -> Awaitable[None]:
+        """Run the transaction's statements and commit: all of them or none. `hint`: it
+        writes an event other processes must hear of at once (`Payload.HINT`), which a
+        shared database tells them of."""
         ...
 
     async def rollback(self) -> None:

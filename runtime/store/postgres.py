@@ -4,8 +4,10 @@ Reads go through a small pool of autocommit connections. Writes go through one c
 this process's own: `begin` takes the fleet-wide write lock (a transaction-scoped advisory
 lock) and reads where the sequences stand, so every replica numbers messages, ledger events
 and transcript rows in one order, and ledger events commit in the order of their numbers (a
-reader following the ledger by a cursor never skips one committed late). A commit that wrote
-ledger events notifies the other replicas (LISTEN/NOTIFY) with the newest number.
+reader following the ledger by a cursor never skips one committed late). A commit with an
+event the other replicas must hear of at once (`Payload.HINT`) notifies them (LISTEN/NOTIFY,
+payload-free, on a connection of its own: never through a pooler in transaction mode); the
+rest reach their feeds at their next commit or read (`publishing.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import secrets
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -93,7 +94,6 @@ class PostgresDatabase:
         self._writer = writer
         self._pool = pool
         self.described = described(url)
-        self.origin = secrets.token_hex(8)  # this process's name in its ledger notices
 
     @classmethod
     async def open(cls, url: str, migrations: Migrations) -> PostgresDatabase:
@@ -148,12 +148,12 @@ class PostgresDatabase:
         assert row is not None
         return Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
 
-    async def commit(self, statements: list[Statement], last_event: int | None) -> None:
+    async def commit(self, statements: list[Statement], hint: bool) -> None:
         """Every statement and the COMMIT in one pipeline: one round trip, the fleet's write
         lock held no longer. A statement that must touch so many rows (a fence, a budget's
         room) checks it in the database (`checked`), failing the transaction there."""
-        if last_event is not None:
-            statements = [*statements, notify_statement(self.origin, last_event)]
+        if hint:
+            statements = [*statements, NOTIFY]
         try:
             async with self._writer.cursor() as cursor, self._writer.pipeline():
                 for index, s in enumerate(statements):
@@ -210,9 +210,7 @@ class PostgresDatabase:
                 await conn.execute(f"LISTEN {LEDGER_CHANNEL}")
                 yield ""
                 async for notice in conn.notifies():
-                    origin, _, _ = notice.payload.partition(" ")
-                    if origin != self.origin:  # this process published its own already
-                        yield notice.payload
+                    yield notice.payload
             except psycopg.OperationalError as exc:
                 if _cancelling():  # psycopg turns a cancelled wait into QueryCanceled
                     raise asyncio.CancelledError from exc
@@ -239,10 +237,10 @@ def checked(sql: str, expect: int, index: int) -> str:
     )
 
 
-def notify_statement(origin: str, last_seq: int) -> Statement:
-    """Tells every listening replica the ledger has grown to `last_seq`; `origin` lets the
-    writer skip its own notice."""
-    return Statement("SELECT pg_notify(?, ?)", (LEDGER_CHANNEL, f"{origin} {last_seq}"))
+# Tells every listening replica the ledger has grown, after the commit. Payload-free, and only
+# for a commit other replicas must hear of at once (`Payload.HINT`): PostgreSQL takes a
+# database-wide lock to queue a notification at commit, and each wakes every listener.
+NOTIFY = Statement(f"NOTIFY {LEDGER_CHANNEL}")
 
 
 async def migrate(conn: psycopg.AsyncConnection[Any], migrations: Migrations, where: str) -> None:

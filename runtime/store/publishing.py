@@ -1,10 +1,12 @@
 """The store's feed in ledger order: this process's commits and, where replicas share the
-database, every other replica's (read after the database's notification), each event once
-and in number order, another replica's earlier events before this process's later ones."""
+database, every other replica's (read after the database's notification, or its own next
+commit, or within `BACKSTOP_S`), each event once and in number order, another replica's
+earlier events before this process's later ones."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -12,6 +14,8 @@ from runtime.events import Event, EventFeed
 from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
+
+BACKSTOP_S = 2.0  # another replica's commits reach the feed at least this often
 
 
 class Publisher:
@@ -56,12 +60,31 @@ class Publisher:
                 self.published = max(self.published, numbered[-1])
 
     async def _follow(self, notices: AsyncIterator[str]) -> None:
-        async for _ in notices:
-            try:
-                async with self._lock:
-                    await self._carry()
-            except Exception:  # a failed read is retried by the next notice
-                log.exception("could not read the ledger after a notification")
+        """Carry what other replicas committed: at once on a notice (only the commits they
+        must hear of at once notify), and at least every `BACKSTOP_S` (nothing depends on a
+        notice arriving)."""
+        woken = asyncio.Event()
+
+        async def listen() -> None:
+            async for _ in notices:
+                woken.set()
+
+        listener = asyncio.get_running_loop().create_task(listen(), name="ledger-notices")
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), BACKSTOP_S)
+                woken.clear()
+                if listener.done():
+                    listener.result()  # the notices ended: say why
+                    return
+                try:
+                    async with self._lock:
+                        await self._carry()
+                except Exception:  # a failed read is retried at the next wake
+                    log.exception("could not read the ledger after a notification")
+        finally:
+            await cancel_and_wait(listener)
 
     async def _carry(self, until: int | None = None) -> None:
         for event in await self._events_after(self.published):

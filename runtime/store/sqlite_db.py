@@ -111,7 +111,7 @@ class SqliteDatabase:
     async def begin(self) -> Sequences | None:
         return None  # the transaction is one step in `commit`; this process is the only writer
 
-    def commit(self, statements: list[Statement], last_event: int | None) -> Awaitable[None]:
+    def commit(self, statements: list[Statement], hint: bool) -> Awaitable[None]:
         return self._group.commit(statements)
 
     async def rollback(self) -> None:

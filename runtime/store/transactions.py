@@ -82,7 +82,8 @@ class Transactions:
         ]
         statements = [*writer.statements, Statement(INSERT_EVENT, params, many=True)]
         last = durable[-1].seq if durable else None
-        commit = asyncio.ensure_future(self.db.commit(statements, last))
+        hint = any(e.data.HINT for e in durable)
+        commit = asyncio.ensure_future(self.db.commit(statements, hint))
         ahead, self._last = self._last, asyncio.get_running_loop().create_future()
         return _Sealed(writer, commit, last, before, _copy(self.seq), ahead, self._last)
 
