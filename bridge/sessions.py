@@ -80,9 +80,11 @@ class Sessions:
                 agent_key(workspace.id, agent_for(workspace, home, direct=direct)),
                 queue_mode=QueueMode(workspace.queue_mode),
                 metadata={"conversation_key": key},
+                # bound in the session's own transaction: a crash leaves neither half
+                also=lambda w, created: self._store.join(w).bind_conversation(
+                    key, created, workspace.id, home
+                ),
             )
-            async with self._store.write() as tx:
-                tx.bind_conversation(key, session_id, workspace.id, home)
             self._by_conversation[key] = session_id
             self._route_of_session[session_id] = home
             return session_id

@@ -245,7 +245,10 @@ class Runtime:
         queue_mode: QueueMode | None = None,
         metadata: dict[str, Any] | None = None,
         parent_session_id: str | None = None,
+        also: Callable[[Writer, str], None] | None = None,
     ) -> str:
+        """A new session of `agent_id`; `also(writer, session_id)` adds the caller's own
+        records to its transaction (the bridge binds its conversation there)."""
         if agent_id not in self.agents:
             raise UnknownSessionError(f"no agent {agent_id!r}; known: {sorted(self.agents)}")
         agent = self.agents[agent_id]
@@ -264,6 +267,8 @@ class Runtime:
         async with self.store.write() as w:
             w.insert_session(record)
             w.emit(Event(created, record.id))
+            if also is not None:
+                also(w, record.id)
         self._adopt(record)
         return record.id
 
