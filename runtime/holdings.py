@@ -88,7 +88,8 @@ class Holdings:
         loop = asyncio.get_running_loop()
         expected = dict(self.held)  # a release meanwhile changes `held`, not what is checked
         try:  # bounded: a database that does not answer must not keep the leases held here
-            kept = await asyncio.wait_for(self._extend(expected), max(self.ttl_s / 4, 1.0))
+            async with asyncio.timeout(max(self.ttl_s / 4, 1.0)):  # not wait_for: see publishing
+                kept = await self._extend(expected)
         except Exception as exc:
             since = loop.time() - (self._renewed_at or loop.time())
             if since > self.ttl_s * 0.75:

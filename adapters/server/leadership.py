@@ -89,7 +89,8 @@ class Leadership:
     async def _try(self) -> asyncio.Task[None] | None:
         """One try for the lease: the activation, when it was taken."""
         try:  # bounded: a database that does not answer must not hold a standby up
-            taken = await asyncio.wait_for(self._holdings.claim([ACTIVE]), max(self.ttl_s / 4, 1.0))
+            async with asyncio.timeout(max(self.ttl_s / 4, 1.0)):  # not wait_for: see publishing
+                taken = await self._holdings.claim([ACTIVE])
         except Exception as exc:
             log.warning("lease not claimed; trying again", extra={"error": repr(exc)})
             taken = []

@@ -72,8 +72,11 @@ class Publisher:
         listener = asyncio.get_running_loop().create_task(listen(), name="ledger-notices")
         try:
             while True:
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancellation that comes as the wait ends, and the stop would wait forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(woken.wait(), BACKSTOP_S)
+                    async with asyncio.timeout(BACKSTOP_S):
+                        await woken.wait()
                 woken.clear()
                 if listener.done():
                     listener.result()  # the notices ended: say why
