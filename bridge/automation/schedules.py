@@ -253,8 +253,11 @@ class Schedules:
                 task.add_done_callback(self._firing.discard)
 
     async def _nap(self, seconds: float) -> None:
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow the stop's
+        # cancellation as the nap ends, and the clock's loop would go on, the stop waiting.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
 
     async def _fire_in_turn(self, due: Due) -> None:
         try:

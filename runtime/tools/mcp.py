@@ -158,13 +158,17 @@ class McpServer:
     async def _watch(self, session: ClientSession) -> None:
         """Until the connection is found broken: by a call, or by a ping that fails."""
         while True:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow the stop's
+            # cancellation as the wait ends, and this loop would go on, the stop waiting on it.
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._broken.wait(), PING_EVERY_S)
+                async with asyncio.timeout(PING_EVERY_S):
+                    await self._broken.wait()
             if self._broken.is_set():
                 self.error = self.error or "the connection broke"
                 return
             try:
-                await asyncio.wait_for(session.send_ping(), PING_EVERY_S)
+                async with asyncio.timeout(PING_EVERY_S):
+                    await session.send_ping()
             except Exception as exc:
                 self.error = f"it stopped answering ({_reason(exc)})"
                 return
