@@ -169,7 +169,7 @@ class PostgresDatabase:
             raise StoreConflictError(str(exc)) from exc
         except pg_errors.InvalidTextRepresentation as exc:
             await self.rollback()
-            failed = CONDITION_FAILED.search(str(exc))
+            failed = CONDITION_FAILED.fullmatch(_quoted(exc.diag.message_primary))
             if failed is None:
                 raise
             s = statements[int(failed.group(1))]
@@ -192,8 +192,9 @@ class PostgresDatabase:
         return self._listen()
 
     async def _listen(self) -> AsyncIterator[str]:
-        """The ledger numbers other replicas commit, as they commit them. A lost connection
-        is opened again; "" is yielded then, since notices may have been missed meanwhile."""
+        """A notice each time a replica (this one too) commits an event others must hear of
+        at once (payload-free). A lost connection is opened again; "" is yielded then, since
+        notices may have been missed meanwhile."""
         delay = 0.2
         while True:
             try:
@@ -224,7 +225,13 @@ class PostgresDatabase:
 
 
 CONDITION = "switchboard-condition-"
-CONDITION_FAILED = re.compile(rf"{CONDITION}(\d+):")
+CONDITION_FAILED = re.compile(rf"{CONDITION}(\d+):\d+")
+
+
+def _quoted(message: str | None) -> str:
+    """The value an "invalid input syntax" error quotes: only our own cast's is a match."""
+    _, _, rest = (message or "").partition('"')
+    return rest[:-1] if rest.endswith('"') else ""
 
 
 def checked(sql: str, expect: int, index: int) -> str:

@@ -25,6 +25,9 @@ class Publisher:
         self.feed = feed
         self._events_after = events_after
         self.published = 0  # the newest ledger event the feed has carried
+        # The first number of each of this process's transactions committing and not yet
+        # published: a carry stops before them, so they reach the feed whole, as committed.
+        self.own: set[int] = set()
         self._lock = asyncio.Lock()
         self._follower: asyncio.Task[None] | None = None
 
@@ -69,7 +72,9 @@ class Publisher:
             async for _ in notices:
                 woken.set()
 
-        listener = asyncio.get_running_loop().create_task(listen(), name="ledger-notices")
+        listener: asyncio.Task[None] | None = asyncio.get_running_loop().create_task(
+            listen(), name="ledger-notices"
+        )
         try:
             while True:
                 # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
@@ -78,12 +83,13 @@ class Publisher:
                     async with asyncio.timeout(BACKSTOP_S):
                         await woken.wait()
                 woken.clear()
-                if listener.done():
-                    listener.result()  # the notices ended: say why
-                    return
+                if listener is not None and listener.done():  # the backstop goes on alone
+                    if not listener.cancelled() and (error := listener.exception()):
+                        log.error("ledger notices ended; reading every few seconds", exc_info=error)
+                    listener = None
                 try:
                     async with self._lock:
-                        await self._carry()
+                        await self._carry(until=min(self.own) - 1 if self.own else None)
                 except Exception:  # a failed read is retried at the next wake
                     log.exception("could not read the ledger after a notification")
         finally:

@@ -46,6 +46,7 @@ class _Sealed:
 
     writer: Writer
     commit: asyncio.Future[None]
+    first: int | None  # its oldest ledger event (None: it wrote none)
     last: int | None  # its newest ledger event (None: it wrote none)
     before: Sequences  # the numbers before it, taken back if it fails and nothing came after
     after: Sequences
@@ -81,11 +82,14 @@ class Transactions:
             (e.seq, e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable
         ]
         statements = [*writer.statements, Statement(INSERT_EVENT, params, many=True)]
+        first = durable[0].seq if durable else None
         last = durable[-1].seq if durable else None
+        if first is not None:
+            self._publisher.own.add(first)  # a carry stops before it until it is published
         hint = any(e.data.HINT for e in durable)
         commit = asyncio.ensure_future(self.db.commit(statements, hint))
         ahead, self._last = self._last, asyncio.get_running_loop().create_future()
-        return _Sealed(writer, commit, last, before, _copy(self.seq), ahead, self._last)
+        return _Sealed(writer, commit, first, last, before, _copy(self.seq), ahead, self._last)
 
     async def finish(self, t: _Sealed) -> None:
         """Wait for the commit, then what follows it (`_after`)."""
@@ -131,6 +135,8 @@ class Transactions:
             if failure is None:
                 await self._publisher.publish(t.writer.events)
         finally:
+            if t.first is not None:
+                self._publisher.own.discard(t.first)
             t.through.set_result(None)
         if failure is not None:
             raise failure
