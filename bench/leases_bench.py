@@ -11,7 +11,7 @@ leases with a `Holdings` (runtime/holdings.py), as `switchboard run` does.
    taken in turn: the whole renewal, its two parts alone (the UPDATE, the read of every lease
    still held), an `UPDATE ... RETURNING name`, and the UPDATE on a copy of the table whose
    renewals can be HOT updates (no index on `expires_at`, pages left half empty).
-3. Steady state: every replica keeping its leases (`Holdings.keep`, started ttl/4/R apart)
+3. Steady state: every replica keeping its leases (`renewing`, started ttl/4/R apart)
    for two lease times; PostgreSQL's CPU and WAL meanwhile.
 4. Takeover: one replica stops renewing; once its leases expired, the others claim them (half
    each, at once); then the stopped one's renewal finds them all lost.
@@ -80,6 +80,13 @@ def pct(values: list[float], q: int) -> float:
     if len(values) < 2:
         return values[0]
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+async def renewing(holdings: Holdings) -> None:
+    """Renew what `holdings` holds every quarter of its time to live, as a replica does."""
+    while True:
+        await asyncio.sleep(holdings.ttl_s / 4)
+        await holdings.renew()
 
 
 def ms(since: float) -> float:
@@ -268,7 +275,7 @@ async def steady(fleet: list[Holdings], server: Server, out: Results) -> None:
 
     async def keep(i: int, holdings: Holdings) -> None:
         await asyncio.sleep(ttl / 4 / len(fleet) * i)
-        await holdings.keep()
+        await renewing(holdings)
 
     mark = await server.mark()
     tasks = [asyncio.create_task(keep(i, h)) for i, h in enumerate(fleet)]
@@ -291,7 +298,7 @@ async def takeover(fleet: list[Holdings], out: Results) -> None:
     names = sorted(dead.held)
     await dead.renew()  # its last renewal: its leases run out ttl from now
     died = time.perf_counter()
-    keeping = [asyncio.create_task(h.keep()) for h in alive]
+    keeping = [asyncio.create_task(renewing(h)) for h in alive]
     await asyncio.sleep(ttl + 0.2)
     t = time.perf_counter()
     taken = await asyncio.gather(*(h.claim(names[i :: len(alive)]) for i, h in enumerate(alive)))

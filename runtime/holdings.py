@@ -1,12 +1,13 @@
 """The leases this process holds, kept alive together (`runtime/store/leases.py` has the rows).
 
-Claimed in one transaction (`claim`), renewed in one statement every quarter of their time to
-live (`keep`), let go at once when their work is done (`release`). A lease missing from a
-renewal was taken over by another replica: `on_lost` is told at once, so its work stops (its
-writes would be refused by their fence anyway). A renewal that keeps failing loses every lease
-once three quarters of their time has passed without one, the point after which another
-replica may already hold them. Lease times are the database's (`Leases.align`, again every
-`ALIGN_S`), so a replica whose clock is off neither steals a live lease nor keeps a dead one.
+Claimed in one transaction (`claim`), renewed in one statement (`renew`, by their owner
+every quarter of their time to live), let go at once when their work is done (`release`). A
+lease missing from a renewal was taken over by another replica: `on_lost` is told at once,
+so its work stops (its writes would be refused by their fence anyway). A renewal that keeps
+failing loses every lease once three quarters of their time has passed without one, the
+point after which another replica may already hold them. Lease times are the database's
+(`Leases.align`, again every `ALIGN_S`), so a replica whose clock is off neither steals a
+live lease nor keeps a dead one.
 """
 
 from __future__ import annotations
@@ -74,12 +75,6 @@ class Holdings:
 
     async def release_all(self) -> None:
         await self.release(list(self.held))
-
-    async def keep(self) -> None:
-        """Renew what is held every quarter of its time to live, until cancelled."""
-        while True:
-            await asyncio.sleep(self.ttl_s / 4)
-            await self.renew()
 
     async def renew(self) -> None:
         """One renewal of everything held: what is missing from it was lost."""

@@ -11,13 +11,10 @@ from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until
+from tests.runtime.test_hand_back import written
 from tests.topology import Topology
 
 ALICE = 1001
-
-
-def written(marker: Path) -> bool:
-    return marker.exists() and marker.read_text().endswith("\n")  # created before written
 
 
 async def test_a_tool_under_way_at_a_stop_finishes_and_the_turn_goes_on_after_it(

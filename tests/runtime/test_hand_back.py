@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runtime import EventType, QueueStatus, RunStatus, Runtime
+from runtime import CommandToolSpec, EventType, QueueStatus, RunStatus, Runtime
 from runtime.payloads import ApprovalRequested
 from runtime.records import ApprovalStatus
 from runtime.results import StopStatus
@@ -51,9 +51,10 @@ def written(marker: Path) -> bool:
     return marker.exists() and marker.read_text().endswith("\n")  # created before written
 
 
-async def test_a_tool_under_way_at_a_stop_runs_to_its_end_and_the_next_start_goes_on(
-    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
-) -> None:
+async def tool_under_way(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path
+) -> tuple[Runtime, str, CommandToolSpec, Path, Path]:
+    """A turn running a command tool that waits until `gate` exists (its process started)."""
     gate, marker = tmp_path / "gate", tmp_path / "marker"
     tool = blocking_tool("wait", gate, marker)
     anthropic_api.script = [tools(("wait", {}))]
@@ -61,6 +62,13 @@ async def test_a_tool_under_way_at_a_stop_runs_to_its_end_and_the_next_start_goe
     sid = await rt.create_session("assistant")
     await rt.submit(sid, operator("long job"))
     await until(lambda: written(marker), wait_s=30)  # a loaded machine is slow
+    return rt, sid, tool, gate, marker
+
+
+async def test_a_tool_under_way_at_a_stop_runs_to_its_end_and_the_next_start_goes_on(
+    anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
+) -> None:
+    rt, sid, tool, gate, marker = await tool_under_way(anthropic_api, db_path, tmp_path)
     stopping = asyncio.ensure_future(rt.hand_back(grace_s=30))
     await asyncio.sleep(0.3)
     assert not stopping.done(), "the stop waits for the tool"
@@ -116,13 +124,7 @@ async def test_a_model_call_under_way_at_a_stop_is_cut_at_once_and_asked_again(
 async def test_a_tool_past_the_grace_is_cut_as_a_crash_would_cut_it(
     anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
 ) -> None:
-    gate, marker = tmp_path / "gate", tmp_path / "marker"
-    tool = blocking_tool("wait", gate, marker)
-    anthropic_api.script = [tools(("wait", {}))]
-    rt = await open_runtime(db_path, anthropic_api, command_tools=[tool])
-    sid = await rt.create_session("assistant")
-    await rt.submit(sid, operator("long job"))
-    await until(lambda: written(marker), wait_s=30)  # a loaded machine is slow
+    rt, _, tool, _, _ = await tool_under_way(anthropic_api, db_path, tmp_path)
     assert await rt.hand_back(grace_s=0.2) == 1, "one session still had work at the end"
     await rt.close()
     anthropic_api.script = [text("after restart")]
