@@ -4,7 +4,9 @@ one process) or PostgreSQL (several replicas sharing one database).
 The store speaks one SQL: SQLite's spelling with `?` parameters, which `dialect.py` rewrites
 for PostgreSQL. A write transaction is buffered by the `Writer` and handed over whole
 (`commit`), so a backend runs it in one trip; `begin` comes first and, where several
-processes write, takes the fleet's write lock and says where the sequences stand.
+processes write, reserves the block of message and transcript numbers the transaction may
+use. There, `commit` numbers the ledger events itself, at its end, under the fleet's write
+lock (`numbers_events`); where one process writes, the process numbers everything.
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ class Statement:
 
 @dataclass(slots=True)
 class Sequences:
-    """Next message, event and transcript numbers; restored when a transaction fails."""
+    """Next message, event and transcript numbers; restored when a transaction fails.
+    `end`: messages and transcript rows are numbered below it (the end of a reserved block),
+    None: no bound (this process is the only writer)."""
 
     message: int = 1
     event: int = 1
     transcript: int = 1
+    end: int | None = None
 
 
 class Engine(StrEnum):
@@ -119,20 +124,28 @@ class Database(Protocol):
     # be written while this one commits (SQLite's group commit), and what it returns does not
     # give way to a cancelled caller; else the next one waits.
     grouped: bool
+    # `commit` numbers the ledger events it is given (several processes write: they get one
+    # order, committed in the order of their numbers); else the caller numbers them.
+    numbers_events: bool
 
     async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """A read, run to its end in one call (no snapshot held between awaits)."""
         ...
 
     async def begin(self) -> Sequences | None:
-        """Open a write transaction. A shared database takes the fleet-wide write lock here
-        and returns where the sequences stand now; None: this process's own count holds."""
+        """Open a write transaction. A shared database returns the block of message and
+        transcript numbers reserved for it (its `event` unused); None: this process's own
+        count holds."""
         ...
 
-    def commit(self, statements: list[Statement], hint: bool) -> Awaitable[None]:
-        """Run the transaction's statements and commit: all of them or none. `hint`: it
-        writes an event other processes must hear of at once (`Payload.HINT`), which a
-        shared database tells them of."""
+    def commit(
+        self, statements: list[Statement], events: list[Sequence[Any]], hint: bool
+    ) -> Awaitable[int | None]:
+        """Run the transaction's statements and commit: all of them or none. `events`: the
+        rows (type, session_id, run_id, data, at) of ledger events for the database to
+        number, after the statements (only where `numbers_events`); returns the first one's
+        number (None: none given). `hint`: it writes an event other processes must hear of
+        at once (`Payload.HINT`), which a shared database tells them of."""
         ...
 
     async def rollback(self) -> None:
@@ -140,8 +153,8 @@ class Database(Protocol):
         ...
 
     async def alone(self, sql: str, params: Sequence[Any]) -> int:
-        """One statement in a short transaction of its own, outside the fleet's write lock
-        (it numbers nothing: a bounded delete, a lease renewal); how many rows it touched."""
+        """One statement in a short transaction of its own (it numbers nothing: a bounded
+        delete, a lease renewal); how many rows it touched."""
         ...
 
     def notifications(self) -> AsyncIterator[str] | None:

@@ -1,13 +1,30 @@
 """PostgreSQL behind the store, for several replicas sharing one database (psycopg 3).
 
 Reads go through a small pool of autocommit connections. Writes go through one connection of
-this process's own: `begin` takes the fleet-wide write lock (a transaction-scoped advisory
-lock) and reads where the sequences stand, so every replica numbers messages, ledger events
-and transcript rows in one order, and ledger events commit in the order of their numbers (a
-reader following the ledger by a cursor never skips one committed late). A commit with an
-event the other replicas must hear of at once (`Payload.HINT`) notifies them (LISTEN/NOTIFY,
-payload-free, on a connection of its own: never through a pooler in transaction mode); the
-rest reach their feeds at their next commit or read (`publishing.py`).
+this process's own, and take the fleet's one write lock only for the ledger, at their end:
+
+- Messages and transcript rows are ordered only within their session (a session's queue, its
+  transcript), so they need no fleet-wide order, only one that never goes back within a
+  session, wherever the session's writes come from. `begin` reserves a fresh block of numbers
+  for each transaction (`nextval` of the `number_blocks` sequence, which steps by a block: one
+  round trip, no lock), and the Writer numbers the transaction's rows from it. A sequence
+  hands out ever larger values, so a block reserved after a transaction of any replica has
+  committed lies past every number that transaction wrote: a session's rows written after
+  another's are numbered after them, even when they come from another replica. (A block kept
+  from one transaction to the next could have been reserved before another replica's latest
+  writes to the same session, and number below them; reserving per transaction costs the
+  round trip `begin` made before, when it took the lock there.) Numbers left unused in a block
+  are gaps; none is ever given twice.
+- Ledger events are one global order, and must commit in the order of their numbers (a reader
+  following the ledger by a cursor would skip one committed late). The commit's pipeline runs
+  the transaction's statements first, without the lock; its last statements take the fleet's
+  write lock (a transaction-scoped advisory lock), number the events past the newest one
+  committed and insert them, and COMMIT. The lock is held for the tail of that one round trip
+  and the commit; a transaction without ledger events takes no lock at all.
+
+A commit with an event the other replicas must hear of at once (`Payload.HINT`) notifies them
+(LISTEN/NOTIFY, payload-free, on a connection of its own: never through a pooler in
+transaction mode); the rest reach their feeds at their next commit or read (`publishing.py`).
 """
 
 from __future__ import annotations
@@ -26,7 +43,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from runtime.errors import StoreConflictError, StoreUnavailableError
-from runtime.store import dialect, hot_reads
+from runtime.store import dialect
 from runtime.store.database import (
     VERSIONS,
     VERSIONS_TABLE,
@@ -45,6 +62,23 @@ LEDGER_CHANNEL = "switchboard_ledger"
 WRITE_LOCK = 0x5357_4244  # pg_advisory_xact_lock key of the fleet's one write lock
 MIGRATION_LOCK = 0x5357_4D47  # held while one replica migrates; the others wait
 CONNECT_TIMEOUT_S = 10
+
+# A block of numbers: the first, and how many (the sequence's step).
+TAKE_BLOCK = (
+    "SELECT nextval('number_blocks') AS start, seqincrement AS size FROM pg_sequence"
+    " WHERE seqrelid = 'number_blocks'::regclass"
+)
+TAKE_WRITE_LOCK = "SELECT pg_advisory_xact_lock(%s)"
+# The transaction's ledger events, numbered on from the newest committed (read under the
+# write lock, from the primary key's last entry), in the order given; the first's number.
+INSERT_NUMBERED_EVENTS = (
+    "WITH numbered AS (INSERT INTO events (seq, type, session_id, run_id, data, at)"
+    " SELECT newest.seq + e.ord, e.type, e.session_id, e.run_id, e.data, e.at"
+    " FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM events) AS newest,"
+    " unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::float8[])"
+    " WITH ORDINALITY AS e(type, session_id, run_id, data, at, ord)"
+    " RETURNING seq) SELECT MIN(seq) AS first FROM numbered"
+)
 
 
 def described(url: str) -> str:
@@ -69,6 +103,12 @@ def _adapted(params: Sequence[Any]) -> Sequence[Any]:
     return [int(p) if isinstance(p, bool) else p for p in params]
 
 
+def _columns(events: list[Sequence[Any]]) -> list[list[Any]]:
+    """Event rows (type, session_id, run_id, data, at) as the five arrays the insert takes."""
+    types, sessions, runs, data, at = (list(column) for column in zip(*events, strict=True))
+    return [[str(t) for t in types], sessions, runs, data, [float(a) for a in at]]
+
+
 async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
     try:
         return await psycopg.AsyncConnection.connect(
@@ -85,7 +125,8 @@ async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
 class PostgresDatabase:
     engine = Engine.POSTGRESQL
     shared = True
-    grouped = False  # a transaction holds the fleet's write lock from `begin` to its commit
+    grouped = False  # this process's transactions take the one write connection in turn
+    numbers_events = True
 
     def __init__(
         self, url: str, writer: psycopg.AsyncConnection[Any], pool: AsyncConnectionPool
@@ -138,32 +179,44 @@ class PostgresDatabase:
             return await cursor.fetchall() if cursor.description else []
 
     async def begin(self) -> Sequences:
+        """A fresh block of message and transcript numbers for this transaction (module
+        docstring: why fresh each time); one round trip, no lock, no transaction left open."""
         if self._writer.closed or self._writer.broken:  # the server restarted, or cut it off
             log.warning("store write connection lost; connecting again")
             self._writer = await _connect(self._url, row_factory=dict_row)
-        async with self._writer.pipeline():  # the lock, then the numbers: one round trip
-            await self._writer.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            cursor = await self._writer.execute(hot_reads.SEQUENCES)
+        async with self._writer.pipeline():
+            cursor = await self._writer.execute(TAKE_BLOCK)
+            await self._writer.commit()
         row = await cursor.fetchone()
         assert row is not None
-        return Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
+        start = int(row["start"])
+        return Sequences(message=start, event=0, transcript=start, end=start + int(row["size"]))
 
-    async def commit(self, statements: list[Statement], hint: bool) -> None:
-        """Every statement and the COMMIT in one pipeline: one round trip, the fleet's write
-        lock held no longer. A statement that must touch so many rows (a fence, a budget's
-        room) checks it in the database (`checked`), failing the transaction there."""
+    async def commit(
+        self, statements: list[Statement], events: list[Sequence[Any]], hint: bool
+    ) -> int | None:
+        """Every statement, then the ledger events numbered under the fleet's write lock,
+        then the COMMIT, in one pipeline: one round trip, the lock held only for its tail. A
+        statement that must touch so many rows (a fence, a budget's room) checks it in the
+        database (`checked`), failing the transaction there, before the lock is asked for."""
         if hint:
             statements = [*statements, NOTIFY]
         try:
-            async with self._writer.cursor() as cursor, self._writer.pipeline():
-                for index, s in enumerate(statements):
-                    sql = s.sql if s.expect is None else checked(s.sql, s.expect, index)
-                    if s.many:
-                        params = [_adapted(p) for p in s.params]
-                        await cursor.executemany(dialect.statement(sql), params)
-                    else:
-                        await cursor.execute(dialect.statement(sql), _adapted(s.params))
-                await self._writer.commit()
+            async with self._writer.cursor() as cursor, self._writer.cursor() as numbered:
+                async with self._writer.pipeline():
+                    for index, s in enumerate(statements):
+                        sql = s.sql if s.expect is None else checked(s.sql, s.expect, index)
+                        if s.many:
+                            params = [_adapted(p) for p in s.params]
+                            await cursor.executemany(dialect.statement(sql), params)
+                        else:
+                            await cursor.execute(dialect.statement(sql), _adapted(s.params))
+                    if events:
+                        await cursor.execute(TAKE_WRITE_LOCK, (WRITE_LOCK,))
+                        await numbered.execute(INSERT_NUMBERED_EVENTS, _columns(events))
+                    await self._writer.commit()
+                row = await numbered.fetchone() if events else None
+            return None if row is None else int(row["first"])
         except pg_errors.UniqueViolation as exc:
             await self.rollback()
             raise StoreConflictError(str(exc)) from exc

@@ -28,6 +28,12 @@ class Publisher:
         # The first number of each of this process's transactions committing and not yet
         # published: a carry stops before them, so they reach the feed whole, as committed.
         self.own: set[int] = set()
+        # This process's transactions committing whose events the database numbers (PostgreSQL)
+        # and has not said the numbers of yet: the follower carries nothing while there are
+        # any (one of them may be among what it reads), and goes on once there are none.
+        self.unnumbered = 0
+        self._put_off = False  # the follower put a carry off for them
+        self._woken = asyncio.Event()
         self._lock = asyncio.Lock()
         self._follower: asyncio.Task[None] | None = None
 
@@ -39,6 +45,20 @@ class Publisher:
 
     async def close(self) -> None:
         await cancel_and_wait(self._follower)
+
+    def numbering(self) -> None:
+        """One of this process's transactions with ledger events is committing, its events
+        to be numbered by the database."""
+        self.unnumbered += 1
+
+    def numbered(self, first: int | None) -> None:
+        """Its commit is over: its events are numbered from `first` (None: it failed)."""
+        self.unnumbered -= 1
+        if first is not None:
+            self.own.add(first)
+        if not self.unnumbered and self._put_off:
+            self._put_off = False
+            self._woken.set()
 
     def at_once(self, events: list[Event]) -> bool:
         """Whether `publish(events)` runs to its end without waiting: no other publishing
@@ -66,7 +86,7 @@ class Publisher:
         """Carry what other replicas committed: at once on a notice (only the commits they
         must hear of at once notify), and at least every `BACKSTOP_S` (nothing depends on a
         notice arriving)."""
-        woken = asyncio.Event()
+        woken = self._woken
 
         async def listen() -> None:
             async for _ in notices:
@@ -89,14 +109,23 @@ class Publisher:
                     listener = None
                 try:
                     async with self._lock:
-                        await self._carry(until=min(self.own) - 1 if self.own else None)
+                        await self._carry(following=True)
                 except Exception:  # a failed read is retried at the next wake
                     log.exception("could not read the ledger after a notification")
         finally:
             await cancel_and_wait(listener)
 
-    async def _carry(self, until: int | None = None) -> None:
-        for event in await self._events_after(self.published):
+    async def _carry(self, until: int | None = None, *, following: bool = False) -> None:
+        """Other replicas' events after the newest published, up to `until`; `following`:
+        up to this process's own still committing (told only once the read is back: one of
+        them may have committed meanwhile)."""
+        found = await self._events_after(self.published)
+        if following:
+            if self.unnumbered:
+                self._put_off = True
+                return
+            until = min(self.own) - 1 if self.own else None
+        for event in found:
             if until is not None and event.seq is not None and event.seq > until:
                 break
             self.feed.publish([event])

@@ -314,4 +314,15 @@ MIGRATIONS: list[str | Migration] = [
     ALTER TABLE leases SET (fillfactor = 50);
     """,
     ),
+    # 15: replicas number messages and transcript rows without the fleet's write lock
+    # (PostgreSQL): each write transaction takes a block of numbers from this sequence
+    # (`postgres.py`), past every number already written. SQLite's one process numbers them.
+    Migration(
+        sqlite="",
+        postgresql="""
+    CREATE SEQUENCE number_blocks INCREMENT BY 1024 MINVALUE 1;
+    SELECT setval('number_blocks', GREATEST(
+        (SELECT MAX(seq) FROM messages), (SELECT MAX(id) FROM transcript), 0) + 1, false);
+    """,
+    ),
 ]

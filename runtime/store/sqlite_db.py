@@ -64,6 +64,7 @@ class SqliteDatabase:
     engine = Engine.SQLITE
     shared = False
     grouped = True  # a commit is queued in order at once: the next transaction may start
+    numbers_events = False  # the one writing process numbers them, in order, as it queues
 
     def __init__(
         self,
@@ -111,8 +112,10 @@ class SqliteDatabase:
     async def begin(self) -> Sequences | None:
         return None  # the transaction is one step in `commit`; this process is the only writer
 
-    def commit(self, statements: list[Statement], hint: bool) -> Awaitable[None]:
-        return self._group.commit(statements)
+    def commit(
+        self, statements: list[Statement], events: list[Sequence[Any]], hint: bool
+    ) -> Awaitable[None]:
+        return self._group.commit(statements)  # `events`: none (the process numbers them)
 
     async def rollback(self) -> None:
         return None

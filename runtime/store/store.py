@@ -104,6 +104,10 @@ class Store:
         migrations = {"runtime": MIGRATIONS, **(extra_migrations or {})}
         db = await open_database(location, migrations, exclusive=exclusive)
         store = cls(db, clock or SystemClock(), secrets)
+        # Where the numbers stand: this process numbers on from them where it is the only
+        # writer; where replicas share the database, each transaction numbers its rows from a
+        # block `begin` reserves and the database numbers the events (`postgres.py`), and only
+        # the newest event counts here (the feed's start).
         [row] = await store._rows(hot_reads.SEQUENCES)
         store._tx.seq = Sequences(int(row["message"]), int(row["event"]), int(row["transcript"]))
         store._publisher.published = store._tx.committed = store._tx.seq.event - 1

@@ -1,14 +1,19 @@
-"""Write transactions in order: each is written under one lock (its sequence numbers are given
-out there), handed to the database whole, and once committed its ledger events are published
-in ledger order and its `after_commit` callbacks run.
+"""Write transactions in order: each is written under one lock, handed to the database whole,
+and once committed its ledger events are published in ledger order and its `after_commit`
+callbacks run.
+
+Where the process numbers ledger events itself (SQLite), they are numbered as the transaction
+is sealed; where the database does (PostgreSQL: at the end of the commit, under the fleet's
+write lock, `postgres.py`), they get their numbers once the commit returns, and until then the
+publisher's follower carries no other replica's events past them (`Publisher.unnumbered`).
 
 Where the database groups commits (`Database.grouped`: SQLite queues a transaction in order
 the moment it is handed over), the lock is let go as soon as the transaction is sealed, so the
 next one is written while this one commits, and the writer thread commits whatever has queued
 together. Publishing still follows the ledger's order: each transaction waits for the one
 sealed before it (committed and published, or failed) before it publishes. Elsewhere
-(PostgreSQL: `begin` takes the fleet's write lock, held to the commit) the lock is held until
-the commit is over, as before.
+(PostgreSQL: one write connection) the lock is held until the commit is over, so this
+process's transactions commit, and are numbered, in the order they were sealed.
 
 This runs once per durable write (every submitted message, every round of a turn), so the
 usual path creates no task: the caller awaits the commit, and what follows it runs in the
@@ -28,6 +33,7 @@ from typing import Any
 
 from config.secrets import Secrets
 from runtime.clock import Clock
+from runtime.events import Event
 from runtime.records import Lease
 from runtime.store.database import Database, Sequences, Statement
 from runtime.store.publishing import Publisher
@@ -45,9 +51,10 @@ class _Sealed:
     """A transaction handed to the database, and what happens once it is committed."""
 
     writer: Writer
-    commit: asyncio.Future[None]
-    first: int | None  # its oldest ledger event (None: it wrote none)
-    last: int | None  # its newest ledger event (None: it wrote none)
+    durable: list[Event]  # its ledger events (the rest are ephemeral)
+    commit: asyncio.Future[int | None]  # the first event's number, where the database numbers
+    first: int | None  # its oldest ledger event (None: it wrote none, or not numbered yet)
+    last: int | None  # its newest ledger event (None: it wrote none, or not numbered yet)
     before: Sequences  # the numbers before it, taken back if it fails and nothing came after
     after: Sequences
     ahead: asyncio.Future[None] | None  # done once the one sealed before it is through
@@ -73,23 +80,33 @@ class Transactions:
         return _Transaction(self)
 
     def seal(self, writer: Writer, before: Sequences) -> _Sealed:
-        """Number its durable events, append them, and hand the transaction over."""
+        """Number its durable events (unless the database does), and hand it over."""
         durable = [e for e in writer.events if not e.data.EPHEMERAL]
-        for event in durable:
-            event.seq = self.seq.event
-            self.seq.event += 1
-        params: list[Sequence[Any]] = [
-            (e.seq, e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable
-        ]
-        statements = [*writer.statements, Statement(INSERT_EVENT, params, many=True)]
-        first = durable[0].seq if durable else None
-        last = durable[-1].seq if durable else None
-        if first is not None:
-            self._publisher.own.add(first)  # a carry stops before it until it is published
+        statements = writer.statements
+        rows: list[Sequence[Any]] = []
+        first = last = None
+        if self.db.numbers_events:
+            rows = [(e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable]
+            if durable:
+                self._publisher.numbering()
+        else:
+            for event in durable:
+                event.seq = self.seq.event
+                self.seq.event += 1
+            params: list[Sequence[Any]] = [
+                (e.seq, e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable
+            ]
+            statements = [*statements, Statement(INSERT_EVENT, params, many=True)]
+            first = durable[0].seq if durable else None
+            last = durable[-1].seq if durable else None
+            if first is not None:
+                self._publisher.own.add(first)  # a carry stops before it until it is published
         hint = any(e.data.HINT for e in durable)
-        commit = asyncio.ensure_future(self.db.commit(statements, hint))
+        commit = asyncio.ensure_future(self.db.commit(statements, rows, hint))
         ahead, self._last = self._last, asyncio.get_running_loop().create_future()
-        return _Sealed(writer, commit, first, last, before, _copy(self.seq), ahead, self._last)
+        return _Sealed(
+            writer, durable, commit, first, last, before, _copy(self.seq), ahead, self._last
+        )
 
     async def finish(self, t: _Sealed) -> None:
         """Wait for the commit, then what follows it (`_after`)."""
@@ -116,18 +133,30 @@ class Transactions:
         and run the callbacks. If it failed, take its numbers back unless a later transaction
         has taken some (then they stay unused: a gap, never a number twice)."""
         failure: BaseException | None = None
+        numbering = self.db.numbers_events and bool(t.durable)
         try:
             try:
-                await t.commit
+                first = await t.commit
             except BaseException as exc:
                 failure = exc
+                if numbering:
+                    self._publisher.numbered(None)
                 for event in t.writer.events:
                     event.seq = None
-                if self.seq == t.after:  # in place: a transaction being written shares it
+                # Taken back when this process counts them (a block reserved for the
+                # transaction, PostgreSQL, is never given again) and none came after; in place:
+                # a transaction being written shares it.
+                if t.after.end is None and self.seq == t.after:
                     self.seq.message = t.before.message
                     self.seq.event = t.before.event
                     self.seq.transcript = t.before.transcript
             else:
+                if numbering:
+                    assert first is not None
+                    for offset, event in enumerate(t.durable):
+                        event.seq = first + offset
+                    t.first, t.last = first, first + len(t.durable) - 1
+                    self._publisher.numbered(first)
                 if t.last is not None:
                     self.committed = max(self.committed, t.last)
             if t.ahead is not None and not t.ahead.done():
@@ -159,10 +188,9 @@ class _Transaction:
         self._locked = True
         try:
             self._before = _copy(tx.seq)
-            fresh = await tx.db.begin()
-            if fresh is not None:
-                tx.seq = fresh
-                tx.committed = max(tx.committed, fresh.event - 1)
+            block = await tx.db.begin()
+            if block is not None:
+                tx.seq = block
             self._writer = Writer(tx.clock, tx.seq, tx.secrets)
             if tx.fence is not None:
                 self._writer.fenced(tx.fence)
@@ -204,7 +232,7 @@ class _Transaction:
 
 
 def _copy(seq: Sequences) -> Sequences:
-    return Sequences(seq.message, seq.event, seq.transcript)
+    return Sequences(seq.message, seq.event, seq.transcript, seq.end)
 
 
 def _run_callbacks(callbacks: list[Callable[[], None]]) -> None:

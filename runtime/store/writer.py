@@ -1,9 +1,10 @@
 """The write side of the store: one transaction, buffered, committed in one step.
 
 Writer methods only record statements; `Store.write()` runs them all, with the events they
-produce, in a single trip to the database. Sequence numbers (message order, ledger order) are
-assigned here, in process: this process is the only writer (SQLite), or holds the fleet's
-write lock for the transaction and has read where the numbers stand (PostgreSQL).
+produce, in a single trip to the database. Message and transcript numbers are given here, as
+the body runs: from this process's own count (SQLite: the only writer), or from the block of
+numbers reserved for the transaction (PostgreSQL, `postgres.py`). Ledger events are numbered
+as the transaction is sealed (SQLite) or by the database at its commit (PostgreSQL).
 
 A layer above keeps its tables in the same database and writes them in the same transaction
 through its own store module (`bridge/store/`), which alone calls `write_sql`.
@@ -87,6 +88,12 @@ class Writer:
         (`ConditionFailedError`): a condition checked and applied in one step."""
         self.statements.append(Statement(sql, params, many, expect))
 
+    def _check_block(self, number: int) -> None:
+        """A number past the transaction's reserved block could be another's: refused (the
+        transaction fails; a block holds far more rows than any transaction writes)."""
+        if self._seq.end is not None and number >= self._seq.end:
+            raise RuntimeError(f"a write transaction numbered past its block: {number}")
+
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.statements.append(Statement(sql, params))
 
@@ -119,6 +126,7 @@ class Writer:
         """Store a message; returns its queue sequence number (its place in FIFO order)."""
         seq = self._seq.message
         self._seq.message += 1
+        self._check_block(seq)
         now = self._clock.wall()
         self._execute(
             "INSERT INTO messages (seq, id, session_id, kind, origin, trust, authority_class,"
@@ -184,6 +192,7 @@ class Writer:
         """Store a transcript row; returns its row id (its place in the session's order)."""
         row_id = self._seq.transcript
         self._seq.transcript += 1
+        self._check_block(row_id)
         self._execute(
             "INSERT INTO transcript (id, session_id, run_id, role, blocks, source_message_ids)"
             " VALUES (?, ?, ?, ?, ?, ?)",

@@ -211,14 +211,14 @@ async def test_usage_sums_by_provider_and_calls_from_before_have_none(db_path: P
     summed under no provider, beside the calls recorded since under theirs, each token at its
     platform's rate."""
     store = await Store.open(db_path, extra_migrations={"runtime": MIGRATIONS[:12]})
-    try:
-        async with store.write() as w:
-            w.write_sql(
-                "INSERT INTO model_usage (at, session_id, agent_id, model, purpose,"
-                " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,"
-                " cost_usd, priced) VALUES (1, 's0', 'acme/ops', 'claude-sonnet-4-5', 'round',"
-                " 1000, 100, 0, 0, 0.0045, 1)"
-            )
+    try:  # one statement of its own: a store of that version has no blocks of numbers
+        await store.db.alone(
+            "INSERT INTO model_usage (at, session_id, agent_id, model, purpose,"
+            " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,"
+            " cost_usd, priced) VALUES (1, 's0', 'acme/ops', 'claude-sonnet-4-5', 'round',"
+            " 1000, 100, 0, 0, 0.0045, 1)",
+            (),
+        )
     finally:
         await store.close()
     store = await Store.open(db_path)
