@@ -25,7 +25,7 @@ from tests.runtime.helpers import operator, until
 
 
 class Noted(Payload):
-    TYPE: ClassVar[str] = "test_noted"
+    TYPE: ClassVar[str] = "test_numbering_noted"
     text: str
 
 
@@ -147,13 +147,13 @@ async def test_a_refused_fence_keeps_nothing_and_takes_no_number(pg_url: str) ->
 
 
 class Shown(Payload):
-    TYPE: ClassVar[str] = "test_shown"
+    TYPE: ClassVar[str] = "test_numbering_shown"
     EPHEMERAL: ClassVar[bool] = True
     text: str
 
 
 class Urgent(Payload):
-    TYPE: ClassVar[str] = "test_urgent"
+    TYPE: ClassVar[str] = "test_numbering_urgent"
     HINT: ClassVar[bool] = True
     text: str
 
