@@ -84,6 +84,9 @@ class StorageConfig(Strict):
     # PostgreSQL: how long the active replica's lease lasts without a renewal; a standby takes
     # over within this (plus a second) of the active replica's death.
     lease_ttl_s: float = Field(default=10.0, ge=2.0, le=300.0)
+    # PostgreSQL: the most sessions one replica runs at once; each takes its share of the
+    # fleet's sessions with work, up to this.
+    max_sessions: int = Field(default=1000, ge=1)
 
     @field_validator("url")
     @classmethod

@@ -11,7 +11,7 @@ from runtime.clock import Clock
 from runtime.events import Event
 from runtime.ids import new_id
 from runtime.messages import InboundMessage, QueueEntry, QueueStatus, may_interject
-from runtime.payloads import MessageDropped, MessageQueued, Progress
+from runtime.payloads import MessageArrived, MessageDropped, MessageQueued, Progress
 from runtime.results import RuntimeSettings, SubmitResult
 from runtime.scheduler import Decision, DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
@@ -40,6 +40,70 @@ async def admit(
     The worker does not take that lock, so what the decision takes from the queue (the
     oldest entry, when it is full) is taken before the store write: a turn can no longer
     start it meanwhile."""
+    missing = [a.id for a in message.attachments if a.id not in (files or {})]
+    if missing:
+        raise ValueError(f"no bytes given for the attachments {', '.join(missing)}")
+    message_id = new_id("msg")
+
+    def store(w: Writer, decision: Decision) -> int:
+        refused = decision.kind is DecisionKind.DROP_NEW
+        status = QueueStatus.DROPPED if refused else QueueStatus.QUEUED
+        seq = w.insert_message(message_id, session.id, message, status)
+        for attachment in message.attachments:
+            w.store_file(attachment.id, message_id, (files or {})[attachment.id])
+        if also is not None:
+            also(w, message_id)
+        return seq
+
+    return await _admitted(rt, session, message_id, message, store)
+
+
+async def store_arrival(
+    store: Store,
+    session_id: str,
+    message: InboundMessage,
+    also: Callable[[Writer, str], None] | None,
+    files: Mapping[str, bytes] | None,
+) -> SubmitResult:
+    """A message for a session another replica runs, or none does yet: stored as it came
+    (`ARRIVED`, with its files and the caller's records), for the replica holding the
+    session to admit (`runtime/homes.py`; the hint wakes it at once)."""
+    missing = [a.id for a in message.attachments if a.id not in (files or {})]
+    if missing:
+        raise ValueError(f"no bytes given for the attachments {', '.join(missing)}")
+    message_id = new_id("msg")
+    async with store.write() as w:
+        w.insert_message(message_id, session_id, message, QueueStatus.ARRIVED)
+        for attachment in message.attachments:
+            w.store_file(attachment.id, message_id, (files or {})[attachment.id])
+        if also is not None:
+            also(w, message_id)
+        w.emit(Event(MessageArrived(message_id=message_id), session_id))
+    return SubmitResult(message_id, SubmitStatus.QUEUED, ())
+
+
+async def admit_arrived(rt: Admitting, session: Session, arrived: QueueEntry) -> SubmitResult:
+    """A message stored while another replica ran the session, or none did
+    (`QueueStatus.ARRIVED`, `runtime/homes.py`): decided and applied here as `admit` does,
+    its row and files stored already. The caller holds the admission lock."""
+
+    def store(w: Writer, decision: Decision) -> int:
+        refused = decision.kind is DecisionKind.DROP_NEW
+        status = QueueStatus.DROPPED if refused else QueueStatus.QUEUED
+        w.set_message_status([arrived.id], status)
+        return arrived.seq
+
+    return await _admitted(rt, session, arrived.id, arrived.message, store)
+
+
+async def _admitted(
+    rt: Admitting,
+    session: Session,
+    message_id: str,
+    message: InboundMessage,
+    store: Callable[[Writer, Decision], int],
+) -> SubmitResult:
+    """The decision on `message`, stored (`store` writes the message's row) and applied."""
     settings = rt.settings
     view = SessionView(
         session.mode,
@@ -50,15 +114,11 @@ async def admit(
     )
     decision = decide(view, message)
     running = session.running  # the turn an interrupt is meant for
-    message_id = new_id("msg")
     dropped = session.queue.take_oldest() if decision.drop_oldest else None
     try:
         async with rt.store.write() as w:
-            seq = record_admission(
-                w, session, message_id, message, decision, dropped, settings.queue_cap, files
-            )
-            if also is not None:
-                also(w, message_id)
+            seq = store(w, decision)
+            record_admission(w, session, message_id, message, decision, dropped, settings.queue_cap)
     except BaseException:
         if dropped is not None:  # not dropped after all: back where it was
             session.queue.push_front([dropped])
@@ -85,18 +145,10 @@ def record_admission(
     decision: Decision,
     dropped: QueueEntry | None,
     queue_cap: int,
-    files: Mapping[str, bytes] | None = None,
-) -> int:
-    """Store the message as the decision has it, with the bytes of its attachments (`files`,
-    by id); returns its queue sequence number."""
-    missing = [a.id for a in message.attachments if a.id not in (files or {})]
-    if missing:
-        raise ValueError(f"no bytes given for the attachments {', '.join(missing)}")
+) -> None:
+    """The decision on a stored message, in its transaction: its events, and the oldest
+    message it drops."""
     refused = decision.kind is DecisionKind.DROP_NEW
-    status = QueueStatus.DROPPED if refused else QueueStatus.QUEUED
-    seq = w.insert_message(message_id, session.id, message, status)
-    for attachment in message.attachments:
-        w.store_file(attachment.id, message_id, (files or {})[attachment.id])
     w.emit(
         Event(
             MessageQueued(
@@ -123,7 +175,6 @@ def record_admission(
         w.set_message_status([dropped.id], QueueStatus.DROPPED)
         reason = f"queue full ({queue_cap}); oldest dropped"
         w.emit(drop_event(session.id, dropped.id, dropped.message, reason))
-    return seq
 
 
 def drop_event(session_id: str, message_id: str, message: InboundMessage, reason: str) -> Event:

@@ -79,6 +79,7 @@ class Approvals:
         self._store = store
         self._clock = clock
         self._waits: dict[str, _Wait] = {}  # by tool_use id, while a turn waits
+        self._by_approval: dict[str, _Wait] = {}  # the same, by approval id once asked
         self._lock = asyncio.Lock()  # one answer at a time: the first one wins
 
     async def ask(
@@ -97,6 +98,7 @@ class Approvals:
         is stored and the wait begins, False the moment it ends."""
         # Listening before reading: an answer landing in between is not missed.
         wait = self._waits.setdefault(call.id, _Wait(waiting))
+        asked_id: str | None = None  # heard of by its id once asked (`heard`)
         try:
             record = (await self._store.approvals.for_tool_uses([call.id])).get(call.id)
             if record is not None and record.status is not ApprovalStatus.PENDING:
@@ -126,6 +128,8 @@ class Approvals:
                 timeout_s=round(record.deadline - record.created_at, 3),
                 reshown=reshown,
             )
+            asked_id = record.id
+            self._by_approval[asked_id] = wait
             async with self._store.write() as w:
                 if not reshown:
                     w.insert_approval(record)
@@ -136,6 +140,8 @@ class Approvals:
         finally:
             wait.end()
             self._waits.pop(call.id, None)
+            if asked_id is not None:
+                self._by_approval.pop(asked_id, None)
 
     async def _answer(self, record: ApprovalRecord, answered: asyncio.Event) -> ApprovalRecord:
         remaining = record.deadline - self._clock.wall()
@@ -191,6 +197,14 @@ class Approvals:
             wait.answered.set()
             wait.end()
         return Decision(record, changed=True)
+
+    def heard(self, decided: ApprovalDecided) -> None:
+        """An approval was answered (on any replica): a call of this one waiting for it goes
+        on at once (the answer is read from the store)."""
+        wait = self._by_approval.get(decided.approval_id)
+        if wait is not None:
+            wait.answered.set()
+            wait.end()
 
     async def cancel(self, tool_use_ids: list[str]) -> None:
         """The turn was stopped: its calls still waiting for an answer wait no more."""

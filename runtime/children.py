@@ -3,6 +3,9 @@ as a `task_result` message."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from runtime.events import Event
 from runtime.host import Host
 from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
@@ -11,6 +14,26 @@ from runtime.records import AgentProfile
 from runtime.session import Session
 from runtime.tools.envelope import ToolResult
 from runtime.turn_types import TurnOutcome
+
+
+class Spawning:
+    """The children being created, by parent: two `spawn_agent` calls of one round run side
+    by side, and each must get a number of its own."""
+
+    def __init__(self) -> None:
+        self._starting: dict[str, int] = {}
+
+    @contextmanager
+    def number(self, parent_id: str, existing: int) -> Iterator[int]:
+        """The next child's number, counting the `existing` ones and those being created."""
+        starting = self._starting.get(parent_id, 0)
+        self._starting[parent_id] = starting + 1
+        try:
+            yield existing + starting + 1
+        finally:
+            left = self._starting.pop(parent_id) - 1
+            if left:
+                self._starting[parent_id] = left
 
 
 async def report_to_parent(

@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from config.secrets import Secrets
-from runtime.admission import Admitting, admit
+from runtime.admission import Admitting, admit, store_arrival
 from runtime.agents import AgentSpec, limits_by_owner
 from runtime.approvals import Approvals
-from runtime.children import spawn_child
+from runtime.children import Spawning, spawn_child
 from runtime.clock import Clock, SystemClock
 from runtime.context import Budget, learned_budget, window_of
 from runtime.errors import UnknownSessionError
 from runtime.events import Event
 from runtime.guards import HeldTurns, TurnLimits
+from runtime.homes import Homes
 from runtime.ids import new_id
 from runtime.memory import Memories
 from runtime.memory_flush import flush_on_leaving
@@ -48,6 +49,7 @@ from runtime.spend import NoLimits, SpendGate
 from runtime.stopping import Stopping, hand_back
 from runtime.store import Store, Writer
 from runtime.store.database import Migration
+from runtime.store.fencing import fenced_by
 from runtime.tasks import cancel_and_wait
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpTools
@@ -79,8 +81,9 @@ class Runtime:
         self.agents = {a.id: a for a in agents}
         self.sessions: dict[str, Session] = {}
         self._children: dict[str, list[Session]] = {}  # by parent session id
-        self._spawning: dict[str, int] = {}  # children being created, by parent session id
+        self._spawning = Spawning()
         self.closing = False
+        self.homes: Homes | None = None  # replicas: the sessions this one runs (`run_homes`)
         self.approvals = Approvals(store, clock)  # operators' answers to tool calls
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
         self.memories = Memories(store, clock)  # what agents keep across sessions
@@ -158,41 +161,50 @@ class Runtime:
         return runtime
 
     async def resume(self) -> None:
-        """Recover what a crash (of this process, or of the replica that was active) left
-        behind, load every session, and start the work queued for them. The MCP servers are
-        connected first (each gets one try before work resumes; one that fails is retried in
-        the background while its tools answer an error)."""
+        """Recover what a crash left, load every session, and start their queued work. The MCP
+        servers connect first (one try each; one that fails is retried in the background)."""
         await self.tools.mcp.start()
         await recover(self.store)
         for record in await self.store.sessions():
             if record.id not in self.sessions:
-                self._adopt(record)
+                self.adopt(record)
         for entry in await self.store.messages(statuses=[QueueStatus.QUEUED]):
             session = self.sessions[entry.session_id]
             session.queue.push(entry)
         for session in self.sessions.values():
             if len(session.queue):
-                self._ensure_worker(session)
+                self.ensure_worker(session)
         await self.alarm.start()
+
+    async def run_homes(self, holder: str, ttl_s: float, most: int) -> None:
+        """Replicas: run the turns of the sessions this one claims (`runtime/homes.py`), not
+        every session's (`resume`); each is known here, none held until claimed."""
+        await self.tools.mcp.start()
+        for record in await self.store.sessions():
+            if record.id not in self.sessions:
+                self.adopt(record)
+        self.homes = Homes(self, holder, ttl_s, most)
+        await self.homes.start()
 
     async def hand_back(self, grace_s: float) -> int:
         """The process is stopping: no turn starts; the running ones get up to `grace_s` to
         reach a safe point (`stopping.hand_back`). How many sessions still had work then."""
         self.closing = True
         await self.alarm.stop()
-        return await hand_back(self.sessions.values(), grace_s)
+        cut = await hand_back(self.sessions.values(), grace_s)
+        if self.homes is not None:
+            await self.homes.stop()  # every session's lease given up, for others at once
+        return cut
 
     async def stop_workers(self) -> None:
-        """Stop every worker (running turns resume after the next open, here or on another
-        replica); no turn starts after this."""
+        """Stop every worker (running turns resume at the next open); no turn starts now."""
         self.closing = True
         await self.alarm.stop()
         workers = [t for s in self.sessions.values() for t in s.tasks]
         await cancel_and_wait(*workers)
 
     async def close(self) -> None:
-        """Stop workers (running turns resume after the next open); close the store and the
-        provider."""
+        """Stop workers (running turns resume at the next open); close the store and models."""
         await self.stop_workers()
         await self.tools.mcp.stop()
         await self.store.close()
@@ -200,7 +212,7 @@ class Runtime:
 
     # -- sessions ----------------------------------------------------------------------
 
-    def _adopt(self, record: SessionRecord) -> Session:
+    def adopt(self, record: SessionRecord) -> Session:
         if record.agent_id not in self.agents and record.parent_session_id:
             parent = self.sessions[record.parent_session_id]
             self.agents[record.agent_id] = self.agents[parent.record.agent_id].child(
@@ -226,7 +238,7 @@ class Runtime:
         self.tools = tools
         self.turn_deps = replace(self.turn_deps, tools=tools)
         for session in self.sessions.values():
-            self._ensure_worker(session)
+            self.ensure_worker(session)
 
     def _get(self, session_id: str) -> Session:
         try:
@@ -269,28 +281,19 @@ class Runtime:
             w.emit(Event(created, record.id))
             if also is not None:
                 also(w, record.id)
-        self._adopt(record)
+        self.adopt(record)
         return record.id
 
     async def create_child_session(self, parent: Session, run_id: str) -> Session:
-        """A private child agent of `parent`'s agent, numbered among its children. The number
-        counts the children still being created too: two `spawn_agent` calls of one round run
-        side by side, and each must get a number of its own."""
-        starting = self._spawning.get(parent.id, 0)
-        number = len(self.children(parent)) + starting + 1
-        self._spawning[parent.id] = starting + 1
-        child_agent = f"{parent.record.agent_id}/child-{number}"
-        self.agents[child_agent] = self.agents[parent.record.agent_id].child(
-            child_agent, self.tools.command_tool_names()
-        )
-        try:
+        """A private child agent of `parent`'s agent, numbered among its children."""
+        with self._spawning.number(parent.id, len(self.children(parent))) as number:
+            child_agent = f"{parent.record.agent_id}/child-{number}"
+            self.agents[child_agent] = self.agents[parent.record.agent_id].child(
+                child_agent, self.tools.command_tool_names()
+            )
             child_id = await self.create_session(
                 child_agent, parent_session_id=parent.id, metadata={"spawned_by_run": run_id}
             )
-        finally:
-            left = self._spawning.pop(parent.id) - 1
-            if left:
-                self._spawning[parent.id] = left
         return self.sessions[child_id]
 
     async def set_queue_mode(self, session_id: str, mode: QueueMode | None) -> None:
@@ -299,7 +302,7 @@ class Runtime:
             w.set_queue_mode(session_id, mode)
             w.emit(Event(QueueModeChanged(mode=mode), session_id))
         session.record.queue_mode = mode
-        self._ensure_worker(session)
+        self.ensure_worker(session)
 
     def status(self, session_id: str) -> SessionStatus:
         session = self._get(session_id)
@@ -339,14 +342,16 @@ class Runtime:
         lose the message nor let a platform retry enqueue it twice). `files` holds the bytes
         of each of `message.attachments`, by id; they are stored in that transaction too."""
         session = self._get(session_id)
+        lease = self.homes.lease(session_id) if self.homes is not None else None
+        if self.homes is not None and lease is None:  # another replica runs it, or none yet
+            return await store_arrival(self.store, session_id, message, also, files)
         async with session.admission:
-            return await admit(
-                Admitting(self.store, self.clock, self.settings, self._ensure_worker),
-                session,
-                message,
-                also,
-                files,
-            )
+            with fenced_by(lease):
+                return await admit(self.admitting, session, message, also, files)
+
+    @property
+    def admitting(self) -> Admitting:
+        return Admitting(self.store, self.clock, self.settings, self.ensure_worker)
 
     # -- stop --------------------------------------------------------------------------
 
@@ -354,8 +359,12 @@ class Runtime:
         self, session_id: str, run_id: str, reason: str = "stopped by the operator"
     ) -> StopResult:
         """Stop the named run: cancel its in-flight request or tools; children stop too."""
-        stopping = Stopping(self.store, self.clock, self.children)
-        return await stopping.stop(self._get(session_id), run_id, reason)
+        session = self._get(session_id)
+        if self.homes is not None and self.homes.lease(session_id) is None:
+            return await self.homes.stop_elsewhere(session, run_id, reason)
+        elsewhere = self.homes.stop_elsewhere if self.homes is not None else None
+        stopping = Stopping(self.store, self.clock, self.children, elsewhere)
+        return await stopping.stop(session, run_id, reason)
 
     def children(self, session: Session) -> list[Session]:
         return list(self._children.get(session.id, ()))
@@ -379,8 +388,13 @@ class Runtime:
 
     # -- the worker --------------------------------------------------------------------
 
-    def _ensure_worker(self, session: Session) -> None:
+    def ensure_worker(self, session: Session) -> None:
         if session.worker is None and len(session.queue) and not self.closing:
+            homes = self.homes
+            if homes is not None and homes.lease(session.id) is None:
+                return  # another replica runs it
             session.worker = asyncio.get_running_loop().create_task(
-                work(self, session), name=f"session-{session.id}"
+                work(self, session),
+                name=f"session-{session.id}",
+                context=homes.context(session.id) if homes is not None else None,
             )

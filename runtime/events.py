@@ -51,6 +51,8 @@ class EventType(StrEnum):
     MEMORY_FORGOTTEN = "memory_forgotten"
     MEMORY_EVICTED = "memory_evicted"
     MEMORY_OFFERED = "memory_offered"
+    MESSAGE_ARRIVED = "message_arrived"
+    STOP_ASKED = "stop_asked"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

@@ -32,9 +32,13 @@ class Holdings:
         holder: str,
         ttl_s: float,
         on_lost: Callable[[list[Lease], str], None],
+        names: str = "%",
     ) -> None:
+        """`names`: a LIKE pattern every name this holds matches (`active`, `session:%`), so
+        two holdings of one replica renew only their own."""
         self._leases = leases
         self.holder = holder
+        self.names = names
         self.ttl_s = ttl_s
         self._on_lost = on_lost
         self.held: dict[str, Lease] = {}
@@ -102,10 +106,10 @@ class Holdings:
         """The names still held after one renewal: read back only when the count extended
         is not the count expected (another replica took one over), which is rare."""
         await self._align_if_due()
-        extended = await self._leases.extend(self.holder, self.ttl_s)
+        extended = await self._leases.extend(self.holder, self.ttl_s, self.names)
         if extended == len(expected):
             return set(expected)
-        return await self._leases.holding(self.holder)
+        return await self._leases.holding(self.holder, self.names)
 
     def _lose(self, gone: list[Lease], why: str) -> None:
         for lease in gone:

@@ -61,6 +61,7 @@ LANE_ORDER: tuple[Priority, ...] = tuple(Priority)
 
 
 class QueueStatus(StrEnum):
+    ARRIVED = "arrived"  # stored for a session another replica runs: admitted there
     QUEUED = "queued"
     DEQUEUED = "dequeued"
     PROCESSED = "processed"

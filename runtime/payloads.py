@@ -38,9 +38,29 @@ LISTENING_STEP = "waiting; a message from you wakes it"
 
 class SessionCreated(Payload):
     TYPE: ClassVar[str] = EventType.SESSION_CREATED
+    HINT: ClassVar[bool] = True  # every replica knows of it before its first message
     agent_id: str
     profile: AgentProfile
     parent_session_id: str | None
+
+
+class MessageArrived(Payload):
+    """A message stored for a session this replica does not run: the replica holding the
+    session's lease (or the one that takes it) admits it there (`runtime/homes.py`)."""
+
+    TYPE: ClassVar[str] = EventType.MESSAGE_ARRIVED
+    HINT: ClassVar[bool] = True
+    message_id: str
+
+
+class StopAsked(Payload):
+    """A stop of a turn running on another replica: the replica running it stops it."""
+
+    TYPE: ClassVar[str] = EventType.STOP_ASKED
+    HINT: ClassVar[bool] = True
+    run_id: str
+    reason: str
+    silent: bool = False  # with its parent: no task_result goes back
 
 
 class QueueModeChanged(Payload):
@@ -140,6 +160,7 @@ class InterjectionDrainFailed(Payload):
 
 class NotificationRequested(Payload):
     TYPE: ClassVar[str] = EventType.OPERATOR_NOTIFICATION_REQUESTED
+    HINT: ClassVar[bool] = True  # delivered by the replica that sends, at once
     notification_id: str
     agent_id: str
     requested_by_agent_id: str
@@ -170,6 +191,7 @@ class ApprovalRequested(Payload):
     after a restart) to the turn's operator route."""
 
     TYPE: ClassVar[str] = EventType.APPROVAL_REQUESTED
+    HINT: ClassVar[bool] = True  # its buttons go out from the replica that sends, at once
     approval_id: str
     tool_use_id: str
     tool: str
@@ -182,6 +204,7 @@ class ApprovalRequested(Payload):
 
 class ApprovalDecided(Payload):
     TYPE: ClassVar[str] = EventType.APPROVAL_DECIDED
+    HINT: ClassVar[bool] = True  # the turn waiting for it may run on another replica
     approval_id: str
     tool: str
     status: ApprovalStatus
@@ -214,6 +237,7 @@ class RunRecovered(Payload):
 
 class TurnFinished(Payload):
     TYPE: ClassVar[str] = EventType.TURN_FINISHED
+    HINT: ClassVar[bool] = True  # its answer goes out from the replica that sends, at once
     outcome: RunStatus
     final_text: str
     error: str | None

@@ -71,9 +71,10 @@ async def answer_open_tool_calls(
     return row
 
 
-async def recover(store: Store) -> int:
-    """Mark runs cut off by a crash as interrupted and put their messages back in the queue."""
-    runs = await store.runs(status=RunStatus.RUNNING)
+async def recover(store: Store, session_id: str | None = None) -> int:
+    """Mark runs cut off by a crash as interrupted and put their messages back in the queue:
+    of every session, or of the one a replica takes over (`runtime/homes.py`)."""
+    runs = await store.runs(session_id=session_id, status=RunStatus.RUNNING)
     for run in runs:
         transcript = await store.transcript(run.session_id)
         open_ids = [c.id for c in unanswered_tool_uses(transcript.rows)]
@@ -93,7 +94,7 @@ async def recover(store: Store) -> int:
         log.warning(
             "recovered an interrupted run", extra={"run_id": run.id, "session_id": run.session_id}
         )
-    dequeued = await store.messages(statuses=[QueueStatus.DEQUEUED])
+    dequeued = await store.messages(session_id=session_id, statuses=[QueueStatus.DEQUEUED])
     if dequeued:
         async with store.write() as w:
             w.set_message_status([m.id for m in dequeued], QueueStatus.QUEUED)

@@ -159,6 +159,17 @@ class RunHandle:
 
 
 @dataclass(slots=True)
+class Elsewhere:
+    """A turn of this session running on another replica, as the ledger tells of it
+    (`runtime/homes.py`): what `/status` and `/stop` see of it here."""
+
+    run_id: str
+    started_at: float  # monotonic, here: when its start was heard of
+    step: str = "starting"
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(slots=True)
 class Session:
     record: SessionRecord
     default_mode: QueueMode
@@ -175,6 +186,7 @@ class Session:
     # Held by `Runtime.submit` from its decision to its effect: the queue it decided on is the
     # queue it changes, and messages join the queue in the order they were stored.
     admission: asyncio.Lock = field(default_factory=asyncio.Lock)
+    elsewhere: Elsewhere | None = None  # its turn running on another replica
     _arrival: asyncio.Event | None = None
 
     @property
@@ -203,7 +215,7 @@ class Session:
 
     def status(self, now: float, children: tuple[str, ...], window: int) -> SessionStatus:
         """What `Runtime.status` answers of this session at monotonic time `now`."""
-        run = self.running
+        run: RunHandle | Elsewhere | None = self.running or self.elsewhere
         return SessionStatus(
             session_id=self.id,
             agent_id=self.record.agent_id,

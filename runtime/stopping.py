@@ -7,6 +7,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from runtime.clock import Clock
 from runtime.errors import StaleRunError, UnknownRunError
@@ -20,11 +21,20 @@ from runtime.store import Store
 log = logging.getLogger(__name__)
 
 
+class StopElsewhere(Protocol):
+    """Stops a turn another replica runs (`Homes.stop_elsewhere`)."""
+
+    async def __call__(
+        self, session: Session, run_id: str, reason: str, *, silent: bool = False
+    ) -> StopResult: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Stopping:
     store: Store
     clock: Clock
     children: Callable[[Session], list[Session]]
+    elsewhere: StopElsewhere | None = None  # replicas: a child running on another one
 
     async def stop(self, session: Session, run_id: str, reason: str) -> StopResult:
         """Stop the named run: cancel its in-flight request or tools; children stop too."""
@@ -58,9 +68,12 @@ class Stopping:
         raise StaleRunError(f"run {run_id} already ended ({run.status}); nothing to stop")
 
     async def _stop_child(self, child: Session) -> None:
+        reason = "its parent agent was stopped"
         if child.running is not None:
             child.running.silent_stop = True
-            await self.stop(child, child.running.run_id, "its parent agent was stopped")
+            await self.stop(child, child.running.run_id, reason)
+        elif child.elsewhere is not None and self.elsewhere is not None:
+            await self.elsewhere(child, child.elsewhere.run_id, reason, silent=True)
 
 
 async def hand_back(sessions: Iterable[Session], grace_s: float) -> int:

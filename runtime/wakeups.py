@@ -159,6 +159,21 @@ class Alarm:
             await cancel_and_wait(self._task)
             self._task = None
 
+    async def heard(self, event: Event) -> None:
+        """A wake-up set, fired or cancelled on any replica (a turn runs where its session's
+        lease is): while this alarm keeps time, what is pending follows it."""
+        if self._task is None:
+            return
+        match event.data:
+            case WakeupScheduled(wakeup_id=wakeup_id) if wakeup_id not in self._pending:
+                wakeup = await self._store.wakeups.get(wakeup_id)
+                if wakeup is not None and wakeup.status is WakeupStatus.PENDING:
+                    self._pending[wakeup_id] = wakeup
+                    self._changed.set()
+            case WakeupCancelled(wakeup_id=wakeup_id) | WakeupFired(wakeup_id=wakeup_id):
+                if self._pending.pop(wakeup_id, None) is not None:
+                    self._changed.set()
+
     async def schedule(
         self,
         session_id: str,

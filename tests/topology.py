@@ -53,8 +53,13 @@ class Topology:
 
     @property
     def active(self) -> App:
-        """The App that runs the turns (on replicas, the first one)."""
+        """The App that sends (on replicas, the first one: it holds the `active` lease)."""
         return self.apps[0]
+
+    def running(self) -> App | None:
+        """The App running a turn now (on replicas, the one holding its session), if any."""
+        found = [a for a in self.apps if any(s.running for s in a.runtime.sessions.values())]
+        return found[0] if found else None
 
     async def _app(self, path: Path, *, replica: str | None = None, doors: bool = False) -> App:
         app = App(

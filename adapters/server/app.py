@@ -97,7 +97,11 @@ class App:
         yield self.way_in.replay(self.live.decoders)
         yield Part("drain", self._drain)  # replies on their way get DRAIN_S to go out
         # Closed before the drain: running turns end at a safe point, their replies drained.
-        yield Part("turns", self._turns)
+        # Replicas: every one runs the turns of the sessions it claims, from the start.
+        if self.config.storage.shared:
+            yield Part("turns", self._homes)
+        else:
+            yield Part("turns", run=self._turns)
         yield Part("console", run=self._console)
         yield Part("http", self._serve)
         # First to close: nothing more is taken; what was is handled on the next start.
@@ -196,8 +200,8 @@ class App:
 
     @contextlib.asynccontextmanager
     async def _resume(self) -> AsyncIterator[None]:
-        if self.config.storage.shared:
-            await self.runtime.resume()
+        if self.config.storage.shared:  # the turns run where their sessions are held
+            await self.runtime.alarm.start()
         yield
 
     async def _reconfigure_runtime(self, change: Change) -> None:
@@ -283,6 +287,13 @@ class App:
         yield
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.bridge.outbox.idle(), DRAIN_S)
+
+    @contextlib.asynccontextmanager
+    async def _homes(self) -> AsyncIterator[None]:
+        storage = self.config.storage
+        await self.runtime.run_homes(self.replica, storage.lease_ttl_s, storage.max_sessions)
+        async with self._turns():
+            yield
 
     @contextlib.asynccontextmanager
     async def _turns(self) -> AsyncIterator[None]:

@@ -53,7 +53,7 @@ class Leadership:
         self.ttl_s = ttl_s
         self._on_gained = on_gained
         self._on_lost = on_lost
-        self._holdings = Holdings(store.leases, holder, ttl_s, self._lease_lost)
+        self._holdings = Holdings(store.leases, holder, ttl_s, self._lease_lost, names=ACTIVE)
         self._lost_why: str | None = None
         self.settled = asyncio.Event()  # the first try is over (and its activation, if won)
         self.failed: BaseException | None = None  # the activation's error, if it failed

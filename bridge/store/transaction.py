@@ -117,7 +117,8 @@ class BridgeTx:
     def store_request(self, r: NewRequest) -> None:
         """A request a door checked, for the active replica to hand on; a second copy of the
         same platform id fails this commit (`StoreConflictError`)."""
-        self._w.write_sql(intake.INSERT, intake.values(r, self.now()))
+        # the replayer reads on from the newest id it read: ids commit in their order
+        self._w.write_sql(intake.INSERT, intake.values(r, self.now()), ordered=True)
         self.emit(RequestForwarded(platform=r.platform, workspace_id=r.workspace_id))
 
     def request_handled(self, request_id: int) -> None:

@@ -25,13 +25,16 @@ Row = Any  # a row whose columns are read by name (`row["seq"]`)
 class Statement:
     """One statement of a write transaction. `expect`: the number of rows it must touch, or
     the whole transaction fails with `refused_as` (a condition checked and applied in one
-    step; `LeaseLostError` for a fencing check)."""
+    step; `LeaseLostError` for a fencing check). `ordered`: a reader follows the ids it gives
+    (an identity column), so they must commit in their order: on PostgreSQL it runs under the
+    fleet's write lock, with the ledger events."""
 
     sql: str
     params: Sequence[Any] | list[Sequence[Any]] = ()
     many: bool = False
     expect: int | None = None
     refused_as: type[ConditionFailedError] = ConditionFailedError
+    ordered: bool = False
 
 
 @dataclass(slots=True)

@@ -33,13 +33,32 @@ CLAIM = (
     " holder = excluded.holder, expires_at = excluded.expires_at"
     " WHERE leases.holder = excluded.holder OR leases.expires_at < ?"
 )
-RENEW = "UPDATE leases SET expires_at = ? WHERE holder = ? AND expires_at >= ?"
-HOLDING = "SELECT name FROM leases WHERE holder = ? AND expires_at >= ? ORDER BY name"
+RENEW = "UPDATE leases SET expires_at = ? WHERE holder = ? AND expires_at >= ? AND name LIKE ?"
+HOLDING = (
+    "SELECT name FROM leases WHERE holder = ? AND expires_at >= ? AND name LIKE ? ORDER BY name"
+)
 RELEASE = "UPDATE leases SET expires_at = 0 WHERE name = ? AND holder = ? AND fence = ?"
 LEASE = "SELECT * FROM leases WHERE name = ?"
 HELD_AMONG = "SELECT * FROM leases WHERE holder = ? AND expires_at >= ? AND name IN ({names})"
-ALL = "SELECT * FROM leases ORDER BY name"
+ALL = "SELECT * FROM leases WHERE name NOT LIKE ? ORDER BY name"
+HELD_BY = (
+    "SELECT holder, count(*) AS held FROM leases WHERE name LIKE ? AND expires_at >= ?"
+    " GROUP BY holder"
+)
+HOLDER_OF = "SELECT name, holder FROM leases WHERE name IN ({names}) AND expires_at >= ?"
+LIVE = "SELECT count(*) AS live FROM leases WHERE name LIKE ? AND expires_at >= ?"
 FENCE = "UPDATE leases SET fence = fence WHERE name = ? AND holder = ? AND fence = ?"
+
+SESSION = "session:"  # a session's lease: `session:<id>`, held by the replica running it
+# Sessions with work waiting (a message arrived or queued, a turn under way or cut off) that
+# no replica holds: what a replica with room claims.
+UNHELD_WITH_WORK = (
+    "SELECT session_id FROM ("
+    " SELECT session_id FROM messages WHERE status IN ('arrived', 'queued', 'dequeued')"
+    " UNION SELECT session_id FROM runs WHERE status = 'running') AS waiting"
+    " WHERE NOT EXISTS (SELECT 1 FROM leases WHERE name = 'session:' || waiting.session_id"
+    " AND expires_at >= ?) LIMIT ?"
+)
 
 
 def claim(name: str, holder: str, now: float, ttl_s: float) -> Statement:
@@ -50,8 +69,8 @@ def claim_many(names: Sequence[str], holder: str, now: float, ttl_s: float) -> S
     return Statement(CLAIM, [(n, holder, now + ttl_s, now, now) for n in names], many=True)
 
 
-def renew(holder: str, now: float, ttl_s: float) -> Statement:
-    return Statement(RENEW, (now + ttl_s, holder, now))
+def renew(holder: str, now: float, ttl_s: float, names: str) -> Statement:
+    return Statement(RENEW, (now + ttl_s, holder, now, names))
 
 
 def release(lease: Lease) -> Statement:
@@ -133,16 +152,26 @@ class Leases:
         found = await self._rows(HELD_AMONG.format(names=marks), (holder, now, *names))
         return sorted((lease(r) for r in found), key=lambda held: held.name)
 
-    async def extend(self, holder: str, ttl_s: float) -> int:
-        """Extend every lease `holder` still holds: one statement of its own, outside the
-        fleet's write lock (it numbers nothing; row locks order it against a claim). Returns
-        how many it extended."""
-        statement = renew(holder, self.now(), ttl_s)
+    async def extend(self, holder: str, ttl_s: float, names: str = "%") -> int:
+        """Extend every lease `holder` still holds whose name is like `names` (a LIKE
+        pattern): one statement of its own, outside the fleet's write lock (it numbers
+        nothing; row locks order it against a claim). Returns how many it extended."""
+        statement = renew(holder, self.now(), ttl_s, names)
         return await self._alone(statement.sql, statement.params)
 
-    async def holding(self, holder: str) -> set[str]:
-        """The names of the leases `holder` holds now."""
-        return {r["name"] for r in await self._rows(HOLDING, (holder, self.now()))}
+    async def holding(self, holder: str, names: str = "%") -> set[str]:
+        """The names like `names` of the leases `holder` holds now."""
+        return {r["name"] for r in await self._rows(HOLDING, (holder, self.now(), names))}
+
+    async def live(self, names: str) -> int:
+        """How many leases like `names` some holder holds now."""
+        [row] = await self._rows(LIVE, (names, self.now()))
+        return int(row["live"])
+
+    async def unheld_with_work(self, limit: int) -> list[str]:
+        """Up to `limit` sessions with work waiting whose lease no replica holds."""
+        found = await self._rows(UNHELD_WITH_WORK, (self.now(), limit))
+        return [r["session_id"] for r in found]
 
     async def release(self, held: Lease) -> None:
         """Give the lease up now (if it is still this holding), for another to take at once."""
@@ -150,5 +179,20 @@ class Leases:
             w.statements.append(release(held))
 
     async def all(self) -> list[Lease]:
-        """Every lease, held or expired: `switchboard status` and /metrics."""
-        return [lease(r) for r in await self._rows(ALL, ())]
+        """Every lease but the sessions', held or expired (the `active` one, each replica's
+        own): `switchboard status` and /metrics."""
+        return [lease(r) for r in await self._rows(ALL, (f"{SESSION}%",))]
+
+    async def sessions_held(self) -> dict[str, int]:
+        """How many sessions each replica holds now."""
+        found = await self._rows(HELD_BY, (f"{SESSION}%", self.now()))
+        return {r["holder"]: int(r["held"]) for r in found}
+
+    async def holders(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """The replica running each of these sessions now, of those one holds."""
+        if not session_ids:
+            return {}
+        names = [SESSION + s for s in session_ids]
+        sql = HOLDER_OF.format(names=", ".join("?" * len(names)))
+        found = await self._rows(sql, (*names, self.now()))
+        return {r["name"].removeprefix(SESSION): r["holder"] for r in found}

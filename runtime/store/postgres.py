@@ -103,6 +103,15 @@ def _adapted(params: Sequence[Any]) -> Sequence[Any]:
     return [int(p) if isinstance(p, bool) else p for p in params]
 
 
+async def _execute(cursor: psycopg.AsyncCursor[Any], s: Statement, index: int) -> None:
+    """One statement of a commit's pipeline; `index` names it if its condition fails."""
+    sql = s.sql if s.expect is None else checked(s.sql, s.expect, index)
+    if s.many:
+        await cursor.executemany(dialect.statement(sql), [_adapted(p) for p in s.params])
+    else:
+        await cursor.execute(dialect.statement(sql), _adapted(s.params))
+
+
 def _columns(events: list[Sequence[Any]]) -> list[list[Any]]:
     """Event rows (type, session_id, run_id, data, at) as the five arrays the insert takes."""
     types, sessions, runs, data, at = (list(column) for column in zip(*events, strict=True))
@@ -203,16 +212,16 @@ class PostgresDatabase:
             statements = [*statements, NOTIFY]
         try:
             async with self._writer.cursor() as cursor, self._writer.cursor() as numbered:
+                ordered = [(i, s) for i, s in enumerate(statements) if s.ordered]
                 async with self._writer.pipeline():
                     for index, s in enumerate(statements):
-                        sql = s.sql if s.expect is None else checked(s.sql, s.expect, index)
-                        if s.many:
-                            params = [_adapted(p) for p in s.params]
-                            await cursor.executemany(dialect.statement(sql), params)
-                        else:
-                            await cursor.execute(dialect.statement(sql), _adapted(s.params))
-                    if events:
+                        if not s.ordered:
+                            await _execute(cursor, s, index)
+                    if events or ordered:
                         await cursor.execute(TAKE_WRITE_LOCK, (WRITE_LOCK,))
+                    for index, s in ordered:  # their ids then commit in their order
+                        await _execute(cursor, s, index)
+                    if events:
                         await numbered.execute(INSERT_NUMBERED_EVENTS, _columns(events))
                     await self._writer.commit()
                 row = await numbered.fetchone() if events else None

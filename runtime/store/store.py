@@ -156,6 +156,10 @@ class Store:
         found = await self._rows("SELECT * FROM sessions ORDER BY created_at, id")
         return [rows.session(r) for r in found]
 
+    async def session(self, session_id: str) -> SessionRecord | None:
+        found = await self._rows("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return rows.session(found[0]) if found else None
+
     async def messages(
         self, *, session_id: str | None = None, statuses: Sequence[QueueStatus] | None = None
     ) -> list[QueueEntry]:

@@ -36,6 +36,7 @@ from runtime.clock import Clock
 from runtime.events import Event
 from runtime.records import Lease
 from runtime.store.database import Database, Sequences, Statement
+from runtime.store.fencing import FENCE
 from runtime.store.publishing import Publisher
 from runtime.store.writer import Writer
 
@@ -192,8 +193,9 @@ class _Transaction:
             if block is not None:
                 tx.seq = block
             self._writer = Writer(tx.clock, tx.seq, tx.secrets)
-            if tx.fence is not None:
-                self._writer.fenced(tx.fence)
+            for lease in (tx.fence, FENCE.get()):  # the store's, and this task's
+                if lease is not None:
+                    self._writer.fenced(lease)
         except BaseException:
             self._release()
             raise

@@ -82,11 +82,13 @@ class Writer:
         *,
         many: bool = False,
         expect: int | None = None,
+        ordered: bool = False,
     ) -> None:
         """A statement of a layer's own store module (bridge/store/), in this transaction.
         `expect`: the rows it must touch, else nothing of the transaction is kept
-        (`ConditionFailedError`): a condition checked and applied in one step."""
-        self.statements.append(Statement(sql, params, many, expect))
+        (`ConditionFailedError`): a condition checked and applied in one step. `ordered`:
+        the ids it gives are followed in order by a reader (`Statement.ordered`)."""
+        self.statements.append(Statement(sql, params, many, expect, ordered=ordered))
 
     def _check_block(self, number: int) -> None:
         """A number past the transaction's reserved block could be another's: refused (the

@@ -36,16 +36,17 @@ async def test_a_tool_under_way_at_a_stop_finishes_and_the_turn_goes_on_after_it
     )
     telegram_api.push_message("deploy the release", user=ALICE)
     await until(lambda: written(marker), wait_s=30)
-    active = topology.active
-    topology.apps.remove(active)
-    stopping = asyncio.ensure_future(active.stop())
+    runner = topology.running()
+    assert runner is not None
+    topology.apps.remove(runner)
+    stopping = asyncio.ensure_future(runner.stop())
     await asyncio.sleep(0.5)
     assert not stopping.done(), "the stop waits for the tool"
     gate.touch()
     await asyncio.wait_for(stopping, 30)
-    if topology.kind == "replicas":
-        [standby] = topology.apps
-        await until(lambda: standby.active, wait_s=15)
+    if topology.kind == "replicas":  # the other replica takes the session, and sends
+        [other] = topology.apps
+        await until(lambda: other.active, wait_s=15)
     else:
         await topology.start(topology.folder / "switchboard.toml")
     await until(lambda: "Deployed, and it went fine." in telegram_api.chat(ALICE), wait_s=30)

@@ -35,7 +35,7 @@ async def test_a_lease_has_one_holder_until_it_expires_then_changes_hands_with_a
         await clock.advance(11)
         taken = await b.leases.claim("session:s1", "replica-b", ttl_s=10)
         assert taken is not None and taken.holder == "replica-b" and taken.fence == 2
-        assert [lease.holder for lease in await a.leases.all()] == ["replica-b"]
+        assert await a.leases.holders(["s1"]) == {"s1": "replica-b"}
     finally:
         await a.close()
         await b.close()

@@ -15,6 +15,7 @@ from adapters.intake.record import Arrival
 from bridge.store import MIGRATIONS, BridgeStore
 from runtime.store import Store
 from runtime.store.database import Migration
+from runtime.store.postgres import WRITE_LOCK
 from tests.postgres import pg_url
 
 __all__ = ["pg_url"]
@@ -100,3 +101,28 @@ async def test_the_shared_table_and_the_inbox_file_hold_one_record(
             " AND table_schema = current_schema()"
         )
         assert {name for (name,) in found} == set(inbox_columns(inbox))
+
+
+async def test_shared_intake_ids_are_given_under_the_fleets_write_lock(pg_url: str) -> None:
+    """The replayer reads on from the newest id it read, so ids must commit in their order:
+    each is given under the fleet's write lock (a trigger checks the inserting transaction
+    holds it), never ahead of it, as another replica's could otherwise commit first."""
+    store = await Store.open(pg_url, extra_migrations={"bridge": MIGRATIONS})
+    try:
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            await conn.execute(
+                "CREATE FUNCTION intake_under_lock() RETURNS trigger AS $$ BEGIN"
+                " IF NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+                f" AND pid = pg_backend_pid() AND objid = {WRITE_LOCK}) THEN"
+                " RAISE EXCEPTION 'intake id given outside the write lock'; END IF;"
+                " RETURN NEW; END $$ LANGUAGE plpgsql"
+            )
+            await conn.execute(
+                "CREATE TRIGGER intake_under_lock BEFORE INSERT ON intake"
+                " FOR EACH ROW EXECUTE FUNCTION intake_under_lock()"
+            )
+        assert await BridgeStore(store).take_request(ARRIVAL.request)
+        [stored] = await BridgeStore(store).intake()
+        assert stored.body == ARRIVAL.body
+    finally:
+        await store.close()

@@ -52,6 +52,22 @@ class Fleet:
         return app
 
 
+def running_on(fleet: Fleet) -> App | None:
+    """The replica running a turn now, if one does."""
+    running = [a for a in fleet.apps if any(s.running for s in a.runtime.sessions.values())]
+    return running[0] if running else None
+
+
+def pause(app: App) -> None:
+    """The replica stops renewing every lease it holds, as a paused process would (its
+    event loop goes on, as a real paused process's would not)."""
+    if app.role.leading is not None:
+        app.role.leading.cancel()
+    assert app.runtime.homes is not None
+    for task in app.runtime.homes._tasks:  # its claims and renewals
+        task.cancel()
+
+
 @pytest.fixture
 async def fleet(
     pg_url: str,

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runtime.store import Store
 from tests.adapters.cli_process import start
 
 
@@ -72,3 +73,19 @@ async def start_replica(config: Path, name: str) -> Replica:
     replica.port = int(found.group(1))
     await replica.expect(f"Replica {name} on PostgreSQL")
     return replica
+
+
+async def running_sessions(pg_url: str) -> dict[str, str]:
+    """Which replica runs each session with a live lease, by session id, as the database
+    has it."""
+    store = await Store.open(pg_url, exclusive=False)
+    try:
+        await store.leases.align()
+        sessions = [record.id for record in await store.sessions()]
+        return await store.leases.holders(sessions)
+    finally:
+        await store.close()
+
+
+def by_name(replicas: list[Replica], name: str) -> Replica:
+    return next(r for r in replicas if r.name == name)

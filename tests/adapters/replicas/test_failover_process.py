@@ -17,7 +17,12 @@ import pytest
 
 from runtime import CommandToolSpec
 from runtime.store import Store
-from tests.adapters.replicas.processes import Replica, start_replica
+from tests.adapters.replicas.processes import (
+    Replica,
+    by_name,
+    running_sessions,
+    start_replica,
+)
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS, SlackSide
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
@@ -103,13 +108,16 @@ async def test_killed_in_the_middle_of_a_turn_the_standby_answers_the_message_on
     replicas: list[Replica],
 ) -> None:
     path = config(tmp_path, pg_url, anthropic_api, slack_api, telegram_api)
-    a, b = await pair(path, replicas)
+    await pair(path, replicas)
     never = asyncio.Event()
     anthropic_api.script = [text("the killed replica's answer", hold=never)]
     anthropic_api.responder = lambda body: text("answered after the takeover")
     telegram_api.push_message("what is the state of the build?", user=1001)
-    await until(lambda: len(anthropic_api.requests) == 1, wait_s=20)  # a's turn waits
-    a.kill()
+    await until(lambda: len(anthropic_api.requests) == 1, wait_s=20)  # a turn waits
+    [runner] = (await running_sessions(pg_url)).values()
+    killed_replica = by_name(replicas, runner)
+    survivor = next(r for r in replicas if r is not killed_replica)
+    killed_replica.kill()
     killed = time.monotonic()
     try:
         await until(lambda: "answered after the takeover" in telegram_api.chat(1001), TAKEOVER_S)
@@ -117,9 +125,9 @@ async def test_killed_in_the_middle_of_a_turn_the_standby_answers_the_message_on
         raise AssertionError(
             f"no answer {time.monotonic() - killed:.1f} s after the kill; chat: "
             f"{telegram_api.chat(1001)}; model requests: {len(anthropic_api.requests)}; "
-            f"replica b said:\n{b.output[-3000:]}"
+            f"replica {survivor.name} said:\n{survivor.output[-3000:]}"
         ) from None
-    await b.expect("now the active one")
+    await survivor.expect("now the active one")
     await asyncio.sleep(1.0)  # a second answer would come now
     answers = telegram_api.chat(1001)
     assert answers.count("answered after the takeover") == 1, answers
@@ -139,13 +147,14 @@ async def test_killed_in_the_middle_of_a_tool_the_tool_is_not_run_again(
     replicas: list[Replica],
 ) -> None:
     path = config(tmp_path, pg_url, anthropic_api, slack_api, telegram_api)
-    a, _ = await pair(path, replicas)
+    await pair(path, replicas)
     runs = tmp_path / "tool-runs"
     anthropic_api.script = [tools(("slow_job", {}))]
     anthropic_api.responder = lambda body: text("the job was interrupted; tell me to retry")
     telegram_api.push_message("run the job", user=1001)
-    await until(lambda: runs.exists(), wait_s=20)  # the tool runs on a
-    a.kill()
+    await until(lambda: runs.exists(), wait_s=20)  # the tool runs on one replica
+    [runner] = (await running_sessions(pg_url)).values()
+    by_name(replicas, runner).kill()
     await until(lambda: "tell me to retry" in str(telegram_api.chat(1001)), TAKEOVER_S + 5)
     assert runs.read_text().splitlines() == ["run"], "the tool ran again after the takeover"
     results = [

@@ -15,8 +15,16 @@ from adapters.server.app import App
 from runtime import EventType
 from runtime.errors import LeaseLostError
 from runtime.payloads import InterjectionAdmitted
+from runtime.records import Lease
+from runtime.store.fencing import fenced_by
 from tests.adapters.cli_process import switchboard
-from tests.adapters.replicas.conftest import LEASE_TTL_S, TELEGRAM_SECRET, Fleet
+from tests.adapters.replicas.conftest import (
+    LEASE_TTL_S,
+    TELEGRAM_SECRET,
+    Fleet,
+    pause,
+    running_on,
+)
 from tests.adapters.slack_harness import ALICE, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
@@ -57,6 +65,11 @@ def dm(update_id: int, words: str) -> dict[str, object]:
 
 def slack_texts(slack: FakeSlack, channel: str = "DALICE") -> list[str]:
     return [m["text"] for m in slack.posts(channel)]
+
+
+async def active_lease(app: App) -> Lease:
+    [lease] = [held for held in await app.runtime.store.leases.all() if held.name == "active"]
+    return lease
 
 
 async def test_the_standby_stores_what_it_takes_and_the_active_replica_answers_it(
@@ -110,30 +123,41 @@ async def test_a_standby_takes_over_and_the_paused_replica_can_no_longer_write(
     held = asyncio.Event()
     anthropic_api.script = [text("from the paused replica", hold=held), text("from the new one")]
     await SlackSide(b, slack_api).say("work on this")
-    await until(lambda: len(anthropic_api.requests) == 1)  # replica a's turn waits on the model
-    assert a.role.leading is not None
-    a.role.leading.cancel()  # replica a stops renewing, as a paused process would
+    await until(lambda: len(anthropic_api.requests) == 1)  # a turn waits on the model
+    paused = running_on(fleet)
+    other = b if paused is a else a
+    pause(paused)  # it stops renewing its leases, as a paused process would
     started = time.monotonic()
-    await until(lambda: b.active, wait_s=LEASE_TTL_S + 5)
+    await until(lambda: other.active, wait_s=LEASE_TTL_S + 5)
     assert time.monotonic() - started < LEASE_TTL_S + 2
-    # b recovered a's turn: interrupted, its message queued again and answered
+    # the other recovered the paused one's turn: interrupted, its message queued again and
+    # answered there
     await until(lambda: "from the new one" in slack_texts(slack_api), wait_s=10)
-    held.set()  # a wakes up: its turn's next write is refused
+    held.set()  # the paused one wakes up: its turn's next write is refused
     await asyncio.sleep(0.5)
-    with_lease_lost = [e for e in a.runtime.sessions.values() if e.running]
-    assert not with_lease_lost, "a's turn ended on the refused write"
-    try:
-        async with a.runtime.store.write() as w:
-            w.set_queue_mode("nothing", None)
-        raise AssertionError("a write of the replica that lost its lease went through")
-    except LeaseLostError:
-        pass
-    assert a.leadership is not None
-    a.role.leading = asyncio.get_running_loop().create_task(a.leadership.run())
-    await until(lambda: "replica-a" in fleet.lost)
-    await b.bridge.settle()
+    with_lease_lost = [e for e in paused.runtime.sessions.values() if e.running]
+    assert not with_lease_lost, "the paused replica's turn ended on the refused write"
+    if paused.leadership is not None and paused.leadership.active:
+        paused.role.leading = asyncio.get_running_loop().create_task(paused.leadership.run())
+        await until(lambda: paused.replica in fleet.lost)
+    await other.bridge.settle()
     assert "from the paused replica" not in slack_texts(slack_api)
     assert slack_texts(slack_api).count("from the new one") == 1
+
+
+async def test_a_write_fenced_by_a_lease_another_replica_took_is_refused(fleet: Fleet) -> None:
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    [lease] = await a.runtime.store.leases.claim_many(["session:s1"], "replica-a", 0.5)
+    await asyncio.sleep(0.6)
+    assert await b.runtime.store.leases.claim_many(["session:s1"], "replica-b", 10)
+    try:
+        with fenced_by(lease):
+            async with a.runtime.store.write() as w:
+                w.set_queue_mode("nothing", None)
+        raise AssertionError("a write fenced by a lease another replica took went through")
+    except LeaseLostError:
+        pass
 
 
 async def test_status_and_metrics_say_which_replica_is_active(fleet: Fleet) -> None:
@@ -160,31 +184,33 @@ async def test_a_clean_stop_gives_the_lease_up_for_a_standby_to_take_at_once(
     b = await fleet.start("replica-b")
     await a.stop()
     fleet.apps.remove(a)
-    [lease] = await b.runtime.store.leases.all()
+    lease = await active_lease(b)
     assert lease.expires_at == 0, "released, not left to run out"
     await until(lambda: b.active, wait_s=LEASE_TTL_S)
-    [lease] = await b.runtime.store.leases.all()
+    lease = await active_lease(b)
     assert (lease.holder, lease.fence) == ("replica-b", 2)
 
 
-async def test_a_message_taken_by_the_standby_reaches_the_turn_running_on_the_active_one(
+async def test_a_message_taken_by_another_replica_reaches_the_turn_where_it_runs(
     fleet: Fleet, slack_api: FakeSlack, anthropic_api: FakeAnthropic
 ) -> None:
-    """An interjection sent to replica b reaches the turn running on replica a at its next
+    """An interjection sent to the replica that does not run the turn reaches it at its next
     safe point: here it wakes the agent's half-minute sleep."""
-    a = await fleet.start("replica-a")
-    b = await fleet.start("replica-b")
+    await fleet.start("replica-a")
+    await fleet.start("replica-b")
     anthropic_api.script = [tools(("sleep", {"seconds": 30})), text("done: saw your note")]
-    side_b = SlackSide(b, slack_api)
-    await side_b.say("wait for my note")
-    await until(lambda: any(s.running for s in a.runtime.sessions.values()))
+    await SlackSide(fleet.apps[1], slack_api).say("wait for my note")
+    await until(lambda: running_on(fleet) is not None)
     await until(lambda: len(anthropic_api.requests) == 1)
+    runner = running_on(fleet)
+    assert runner is not None
+    elsewhere = next(app for app in fleet.apps if app is not runner)
     started = time.monotonic()
-    await side_b.say("here is the note")
-    admitted = await wait_for(a.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED, wait_s=10)
+    await SlackSide(elsewhere, slack_api).say("here is the note")
+    admitted = await wait_for(runner.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED, wait_s=10)
     assert time.monotonic() - started < 5, "the sleep was not woken by the interjection"
     [message] = [
-        m for m in await a.runtime.store.messages() if m.message.text == "here is the note"
+        m for m in await runner.runtime.store.messages() if m.message.text == "here is the note"
     ]
     assert isinstance(admitted.data, InterjectionAdmitted)
     assert admitted.data.message_id == message.id

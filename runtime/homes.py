@@ -1,0 +1,363 @@
+"""Which sessions this replica runs, when replicas share PostgreSQL (issue 42).
+
+A session's turns run on the replica holding its lease, `session:<id>`, one replica at a
+time; every write of its work is fenced by that lease (`store/fencing.py`), so a replica
+paused past the lease's expiry has its late writes refused. Every replica:
+
+- **claims** sessions with work waiting that no replica holds (`Leases.unheld_with_work`),
+  up to its share of the fleet's (`Share`), every quarter of the lease's time and at once
+  when a message arrives for a session no one runs; and **takes each up**: its record read
+  again, what a crash left of its turn recovered (`recover`, for that session alone), its
+  queue read from the store, what arrived for it admitted, its worker started;
+- **admits** what arrives for a session it holds: a message submitted on another replica is
+  stored `ARRIVED` with a `MessageArrived` hint (`Runtime.submit`), and admitted here as if
+  submitted here;
+- **stops** a turn of its own that another replica was asked to stop (`StopAsked`), and
+  hears of answers to its approvals given elsewhere;
+- **lets go** of a session with nothing under way for `IDLE_S`, so a new replica takes its
+  share as sessions go idle, never mid-turn; a lease it finds taken over stops that
+  session's work here at once.
+
+The replica that sends (the `active` lease, `adapters/server/leadership.py`) reads every
+replica's turns from the shared ledger; what it tells of a turn running elsewhere
+(`Session.elsewhere`) comes from the same events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+from runtime.admission import Admitting, admit_arrived
+from runtime.approvals import Approvals
+from runtime.errors import StaleRunError, UnknownRunError
+from runtime.events import Event
+from runtime.holdings import Holdings
+from runtime.messages import QueueStatus
+from runtime.payloads import (
+    ApprovalDecided,
+    MessageArrived,
+    Progress,
+    RunRecovered,
+    SessionCreated,
+    StopAsked,
+    TurnFinished,
+    TurnStarted,
+    WakeupCancelled,
+    WakeupFired,
+    WakeupScheduled,
+)
+from runtime.queue import SessionQueue
+from runtime.records import Lease, RunStatus, SessionRecord
+from runtime.recovery import recover
+from runtime.results import StopResult, StopStatus
+from runtime.session import Elsewhere, Session
+from runtime.store import Store
+from runtime.store.fencing import FENCE, fenced_by
+from runtime.store.leases import SESSION
+from runtime.tasks import cancel_and_wait
+from runtime.wakeups import Alarm
+
+log = logging.getLogger(__name__)
+
+IDLE_S = 10.0  # a held session with nothing under way this long is let go
+STOP_WAIT_S = 30.0  # how long a stop asked of another replica is waited for
+REPLICA = "replica:"  # each replica's own lease: how many replicas are live
+
+
+class Home(Protocol):
+    """What the homes need of the runtime."""
+
+    store: Store
+    sessions: dict[str, Session]
+    approvals: Approvals
+    alarm: Alarm
+
+    @property
+    def admitting(self) -> Admitting: ...
+
+    def adopt(self, record: SessionRecord) -> Session: ...
+
+    def ensure_worker(self, session: Session) -> None: ...
+
+    async def stop(self, session_id: str, run_id: str, reason: str) -> StopResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """How many sessions a replica may hold: its part of the fleet's sessions with work (those
+    held and those waiting), rounded up, and never more than `most`."""
+
+    most: int
+    held_in_fleet: int = 0
+    waiting: int = 0
+    replicas: int = 1
+
+    @property
+    def each(self) -> int:
+        return min(
+            self.most, max(1, math.ceil((self.held_in_fleet + self.waiting) / self.replicas))
+        )
+
+
+class Homes:
+    def __init__(self, home: Home, holder: str, ttl_s: float, most: int) -> None:
+        self._home = home
+        self._store = home.store
+        self.holder = holder
+        self.ttl_s = ttl_s
+        leases = home.store.leases
+        self._sessions = Holdings(leases, holder, ttl_s, self._lost, names=f"{SESSION}%")
+        self._me = Holdings(leases, holder, ttl_s, self._gone, names=f"{REPLICA}{holder}")
+        self.share = Share(most)
+        self._wake = asyncio.Event()
+        self._idle_since: dict[str, float] = {}
+        self._admitting: dict[str, asyncio.Task[None]] = {}  # by session id
+        self._again: set[str] = set()  # sessions whose arrivals are read again when done
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stops: set[asyncio.Task[None]] = set()  # stops asked for elsewhere, under way
+        self.taken_up = 0  # sessions taken up since the start
+        self.lost = 0
+
+    def lease(self, session_id: str) -> Lease | None:
+        """This replica's lease on the session, while it holds it."""
+        return self._sessions.lease(SESSION + session_id)
+
+    @property
+    def held(self) -> list[str]:
+        return [name.removeprefix(SESSION) for name in self._sessions.held]
+
+    def context(self, session_id: str) -> contextvars.Context:
+        """A context whose writes are fenced by the session's lease (a worker's)."""
+        context = contextvars.copy_context()
+        context.run(FENCE.set, self.lease(session_id))
+        return context
+
+    async def start(self) -> None:
+        await self._me.claim([REPLICA + self.holder])
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._keep(), name="homes-keep"),
+            loop.create_task(self._follow(), name="homes-follow"),
+        ]
+
+    async def stop(self) -> None:
+        """No more claims; what is held is given up (the caller handed its turns back)."""
+        await cancel_and_wait(*self._tasks, *self._admitting.values(), *self._stops)
+        self._tasks = []
+        await self._sessions.release_all()
+        await self._me.release_all()
+
+    # -- claiming, keeping, letting go ---------------------------------------------------
+
+    async def _keep(self) -> None:
+        loop = asyncio.get_running_loop()
+        period = self.ttl_s / 4
+        renew_at = loop.time() + period
+        while True:
+            try:
+                async with asyncio.timeout(max(renew_at - loop.time(), 0.0)):
+                    await self._wake.wait()
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                if loop.time() >= renew_at:
+                    renew_at = loop.time() + period
+                    await self._me.renew()
+                    await self._sessions.renew()
+                    await self._let_go_idle(loop.time())
+                await self._claim()
+            except Exception:
+                log.exception("sessions not claimed or renewed; trying again")
+
+    async def _claim(self) -> None:
+        leases = self._store.leases
+        self.share = Share(
+            self.share.most,
+            await leases.live(f"{SESSION}%"),
+            len(waiting := await leases.unheld_with_work(self.share.most)),
+            max(1, await leases.live(f"{REPLICA}%")),
+        )
+        room = self.share.each - len(self._sessions.held)
+        if room <= 0 or not waiting:
+            return
+        for lease in await self._sessions.claim(SESSION + s for s in waiting[:room]):
+            try:
+                await self._take_up(lease)
+            except Exception:
+                log.exception("session not taken up; let go", extra={"lease": lease.name})
+                await self._sessions.release([lease.name])
+
+    async def _take_up(self, lease: Lease) -> None:
+        """The session is this replica's now: its state read from the store, afresh."""
+        session_id = lease.name.removeprefix(SESSION)
+        record = await self._store.session(session_id)
+        if record is None:  # a session deleted meanwhile: nothing to run
+            await self._sessions.release([lease.name])
+            return
+        session = self._home.sessions.get(session_id) or self._home.adopt(record)
+        session.record = record
+        session.elsewhere = None
+        async with session.admission:
+            with fenced_by(lease):
+                await recover(self._store, session_id)
+                session.queue = SessionQueue()
+                for entry in await self._store.messages(
+                    session_id=session_id, statuses=[QueueStatus.QUEUED]
+                ):
+                    session.queue.push(entry)
+                await self._admit_arrived(session)
+        self.taken_up += 1
+        log.info("session taken up", extra={"session_id": session_id, "replica": self.holder})
+        self._home.ensure_worker(session)
+
+    async def _admit_arrived(self, session: Session) -> None:
+        """What arrived for the session, admitted in the order it was stored (the caller
+        holds its admission lock, under its fence)."""
+        for arrived in await self._store.messages(
+            session_id=session.id, statuses=[QueueStatus.ARRIVED]
+        ):
+            await admit_arrived(self._home.admitting, session, arrived)
+
+    async def _let_go_idle(self, now: float) -> None:
+        for session_id in self.held:
+            session = self._home.sessions.get(session_id)
+            busy = session is None or session.tasks or len(session.queue) or session.running
+            if busy or session_id in self._admitting:
+                self._idle_since.pop(session_id, None)
+                continue
+            since = self._idle_since.setdefault(session_id, now)
+            if now - since >= IDLE_S:
+                del self._idle_since[session_id]
+                await self._sessions.release([SESSION + session_id])
+
+    def _lost(self, gone: list[Lease], why: str) -> None:
+        """Another replica holds these now (this one was paused past their expiry): their
+        work here stops at once; its writes would be refused by their fences anyway."""
+        self.lost += len(gone)
+        for lease in gone:
+            session = self._home.sessions.get(lease.name.removeprefix(SESSION))
+            if session is None:
+                continue
+            for task in session.tasks:
+                task.cancel()
+            session.queue = SessionQueue()
+            log.warning("session lost to another replica", extra={"session_id": session.id})
+
+    def _gone(self, gone: list[Lease], why: str) -> None:
+        """This replica's own lease ran out (its sessions' went with it): taken again."""
+        self._wake.set()
+
+    # -- asking other replicas ------------------------------------------------------------
+
+    async def stop_elsewhere(
+        self, session: Session, run_id: str, reason: str, *, silent: bool = False
+    ) -> StopResult:
+        """Stop a turn running on another replica: asked through the ledger, and waited for
+        (up to `STOP_WAIT_S`) until it has ended there."""
+        running = session.elsewhere
+        if running is not None and running.run_id == run_id:
+            asked = StopAsked(run_id=run_id, reason=reason, silent=silent)
+            await self._store.emit(Event(asked, session.id, run_id))
+            try:
+                async with asyncio.timeout(STOP_WAIT_S):
+                    await running.ended.wait()
+            except TimeoutError:
+                log.warning(
+                    "a turn asked to stop elsewhere has not ended", extra={"run_id": run_id}
+                )
+        run = await self._store.run(run_id)
+        if run is None or run.session_id != session.id:
+            raise UnknownRunError(f"session {session.id} has no run {run_id!r}")
+        if run.status in (RunStatus.STOPPED, RunStatus.RUNNING):
+            return StopResult(StopStatus.STOPPED, run_id)
+        raise StaleRunError(f"run {run_id} already ended ({run.status}); nothing to stop")
+
+    # -- what other replicas ask of this one ---------------------------------------------
+
+    async def _follow(self) -> None:
+        async for event in self._store.feed.subscribe(self._store.last_seq):
+            try:
+                await self._heard(event)
+            except Exception:
+                log.exception("event not followed", extra={"event_seq": event.seq})
+
+    async def _heard(self, event: Event) -> None:
+        session_id = event.session_id
+        session = self._home.sessions.get(session_id) if session_id else None
+        held = session_id is not None and self.lease(session_id) is not None
+        match event.data:
+            case SessionCreated() if session is None and session_id is not None:
+                record = await self._store.session(session_id)
+                if record is not None and session_id not in self._home.sessions:
+                    self._home.adopt(record)
+            case MessageArrived() if session is not None:
+                if held:
+                    self._admit_soon(session)
+                else:
+                    self._wake.set()
+            case StopAsked() as asked if held and session is not None:
+                self._stop_soon(session, asked)
+            case ApprovalDecided() as decided:
+                self._home.approvals.heard(decided)
+            case WakeupScheduled() | WakeupCancelled() | WakeupFired():
+                await self._home.alarm.heard(event)
+            case TurnStarted() if session is not None and not held and event.run_id:
+                session.elsewhere = Elsewhere(event.run_id, asyncio.get_running_loop().time())
+            case Progress() as progress if session is not None and session.elsewhere:
+                session.elsewhere.step = progress.step
+            case TurnFinished() | RunRecovered() if session is not None and session.elsewhere:
+                if session.elsewhere.run_id == event.run_id:
+                    session.elsewhere.ended.set()
+                    session.elsewhere = None
+
+    def _admit_soon(self, session: Session) -> None:
+        if session.id in self._admitting:
+            self._again.add(session.id)
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._admit(session), name=f"admit-{session.id}"
+        )
+        self._admitting[session.id] = task
+
+    async def _admit(self, session: Session) -> None:
+        try:
+            while True:
+                self._again.discard(session.id)
+                lease = self.lease(session.id)
+                if lease is None:  # let go or lost meanwhile: whoever takes it admits them
+                    self._wake.set()
+                    return
+                async with session.admission:
+                    with fenced_by(lease):
+                        await self._admit_arrived(session)
+                if session.id not in self._again:
+                    return
+        except Exception:
+            log.exception("arrived messages not admitted", extra={"session_id": session.id})
+        finally:
+            del self._admitting[session.id]
+
+    def _stop_soon(self, session: Session, asked: StopAsked) -> None:
+        handle = session.running
+        if handle is None or handle.run_id != asked.run_id:
+            return  # it ended meanwhile
+        handle.silent_stop = handle.silent_stop or asked.silent
+        task = asyncio.get_running_loop().create_task(
+            self._stopping(session.id, asked), name=f"stop-{asked.run_id}"
+        )
+        self._stops.add(task)
+        task.add_done_callback(self._stops.discard)
+
+    async def _stopping(self, session_id: str, asked: StopAsked) -> None:
+        try:
+            await self._home.stop(session_id, asked.run_id, asked.reason)
+        except (StaleRunError, UnknownRunError):
+            pass  # it ended on its own meanwhile
+        except Exception:
+            log.exception("a stop asked for elsewhere failed", extra={"run_id": asked.run_id})

@@ -1,0 +1,130 @@
+"""Turns of different sessions run on every replica (issue 42): twelve operators write to a
+fleet of three real `switchboard run` processes on one PostgreSQL database; their turns run
+on more than one replica at once, each session on one at a time. Killing the replica running
+the most of them in the middle of their turns, every message is still answered exactly once:
+the others take its sessions over when their leases run out and answer from where it left."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adapters.replicas.processes import (
+    Replica,
+    by_name,
+    running_sessions,
+    start_replica,
+)
+from tests.config_file import anthropic, workspace, write_config
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
+from tests.fakes.telegram_api import FakeTelegram
+from tests.postgres import pg_url
+from tests.runtime.helpers import until
+
+__all__ = ["pg_url"]
+
+LEASE_TTL_S = 3.0
+OPERATORS = 12
+FIRST_USER = 2001
+
+
+@pytest.fixture
+async def replicas() -> AsyncIterator[list[Replica]]:
+    started: list[Replica] = []
+    yield started
+    for replica in started:
+        await replica.stop()
+
+
+def config(
+    tmp_path: Path, pg_url: str, anthropic_api: FakeAnthropic, telegram: FakeTelegram
+) -> Path:
+    operators = [
+        {
+            "id": f"op{i}",
+            "primary": i == 0,
+            "telegram_user_id": FIRST_USER + i,
+            "notify_via": "telegram",
+        }
+        for i in range(OPERATORS)
+    ]
+    acme = workspace(
+        "acme",
+        operators,
+        telegram={"bot_token": telegram.token, "api_base_url": telegram.base_url},
+    )
+    return write_config(
+        tmp_path / "switchboard.toml",
+        db=pg_url,
+        provider=anthropic(anthropic_api.url),
+        workspaces=[acme],
+        storage={"lease_ttl_s": LEASE_TTL_S},
+    )
+
+
+def asked(body: dict[str, Any]) -> str:
+    """The question of a request: its first user message's words."""
+    found = re.search(r"question (\d+)", str(body["messages"]))
+    assert found is not None, body
+    return found.group(1)
+
+
+async def test_twelve_operators_turns_spread_over_three_replicas_and_a_kill_loses_none(
+    tmp_path: Path,
+    pg_url: str,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    replicas: list[Replica],
+) -> None:
+    path = config(tmp_path, pg_url, anthropic_api, telegram_api)
+    for name in ("a", "b", "c"):
+        replicas.append(await start_replica(path, name))
+    gate = asyncio.Event()  # every turn waits on the model until the kill
+
+    def answer(body: dict[str, Any]) -> Reply:
+        return text(f"answer to question {asked(body)}", hold=gate)
+
+    anthropic_api.responder = answer
+    for i in range(OPERATORS):
+        telegram_api.push_message(f"question {i}", user=FIRST_USER + i)
+    await until(lambda: len(anthropic_api.requests) == OPERATORS, wait_s=60)
+    running = await running_sessions(pg_url)
+    assert len(running) == OPERATORS, running
+    held = Counter(running.values())
+    assert len(held) > 1, f"every turn ran on one replica: {held}"
+
+    busiest, _ = held.most_common(1)[0]
+    by_name(replicas, busiest).kill()
+    killed = time.monotonic()
+    gate.set()  # the survivors' turns answer now; the killed one's are taken over
+
+    def answered() -> list[int]:
+        return [
+            i
+            for i in range(OPERATORS)
+            if f"answer to question {i}" in telegram_api.chat(FIRST_USER + i)
+        ]
+
+    try:
+        await until(lambda: len(answered()) == OPERATORS, wait_s=LEASE_TTL_S + 30)
+    except AssertionError:
+        raise AssertionError(
+            f"answered {answered()} {time.monotonic() - killed:.1f} s after the kill of "
+            f"{busiest} (held {held})"
+        ) from None
+    await asyncio.sleep(1.0)  # a second answer would come now
+    chats = {i: telegram_api.chat(FIRST_USER + i) for i in range(OPERATORS)}
+    for i in range(OPERATORS):
+        answers = [m for m in chats[i] if m.startswith("answer to question")]
+        assert answers == [f"answer to question {i}"], (i, chats, held, busiest)
+    requests = Counter(asked(body) for body in anthropic_api.requests)
+    retried = {q for q, n in requests.items() if n > 1}
+    assert len(retried) == held[busiest], (requests, held)
+    assert telegram_api.conflicts == 0, "two replicas polled Telegram at once"
