@@ -189,13 +189,13 @@ class PostgresDatabase:
 
     async def begin(self) -> Sequences:
         """A fresh block of message and transcript numbers for this transaction (module
-        docstring: why fresh each time); one round trip, no lock, no transaction left open."""
+        docstring: why fresh each time); one round trip, no lock. The transaction it opens
+        holds no snapshot between statements (read committed) and writes nothing yet; the
+        commit's pipeline goes on in it."""
         if self._writer.closed or self._writer.broken:  # the server restarted, or cut it off
             log.warning("store write connection lost; connecting again")
             self._writer = await _connect(self._url, row_factory=dict_row)
-        async with self._writer.pipeline():
-            cursor = await self._writer.execute(TAKE_BLOCK)
-            await self._writer.commit()
+        cursor = await self._writer.execute(TAKE_BLOCK)
         row = await cursor.fetchone()
         assert row is not None
         start = int(row["start"])
