@@ -21,6 +21,8 @@ this process's own, and take the fleet's one write lock only for the ledger, at 
   write lock (a transaction-scoped advisory lock), number the events past the newest one
   committed and insert them, and COMMIT. The lock is held for the tail of that one round trip
   and the commit; a transaction without ledger events takes no lock at all.
+- A statement whose identity ids a reader follows by a cursor (`Statement.ordered`: the shared
+  intake) runs after the lock is taken, so those ids too commit in their order.
 
 A commit with an event the other replicas must hear of at once (`Payload.HINT`) notifies them
 (LISTEN/NOTIFY, payload-free, on a connection of its own: never through a pooler in
