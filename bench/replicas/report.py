@@ -54,7 +54,7 @@ def print_throughput(results: list[Throughput], concurrency: int, spread: str) -
         print(f"\n{r.label}: the fleet's write lock (sampled) {r.lock.describe()}")
         for name, times in r.lock_times.items():
             print(f"- {name}, timed in the replica: {times.describe()}")
-        writes = sum(len(t.holds) for t in r.lock_times.values())
+        writes = sum(len(t.waits) for t in r.lock_times.values())
         began: Counter[str] = sum((t.callers for t in r.lock_times.values()), Counter())
         print(
             "- write transactions per turn, by who began them: "
