@@ -7,9 +7,9 @@ them."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import psycopg
 import pytest
@@ -19,6 +19,7 @@ from runtime.events import Event, Payload
 from runtime.messages import QueueStatus
 from runtime.records import AgentProfile, Lease, SessionRecord
 from runtime.store import Store
+from runtime.store.database import Statement
 from runtime.store.postgres import WRITE_LOCK
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.runtime.helpers import operator, until
@@ -168,8 +169,10 @@ async def test_a_transaction_reaches_its_own_feed_whole_while_another_replicas_c
         committed, told = asyncio.Event(), asyncio.Event()
         commit = a.db.commit
 
-        async def slow_to_answer(*args: object) -> int | None:
-            first = await commit(*args)  # type: ignore[arg-type]
+        async def slow_to_answer(
+            statements: list[Statement], events: list[Sequence[Any]], hint: bool
+        ) -> int | None:
+            first = await commit(statements, events, hint)
             committed.set()
             await told.wait()
             return first
