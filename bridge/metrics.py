@@ -154,6 +154,19 @@ class Metrics:
             ("replica",),
             registry=r,
         )
+        self.replica_sessions = Gauge(
+            "switchboard_replica_sessions",
+            "Sessions this replica runs now: those whose lease it holds (PostgreSQL replicas).",
+            ("replica",),
+            registry=r,
+        )
+        self.replica_leases_lost = Gauge(
+            "switchboard_replica_leases_lost",
+            "Session leases this replica lost to another since it started (it was paused, or "
+            "cut off from the database, past their expiry).",
+            ("replica",),
+            registry=r,
+        )
         self.lease_expires_in = Gauge(
             "switchboard_lease_expires_in_seconds",
             "Each lease in the database (PostgreSQL replicas): its holder and fencing number, "

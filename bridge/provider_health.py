@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from bridge import texts
 from bridge.approvals import duration
 from runtime import Runtime
-from runtime.providers.cooldowns import Health, State
+from runtime.providers.cooldowns import State
 from runtime.providers.fallback import ChainSnapshot
 
 FAILURE_CHARS = 120  # the last failure, in a few words
@@ -45,7 +45,10 @@ class OnFallback:
     """A session off its first candidate: the one it is on, and the first's health."""
 
     current: str
-    primary: Health
+    primary: str
+    state: State
+    until: float | None
+    failure: str | None  # the first's last failure, in full
 
 
 def brief(failure: str | None) -> str | None:
@@ -72,7 +75,16 @@ def until_words(until: float | None, tz: ZoneInfo, now: float) -> str:
 
 
 def on_fallback(runtime: Runtime, session_id: str) -> OnFallback | None:
-    """Where the session's turns go when it is not its agent's first candidate; else None."""
+    """Where the session's turns go when it is not its agent's first candidate; else None.
+    On replicas, a session another one runs stands where its last turn there ended."""
+    homes = runtime.homes
+    if homes is not None and homes.lease(session_id) is None:
+        heard = runtime.sessions[session_id].standing
+        if heard is None:
+            return None
+        return OnFallback(
+            heard.current, heard.primary, State(heard.state), heard.until, heard.failure
+        )
     agent = runtime.agents.get(runtime.session(session_id).agent_id)
     chain = runtime.models.chains.get(agent.chain) if agent and agent.chain else None
     if chain is None:
@@ -80,17 +92,19 @@ def on_fallback(runtime: Runtime, session_id: str) -> OnFallback | None:
     current = chain.current(session_id)
     if current == chain.primary:
         return None
-    return OnFallback(current.label, chain.health.health(chain.primary))
+    health = chain.health.health(chain.primary)
+    return OnFallback(
+        current.label, chain.primary.label, health.state, health.until, health.last_failure
+    )
 
 
 def fallback_line(found: OnFallback, tz: ZoneInfo, now: float) -> str:
-    primary = found.primary
-    failure = brief(primary.last_failure) if primary.state is not State.READY else None
+    failure = brief(found.failure) if found.state is not State.READY else None
     return texts.STATUS_ON_FALLBACK.format(
         current=found.current,
-        primary=primary.candidate.label,
-        state=texts.PROVIDER_STATE_WORDS[primary.state],
-        until=until_words(primary.until, tz, now),
+        primary=found.primary,
+        state=texts.PROVIDER_STATE_WORDS[found.state],
+        until=until_words(found.until, tz, now),
         failure=texts.PROVIDER_FAILURE.format(failure=failure) if failure else "",
     )
 

@@ -136,23 +136,15 @@ class Runtime:
         """Open the store, recover what a crash left behind, and resume queued work.
 
         `extra_migrations` lets the layer above keep its tables in the same database.
-        `resume=False` opens the store only: a standby replica resumes (`resume()`) once it
-        is the active one, since recovery takes over every running turn. `secrets` are masked
-        in the ledger and in what the layers above store for people to read. `chains`: the
+        `resume=False` opens the store only (replicas: `run_homes`). `secrets` are masked in
+        the ledger and in what the layers above store for people to read. `chains`: the
         ordered providers of the agents whose `chain` names one; the others use `provider`."""
         clock = clock or SystemClock()
         store = await Store.open(
             path, clock=clock, extra_migrations=extra_migrations, secrets=secrets
         )
-        runtime = cls(
-            store,
-            provider,
-            agents,
-            ToolRegistry(command_tools, mcp_tools),
-            settings or RuntimeSettings(),
-            clock,
-            chains,
-        )
+        tools = ToolRegistry(command_tools, mcp_tools)
+        runtime = cls(store, provider, agents, tools, settings or RuntimeSettings(), clock, chains)
         budget = runtime.turn_deps.budget  # the window: the provider's own, asked once
         learned = await learned_budget(budget, provider, runtime.settings.context_window)
         runtime.turn_deps = replace(runtime.turn_deps, budget=learned)
@@ -361,8 +353,8 @@ class Runtime:
         """Stop the named run: cancel its in-flight request or tools; children stop too."""
         session = self._get(session_id)
         if self.homes is not None and self.homes.lease(session_id) is None:
-            return await self.homes.stop_elsewhere(session, run_id, reason)
-        elsewhere = self.homes.stop_elsewhere if self.homes is not None else None
+            return await self.homes.across.stop_elsewhere(session, run_id, reason)
+        elsewhere = self.homes.across.stop_elsewhere if self.homes is not None else None
         stopping = Stopping(self.store, self.clock, self.children, elsewhere)
         return await stopping.stop(session, run_id, reason)
 
@@ -371,12 +363,17 @@ class Runtime:
 
     async def cancel_wakeups(self, session_id: str, by: str, *, retire: bool = False) -> int:
         """Cancel the session's wake-ups, pending and queued: how many (/stop; /new, `retire`)."""
-        return await self.alarm.cancel_session(self._get(session_id), by, retire=retire)
+        session = self._get(session_id)
+        if self.homes is not None and not await self.homes.hold(session_id):
+            return await self.homes.across.cancel_wakeups_elsewhere(session, by, retire)
+        return await self.alarm.cancel_session(session, by, retire=retire)
 
     # -- between turns: compaction on demand, leaving a session ------------------------
 
     def compact(self, session_id: str) -> CompactStatus:
         """Summarize the earlier conversation now (/compact): at a turn's next step, or at once."""
+        if self.homes is not None and self.homes.lease(session_id) is None:
+            return self.homes.across.compact_elsewhere(self._get(session_id))
         return request_compaction(self, self._get(session_id))
 
     def leave(self, session_id: str) -> bool:

@@ -53,6 +53,7 @@ class EventType(StrEnum):
     MEMORY_OFFERED = "memory_offered"
     MESSAGE_ARRIVED = "message_arrived"
     STOP_ASKED = "stop_asked"
+    SESSION_ASKED = "session_asked"
 
 
 _PAYLOADS: dict[str, type[Payload]] = {}

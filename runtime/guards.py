@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from runtime.providers.base import Usage
 from runtime.records import RunStatus
-from runtime.session import RunHandle, Session
+from runtime.session import Elsewhere, RunHandle, Session
 from runtime.spend import Charge, PlannedCall, SpendGate, SpendHold
 from runtime.steps import EndTurn, HoldForBudget
 from runtime.transcript import ToolUseBlock
@@ -95,26 +95,32 @@ class CallGuard:
 
 class HeldTurns:
     """The turns a budget holds: one let go by an operator (/approve-spend), or all of them
-    asked to check again (a reload changed the limits)."""
+    asked to check again (a reload changed the limits). A turn running on another replica
+    (`Session.elsewhere`) is let go there (`elsewhere`)."""
 
     def __init__(self, sessions: Mapping[str, Session]) -> None:
         self._sessions = sessions
+        # replicas: asks the replica running the session (`Homes.start` sets it)
+        self.elsewhere: Callable[[str, str], None] = lambda session_id, by: None
 
-    def of(self, session_id: str) -> RunHandle | None:
+    def of(self, session_id: str) -> RunHandle | Elsewhere | None:
         session = self._sessions.get(session_id)
-        run = session.running if session else None
+        run = (session.running or session.elsewhere) if session else None
         return run if run is not None and run.held is not None else None
 
     def session_of(self, run_id: str) -> str | None:
         """The session whose held turn is `run_id`."""
-        held = (s for s in self._sessions.values() if self.of(s.id) is not None)
-        return next((s.id for s in held if s.running and s.running.run_id == run_id), None)
+        return next(
+            (s for s in self._sessions if (run := self.of(s)) and run.run_id == run_id), None
+        )
 
-    def approve(self, session_id: str, by: str) -> RunHandle | None:
+    def approve(self, session_id: str, by: str) -> RunHandle | Elsewhere | None:
         """Let the session's held turn go on past its budgets; None: no turn of it is held."""
         run = self.of(session_id)
-        if run is not None:
+        if isinstance(run, RunHandle):
             run.approve_spend(by)
+        elif run is not None:
+            self.elsewhere(session_id, by)
         return run
 
     def recheck(self) -> None:

@@ -32,30 +32,20 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from runtime.across import Across
 from runtime.admission import Admitting, admit_arrived
 from runtime.approvals import Approvals
-from runtime.errors import StaleRunError, UnknownRunError
-from runtime.events import Event
+from runtime.guards import HeldTurns
 from runtime.holdings import Holdings
 from runtime.messages import QueueStatus
 from runtime.payloads import (
-    ApprovalDecided,
-    MessageArrived,
-    Progress,
-    RunRecovered,
-    SessionCreated,
-    StopAsked,
-    TurnFinished,
-    TurnStarted,
-    WakeupCancelled,
-    WakeupFired,
-    WakeupScheduled,
+    SessionAction,
 )
 from runtime.queue import SessionQueue
-from runtime.records import Lease, RunStatus, SessionRecord
+from runtime.records import Lease, SessionRecord
 from runtime.recovery import recover
-from runtime.results import StopResult, StopStatus
-from runtime.session import Elsewhere, Session
+from runtime.results import CompactStatus, StopResult
+from runtime.session import Session
 from runtime.store import Store
 from runtime.store.fencing import FENCE, fenced_by
 from runtime.store.leases import SESSION
@@ -77,6 +67,8 @@ class Home(Protocol):
     approvals: Approvals
     alarm: Alarm
 
+    held: HeldTurns
+
     @property
     def admitting(self) -> Admitting: ...
 
@@ -85,6 +77,10 @@ class Home(Protocol):
     def ensure_worker(self, session: Session) -> None: ...
 
     async def stop(self, session_id: str, run_id: str, reason: str) -> StopResult: ...
+
+    async def cancel_wakeups(self, session_id: str, by: str, *, retire: bool = False) -> int: ...
+
+    def compact(self, session_id: str) -> CompactStatus: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +115,7 @@ class Homes:
         self._admitting: dict[str, asyncio.Task[None]] = {}  # by session id
         self._again: set[str] = set()  # sessions whose arrivals are read again when done
         self._tasks: list[asyncio.Task[None]] = []
-        self._stops: set[asyncio.Task[None]] = set()  # stops asked for elsewhere, under way
+        self.across = Across(home, self)  # what replicas ask of each other, and hear
         self.taken_up = 0  # sessions taken up since the start
         self.lost = 0
 
@@ -139,15 +135,19 @@ class Homes:
 
     async def start(self) -> None:
         await self._me.claim([REPLICA + self.holder])
+        self._home.held.elsewhere = lambda session_id, by: self.across.ask(
+            session_id, SessionAction.APPROVE_SPEND, by
+        )
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._keep(), name="homes-keep"),
-            loop.create_task(self._follow(), name="homes-follow"),
+            loop.create_task(self.across.follow(), name="homes-follow"),
         ]
 
     async def stop(self) -> None:
         """No more claims; what is held is given up (the caller handed its turns back)."""
-        await cancel_and_wait(*self._tasks, *self._admitting.values(), *self._stops)
+        await cancel_and_wait(*self._tasks, *self._admitting.values())
+        await self.across.close()
         self._tasks = []
         await self._sessions.release_all()
         await self._me.release_all()
@@ -249,74 +249,24 @@ class Homes:
             session.queue = SessionQueue()
             log.warning("session lost to another replica", extra={"session_id": session.id})
 
+    def wake(self) -> None:
+        """Claim at once: work waits that no replica may hold."""
+        self._wake.set()
+
     def _gone(self, gone: list[Lease], why: str) -> None:
         """This replica's own lease ran out (its sessions' went with it): taken again."""
         self._wake.set()
 
-    # -- asking other replicas ------------------------------------------------------------
+    async def hold(self, session_id: str) -> bool:
+        """This replica runs the session now, taking it if no replica does; False: another
+        one runs it."""
+        if self.lease(session_id) is not None:
+            return True
+        for lease in await self._sessions.claim([SESSION + session_id]):
+            await self._take_up(lease)
+        return self.lease(session_id) is not None
 
-    async def stop_elsewhere(
-        self, session: Session, run_id: str, reason: str, *, silent: bool = False
-    ) -> StopResult:
-        """Stop a turn running on another replica: asked through the ledger, and waited for
-        (up to `STOP_WAIT_S`) until it has ended there."""
-        running = session.elsewhere
-        if running is not None and running.run_id == run_id:
-            asked = StopAsked(run_id=run_id, reason=reason, silent=silent)
-            await self._store.emit(Event(asked, session.id, run_id))
-            try:
-                async with asyncio.timeout(STOP_WAIT_S):
-                    await running.ended.wait()
-            except TimeoutError:
-                log.warning(
-                    "a turn asked to stop elsewhere has not ended", extra={"run_id": run_id}
-                )
-        run = await self._store.run(run_id)
-        if run is None or run.session_id != session.id:
-            raise UnknownRunError(f"session {session.id} has no run {run_id!r}")
-        if run.status in (RunStatus.STOPPED, RunStatus.RUNNING):
-            return StopResult(StopStatus.STOPPED, run_id)
-        raise StaleRunError(f"run {run_id} already ended ({run.status}); nothing to stop")
-
-    # -- what other replicas ask of this one ---------------------------------------------
-
-    async def _follow(self) -> None:
-        async for event in self._store.feed.subscribe(self._store.last_seq):
-            try:
-                await self._heard(event)
-            except Exception:
-                log.exception("event not followed", extra={"event_seq": event.seq})
-
-    async def _heard(self, event: Event) -> None:
-        session_id = event.session_id
-        session = self._home.sessions.get(session_id) if session_id else None
-        held = session_id is not None and self.lease(session_id) is not None
-        match event.data:
-            case SessionCreated() if session is None and session_id is not None:
-                record = await self._store.session(session_id)
-                if record is not None and session_id not in self._home.sessions:
-                    self._home.adopt(record)
-            case MessageArrived() if session is not None:
-                if held:
-                    self._admit_soon(session)
-                else:
-                    self._wake.set()
-            case StopAsked() as asked if held and session is not None:
-                self._stop_soon(session, asked)
-            case ApprovalDecided() as decided:
-                self._home.approvals.heard(decided)
-            case WakeupScheduled() | WakeupCancelled() | WakeupFired():
-                await self._home.alarm.heard(event)
-            case TurnStarted() if session is not None and not held and event.run_id:
-                session.elsewhere = Elsewhere(event.run_id, asyncio.get_running_loop().time())
-            case Progress() as progress if session is not None and session.elsewhere:
-                session.elsewhere.step = progress.step
-            case TurnFinished() | RunRecovered() if session is not None and session.elsewhere:
-                if session.elsewhere.run_id == event.run_id:
-                    session.elsewhere.ended.set()
-                    session.elsewhere = None
-
-    def _admit_soon(self, session: Session) -> None:
+    def admit_soon(self, session: Session) -> None:
         if session.id in self._admitting:
             self._again.add(session.id)
             return
@@ -342,22 +292,3 @@ class Homes:
             log.exception("arrived messages not admitted", extra={"session_id": session.id})
         finally:
             del self._admitting[session.id]
-
-    def _stop_soon(self, session: Session, asked: StopAsked) -> None:
-        handle = session.running
-        if handle is None or handle.run_id != asked.run_id:
-            return  # it ended meanwhile
-        handle.silent_stop = handle.silent_stop or asked.silent
-        task = asyncio.get_running_loop().create_task(
-            self._stopping(session.id, asked), name=f"stop-{asked.run_id}"
-        )
-        self._stops.add(task)
-        task.add_done_callback(self._stops.discard)
-
-    async def _stopping(self, session_id: str, asked: StopAsked) -> None:
-        try:
-            await self._home.stop(session_id, asked.run_id, asked.reason)
-        except (StaleRunError, UnknownRunError):
-            pass  # it ended on its own meanwhile
-        except Exception:
-            log.exception("a stop asked for elsewhere failed", extra={"run_id": asked.run_id})

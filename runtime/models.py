@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from runtime.agents import AgentSpec
 from runtime.context import Budget
+from runtime.payloads import FallbackStanding
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain, ChainSnapshot
 
@@ -65,6 +66,21 @@ class Models:
         """A config reload: every candidate is tried afresh (a refused key again too)."""
         for chain in self.chains.values():
             chain.health.reset()
+
+    def standing(self, agent: AgentSpec | None, session_id: str) -> FallbackStanding | None:
+        """Where the session stands in its agent's chain when off its first candidate."""
+        chain = self._chain(agent)
+        current = chain.current(session_id) if chain is not None else None
+        if chain is None or current is None or current == chain.primary:
+            return None
+        health = chain.health.health(chain.primary)
+        return FallbackStanding(
+            current=current.label,
+            primary=chain.primary.label,
+            state=health.state,
+            until=health.until,
+            failure=health.last_failure,
+        )
 
     def snapshot(self) -> dict[str, ChainSnapshot]:
         """Each chain's candidates and sessions, by chain (for /status, console, /metrics)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from pydantic import BaseModel, ConfigDict
+
 from runtime.boundaries import Boundary
 from runtime.events import EventType, Payload
 from runtime.messages import MessageKind, Origin, Priority, QueueMode, Trust
@@ -61,6 +63,22 @@ class StopAsked(Payload):
     run_id: str
     reason: str
     silent: bool = False  # with its parent: no task_result goes back
+
+
+class SessionAction(StrEnum):
+    APPROVE_SPEND = "approve_spend"  # /approve_spend: its held turn goes on
+    CANCEL_WAKEUPS = "cancel_wakeups"  # /stop, /new: its pending and queued wake-ups
+    COMPACT = "compact"  # /compact
+
+
+class SessionAsked(Payload):
+    """Something asked of a session another replica runs: done there, as if asked there."""
+
+    TYPE: ClassVar[str] = EventType.SESSION_ASKED
+    HINT: ClassVar[bool] = True
+    action: SessionAction
+    by: str = ""
+    retire: bool = False  # CANCEL_WAKEUPS on /new: the session sets no more
 
 
 class QueueModeChanged(Payload):
@@ -235,6 +253,19 @@ class RunRecovered(Payload):
     status: RunStatus
 
 
+class FallbackStanding(BaseModel):
+    """A session off its agent's first provider when its turn ended: the one it is on, and
+    the first's state as the replica running it saw it (`Models.standing`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    current: str  # the candidate's label, name:model
+    primary: str
+    state: str  # cooldowns.State
+    until: float | None
+    failure: str | None
+
+
 class TurnFinished(Payload):
     TYPE: ClassVar[str] = EventType.TURN_FINISHED
     HINT: ClassVar[bool] = True  # its answer goes out from the replica that sends, at once
@@ -249,6 +280,9 @@ class TurnFinished(Payload):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     context_tokens: int | None = None  # the size of its last request
+    # Off its first provider then (None: on it, or no chain): what /status says of it on a
+    # replica that does not run the session (`runtime/across.py`).
+    fallback: FallbackStanding | None = None
 
 
 class ContextCompacted(Payload):

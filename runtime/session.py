@@ -10,7 +10,7 @@ from typing import TypeVar
 from runtime.clock import Clock
 from runtime.context import ContextUse
 from runtime.messages import QueueMode
-from runtime.payloads import Progress, ProgressState
+from runtime.payloads import FallbackStanding, Progress, ProgressState
 from runtime.queue import SessionQueue
 from runtime.records import SessionRecord
 from runtime.results import SessionState, SessionStatus
@@ -166,6 +166,7 @@ class Elsewhere:
     run_id: str
     started_at: float  # monotonic, here: when its start was heard of
     step: str = "starting"
+    held: str | None = None  # why a budget holds it, as `RunHandle.held`
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -187,6 +188,7 @@ class Session:
     # queue it changes, and messages join the queue in the order they were stored.
     admission: asyncio.Lock = field(default_factory=asyncio.Lock)
     elsewhere: Elsewhere | None = None  # its turn running on another replica
+    standing: FallbackStanding | None = None  # off its first provider, as heard from there
     _arrival: asyncio.Event | None = None
 
     @property

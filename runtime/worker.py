@@ -188,6 +188,7 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
         QueueStatus.ABORTED if outcome.status is RunStatus.STOPPED else QueueStatus.PROCESSED
     )
     elapsed = round(rt.clock.monotonic() - handle.started_at, 3)
+    standing = rt.models.standing(rt.agents.get(session.record.agent_id), session.id)
     try:
         async with rt.store.write() as w:
             w.finish_run(handle.run_id, outcome.status, outcome.final_text, outcome.error)
@@ -205,6 +206,7 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
                         cache_read_tokens=outcome.usage.cache_read_tokens,
                         cache_write_tokens=outcome.usage.cache_write_tokens,
                         context_tokens=outcome.context_tokens,
+                        fallback=standing,
                     ),
                     session.id,
                     handle.run_id,

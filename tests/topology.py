@@ -56,6 +56,15 @@ class Topology:
         """The App that sends (on replicas, the first one: it holds the `active` lease)."""
         return self.apps[0]
 
+    def holding(self, session_id: str) -> App:
+        """The App that runs the session's turns (on replicas, the one holding its lease;
+        else the active one)."""
+        for app in self.apps:
+            homes = app.runtime.homes
+            if homes is not None and homes.lease(session_id) is not None:
+                return app
+        return self.active
+
     def running(self) -> App | None:
         """The App running a turn now (on replicas, the one holding its session), if any."""
         found = [a for a in self.apps if any(s.running for s in a.runtime.sessions.values())]

@@ -78,7 +78,10 @@ def build_app(
     app = web.Application(middlewares=middlewares, client_max_size=MAX_REQUEST_BYTES)
 
     async def healthz(request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok", "replica": replica, "role": role()})
+        said: dict[str, str | int] = {"status": "ok", "replica": replica, "role": role()}
+        if (homes := bridge.runtime.homes) is not None:  # the sessions whose turns run here
+            said |= {"sessions": len(homes.held), "leases_lost": homes.lost}
+        return web.json_response(said)
 
     async def healthz_active(request: web.Request) -> web.Response:
         status = 200 if active() else 503
@@ -92,6 +95,9 @@ def build_app(
                 headers={"WWW-Authenticate": "Bearer"},
             )
         bridge.metrics.replica_active.labels(replica).set(1 if active() else 0)
+        if (homes := bridge.runtime.homes) is not None:
+            bridge.metrics.replica_sessions.labels(replica).set(len(homes.held))
+            bridge.metrics.replica_leases_lost.labels(replica).set(homes.lost)
         body = await bridge.metrics.scrape(bridge.runtime, bridge.store)
         if (doors_count := app.get(DOOR_METRICS)) is not None:  # the doors served here
             body += generate_latest(doors_count)

@@ -22,6 +22,7 @@ from bridge.store import BridgeStore, ConversationName, Intent
 from bridge.store.pairing import PairingStore
 from bridge.types import DeliveryStatus
 from config.schema import SwitchboardConfig
+from runtime.homes import REPLICA as REPLICA_LEASE
 from runtime.records import Lease
 from runtime.store import Store
 
@@ -50,6 +51,8 @@ NO_DATABASE = "Switchboard is not running, and has not run here yet: no database
 RECEIVED = "Received, not yet handled: {count}{oldest}."
 RECEIVED_OLDEST = " (the oldest {ago} ago)"
 LEASE = "Lease {name}: held by {holder} (fence {fence}), {state}."
+REPLICA = "Replica {name}: running {held} session(s), lease {state}."
+ON_REPLICA = " (on replica {holder})"
 UNSET = "Not set here, and not needed to read the status: {names}."
 
 
@@ -80,7 +83,8 @@ async def status(config: SwitchboardConfig) -> str:
         if config.storage.shared:  # lease times are the database's clock
             await store.leases.align()
             running, line = _fleet(config, leases, store.leases.now())
-            lines = [line, *lease_lines(leases, store.leases.now())]
+            held = await store.leases.sessions_held()
+            lines = [line, *lease_lines(leases, held, store.leases.now())]
         else:
             running, line = _one(config, now)
             lines = [line]
@@ -88,8 +92,10 @@ async def status(config: SwitchboardConfig) -> str:
         activities = await reader.read(await store.sessions())
         lines.append(_deliveries(await bridge_store.delivery_counts()))
         names = await bridge_store.conversation_names()
+        holders = await store.leases.holders([a.session_id for a in activities if a.active])
         for w in config.workspaces:
-            lines += _sessions(w.id, [a for a in activities if a.workspace_id == w.id], now)
+            mine = [a for a in activities if a.workspace_id == w.id]
+            lines += _sessions(w.id, mine, holders, now)
             failed = await bridge_store.workspace_deliveries(w.id)
             lines += _failed(failed, names)
             lines += await _undelivered(store, bridge_store, w.id)
@@ -127,13 +133,17 @@ def _fleet(config: SwitchboardConfig, leases: Sequence[Lease], now: float) -> tu
     return False, NOT_RUNNING_REPLICA.format(where=where, last=last)
 
 
-def _sessions(workspace_id: str, activities: Sequence[Activity], now: float) -> list[str]:
+def _sessions(
+    workspace_id: str, activities: Sequence[Activity], holders: dict[str, str], now: float
+) -> list[str]:
+    """Each active session, and on replicas which one runs it (`holders`, by session)."""
     active = [a for a in activities if a.active]
     lines = [SESSIONS.format(workspace=workspace_id, active=len(active), count=len(activities))]
     if not active:
         return [*lines, NOTHING_RUNS]
     for a in active:
-        lines.append(f"  - {a.line(now)}")
+        holder = holders.get(a.session_id)
+        lines.append(f"  - {a.line(now)}{ON_REPLICA.format(holder=holder) if holder else ''}")
         if a.last_error:
             lines.append(LAST_ERROR.format(error=a.last_error))
     return lines
@@ -187,12 +197,18 @@ async def inbox_lines(config: SwitchboardConfig, now: float) -> list[str]:
     return [RECEIVED.format(count=count or "none", oldest=since if count else "")]
 
 
-def lease_lines(leases: Sequence[Lease], now: float) -> list[str]:
-    """Which replica holds which lease (PostgreSQL): the `active` one runs every session."""
+def lease_lines(leases: Sequence[Lease], held: dict[str, int], now: float) -> list[str]:
+    """Which replica holds which lease (PostgreSQL), and how many sessions each live replica
+    runs (`held`, by replica)."""
     lines = []
     for lease in leases:
         left = lease.expires_at - now
         state = f"expires in {left:.1f} s" if left >= 0 else f"expired {-left:.1f} s ago (free)"
+        if lease.name.startswith(REPLICA_LEASE):
+            if left >= 0:
+                name = lease.name.removeprefix(REPLICA_LEASE)
+                lines.append(REPLICA.format(name=name, held=held.get(name, 0), state=state))
+            continue
         lines.append(
             LEASE.format(name=lease.name, holder=lease.holder, fence=lease.fence, state=state)
         )

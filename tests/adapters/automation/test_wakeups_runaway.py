@@ -116,15 +116,16 @@ async def test_five_wakeups_a_round_stay_bounded_and_stop_and_new_end_them(
         # /stop ends the turn and cancels the wake-up queued behind it, saying how many.
         telegram_api.push_message(HELD, user=ALICE)
         await until(lambda: model.held, 10)
-        session = runtime.sessions[sid]
+        runner = topology.holding(sid).runtime  # on replicas, the one running the session
+        session = runner.sessions[sid]
         # The pending wake-up fires within about a floor; a loaded machine took over 10 s.
         await until(lambda: any(is_wakeup(e.message) for e in session.queue), 30)
         telegram_api.push_message("/stop", user=ALICE)
         stopped = f"{texts.STOPPED} {texts.WAKEUPS_CANCELLED.format(wakeups=texts.WAKEUP_ONE)}"
         await until(lambda: stopped in chat(), 10)
         assert await store.wakeups.pending() == []
-        assert not any(is_wakeup(e.message) for e in session.queue)
-        await runtime.wait_idle(sid)
+        await until(lambda: not any(is_wakeup(e.message) for e in session.queue), 5)
+        await runner.wait_idle(sid)
         after_stop = (await _fired(runtime), len(await store.runs(session_id=sid)))
         await asyncio.sleep(2 * FLOOR_S + 0.2)  # longer than any wake-up could have waited
         assert (await _fired(runtime), len(await store.runs(session_id=sid))) == after_stop
@@ -138,7 +139,7 @@ async def test_five_wakeups_a_round_stay_bounded_and_stop_and_new_end_them(
 
         telegram_api.push_message("watch it again", user=ALICE)
         await _until_async(one_pending)
-        await runtime.wait_idle(sid)
+        await topology.holding(sid).runtime.wait_idle(sid)
         telegram_api.push_message("/stop", user=ALICE)
         idle = texts.NOTHING_RUNNING_WAKEUPS.format(wakeups=texts.WAKEUP_ONE)
         await until(lambda: idle in chat(), 10)

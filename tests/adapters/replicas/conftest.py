@@ -13,6 +13,7 @@ import pytest
 from adapters.server.app import App
 from bridge.parts import StopFailed
 from config import load
+from runtime.homes import Share
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -56,6 +57,13 @@ def running_on(fleet: Fleet) -> App | None:
     """The replica running a turn now, if one does."""
     running = [a for a in fleet.apps if any(s.running for s in a.runtime.sessions.values())]
     return running[0] if running else None
+
+
+def runs_no_session(app: App) -> None:
+    """The replica claims no session from now on (as one whose share is full): the turns run
+    on the others, while it still replays and sends if it is the active one."""
+    assert app.runtime.homes is not None
+    app.runtime.homes.share = Share(most=0)
 
 
 def pause(app: App) -> None:

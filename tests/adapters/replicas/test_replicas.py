@@ -12,10 +12,11 @@ from urllib.parse import urlencode
 import aiohttp
 
 from adapters.server.app import App
+from bridge import texts
 from runtime import EventType
 from runtime.errors import LeaseLostError
 from runtime.payloads import InterjectionAdmitted
-from runtime.records import Lease
+from runtime.records import Lease, RunStatus
 from runtime.store.fencing import fenced_by
 from tests.adapters.cli_process import switchboard
 from tests.adapters.replicas.conftest import (
@@ -24,6 +25,7 @@ from tests.adapters.replicas.conftest import (
     Fleet,
     pause,
     running_on,
+    runs_no_session,
 )
 from tests.adapters.slack_harness import ALICE, SlackSide
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
@@ -177,6 +179,33 @@ async def test_status_and_metrics_say_which_replica_is_active(fleet: Fleet) -> N
     assert "Lease active: held by replica-a (fence 1), expires in" in done.stdout
 
 
+async def test_status_health_and_metrics_say_which_replica_runs_each_session(
+    fleet: Fleet, slack_api: FakeSlack, anthropic_api: FakeAnthropic
+) -> None:
+    await fleet.start("replica-a")
+    await fleet.start("replica-b")
+    held = asyncio.Event()
+    anthropic_api.script = [text("done", hold=held)]
+    await SlackSide(fleet.apps[1], slack_api).say("work on this")
+    await until(lambda: len(anthropic_api.requests) == 1)
+    runner = running_on(fleet)
+    assert runner is not None
+    other = next(app for app in fleet.apps if app is not runner)
+    try:
+        done = await asyncio.to_thread(switchboard, "status", "--config", fleet.config)
+        assert done.returncode == 0, done.stderr
+        assert f"(on replica {runner.replica})" in done.stdout, done.stdout
+        assert f"Replica {runner.replica}: running 1 session(s)" in done.stdout, done.stdout
+        assert f"Replica {other.replica}: running 0 session(s)" in done.stdout, done.stdout
+        health = {app.replica: json.loads((await get(app, "/healthz"))[1]) for app in fleet.apps}
+        assert health[runner.replica]["sessions"] == 1 and health[other.replica]["sessions"] == 0
+        _, metrics = await get(runner, "/metrics")
+        assert f'switchboard_replica_sessions{{replica="{runner.replica}"}} 1.0' in metrics
+    finally:
+        held.set()
+    await until(lambda: "done" in slack_texts(slack_api))
+
+
 async def test_a_clean_stop_gives_the_lease_up_for_a_standby_to_take_at_once(
     fleet: Fleet,
 ) -> None:
@@ -196,15 +225,14 @@ async def test_a_message_taken_by_another_replica_reaches_the_turn_where_it_runs
 ) -> None:
     """An interjection sent to the replica that does not run the turn reaches it at its next
     safe point: here it wakes the agent's half-minute sleep."""
-    await fleet.start("replica-a")
-    await fleet.start("replica-b")
+    a = await fleet.start("replica-a")
+    runner = await fleet.start("replica-b")
+    runs_no_session(a)  # the turn runs on b; a replays and sends
     anthropic_api.script = [tools(("sleep", {"seconds": 30})), text("done: saw your note")]
-    await SlackSide(fleet.apps[1], slack_api).say("wait for my note")
-    await until(lambda: running_on(fleet) is not None)
+    await SlackSide(runner, slack_api).say("wait for my note")
+    await until(lambda: running_on(fleet) is runner)
     await until(lambda: len(anthropic_api.requests) == 1)
-    runner = running_on(fleet)
-    assert runner is not None
-    elsewhere = next(app for app in fleet.apps if app is not runner)
+    elsewhere = a
     started = time.monotonic()
     await SlackSide(elsewhere, slack_api).say("here is the note")
     admitted = await wait_for(runner.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED, wait_s=10)
@@ -216,6 +244,28 @@ async def test_a_message_taken_by_another_replica_reaches_the_turn_where_it_runs
     assert admitted.data.message_id == message.id
     await until(lambda: "done: saw your note" in slack_texts(slack_api))
     assert "here is the note" in str(anthropic_api.requests[-1]["messages"])
+
+
+async def test_a_stop_sent_to_another_replica_stops_the_turn_where_it_runs(
+    fleet: Fleet, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
+) -> None:
+    """The active replica replays the `/stop`; the turn runs on the other one."""
+    a = await fleet.start("replica-a")
+    b = await fleet.start("replica-b")
+    runs_no_session(a)
+    anthropic_api.script = [tools(("sleep", {"seconds": 60})), text("never said")]
+    assert await telegram_post(b, dm(601, "wait a minute")) == 200
+    await until(lambda: running_on(fleet) is b and len(anthropic_api.requests) == 1)
+    elsewhere = a
+    started = time.monotonic()
+    assert await telegram_post(elsewhere, dm(602, "/stop")) == 200
+    await until(lambda: texts.STOPPED in telegram_api.chat(1001), wait_s=10)
+    assert time.monotonic() - started < 5, "the stop waited for the sleep"
+    await until(lambda: running_on(fleet) is None)
+    [run] = [r for r in await elsewhere.runtime.store.runs() if r.status is not RunStatus.RUNNING]
+    assert run.status is RunStatus.STOPPED
+    assert "never said" not in telegram_api.chat(1001)
+    assert len(anthropic_api.requests) == 1
 
 
 async def test_a_reload_on_a_standby_starts_no_bot(fleet: Fleet) -> None:
