@@ -7,7 +7,10 @@ the others take its sessions over when their leases run out and answer from wher
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import re
+import signal
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -31,6 +34,7 @@ from tests.runtime.helpers import until
 __all__ = ["pg_url"]
 
 LEASE_TTL_S = 3.0
+SLOT = re.compile(r'Scheduled run of \\"tick\\" for ([\d-]+ [\d:]+)')
 OPERATORS = 12
 FIRST_USER = 2001
 
@@ -44,7 +48,11 @@ async def replicas() -> AsyncIterator[list[Replica]]:
 
 
 def config(
-    tmp_path: Path, pg_url: str, anthropic_api: FakeAnthropic, telegram: FakeTelegram
+    tmp_path: Path,
+    pg_url: str,
+    anthropic_api: FakeAnthropic,
+    telegram: FakeTelegram,
+    schedules: list[dict[str, str]] | None = None,
 ) -> Path:
     operators = [
         {
@@ -60,12 +68,15 @@ def config(
         operators,
         telegram={"bot_token": telegram.token, "api_base_url": telegram.base_url},
     )
+    if schedules:
+        acme = {**acme, "schedules": schedules}
     return write_config(
         tmp_path / "switchboard.toml",
         db=pg_url,
         provider=anthropic(anthropic_api.url),
         workspaces=[acme],
         storage={"lease_ttl_s": LEASE_TTL_S},
+        server={"schedule_min_every": "1s"},  # every second, under the default floor
     )
 
 
@@ -128,3 +139,67 @@ async def test_twelve_operators_turns_spread_over_three_replicas_and_a_kill_lose
     retried = {q for q, n in requests.items() if n > 1}
     assert len(retried) == held[busiest], (requests, held)
     assert telegram_api.conflicts == 0, "two replicas polled Telegram at once"
+
+
+async def test_a_paused_replica_whose_sessions_moved_on_is_refused_its_late_writes(
+    tmp_path: Path,
+    pg_url: str,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    replicas: list[Replica],
+) -> None:
+    """SIGSTOP the replica running a turn, past its leases: another takes the session over
+    and answers; woken with SIGCONT, the paused one's answer is refused and never sent."""
+    path = config(tmp_path, pg_url, anthropic_api, telegram_api)
+    for name in ("a", "b"):
+        replicas.append(await start_replica(path, name))
+    gate = asyncio.Event()
+    anthropic_api.script = [text("the paused replica's answer", hold=gate)]
+    anthropic_api.responder = lambda body: text("answered after the takeover")
+    telegram_api.push_message("question 0", user=FIRST_USER)
+    await until(lambda: len(anthropic_api.requests) == 1, wait_s=30)
+    [runner] = (await running_sessions(pg_url)).values()
+    paused = by_name(replicas, runner)
+    os.kill(paused.process.pid, signal.SIGSTOP)
+    try:
+        await until(
+            lambda: "answered after the takeover" in telegram_api.chat(FIRST_USER),
+            wait_s=LEASE_TTL_S + 20,
+        )
+        gate.set()  # the paused replica's model call is answered, for when it wakes
+    finally:
+        os.kill(paused.process.pid, signal.SIGCONT)
+    await asyncio.sleep(LEASE_TTL_S)  # it wakes, writes, is refused, and lets go
+    chat = telegram_api.chat(FIRST_USER)
+    assert "the paused replica's answer" not in chat, chat
+    assert chat.count("answered after the takeover") == 1, chat
+    [survivor] = [r for r in replicas if r is not paused]
+    assert (await running_sessions(pg_url)).get(runner) != paused.name
+    said = paused.output
+    assert "leases lost" in said or paused.process.returncode == 75, said[-3000:]
+    assert survivor.process.returncode is None
+
+
+async def test_a_schedule_fires_each_slot_once_across_three_replicas(
+    tmp_path: Path,
+    pg_url: str,
+    anthropic_api: FakeAnthropic,
+    telegram_api: FakeTelegram,
+    replicas: list[Replica],
+) -> None:
+    slots: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        found = SLOT.search(json.dumps(body["messages"][-1]))
+        slots.append(found.group(1) if found else "?")
+        return text("checked")
+
+    anthropic_api.responder = answer
+    tick = {"id": "tick", "agent": "assistant", "every": "1s", "prompt": "Tick."}
+    path = config(tmp_path, pg_url, anthropic_api, telegram_api, schedules=[tick])
+    for name in ("a", "b", "c"):
+        replicas.append(await start_replica(path, name))
+    await until(lambda: len(slots) >= 4, wait_s=30)
+    await asyncio.sleep(1.5)  # a second clock would have fired the same slots by now
+    assert "?" not in slots, slots
+    assert len(slots) == len(set(slots)), f"a slot ran twice: {slots}"
