@@ -201,3 +201,21 @@ async def test_a_transaction_reaches_its_own_feed_whole_while_another_replicas_c
         await until(lambda: len(seen) == 4)
         assert seen == ["first", "between", "last", "b"]
         following.cancel()
+
+
+async def test_only_a_transaction_with_ledger_events_waits_for_the_write_lock(pg_url: str) -> None:
+    async with replicas(pg_url, 1) as (store,):
+        session = SessionRecord("ses_1", "assistant", AgentProfile.DEFAULT, 0.0)
+        async with await psycopg.AsyncConnection.connect(pg_url) as holder:
+            await holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            async with asyncio.timeout(5):  # no events: it commits while the lock is held
+                async with store.write() as w:
+                    w.insert_session(session)
+                    w.insert_message("msg_1", session.id, operator("hi"), QueueStatus.QUEUED)
+            with_event = asyncio.ensure_future(store.emit(Event(Noted(text="n"), session.id)))
+            await asyncio.sleep(0.5)
+            assert not with_event.done(), "numbering an event waits for the lock"
+            await holder.rollback()  # the lock goes
+            await asyncio.wait_for(with_event, 5)
+        assert [m.id for m in await store.messages(session_id=session.id)] == ["msg_1"]
+        assert [e.seq for e in await store.events_after(0)] == [1]
