@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What makes a session created on another replica known here: its creation, or its first
+# message (heard before its creation, which is no hint, may be).
+NEWS = (SessionCreated, MessageArrived, TurnStarted)
 STOP_WAIT_S = 30.0  # how long a stop asked of another replica is waited for
 
 
@@ -148,11 +151,9 @@ class Across:
         session_id = event.session_id
         session = self._home.sessions.get(session_id) if session_id else None
         held = session_id is not None and self._homes.lease(session_id) is not None
+        if session is None and session_id is not None and isinstance(event.data, NEWS):
+            session = await self._known(session_id)  # created on another replica
         match event.data:
-            case SessionCreated() if session is None and session_id is not None:
-                record = await self._store.session(session_id)
-                if record is not None and session_id not in self._home.sessions:
-                    self._home.adopt(record)
             case MessageArrived() if session is not None:
                 if held:
                     self._homes.admit_soon(session)
@@ -181,6 +182,13 @@ class Across:
                 self._ended_elsewhere(session, event.run_id)
             case RunRecovered() if session is not None:
                 self._ended_elsewhere(session, event.run_id)
+
+    async def _known(self, session_id: str) -> Session | None:
+        """A session another replica created, known here from now on."""
+        record = await self._store.session(session_id)
+        if record is None:
+            return None
+        return self._home.sessions.get(session_id) or self._home.adopt(record)
 
     @staticmethod
     def _ended_elsewhere(session: Session, run_id: str | None) -> None:

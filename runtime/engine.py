@@ -271,6 +271,8 @@ class Runtime:
         async with self.store.write() as w:
             w.insert_session(record)
             w.emit(Event(created, record.id))
+            if self.homes is not None:
+                self.homes.claim_new(w, record.id)
             if also is not None:
                 also(w, record.id)
         self.adopt(record)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from runtime.records import Lease
 from runtime.store.leases import Leases
+from runtime.store.writer import Writer
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,18 @@ class Holdings:
                 self.held[lease.name] = lease
             taken.extend(claimed)
         return taken
+
+    def claim_new(self, w: Writer, name: str) -> None:
+        """Take the lease on something `w` creates, in its transaction: held once it commits
+        (nothing holds a name never used, so it cannot fail but with the transaction)."""
+        lease = self._leases.claim_new(w, name, self.holder, self.ttl_s)
+
+        def held() -> None:
+            if not self.held:  # the renewals' clock starts again
+                self._renewed_at = asyncio.get_running_loop().time()
+            self.held[name] = lease
+
+        w.after_commit(held)
 
     async def release(self, names: Sequence[str]) -> None:
         """Give these up now, for another replica to take at once (one that fails to be

@@ -12,15 +12,14 @@ paused past the lease's expiry has its late writes refused. Every replica:
 - **admits** what arrives for a session it holds: a message submitted on another replica is
   stored `ARRIVED` with a `MessageArrived` hint (`Runtime.submit`), and admitted here as if
   submitted here;
-- **stops** a turn of its own that another replica was asked to stop (`StopAsked`), and
-  hears of answers to its approvals given elsewhere;
-- **lets go** of a session with nothing under way for `IDLE_S`, so a new replica takes its
-  share as sessions go idle, never mid-turn; a lease it finds taken over stops that
+- **lets go** of a session with nothing under way for `IDLE_S` while it holds more than its
+  share (so a new replica takes its share as sessions go idle, never mid-turn), and of any
+  idle for `LONG_IDLE_S`; a lease it finds taken over stops that
   session's work here at once.
 
-The replica that sends (the `active` lease, `adapters/server/leadership.py`) reads every
-replica's turns from the shared ledger; what it tells of a turn running elsewhere
-(`Session.elsewhere`) comes from the same events.
+What one replica asks of the one running a session (a stop, an approval), and what each
+hears of the others' turns, goes through the ledger: `runtime/across.py`. The replica that
+sends (the `active` lease, `adapters/server/leadership.py`) reads every replica's turns there.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import asyncio
 import contextvars
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from runtime.across import Across
@@ -46,7 +45,7 @@ from runtime.records import Lease, SessionRecord
 from runtime.recovery import recover
 from runtime.results import CompactStatus, StopResult
 from runtime.session import Session
-from runtime.store import Store
+from runtime.store import Store, Writer
 from runtime.store.fencing import FENCE, fenced_by
 from runtime.store.leases import SESSION
 from runtime.tasks import cancel_and_wait
@@ -54,8 +53,8 @@ from runtime.wakeups import Alarm
 
 log = logging.getLogger(__name__)
 
-IDLE_S = 10.0  # a held session with nothing under way this long is let go
-STOP_WAIT_S = 30.0  # how long a stop asked of another replica is waited for
+IDLE_S = 10.0  # a held session with nothing under way this long is let go, over the share
+LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
 
 
@@ -95,9 +94,12 @@ class Share:
 
     @property
     def each(self) -> int:
-        return min(
-            self.most, max(1, math.ceil((self.held_in_fleet + self.waiting) / self.replicas))
-        )
+        fleet = self.held_in_fleet + self.waiting
+        return min(self.most, max(1, math.ceil(fleet / self.replicas)))
+
+    def with_new(self) -> Share:
+        """The share once a session just created has work too."""
+        return replace(self, waiting=self.waiting + 1)
 
 
 class Homes:
@@ -127,6 +129,13 @@ class Homes:
     def held(self) -> list[str]:
         return [name.removeprefix(SESSION) for name in self._sessions.held]
 
+    def claim_new(self, w: Writer, session_id: str) -> None:
+        """A session created here is held from its creating transaction, while this replica
+        has room in its share: its first turn runs here, with no claim or take-up."""
+        if len(self._sessions.held) < self.share.with_new().each:
+            self._sessions.claim_new(w, SESSION + session_id)
+            self.share = replace(self.share, held_in_fleet=self.share.held_in_fleet + 1)
+
     def context(self, session_id: str) -> contextvars.Context:
         """A context whose writes are fenced by the session's lease (a worker's)."""
         context = contextvars.copy_context()
@@ -139,6 +148,7 @@ class Homes:
             session_id, SessionAction.APPROVE_SPEND, by
         )
         loop = asyncio.get_running_loop()
+        self._wake.set()  # what waits (a crash's turns, queued messages) is claimed at once
         self._tasks = [
             loop.create_task(self._keep(), name="homes-keep"),
             loop.create_task(self.across.follow(), name="homes-follow"),
@@ -166,23 +176,29 @@ class Homes:
                 pass
             self._wake.clear()
             try:
-                if loop.time() >= renew_at:
+                due = loop.time() >= renew_at
+                if due:
                     renew_at = loop.time() + period
+                    if not self._me.held:  # it ran out (a pause): this replica is live again
+                        await self._me.claim([REPLICA + self.holder])
                     await self._me.renew()
                     await self._sessions.renew()
+                await self._claim(recount=due)
+                if due:
                     await self._let_go_idle(loop.time())
-                await self._claim()
             except Exception:
                 log.exception("sessions not claimed or renewed; trying again")
 
-    async def _claim(self) -> None:
+    async def _claim(self, *, recount: bool) -> None:
+        """Claim sessions with work no replica holds, up to the share; the fleet is counted
+        again (`recount`) once a renewal period, not on every wake."""
         leases = self._store.leases
-        self.share = Share(
-            self.share.most,
-            await leases.live(f"{SESSION}%"),
-            len(waiting := await leases.unheld_with_work(self.share.most)),
-            max(1, await leases.live(f"{REPLICA}%")),
-        )
+        waiting = await leases.unheld_with_work(self.share.most)
+        share = self.share
+        if recount:
+            held, replicas = await leases.live(f"{SESSION}%"), await leases.live(f"{REPLICA}%")
+            share = replace(share, held_in_fleet=held, replicas=max(1, replicas))
+        self.share = replace(share, waiting=len(waiting))
         room = self.share.each - len(self._sessions.held)
         if room <= 0 or not waiting:
             return
@@ -225,16 +241,20 @@ class Homes:
             await admit_arrived(self._home.admitting, session, arrived)
 
     async def _let_go_idle(self, now: float) -> None:
+        """Sessions idle for `IDLE_S` are let go while this replica holds more than its share
+        (another took less), and all idle ones after `LONG_IDLE_S`."""
+        over = len(self._sessions.held) - self.share.each
         for session_id in self.held:
             session = self._home.sessions.get(session_id)
             busy = session is None or session.tasks or len(session.queue) or session.running
             if busy or session_id in self._admitting:
                 self._idle_since.pop(session_id, None)
                 continue
-            since = self._idle_since.setdefault(session_id, now)
-            if now - since >= IDLE_S:
+            idle = now - self._idle_since.setdefault(session_id, now)
+            if (over > 0 and idle >= IDLE_S) or idle >= LONG_IDLE_S:
                 del self._idle_since[session_id]
                 await self._sessions.release([SESSION + session_id])
+                over -= 1
 
     def _lost(self, gone: list[Lease], why: str) -> None:
         """Another replica holds these now (this one was paused past their expiry): their
@@ -254,8 +274,8 @@ class Homes:
         self._wake.set()
 
     def _gone(self, gone: list[Lease], why: str) -> None:
-        """This replica's own lease ran out (its sessions' went with it): taken again."""
-        self._wake.set()
+        """This replica's own lease ran out (its sessions' with it): taken again at the next
+        renewal."""
 
     async def hold(self, session_id: str) -> bool:
         """This replica runs the session now, taking it if no replica does; False: another

@@ -40,7 +40,6 @@ LISTENING_STEP = "waiting; a message from you wakes it"
 
 class SessionCreated(Payload):
     TYPE: ClassVar[str] = EventType.SESSION_CREATED
-    HINT: ClassVar[bool] = True  # every replica knows of it before its first message
     agent_id: str
     profile: AgentProfile
     parent_session_id: str | None

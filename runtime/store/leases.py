@@ -141,6 +141,13 @@ class Leases:
         taken = lease(found[0]) if found else None
         return taken if taken is not None and taken.holder == holder else None
 
+    def claim_new(self, w: _Transaction, name: str, holder: str, ttl_s: float) -> Lease:
+        """A lease on something `w` creates (a new session), taken in its transaction: the
+        name is new, so its fence is 1, and it is held once `w` commits."""
+        now = self.now()
+        w.statements.append(claim(name, holder, now, ttl_s))
+        return Lease(name, holder, 1, now + ttl_s)
+
     async def claim_many(self, names: Sequence[str], holder: str, ttl_s: float) -> list[Lease]:
         """`claim` of each of `names`, in one transaction; returns those `holder` now has."""
         if not names:

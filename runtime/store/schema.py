@@ -325,4 +325,11 @@ MIGRATIONS: list[str | Migration] = [
         (SELECT MAX(seq) FROM messages), (SELECT MAX(id) FROM transcript), 0) + 1, false);
     """,
     ),
+    # 16: replicas find the sessions with work no replica holds (`Leases.unheld_with_work`):
+    # a message that arrived for another replica's session is pending work too (issue 42).
+    """
+    DROP INDEX messages_pending;
+    CREATE INDEX messages_pending ON messages(status, session_id)
+        WHERE status IN ('arrived', 'queued', 'dequeued');
+    """,
 ]
