@@ -41,10 +41,11 @@ from runtime.payloads import (
     WakeupFired,
     WakeupScheduled,
 )
-from runtime.records import RunStatus
+from runtime.records import RunRecord, RunStatus
 from runtime.results import CompactStatus, StopResult, StopStatus
 from runtime.session import Elsewhere, Session
 from runtime.spend import HoldKind
+from runtime.store.fencing import fenced_by
 from runtime.wakeups import is_wakeup
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ log = logging.getLogger(__name__)
 # message (heard before its creation, which is no hint, may be).
 NEWS = (SessionCreated, MessageArrived, TurnStarted)
 STOP_WAIT_S = 30.0  # how long a stop asked of another replica is waited for
+STOP_POLL_S = 0.2  # a stopped turn not heard of here: how often the store is read
 
 
 class Across:
@@ -75,25 +77,43 @@ class Across:
     async def stop_elsewhere(
         self, session: Session, run_id: str, reason: str, *, silent: bool = False
     ) -> StopResult:
-        """Stop a turn running on another replica: asked through the ledger, and waited for
-        (up to `STOP_WAIT_S`) until it has ended there."""
-        running = session.elsewhere
-        if running is not None and running.run_id == run_id:
-            asked = StopAsked(run_id=run_id, reason=reason, silent=silent)
-            await self._store.emit(Event(asked, session.id, run_id))
-            try:
-                async with asyncio.timeout(STOP_WAIT_S):
-                    await running.ended.wait()
-            except TimeoutError:
-                log.warning(
-                    "a turn asked to stop elsewhere has not ended", extra={"run_id": run_id}
-                )
+        """Stop a turn this replica does not run: asked through the ledger of the replica
+        running it, and waited for (up to `STOP_WAIT_S`) until it has ended there. A turn cut
+        off that no replica runs is taken here first (recovered: it has ended)."""
         run = await self._store.run(run_id)
         if run is None or run.session_id != session.id:
             raise UnknownRunError(f"session {session.id} has no run {run_id!r}")
+        running = run.status is RunStatus.RUNNING
+        cut_off = running and not await self._homes.held_elsewhere(session.id)
+        if cut_off and await self._homes.hold(session.id):  # the crash's recovery ends it
+            run = await self._store.run(run_id) or run
+        if run.status is RunStatus.RUNNING:
+            asked = StopAsked(run_id=run_id, reason=reason, silent=silent)
+            await self._store.emit(Event(asked, session.id, run_id))
+            run = await self._ended(session, run_id)
         if run.status in (RunStatus.STOPPED, RunStatus.RUNNING):
             return StopResult(StopStatus.STOPPED, run_id)
         raise StaleRunError(f"run {run_id} already ended ({run.status}); nothing to stop")
+
+    async def _ended(self, session: Session, run_id: str) -> RunRecord:
+        """The run once it has ended (heard, or read from the store), or as it stands after
+        `STOP_WAIT_S`."""
+        try:
+            async with asyncio.timeout(STOP_WAIT_S):
+                while True:
+                    running = session.elsewhere
+                    if running is not None and running.run_id == run_id:
+                        await running.ended.wait()
+                    run = await self._store.run(run_id)
+                    assert run is not None
+                    if run.status is not RunStatus.RUNNING:
+                        return run
+                    await asyncio.sleep(STOP_POLL_S)
+        except TimeoutError:
+            log.warning("a turn asked to stop elsewhere has not ended", extra={"run_id": run_id})
+        run = await self._store.run(run_id)
+        assert run is not None
+        return run
 
     def ask(self, session_id: str, action: SessionAction, by: str = "") -> None:
         """Ask the replica running the session to do `action` there (at once, in the
@@ -140,8 +160,8 @@ class Across:
 
     # -- what other replicas ask of this one ---------------------------------------------
 
-    async def follow(self) -> None:
-        async for event in self._store.feed.subscribe(self._store.last_seq):
+    async def follow(self, after_seq: int) -> None:
+        async for event in self._store.feed.subscribe(after_seq):
             try:
                 await self._heard(event)
             except Exception:
@@ -204,7 +224,8 @@ class Across:
             case SessionAction.COMPACT:
                 self._home.compact(session_id)
             case SessionAction.CANCEL_WAKEUPS:
-                await self._home.cancel_wakeups(session_id, asked.by, retire=asked.retire)
+                with fenced_by(self._homes.lease(session_id)):
+                    await self._home.cancel_wakeups(session_id, asked.by, retire=asked.retire)
 
     def _stop_soon(self, session: Session, asked: StopAsked) -> None:
         handle = session.running

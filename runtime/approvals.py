@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from runtime.clock import Clock
+from runtime.errors import ConditionFailedError
 from runtime.events import Event
 from runtime.ids import new_id
 from runtime.payloads import ApprovalDecided, ApprovalRequested
@@ -175,10 +176,15 @@ class Approvals:
             decided = ApprovalDecided(
                 approval_id=approval_id, tool=record.tool, status=status, decided_by=by
             )
-            async with self._store.write() as w:
-                w.decide_approval(approval_id, status, by)
-                w.emit(Event(decided, record.session_id, record.run_id))
-                now = w.now()
+            try:
+                async with self._store.write() as w:
+                    w.decide_approval(approval_id, status, by)
+                    w.emit(Event(decided, record.session_id, record.run_id))
+                    now = w.now()
+            except ConditionFailedError:  # answered meanwhile, on another replica
+                answered = await self._store.approvals.get(approval_id)
+                assert answered is not None
+                return Decision(answered, changed=False)
             record = replace(record, status=status, decided_by=by, decided_at=now)
         # Every answer comes here (an operator's, the console's, a timeout, a stop): one line.
         log.info(

@@ -170,11 +170,8 @@ class Runtime:
 
     async def run_homes(self, holder: str, ttl_s: float, most: int) -> None:
         """Replicas: run the turns of the sessions this one claims (`runtime/homes.py`), not
-        every session's (`resume`); each is known here, none held until claimed."""
+        every session's (`resume`)."""
         await self.tools.mcp.start()
-        for record in await self.store.sessions():
-            if record.id not in self.sessions:
-                self.adopt(record)
         self.homes = Homes(self, holder, ttl_s, most)
         await self.homes.start()
 
@@ -183,9 +180,12 @@ class Runtime:
         reach a safe point (`stopping.hand_back`). How many sessions still had work then."""
         self.closing = True
         await self.alarm.stop()
-        cut = await hand_back(self.sessions.values(), grace_s)
         if self.homes is not None:
-            await self.homes.stop()  # every session's lease given up, for others at once
+            await self.homes.stop()  # nothing more is claimed, heard or admitted here
+        cut = await hand_back(self.sessions.values(), grace_s)
+        if self.homes is not None:  # what is still under way is cut before others take it
+            await cancel_and_wait(*(t for s in self.sessions.values() for t in s.tasks))
+            await self.homes.release()
         return cut
 
     async def stop_workers(self) -> None:
@@ -376,7 +376,8 @@ class Runtime:
         """Summarize the earlier conversation now (/compact): at a turn's next step, or at once."""
         if self.homes is not None and self.homes.lease(session_id) is None:
             return self.homes.across.compact_elsewhere(self._get(session_id))
-        return request_compaction(self, self._get(session_id))
+        with fenced_by(self.homes.lease(session_id) if self.homes else None):  # its task's
+            return request_compaction(self, self._get(session_id))
 
     def leave(self, session_id: str) -> bool:
         """/new: the agent keeps what should last of the session, in the background (recalls

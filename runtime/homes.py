@@ -41,10 +41,10 @@ from runtime.payloads import (
     SessionAction,
 )
 from runtime.queue import SessionQueue
-from runtime.records import Lease, SessionRecord
+from runtime.records import Lease, RunStatus, SessionRecord
 from runtime.recovery import recover
 from runtime.results import CompactStatus, StopResult
-from runtime.session import Session
+from runtime.session import Elsewhere, Session
 from runtime.store import Store, Writer
 from runtime.store.fencing import FENCE, fenced_by
 from runtime.store.leases import SESSION
@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 IDLE_S = 10.0  # a held session with nothing under way this long is let go, over the share
 LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
+AT_ONCE = 16  # sessions claimed and taken up in one round (renewals come between)
+FAILED_BACKOFF_S = 60.0  # a session whose take-up failed is not claimed again before this
 
 
 class Home(Protocol):
@@ -113,6 +115,11 @@ class Homes:
         self._me = Holdings(leases, holder, ttl_s, self._gone, names=f"{REPLICA}{holder}")
         self.share = Share(most)
         self._wake = asyncio.Event()
+        # Held and taken up: only these run here (a lease claimed is held at once, but its
+        # session runs here once its take-up is done, `lease`).
+        self._ready: set[str] = set()
+        self._taking: dict[str, asyncio.Future[None]] = {}  # take-ups under way
+        self._failed: dict[str, float] = {}  # sessions whose take-up failed: not before then
         self._idle_since: dict[str, float] = {}
         self._admitting: dict[str, asyncio.Task[None]] = {}  # by session id
         self._again: set[str] = set()  # sessions whose arrivals are read again when done
@@ -122,8 +129,8 @@ class Homes:
         self.lost = 0
 
     def lease(self, session_id: str) -> Lease | None:
-        """This replica's lease on the session, while it holds it."""
-        return self._sessions.lease(SESSION + session_id)
+        """This replica's lease on the session, once it runs it here (taken up)."""
+        return self._sessions.lease(SESSION + session_id) if session_id in self._ready else None
 
     @property
     def held(self) -> list[str]:
@@ -134,6 +141,7 @@ class Homes:
         has room in its share: its first turn runs here, with no claim or take-up."""
         if len(self._sessions.held) < self.share.with_new().each:
             self._sessions.claim_new(w, SESSION + session_id)
+            w.after_commit(lambda: self._ready.add(session_id))
             self.share = replace(self.share, held_in_fleet=self.share.held_in_fleet + 1)
 
     def context(self, session_id: str) -> contextvars.Context:
@@ -143,6 +151,12 @@ class Homes:
         return context
 
     async def start(self) -> None:
+        """Every session known here (the bridge reads them), none held until claimed; what
+        other replicas' turns do from now on heard, and what runs on them now known."""
+        seen = self._store.last_seq  # heard from here on: nothing between is missed
+        for record in await self._store.sessions():
+            if record.id not in self._home.sessions:
+                self._home.adopt(record)
         await self._me.claim([REPLICA + self.holder])
         self._home.held.elsewhere = lambda session_id, by: self.across.ask(
             session_id, SessionAction.APPROVE_SPEND, by
@@ -151,14 +165,19 @@ class Homes:
         self._wake.set()  # what waits (a crash's turns, queued messages) is claimed at once
         self._tasks = [
             loop.create_task(self._keep(), name="homes-keep"),
-            loop.create_task(self.across.follow(), name="homes-follow"),
+            loop.create_task(self.across.follow(seen), name="homes-follow"),
         ]
+        await self.know_running()
 
     async def stop(self) -> None:
-        """No more claims; what is held is given up (the caller handed its turns back)."""
+        """No more claims, nothing more heard or admitted (the leases are still held)."""
         await cancel_and_wait(*self._tasks, *self._admitting.values())
         await self.across.close()
         self._tasks = []
+
+    async def release(self) -> None:
+        """Give every lease up, for other replicas to take at once (no work runs here)."""
+        self._ready.clear()
         await self._sessions.release_all()
         await self._me.release_all()
 
@@ -183,17 +202,21 @@ class Homes:
                         await self._me.claim([REPLICA + self.holder])
                     await self._me.renew()
                     await self._sessions.renew()
-                await self._claim(recount=due)
+                if await self._claim(recount=due):
+                    self._wake.set()  # more wait: claimed after the next renewal check
                 if due:
                     await self._let_go_idle(loop.time())
             except Exception:
                 log.exception("sessions not claimed or renewed; trying again")
 
-    async def _claim(self, *, recount: bool) -> None:
-        """Claim sessions with work no replica holds, up to the share; the fleet is counted
-        again (`recount`) once a renewal period, not on every wake."""
+    async def _claim(self, *, recount: bool) -> bool:
+        """Claim sessions with work no replica holds, up to the share, `AT_ONCE` at most a
+        round (renewals come between); the fleet is counted again (`recount`) once a renewal
+        period, not on every wake. True: more could be claimed now."""
         leases = self._store.leases
-        waiting = await leases.unheld_with_work(self.share.most)
+        now = asyncio.get_running_loop().time()
+        found = await leases.unheld_with_work(self.share.most + len(self._failed))
+        waiting = [s for s in found if self._failed.get(s, 0.0) <= now]
         share = self.share
         if recount:
             held, replicas = await leases.live(f"{SESSION}%"), await leases.live(f"{REPLICA}%")
@@ -201,22 +224,47 @@ class Homes:
         self.share = replace(share, waiting=len(waiting))
         room = self.share.each - len(self._sessions.held)
         if room <= 0 or not waiting:
-            return
-        for lease in await self._sessions.claim(SESSION + s for s in waiting[:room]):
-            try:
-                await self._take_up(lease)
-            except Exception:
-                log.exception("session not taken up; let go", extra={"lease": lease.name})
-                await self._sessions.release([lease.name])
+            return False
+        wanted = [s for s in waiting[: min(room, AT_ONCE)] if s not in self._taking]
+        for lease in await self._sessions.claim(SESSION + s for s in wanted):
+            await self._take_up(lease)
+        return len(waiting) > AT_ONCE and room > AT_ONCE
 
     async def _take_up(self, lease: Lease) -> None:
-        """The session is this replica's now: its state read from the store, afresh."""
+        """The session is this replica's now: its state read from the store, afresh, before
+        anything runs it here (`lease` says it is not held until then)."""
         session_id = lease.name.removeprefix(SESSION)
+        if session_id in self._ready or session_id in self._taking:
+            return
+        taking = self._taking[session_id] = asyncio.get_running_loop().create_future()
+        try:
+            session = await self._taken_up(session_id, lease)
+        except Exception:
+            log.exception("session not taken up; let go", extra={"session_id": session_id})
+            self._failed[session_id] = asyncio.get_running_loop().time() + FAILED_BACKOFF_S
+            await self._sessions.release([lease.name])
+            return
+        finally:
+            del self._taking[session_id]
+            if not taking.done():
+                taking.set_result(None)
+        if session is None:
+            return
+        self._failed.pop(session_id, None)
+        self._ready.add(session_id)
+        self.taken_up += 1
+        log.info("session taken up", extra={"session_id": session_id, "replica": self.holder})
+        self._home.ensure_worker(session)
+        self.admit_soon(session)  # what arrived while it was taken up
+
+    async def _taken_up(self, session_id: str, lease: Lease) -> Session | None:
         record = await self._store.session(session_id)
         if record is None:  # a session deleted meanwhile: nothing to run
             await self._sessions.release([lease.name])
-            return
+            return None
         session = self._home.sessions.get(session_id) or self._home.adopt(record)
+        if session.tasks:  # work of an earlier hold, lost, still ending: it ends first
+            await asyncio.wait(session.tasks)
         session.record = record
         session.elsewhere = None
         async with session.admission:
@@ -228,9 +276,7 @@ class Homes:
                 ):
                     session.queue.push(entry)
                 await self._admit_arrived(session)
-        self.taken_up += 1
-        log.info("session taken up", extra={"session_id": session_id, "replica": self.holder})
-        self._home.ensure_worker(session)
+        return session
 
     async def _admit_arrived(self, session: Session) -> None:
         """What arrived for the session, admitted in the order it was stored (the caller
@@ -242,32 +288,66 @@ class Homes:
 
     async def _let_go_idle(self, now: float) -> None:
         """Sessions idle for `IDLE_S` are let go while this replica holds more than its share
-        (another took less), and all idle ones after `LONG_IDLE_S`."""
+        (another took less) or is full with work waiting, and any after `LONG_IDLE_S`."""
         over = len(self._sessions.held) - self.share.each
+        if over <= 0 and self.share.waiting and len(self._sessions.held) >= self.share.most:
+            over = self.share.waiting  # full: idle sessions make room for waiting ones
         for session_id in self.held:
             session = self._home.sessions.get(session_id)
-            busy = session is None or session.tasks or len(session.queue) or session.running
-            if busy or session_id in self._admitting:
+            if session is None:
+                continue
+            busy = session.tasks or len(session.queue) or session.running
+            if busy or session_id in self._admitting or session_id in self._taking:
                 self._idle_since.pop(session_id, None)
                 continue
             idle = now - self._idle_since.setdefault(session_id, now)
             if (over > 0 and idle >= IDLE_S) or idle >= LONG_IDLE_S:
-                del self._idle_since[session_id]
-                await self._sessions.release([SESSION + session_id])
-                over -= 1
+                over -= await self._let_go(session)
+
+    async def _let_go(self, session: Session) -> int:
+        """Give the idle session up (1), unless a message came meanwhile (0): once its
+        admission is over, what comes goes to the replica that takes it next."""
+        async with session.admission:
+            if session.tasks or len(session.queue) or session.running:
+                return 0
+            self._ready.discard(session.id)
+        self._idle_since.pop(session.id, None)
+        await self._sessions.release([SESSION + session.id])
+        return 1
 
     def _lost(self, gone: list[Lease], why: str) -> None:
         """Another replica holds these now (this one was paused past their expiry): their
         work here stops at once; its writes would be refused by their fences anyway."""
         self.lost += len(gone)
         for lease in gone:
-            session = self._home.sessions.get(lease.name.removeprefix(SESSION))
+            session_id = lease.name.removeprefix(SESSION)
+            self._ready.discard(session_id)
+            self._idle_since.pop(session_id, None)
+            session = self._home.sessions.get(session_id)
             if session is None:
                 continue
+            if session.running is not None:  # a stop waiting for it waits no more
+                session.running.finished.set()
             for task in session.tasks:
                 task.cancel()
             session.queue = SessionQueue()
             log.warning("session lost to another replica", extra={"session_id": session.id})
+
+    async def held_elsewhere(self, session_id: str) -> bool:
+        """Another replica holds the session's lease now."""
+        holder = (await self._store.leases.holders([session_id])).get(session_id)
+        return holder is not None and holder != self.holder
+
+    async def know_running(self) -> None:
+        """The turns running on other replicas now, as `Session.elsewhere` (a replica that
+        starts, or takes over as the active one, hears of their starts no more)."""
+        running = {r.session_id: r for r in await self._store.runs(status=RunStatus.RUNNING)}
+        holders = await self._store.leases.holders(list(running))
+        loop = asyncio.get_running_loop()
+        for session_id, holder in holders.items():
+            session = self._home.sessions.get(session_id)
+            if session is not None and holder != self.holder and session.elsewhere is None:
+                session.elsewhere = Elsewhere(running[session_id].id, loop.time())
 
     def wake(self) -> None:
         """Claim at once: work waits that no replica may hold."""
@@ -280,10 +360,16 @@ class Homes:
     async def hold(self, session_id: str) -> bool:
         """This replica runs the session now, taking it if no replica does; False: another
         one runs it."""
+        if (taking := self._taking.get(session_id)) is not None:
+            await taking
         if self.lease(session_id) is not None:
             return True
+        if not self._tasks:  # stopping: nothing more is taken here
+            return False
         for lease in await self._sessions.claim([SESSION + session_id]):
             await self._take_up(lease)
+        if (taking := self._taking.get(session_id)) is not None:
+            await taking
         return self.lease(session_id) is not None
 
     def admit_soon(self, session: Session) -> None:
@@ -300,7 +386,7 @@ class Homes:
             while True:
                 self._again.discard(session.id)
                 lease = self.lease(session.id)
-                if lease is None:  # let go or lost meanwhile: whoever takes it admits them
+                if lease is None:  # let go, lost or not taken up yet: taking it up admits them
                     self._wake.set()
                     return
                 async with session.admission:

@@ -110,6 +110,7 @@ class MessageDropped(Payload):
 
 class TurnStarted(Payload):
     TYPE: ClassVar[str] = EventType.TURN_STARTED
+    HINT: ClassVar[bool] = True  # the sending replica shows it (progress, /status) at once
     message_ids: list[str]
     model: str
     mode: QueueMode

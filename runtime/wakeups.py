@@ -24,7 +24,7 @@ from typing import Any
 from config.timing import parse_duration
 from runtime.agents import AgentSpec, WakeupLimits
 from runtime.clock import Clock
-from runtime.errors import UnknownSessionError
+from runtime.errors import ConditionFailedError, UnknownSessionError
 from runtime.events import Event
 from runtime.ids import new_id
 from runtime.messages import (
@@ -362,6 +362,9 @@ class Alarm:
 
         try:
             await self._submit(wakeup.session_id, message, mark)
+        except ConditionFailedError:  # cancelled meanwhile, by a replica running its session
+            self._pending.pop(wakeup.id, None)
+            return True
         except UnknownSessionError:
             log.warning(
                 "wake-up of a session that is gone, cancelled", extra={"wakeup_id": wakeup.id}

@@ -143,6 +143,7 @@ class AuditEntry:
 class SessionDetail:
     row: SessionRow
     children: list[str]
+    replica: str | None = None  # replicas: the one running it now (None: none, or SQLite)
 
 
 @dataclass(frozen=True, slots=True)

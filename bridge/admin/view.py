@@ -115,7 +115,11 @@ class AdminView:
         (`history.py`)."""
         session = self._session(workspace_id, session_id)
         [row] = [r for r in await self.sessions(workspace_id) if r.session_id == session_id]
-        return SessionDetail(row=row, children=[c.id for c in self._runtime.children(session)])
+        children = [c.id for c in self._runtime.children(session)]
+        replica = None
+        if self._runtime.homes is not None:
+            replica = (await self._runtime.store.leases.holders([session_id])).get(session_id)
+        return SessionDetail(row=row, children=children, replica=replica)
 
     # -- connections, deliveries, notifications -----------------------------------------
 

@@ -78,6 +78,7 @@ def fired(w: Writer, wakeup_id: str, message_id: str) -> None:
     w.write_sql(
         "UPDATE wakeups SET status = 'fired', message_id = ? WHERE id = ? AND status = 'pending'",
         (message_id, wakeup_id),
+        expect=1,  # cancelled meanwhile (on another replica): it fires not
     )
 
 

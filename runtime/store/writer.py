@@ -274,11 +274,15 @@ class Writer:
         )
 
     def decide_approval(self, approval_id: str, status: ApprovalStatus, by: str | None) -> None:
-        """Answer a pending approval; one already answered keeps its answer."""
-        self._execute(
-            "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?"
-            " WHERE id = ? AND status = 'pending'",
-            (status, by, self._clock.wall(), approval_id),
+        """Answer a pending approval; one already answered (on another replica, meanwhile)
+        keeps its answer, and this transaction fails (`ConditionFailedError`)."""
+        self.statements.append(
+            Statement(
+                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?"
+                " WHERE id = ? AND status = 'pending'",
+                (status, by, self._clock.wall(), approval_id),
+                expect=1,
+            )
         )
 
     def insert_notification(self, n: NotificationRecord) -> None:
