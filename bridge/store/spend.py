@@ -108,7 +108,9 @@ def reserve(
     values = [charge.run_id, charge.session_id, charge.agent_id, charge.payer, now]
     values += [now + RESERVATION_TTL_S, cost_usd, tokens]
     sql = RESERVE.format(conditions=" AND ".join(conditions) or "1 = 1")
-    w.write_sql(sql, [*values, *params], expect=1)
+    # Under the fleet's write lock (`ordered`): two replicas' reservations are checked one
+    # after the other, each seeing the one committed before it.
+    w.write_sql(sql, [*values, *params], expect=1, ordered=True)
     w.write_sql("DELETE FROM spend_reservations WHERE expires_at <= ?", (now,))
     w.write_sql("DELETE FROM spend_holds WHERE run_id = ?", (charge.run_id,))  # not held now
 
