@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 IDLE_S = 10.0  # a held session with nothing under way this long is let go, over the share
 LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
-AT_ONCE = 16  # sessions claimed and taken up in one round (renewals come between)
+AT_ONCE = 16  # sessions claimed and taken up in one round (more wait for the next)
 FAILED_BACKOFF_S = 60.0  # a session whose take-up failed is not claimed again before this
 
 
@@ -114,7 +114,8 @@ class Homes:
         self._sessions = Holdings(leases, holder, ttl_s, self._lost, names=f"{SESSION}%")
         self._me = Holdings(leases, holder, ttl_s, self._gone, names=f"{REPLICA}{holder}")
         self.share = Share(most)
-        self._wake = asyncio.Event()
+        self._wake = asyncio.Event()  # claim now
+        self._recount = True  # count the fleet again at the next claim
         # Held and taken up: only these run here (a lease claimed is held at once, but its
         # session runs here once its take-up is done, `lease`).
         self._ready: set[str] = set()
@@ -164,7 +165,8 @@ class Homes:
         loop = asyncio.get_running_loop()
         self._wake.set()  # what waits (a crash's turns, queued messages) is claimed at once
         self._tasks = [
-            loop.create_task(self._keep(), name="homes-keep"),
+            loop.create_task(self._renewing(), name="homes-renew"),
+            loop.create_task(self._claiming(), name="homes-claim"),
             loop.create_task(self.across.follow(seen), name="homes-follow"),
         ]
         await self.know_running()
@@ -183,36 +185,41 @@ class Homes:
 
     # -- claiming, keeping, letting go ---------------------------------------------------
 
-    async def _keep(self) -> None:
+    async def _renewing(self) -> None:
+        """Every quarter of the lease's time: the leases renewed (in a task of their own, so
+        no claim or take-up can hold a renewal back past their expiry), then idle sessions
+        let go."""
         loop = asyncio.get_running_loop()
-        period = self.ttl_s / 4
-        renew_at = loop.time() + period
         while True:
+            await asyncio.sleep(self.ttl_s / 4)
             try:
-                async with asyncio.timeout(max(renew_at - loop.time(), 0.0)):
-                    await self._wake.wait()
-            except TimeoutError:
-                pass
-            self._wake.clear()
-            try:
-                due = loop.time() >= renew_at
-                if due:
-                    renew_at = loop.time() + period
-                    if not self._me.held:  # it ran out (a pause): this replica is live again
-                        await self._me.claim([REPLICA + self.holder])
-                    await self._me.renew()
-                    await self._sessions.renew()
-                if await self._claim(recount=due):
-                    self._wake.set()  # more wait: claimed after the next renewal check
-                if due:
-                    await self._let_go_idle(loop.time())
+                if not self._me.held:  # it ran out (a pause): this replica is live again
+                    await self._me.claim([REPLICA + self.holder])
+                await self._me.renew()
+                await self._sessions.renew()
+                self._recount = True
+                self._wake.set()
+                await self._let_go_idle(loop.time())
             except Exception:
-                log.exception("sessions not claimed or renewed; trying again")
+                log.exception("leases not renewed; trying again")
+
+    async def _claiming(self) -> None:
+        """At once when woken (work waits that no replica may hold), else once a renewal."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            recount, self._recount = self._recount, False
+            try:
+                if await self._claim(recount=recount):
+                    self._wake.set()  # more wait: claimed in the next round
+            except Exception:
+                log.exception("sessions not claimed; trying again")
+                await asyncio.sleep(self.ttl_s / 4)
 
     async def _claim(self, *, recount: bool) -> bool:
         """Claim sessions with work no replica holds, up to the share, `AT_ONCE` at most a
-        round (renewals come between); the fleet is counted again (`recount`) once a renewal
-        period, not on every wake. True: more could be claimed now."""
+        round; the fleet is counted again (`recount`) once a renewal period, not on every
+        wake. True: more could be claimed now."""
         leases = self._store.leases
         now = asyncio.get_running_loop().time()
         found = await leases.unheld_with_work(self.share.most + len(self._failed))

@@ -283,10 +283,15 @@ class Alarm:
         """Cancel the session's pending wake-ups and drop the wake-up messages it has queued
         (fired, not started yet): how many (`/stop`; `/new` with `retire`, after which the
         session sets no more)."""
-        async with self._deciding:
+        async with self._deciding, session.admission:  # none admitted meanwhile
             if retire:
                 self._retired.add(session.id)
             pending = await self._store.wakeups.pending_of(session.id)
+            # fired for a replica running the session, not admitted there yet (replicas)
+            stored_only = await self._store.messages(
+                session_id=session.id, statuses=[QueueStatus.ARRIVED]
+            )
+            arrived = [e for e in stored_only if is_wakeup(e.message)]
             # taken from the queue with no await between the choice and the taking: a turn
             # cannot start one of them meanwhile (put back if the write fails)
             queued = [e for e in session.queue if is_wakeup(e.message)]
@@ -297,19 +302,19 @@ class Alarm:
                     for wakeup in pending:
                         stored.cancelled(w, wakeup.id, by)
                         w.emit(Event(WakeupCancelled(wakeup_id=wakeup.id, by=by), session.id))
-                    self._drop(w, session.id, queued, by)
+                    self._drop(w, session.id, [*arrived, *queued], by)
             except BaseException:
                 session.queue.push_front(queued)
                 raise
             for wakeup in pending:
                 self._pending.pop(wakeup.id, None)
         self._changed.set()
-        if pending or queued:
+        count = len(pending) + len(arrived) + len(queued)
+        if count:
             log.info(
-                "wake-ups cancelled",
-                extra={"session_id": session.id, "count": len(pending) + len(queued), "by": by},
+                "wake-ups cancelled", extra={"session_id": session.id, "count": count, "by": by}
             )
-        return len(pending) + len(queued)
+        return count
 
     @staticmethod
     def _drop(w: Writer, session_id: str, queued: list[QueueEntry], by: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bridge import texts
-from runtime import Runtime
+from runtime import QueueStatus, Runtime
 from runtime.wakeups import is_wakeup
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, tools
@@ -52,6 +52,9 @@ class Runaway:
             for n in range(5)
         ]
         return tools(*calls, say=say, hold=hold)
+
+
+WAITING = [QueueStatus.ARRIVED, QueueStatus.QUEUED]  # for a turn, on whichever replica
 
 
 async def _fired(runtime: Runtime) -> int:
@@ -116,10 +119,15 @@ async def test_five_wakeups_a_round_stay_bounded_and_stop_and_new_end_them(
         # /stop ends the turn and cancels the wake-up queued behind it, saying how many.
         telegram_api.push_message(HELD, user=ALICE)
         await until(lambda: model.held, 10)
+
+        # The pending wake-up fires within about a floor; a loaded machine took over 10 s.
+        async def fired_behind() -> bool:
+            waiting = await store.messages(session_id=sid, statuses=WAITING)
+            return any(is_wakeup(m.message) for m in waiting)
+
+        await _until_async(fired_behind, 30)
         runner = topology.holding(sid).runtime  # on replicas, the one running the session
         session = runner.sessions[sid]
-        # The pending wake-up fires within about a floor; a loaded machine took over 10 s.
-        await until(lambda: any(is_wakeup(e.message) for e in session.queue), 30)
         telegram_api.push_message("/stop", user=ALICE)
         stopped = f"{texts.STOPPED} {texts.WAKEUPS_CANCELLED.format(wakeups=texts.WAKEUP_ONE)}"
         await until(lambda: stopped in chat(), 10)
