@@ -18,10 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from runtime.admission import Admitting
+from runtime.approvals import Approvals
 from runtime.errors import StaleRunError, UnknownRunError
 from runtime.events import Event
+from runtime.guards import HeldTurns
 from runtime.messages import QueueStatus
 from runtime.payloads import (
     ApprovalDecided,
@@ -41,15 +44,13 @@ from runtime.payloads import (
     WakeupFired,
     WakeupScheduled,
 )
-from runtime.records import RunRecord, RunStatus
+from runtime.records import Lease, RunRecord, RunStatus, SessionRecord
 from runtime.results import CompactStatus, StopResult, StopStatus
 from runtime.session import Elsewhere, Session
 from runtime.spend import HoldKind
+from runtime.store import Store
 from runtime.store.fencing import fenced_by
-from runtime.wakeups import is_wakeup
-
-if TYPE_CHECKING:
-    from runtime.homes import Home, Homes
+from runtime.wakeups import Alarm, is_wakeup
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,46 @@ STOP_WAIT_S = 30.0  # how long a stop asked of another replica is waited for
 STOP_POLL_S = 0.2  # a stopped turn not heard of here: how often the store is read
 
 
+class Home(Protocol):
+    """What the homes need of the runtime."""
+
+    store: Store
+    sessions: dict[str, Session]
+    approvals: Approvals
+    alarm: Alarm
+
+    held: HeldTurns
+
+    @property
+    def admitting(self) -> Admitting: ...
+
+    def adopt(self, record: SessionRecord) -> Session: ...
+
+    def ensure_worker(self, session: Session) -> None: ...
+
+    async def stop(self, session_id: str, run_id: str, reason: str) -> StopResult: ...
+
+    async def cancel_wakeups(self, session_id: str, by: str, *, retire: bool = False) -> int: ...
+
+    def compact(self, session_id: str) -> CompactStatus: ...
+
+
+class Holding(Protocol):
+    """What asking and hearing need of this replica's sessions (`runtime/homes.py`)."""
+
+    def lease(self, session_id: str) -> Lease | None: ...
+
+    async def hold(self, session_id: str) -> bool: ...
+
+    def admit_soon(self, session: Session) -> None: ...
+
+    def wake(self) -> None: ...
+
+    async def held_elsewhere(self, session_id: str) -> bool: ...
+
+
 class Across:
-    def __init__(self, home: Home, homes: Homes) -> None:
+    def __init__(self, home: Home, homes: Holding) -> None:
         self._home = home
         self._homes = homes
         self._store = home.store

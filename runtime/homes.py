@@ -29,27 +29,22 @@ import contextvars
 import logging
 import math
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from runtime.across import Across
-from runtime.admission import Admitting, admit_arrived
-from runtime.approvals import Approvals
-from runtime.guards import HeldTurns
+from runtime.across import Across, Home
+from runtime.admission import admit_arrived
 from runtime.holdings import Holdings
 from runtime.messages import QueueStatus
 from runtime.payloads import (
     SessionAction,
 )
 from runtime.queue import SessionQueue
-from runtime.records import Lease, RunStatus, SessionRecord
+from runtime.records import Lease, RunStatus
 from runtime.recovery import recover
-from runtime.results import CompactStatus, StopResult
 from runtime.session import Elsewhere, Session
-from runtime.store import Store, Writer
+from runtime.store import Writer
 from runtime.store.fencing import FENCE, fenced_by
 from runtime.store.leases import SESSION
 from runtime.tasks import cancel_and_wait
-from runtime.wakeups import Alarm
 
 log = logging.getLogger(__name__)
 
@@ -58,30 +53,6 @@ LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
 AT_ONCE = 16  # sessions claimed and taken up in one round (more wait for the next)
 FAILED_BACKOFF_S = 60.0  # a session whose take-up failed is not claimed again before this
-
-
-class Home(Protocol):
-    """What the homes need of the runtime."""
-
-    store: Store
-    sessions: dict[str, Session]
-    approvals: Approvals
-    alarm: Alarm
-
-    held: HeldTurns
-
-    @property
-    def admitting(self) -> Admitting: ...
-
-    def adopt(self, record: SessionRecord) -> Session: ...
-
-    def ensure_worker(self, session: Session) -> None: ...
-
-    async def stop(self, session_id: str, run_id: str, reason: str) -> StopResult: ...
-
-    async def cancel_wakeups(self, session_id: str, by: str, *, retire: bool = False) -> int: ...
-
-    def compact(self, session_id: str) -> CompactStatus: ...
 
 
 @dataclass(frozen=True, slots=True)
