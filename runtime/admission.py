@@ -40,20 +40,13 @@ async def admit(
     The worker does not take that lock, so what the decision takes from the queue (the
     oldest entry, when it is full) is taken before the store write: a turn can no longer
     start it meanwhile."""
-    missing = [a.id for a in message.attachments if a.id not in (files or {})]
-    if missing:
-        raise ValueError(f"no bytes given for the attachments {', '.join(missing)}")
     message_id = new_id("msg")
+    _check_files(message, files)
 
     def store(w: Writer, decision: Decision) -> int:
         refused = decision.kind is DecisionKind.DROP_NEW
         status = QueueStatus.DROPPED if refused else QueueStatus.QUEUED
-        seq = w.insert_message(message_id, session.id, message, status)
-        for attachment in message.attachments:
-            w.store_file(attachment.id, message_id, (files or {})[attachment.id])
-        if also is not None:
-            also(w, message_id)
-        return seq
+        return _insert(w, session.id, message_id, message, status, also, files)
 
     return await _admitted(rt, session, message_id, message, store)
 
@@ -68,18 +61,36 @@ async def store_arrival(
     """A message for a session another replica runs, or none does yet: stored as it came
     (`ARRIVED`, with its files and the caller's records), for the replica holding the
     session to admit (`runtime/homes.py`; the hint wakes it at once)."""
+    message_id = new_id("msg")
+    _check_files(message, files)
+    async with store.write() as w:
+        _insert(w, session_id, message_id, message, QueueStatus.ARRIVED, also, files)
+        w.emit(Event(MessageArrived(message_id=message_id), session_id))
+    return SubmitResult(message_id, SubmitStatus.QUEUED, ())
+
+
+def _check_files(message: InboundMessage, files: Mapping[str, bytes] | None) -> None:
     missing = [a.id for a in message.attachments if a.id not in (files or {})]
     if missing:
         raise ValueError(f"no bytes given for the attachments {', '.join(missing)}")
-    message_id = new_id("msg")
-    async with store.write() as w:
-        w.insert_message(message_id, session_id, message, QueueStatus.ARRIVED)
-        for attachment in message.attachments:
-            w.store_file(attachment.id, message_id, (files or {})[attachment.id])
-        if also is not None:
-            also(w, message_id)
-        w.emit(Event(MessageArrived(message_id=message_id), session_id))
-    return SubmitResult(message_id, SubmitStatus.QUEUED, ())
+
+
+def _insert(
+    w: Writer,
+    session_id: str,
+    message_id: str,
+    message: InboundMessage,
+    status: QueueStatus,
+    also: Callable[[Writer, str], None] | None,
+    files: Mapping[str, bytes] | None,
+) -> int:
+    """The message's row, the bytes of its files and the caller's records: its number."""
+    seq = w.insert_message(message_id, session_id, message, status)
+    for attachment in message.attachments:
+        w.store_file(attachment.id, message_id, (files or {})[attachment.id])
+    if also is not None:
+        also(w, message_id)
+    return seq
 
 
 async def admit_arrived(rt: Admitting, session: Session, arrived: QueueEntry) -> SubmitResult:

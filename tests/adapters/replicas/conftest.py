@@ -14,6 +14,7 @@ from adapters.server.app import App
 from bridge.parts import StopFailed
 from config import load
 from runtime.homes import Share
+from tests.adapters.replicas.processes import Replica
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, OPS
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -131,3 +132,12 @@ async def fleet(
             # of stopping (status 75). Any other replica must stop cleanly.
             if app.replica not in fleet.lost:
                 raise
+
+
+@pytest.fixture
+async def replicas() -> AsyncIterator[list[Replica]]:
+    """Real replica processes a test starts (`processes.start_replica`), killed at its end."""
+    started: list[Replica] = []
+    yield started
+    for replica in started:
+        await replica.stop()

@@ -9,11 +9,9 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from runtime import CommandToolSpec
 from runtime.store import Store
@@ -35,14 +33,6 @@ __all__ = ["pg_url"]
 
 LEASE_TTL_S = 3.0
 TAKEOVER_S = 15.0  # the bound: from the kill to the survivor's first answer
-
-
-@pytest.fixture
-async def replicas() -> AsyncIterator[list[Replica]]:
-    started: list[Replica] = []
-    yield started
-    for replica in started:
-        await replica.stop()
 
 
 def config(

@@ -13,11 +13,8 @@ import re
 import signal
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.adapters.replicas.processes import (
     Replica,
@@ -37,14 +34,6 @@ LEASE_TTL_S = 3.0
 SLOT = re.compile(r'Scheduled run of \\"tick\\" for ([\d-]+ [\d:]+)')
 OPERATORS = 12
 FIRST_USER = 2001
-
-
-@pytest.fixture
-async def replicas() -> AsyncIterator[list[Replica]]:
-    started: list[Replica] = []
-    yield started
-    for replica in started:
-        await replica.stop()
 
 
 def config(
