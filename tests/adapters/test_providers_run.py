@@ -65,14 +65,17 @@ async def test_one_conversation_on_each_provider(
 
     # A tool call, an interjection while it runs, its result: two rounds, one answer.
     telegram_api.push_message("deploy", user=ALICE)
-    await wait_for(app.runtime, EventType.TOOL_STARTED)
+    await wait_for(app.runtime, EventType.TOOL_STARTED, wait_s=30)
     telegram_api.push_message("use the blue cluster", user=ALICE)
     await wait_for(
-        app.runtime, EventType.MESSAGE_QUEUED, lambda e: e.data.status == "waiting_for_safe_point"
+        app.runtime,
+        EventType.MESSAGE_QUEUED,
+        lambda e: e.data.status == "waiting_for_safe_point",
+        wait_s=30,
     )
     gate.touch()
-    await until(lambda: "Done, on the blue cluster." in said())
-    admitted = await wait_for(app.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED)
+    await until(lambda: "Done, on the blue cluster." in said(), 30)
+    admitted = await wait_for(app.runtime, EventType.OPERATOR_INTERJECTION_ADMITTED, wait_s=30)
     assert admitted.data.boundary == "after_tool_results"
     assert len(provider.fake.requests) == 2
     shown = provider.sent(1)
@@ -82,22 +85,24 @@ async def test_one_conversation_on_each_provider(
 
     # A stop while a tool runs; the conversation goes on from a transcript the API takes.
     telegram_api.push_message("run it again", user=ALICE)
-    await until(lambda: marker.read_text().count("\n") == 2)
+    await until(lambda: marker.read_text().count("\n") == 2, 30)
     telegram_api.push_message("/stop", user=ALICE)
-    await until(lambda: texts.STOPPED in said())
+    await until(lambda: texts.STOPPED in said(), 30)
     telegram_api.push_message("Are you there?", user=ALICE)
-    await until(lambda: "Still here." in said())
+    await until(lambda: "Still here." in said(), 30)
     assert len(provider.fake.requests) == 4
     assert "Are you there?" in provider.sent(3)
 
     # A long answer streams as drafts (its newest part) and lands once, whole.
     before = len(telegram_api.chat(ALICE))
     telegram_api.push_message("long please", user=ALICE)
-    await until(lambda: any("00039" in d["text"] for d in telegram_api.sent("sendMessageDraft")))
+    await until(
+        lambda: any("00039" in d["text"] for d in telegram_api.sent("sendMessageDraft")), 30
+    )
     assert len(telegram_api.chat(ALICE)) == before, "nothing lands before the answer is done"
     release.set()
     await until(lambda: "00079" in "".join(telegram_api.chat(ALICE)), 20)
-    await until(lambda: len(telegram_api.chat(ALICE)) == before + 2)
+    await until(lambda: len(telegram_api.chat(ALICE)) == before + 2, 30)
     landed = telegram_api.chat(ALICE)[before:]
     assert [line.rstrip() for line in "\n".join(landed).split("\n")] == [
         line.rstrip() for line in LINES
