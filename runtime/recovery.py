@@ -11,8 +11,8 @@ import logging
 
 from runtime.events import Event
 from runtime.messages import QueueStatus
-from runtime.payloads import RunRecovered, ToolFinished
-from runtime.records import ApprovalStatus, RunStatus
+from runtime.payloads import RunRecovered, ToolFinished, TurnFinished
+from runtime.records import ApprovalStatus, RunRecord, RunStatus
 from runtime.store import Store, Writer
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.transcript import (
@@ -77,6 +77,8 @@ async def recover(store: Store, session_id: str | None = None) -> int:
     runs = await store.runs(session_id=session_id, status=RunStatus.RUNNING)
     for run in runs:
         transcript = await store.transcript(run.session_id)
+        if await _finish_answered(store, run, transcript):
+            continue
         open_ids = [c.id for c in unanswered_tool_uses(transcript.rows)]
         asked = await store.approvals.for_tool_uses(open_ids)
         # A round with a call still waiting for an operator's approval stays open: the next
@@ -99,3 +101,31 @@ async def recover(store: Store, session_id: str | None = None) -> int:
         async with store.write() as w:
             w.set_message_status([m.id for m in dequeued], QueueStatus.QUEUED)
     return len(runs)
+
+
+async def _finish_answered(store: Store, run: RunRecord, transcript: Transcript) -> bool:
+    """A run cut off after its answer was recorded (between the round that answered and the
+    run's end, or its session moved to another replica then) ends with that answer: asking
+    the model again would show it a transcript ending in its own answer, and answer twice."""
+    last = transcript.rows[-1] if transcript.rows else None
+    if last is None or last.role != "assistant" or last.tool_uses() or not last.text().strip():
+        return False
+    if await store.last_row_of_run(run.id) != transcript.row_ids[-1]:
+        return False  # the answer is an earlier run's: this one recorded nothing after it
+    taken = [m.id for m in await store.messages_of_run(run.id)]
+    async with store.write() as w:
+        w.finish_run(run.id, RunStatus.COMPLETED, last.text())
+        w.set_message_status(taken, QueueStatus.PROCESSED)
+        finished = TurnFinished(
+            outcome=RunStatus.COMPLETED,
+            final_text=last.text(),
+            error=None,
+            duration_s=round(max(w.now() - run.started_at, 0.0), 3),
+            message_ids=taken,
+        )
+        w.emit(Event(finished, run.session_id, run.id))
+    log.warning(
+        "a run cut off after its answer was recorded ended with it",
+        extra={"run_id": run.id, "session_id": run.session_id},
+    )
+    return True

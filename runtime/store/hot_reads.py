@@ -2,8 +2,10 @@
 (tests/runtime/test_query_plans.py fails on a full table scan in any of them)."""
 
 FIRST_MESSAGE_OF_RUN = "SELECT * FROM messages WHERE run_id = ? ORDER BY seq LIMIT 1"
+MESSAGES_OF_RUN = "SELECT * FROM messages WHERE run_id = ? ORDER BY seq"
 LATEST_RUN = "SELECT * FROM runs WHERE session_id = ? ORDER BY started_at DESC LIMIT 1"
 RUN = "SELECT * FROM runs WHERE id = ?"
+LAST_ROW_OF_RUN = "SELECT id FROM transcript WHERE run_id = ? ORDER BY id DESC LIMIT 1"
 EVENTS_AFTER = "SELECT * FROM events WHERE seq > ? ORDER BY seq"
 EVENTS_AFTER_LIMIT = EVENTS_AFTER + " LIMIT ?"
 LATEST_COMPACTION = (

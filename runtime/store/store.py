@@ -178,6 +178,10 @@ class Store:
         found = await self._rows(hot_reads.FIRST_MESSAGE_OF_RUN, (run_id,))
         return rows.entry(found[0]) if found else None
 
+    async def messages_of_run(self, run_id: str) -> list[QueueEntry]:
+        """The messages a run took, in their order."""
+        return [rows.entry(r) for r in await self._rows(hot_reads.MESSAGES_OF_RUN, (run_id,))]
+
     async def transcript(self, session_id: str) -> Transcript:
         """What the model sees of the session: its latest compaction's summary, then the rows
         after those it covers (so this read stays as small as the context window)."""
@@ -222,6 +226,11 @@ class Store:
     async def run(self, run_id: str) -> RunRecord | None:
         found = await self._rows(hot_reads.RUN, (run_id,))
         return rows.run(found[0]) if found else None
+
+    async def last_row_of_run(self, run_id: str) -> int | None:
+        """The id of the last transcript row a run appended, if it appended any."""
+        found = await self._rows(hot_reads.LAST_ROW_OF_RUN, (run_id,))
+        return int(found[0]["id"]) if found else None
 
     async def latest_run(self, session_id: str) -> RunRecord | None:
         found = await self._rows(hot_reads.LATEST_RUN, (session_id,))

@@ -8,7 +8,10 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from runtime import EventType, QueueStatus, RunStatus
+from runtime.payloads import TurnFinished
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import all_events, blocking_tool, counting_tool, open_runtime, operator
 
@@ -134,3 +137,45 @@ async def test_interjected_messages_never_replay(
     await rt.wait_idle()
     assert len(anthropic_api.requests) == 2, "nothing replayed after reopening"
     assert rt.status(sid).queued == 0
+
+
+async def test_an_answer_committed_before_the_crash_is_delivered_not_asked_again(
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cleanup: list[object],
+) -> None:
+    """The process goes away after the turn's answer was recorded and before its run was
+    finished (or, on replicas, the session moved then): the next start finishes that run with
+    the recorded answer; the model is not asked again with a transcript ending in its own
+    answer, and the answer is announced once."""
+    from runtime import worker
+
+    finishing = asyncio.Event()
+
+    async def cut_off(*_: object) -> None:
+        finishing.set()
+        await asyncio.Event().wait()  # the process stops here
+
+    anthropic_api.script = [text("the one answer")]
+    rt = await open_runtime(db_path, anthropic_api)
+    monkeypatch.setattr(worker, "finish_run", cut_off)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("ask once"))
+    await asyncio.wait_for(finishing.wait(), 30)
+    await rt.close()
+    monkeypatch.undo()
+
+    anthropic_api.script = [text("asked again")]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await rt.wait_idle()
+    assert len(anthropic_api.requests) == 1, "the model was not asked again"
+    [run] = await rt.store.runs(session_id=sid)
+    assert (run.status, run.final_text) == (RunStatus.COMPLETED, "the one answer")
+    [finished] = await all_events(rt, EventType.TURN_FINISHED)
+    assert isinstance(finished.data, TurnFinished)
+    assert finished.data.final_text == "the one answer"
+    assert await all_events(rt, EventType.RUN_RECOVERED) == []
+    [message] = await rt.store.messages(session_id=sid)
+    assert message.status is QueueStatus.PROCESSED
