@@ -84,6 +84,8 @@ class Home(Protocol):
 
     def compact(self, session_id: str) -> CompactStatus: ...
 
+    def leave(self, session_id: str) -> bool: ...
+
 
 class Holding(Protocol):
     """What asking and hearing need of this replica's sessions (`runtime/homes.py`)."""
@@ -176,14 +178,24 @@ class Across:
         if session.elsewhere is not None:
             self.ask(session.id, SessionAction.COMPACT)
             return CompactStatus.AT_NEXT_STEP
-        self._in_background(self._compact_here(session.id), "compact")
+        self._in_background(self._here(session.id, SessionAction.COMPACT), "compact")
         return CompactStatus.STARTED
 
-    async def _compact_here(self, session_id: str) -> None:
+    def leave_elsewhere(self, session: Session, keeps_memory: bool) -> bool:
+        """/new for a session this replica does not run: what should last of it is kept
+        where its turns run, once the turn under way there is over; an idle one is taken
+        here and left. Returns `keeps_memory` (whether a flush follows)."""
+        if session.elsewhere is not None:
+            self.ask(session.id, SessionAction.LEAVE)
+        else:
+            self._in_background(self._here(session.id, SessionAction.LEAVE), "leave")
+        return keeps_memory
+
+    async def _here(self, session_id: str, action: SessionAction) -> None:
         if await self._homes.hold(session_id):
-            self._home.compact(session_id)
+            await self._do(session_id, SessionAsked(action=action))
         else:  # another replica took it meanwhile
-            self.ask(session_id, SessionAction.COMPACT)
+            self.ask(session_id, action)
 
     def _in_background(self, work: Coroutine[Any, Any, object], name: str) -> None:
         task = asyncio.get_running_loop().create_task(self._logged(work), name=name)
@@ -262,6 +274,8 @@ class Across:
                 self._home.held.approve(session_id, asked.by)
             case SessionAction.COMPACT:
                 self._home.compact(session_id)
+            case SessionAction.LEAVE:
+                self._home.leave(session_id)
             case SessionAction.CANCEL_WAKEUPS:
                 with fenced_by(self._homes.lease(session_id)):
                     await self._home.cancel_wakeups(session_id, asked.by, retire=asked.retire)

@@ -27,7 +27,7 @@ from runtime.guards import HeldTurns, TurnLimits
 from runtime.homes import Homes
 from runtime.ids import new_id
 from runtime.memory import Memories
-from runtime.memory_flush import flush_on_leaving
+from runtime.memory_flush import flush_on_leaving, keeps_memory
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
 from runtime.models import Models
 from runtime.notifications import notify_for_turn
@@ -134,7 +134,6 @@ class Runtime:
         secrets: Secrets | None = None,
     ) -> Runtime:
         """Open the store, recover what a crash left behind, and resume queued work.
-
         `extra_migrations` lets the layer above keep its tables in the same database.
         `resume=False` opens the store only (replicas: `run_homes`). `secrets` are masked in
         the ledger and in what the layers above store for people to read. `chains`: the
@@ -169,8 +168,7 @@ class Runtime:
         await self.alarm.start()
 
     async def run_homes(self, holder: str, ttl_s: float, most: int) -> None:
-        """Replicas: run the turns of the sessions this one claims (`runtime/homes.py`), not
-        every session's (`resume`)."""
+        """Replicas: run the turns of the sessions this one claims (`runtime/homes.py`)."""
         await self.tools.mcp.start()
         self.homes = Homes(self, holder, ttl_s, most)
         await self.homes.start()
@@ -382,8 +380,12 @@ class Runtime:
     def leave(self, session_id: str) -> bool:
         """/new: the agent keeps what should last of the session, in the background (recalls
         wait for it); then where it stood in its fallback is forgotten. False: no memory."""
-        if not (flushing := flush_on_leaving(self, self._get(session_id))):
-            self.models.forget(session_id)
+        session = self._get(session_id)
+        if self.homes is not None and self.homes.lease(session_id) is None:  # done there
+            return self.homes.across.leave_elsewhere(session, keeps_memory(self, session))
+        with fenced_by(self.homes.lease(session_id) if self.homes else None):  # its task's
+            if not (flushing := flush_on_leaving(self, session)):
+                self.models.forget(session_id)
         return flushing
 
     # -- the worker --------------------------------------------------------------------

@@ -191,6 +191,12 @@ class Idle:
         return MemoryFlush.of(memory, self.deps, agent.system_prompt, unguarded, bill)
 
 
+def keeps_memory(rt: Host, session: Session) -> bool:
+    """Whether the session's agent keeps memory (so /new flushes it)."""
+    agent = rt.agents.get(session.record.agent_id)
+    return rt.turn_deps.memories is not None and agent is not None and agent.memory is not None
+
+
 def flush_on_leaving(rt: Host, session: Session) -> bool:
     """/new: in the background, once its turn (if any) is over, the model is asked to keep
     what should last of the session's conversation (the rows not compacted yet: what was
@@ -200,8 +206,9 @@ def flush_on_leaving(rt: Host, session: Session) -> bool:
     agent keeps no memory."""
     agent = rt.agents.get(session.record.agent_id)
     memories = rt.turn_deps.memories
-    if memories is None or agent is None or agent.memory is None or session.leaving:
+    if not keeps_memory(rt, session) or session.leaving:
         return False
+    assert memories is not None and agent is not None and agent.memory is not None
     task = asyncio.get_running_loop().create_task(_leave(rt, session), name=f"leave-{session.id}")
     session.leaving = task
     if session.running is None:

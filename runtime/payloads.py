@@ -68,6 +68,7 @@ class SessionAction(StrEnum):
     APPROVE_SPEND = "approve_spend"  # /approve_spend: its held turn goes on
     CANCEL_WAKEUPS = "cancel_wakeups"  # /stop, /new: its pending and queued wake-ups
     COMPACT = "compact"  # /compact
+    LEAVE = "leave"  # /new: what should last of the session kept
 
 
 class SessionAsked(Payload):

@@ -1,16 +1,21 @@
 """A replica's sessions (`runtime/homes.py`) on a real PostgreSQL database: what comes while a
 session is being taken up waits for it, so a message is answered once and no turn of its own
-is taken for a crash's."""
+is taken for a crash's; /new reaches the replica that runs the session."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 from runtime import EventType
 from runtime.homes import Homes
+from runtime.memory import Audience
 from runtime.records import SessionRecord
-from tests.fakes.anthropic_api import FakeAnthropic, text
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.runtime.helpers import all_events, open_runtime, operator, until
+from tests.runtime.test_memory_flush import AGENT, DEPLOY, Model, is_flush, is_summary, open_rt
+from tests.runtime.test_memory_turns import dm
 
 
 async def test_a_message_submitted_while_its_session_is_taken_up_is_answered_once(
@@ -47,3 +52,42 @@ async def test_a_message_submitted_while_its_session_is_taken_up_is_answered_onc
         if runtime.homes is not None:
             await runtime.homes.stop()
         await runtime.close()
+
+
+async def test_new_on_a_replica_that_does_not_run_the_session_flushes_where_it_runs(
+    pg_url: str, anthropic_api: FakeAnthropic
+) -> None:
+    """/new reaches a replica while another runs a turn of the session: what should last is
+    kept by the replica running it, once that turn is over, so the flush sees the turn's
+    answer (on the replica that got /new it would have run at once, beside the turn)."""
+    model, answered = Model(), asyncio.Event()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if is_flush(body) or is_summary(body):
+            return model(body)
+        return text("Noted: Tuesdays 14:00 UTC.", hold=answered)
+
+    anthropic_api.responder = respond
+    a, b = await open_rt(pg_url, anthropic_api), await open_rt(pg_url, anthropic_api)
+    try:
+        for runtime, name in ((a, "replica-a"), (b, "replica-b")):
+            runtime.homes = Homes(runtime, name, 10.0, 100)
+            await runtime.homes.start()
+        session_id = await b.create_session(AGENT)  # held by b, which created it
+        await b.submit(session_id, dm("Remember: deploys on Tuesdays 14:00 UTC"))
+        await until(lambda: (s := a.sessions.get(session_id)) is not None and bool(s.elsewhere))
+        assert a.leave(session_id), "the agent keeps memory: a flush follows"
+        await asyncio.sleep(0.5)
+        assert model.flushes == [], "no flush while the turn runs"
+        answered.set()
+        await until(lambda: len(model.flushes) >= 1)
+        await b.wait_idle(session_id)
+        assert "Noted: Tuesdays" in json.dumps(model.flushes[0]["messages"]), "after the turn"
+        [kept] = await b.memories.recall(Audience(AGENT, "alice", True), "deploy")
+        assert kept.memory.text == DEPLOY
+        assert anthropic_api.refused == []
+    finally:
+        for runtime in (a, b):
+            if runtime.homes is not None:
+                await runtime.homes.stop()
+            await runtime.close()
