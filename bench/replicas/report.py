@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.replicas.bare import (
@@ -14,6 +15,7 @@ from bench.replicas.interjections import (
     COMMAND_S,
     Latencies,
 )
+from bench.replicas.spread_failover import Sample, SpreadOutcome
 from bench.replicas.throughput import Throughput
 
 # -- the report --------------------------------------------------------------------------
@@ -94,6 +96,110 @@ def print_failover(
         f"the lease went to the old standby {len(rounds) - restarted} times, to the replica "
         f"restarted at the kill {restarted} times"
     )
+
+
+def print_spread_failover(o: SpreadOutcome) -> None:
+    """Part 5: kill to each of the killed replica's sessions' next answer, against the goal
+    (under the lease's time plus 2 s), where that time goes, and the survivors' sessions
+    beside them."""
+    goal = o.ttl_s + 2.0
+
+    def row(name: str, values: list[float], *, against_goal: bool = True) -> str:
+        if not values:
+            return f"| {name} | 0 | | | | | |"
+        over = sum(1 for v in values if v > goal)
+        verdict = f"{over} ({100 * over / len(values):.1f}%)" if against_goal else ""
+        return (
+            f"| {name} | {len(values)} | {pct(values, 50):.2f} s | {pct(values, 90):.2f} s "
+            f"| {pct(values, 99):.2f} s | {max(values):.2f} s | {verdict} |"
+        )
+
+    print(
+        f"\n| spread failover: SIGKILL of one of {o.replicas} replicas, {o.sessions} sessions "
+        f"(lease_ttl_s {o.ttl_s:g}; goal p99 under {goal:g} s) | sessions | p50 | p90 | p99 "
+        f"| max | over {goal:g} s |"
+    )
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    for active in (False, True):
+        rounds = [r for r in o.rounds if r.active == active]
+        if not rounds:
+            continue
+        which = "the active replica" if active else "a replica not the active one"
+        samples = [s for r in rounds for s in r.samples]
+        killed = [s for s in samples if s.killed]
+        print(row(f"{len(rounds)} x {which}: kill to the next answer", _answer(killed)))
+        for kind, what in KINDS.items():
+            print(row(f"- {kind} ({what})", _answer([s for s in killed if s.kind == kind])))
+        for name, hop in HOPS:
+            print(row(f"- {name}", _values(killed, hop), against_goal=False))
+        if active:
+            taken = [r.active_s for r in rounds if r.active_s is not None]
+            print(
+                row("- kill to the `active` lease taken (once a round)", taken, against_goal=False)
+            )
+        print(
+            row(
+                "survivors' sessions, same rounds: kill to the answer",
+                _answer([s for s in samples if not s.killed]),
+                against_goal=False,
+            )
+        )
+    every = [s for r in o.rounds for s in r.samples if s.killed]
+    print(row("every round: the killed replica's sessions, kill to next answer", _answer(every)))
+    per_round = [sum(1 for s in r.samples if s.killed) for r in o.rounds]
+    missing = sum(len(r.missing) for r in o.rounds)
+    print(
+        f"\nsessions the killed replica held, a round: min {min(per_round, default=0)}, median "
+        f"{statistics.median(per_round) if per_round else 0:g}, max {max(per_round, default=0)}; "
+        f"taken over by a survivor {o.took_over.get('survivor', 0)} times, by the restarted one "
+        f"{o.took_over.get('restarted', 0)} times; restarted replica ready within "
+        f"{statistics.median([r.restart_s for r in o.rounds]) if o.rounds else 0:.1f} s of the "
+        f"kill (median, an upper bound)"
+    )
+    cut = [s for s in every if s.kind == "cut off"]
+    other = [s for r in o.rounds for s in r.samples if not (s.killed and s.kind == "cut off")]
+    print(
+        f"restart notices in the killed replica's cut-off sessions: {sum(s.notices for s in cut)} "
+        f"for {len(cut)} turns ({sum(1 for s in cut if s.notices == 0)} without, "
+        f"{sum(1 for s in cut if s.notices > 1)} with more than one); elsewhere: "
+        f"{sum(s.notices for s in other)}"
+    )
+    print(
+        f"operator messages: {o.posted} posted, {o.lost} lost, {o.doubled} answered twice"
+        + (f"; {missing} not answered within a round's limit" if missing else "")
+    )
+
+
+KINDS = {"cut off": "a turn under way at the kill", "waiting": "a message posted after the kill"}
+
+
+def _hop(start: str | None, end: str) -> Callable[[Sample], float | None]:
+    """A sample's time from `start` (None: the kill) to `end`, if it has both."""
+
+    def hop(s: Sample) -> float | None:
+        a = 0.0 if start is None else getattr(s, start)
+        b = getattr(s, end)
+        return None if a is None or b is None else float(b - a)
+
+    return hop
+
+
+# Where a killed replica's session's wait goes, hop by hop.
+HOPS: list[tuple[str, Callable[[Sample], float | None]]] = [
+    ("kill to its lease's expiry (as last renewed)", _hop(None, "expiry_s")),
+    ("expiry to its lease taken by another replica", _hop("expiry_s", "claimed_s")),
+    ("lease taken to the model asked (again)", _hop("claimed_s", "asked_s")),
+    ("model asked to the answer at the fake Slack", _hop("asked_s", "answer_s")),
+    ("cut off: the restart notice to the answer", _hop("notice_s", "answer_s")),
+]
+
+
+def _values(samples: list[Sample], hop: Callable[[Sample], float | None]) -> list[float]:
+    return [v for v in map(hop, samples) if v is not None]
+
+
+def _answer(samples: list[Sample]) -> list[float]:
+    return [s.answer_s for s in samples]
 
 
 def print_interjections(sleeping: Latencies, commanding: Latencies) -> None:
