@@ -239,6 +239,13 @@ class Runtime:
     def session(self, session_id: str) -> SessionRecord:
         return self._get(session_id).record
 
+    async def known(self, session_id: str) -> SessionRecord | None:
+        """The session, one another replica created known here from now on (None: none)."""
+        if (session := self.sessions.get(session_id)) is None:
+            record = await self.store.session(session_id)
+            session = self.adopt(record) if record is not None else None
+        return session.record if session is not None else None
+
     async def create_session(
         self,
         agent_id: str,

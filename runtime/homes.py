@@ -18,8 +18,9 @@ paused past the lease's expiry has its late writes refused. Every replica:
   session's work here at once.
 
 What one replica asks of the one running a session (a stop, an approval), and what each
-hears of the others' turns, goes through the ledger: `runtime/across.py`. The replica that
-sends (the `active` lease, `adapters/server/leadership.py`) reads every replica's turns there.
+hears of the others' turns, goes through the ledger: `runtime/across.py`. The replica serving
+the session's workspace (`adapters/server/workspace_leases.py`) reads its turns there, and
+sends their answers.
 """
 
 from __future__ import annotations

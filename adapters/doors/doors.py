@@ -41,7 +41,9 @@ class Doors:
         self._doors: dict[str, Door] = {
             kind.platform: kind.door(put, _failed_on(kind.platform, failed)) for kind in kinds()
         }
-        self._polling: dict[Hashable, asyncio.Task[None]] | None = None  # None: not polling
+        # What is polled, by workspace and key (None: not polling).
+        self._polling: dict[tuple[str, Hashable], asyncio.Task[None]] | None = None
+        self._serves: Callable[[str], bool] = lambda workspace_id: True
         self.update(keys)
 
     def route(self, app: web.Application) -> None:
@@ -55,11 +57,19 @@ class Doors:
         if self._polling is not None:
             self._poll()
 
-    def poll(self) -> None:
+    def poll(self, serves: Callable[[str], bool] | None = None) -> None:
         """Start polling what the platforms poll (and, after each update, what they poll
-        then): where turns run, or in the door process, never on a standby."""
+        then): in the door process, or in the main process for the workspaces it `serves`
+        (replicas: those whose lease it holds; `poll_again` when that changes)."""
         self._polling = {}
+        if serves is not None:
+            self._serves = serves
         self._poll()
+
+    def poll_again(self) -> None:
+        """The workspaces served here changed: their polling starts or stops."""
+        if self._polling is not None:
+            self._poll()
 
     async def close(self) -> None:
         tasks = list((self._polling or {}).values())
@@ -69,7 +79,10 @@ class Doors:
     def _poll(self) -> None:
         assert self._polling is not None
         wanted = {
-            key: poll for door in self._doors.values() for key, poll in door.pollers().items()
+            key: poll
+            for door in self._doors.values()
+            for key, poll in door.pollers().items()
+            if self._serves(key[0])
         }
         for key in set(self._polling) - set(wanted):
             self._polling.pop(key).cancel()
