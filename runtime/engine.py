@@ -241,10 +241,14 @@ class Runtime:
 
     async def known(self, session_id: str) -> SessionRecord | None:
         """The session, one another replica created known here from now on (None: none)."""
-        if (session := self.sessions.get(session_id)) is None:
-            record = await self.store.session(session_id)
-            session = self.adopt(record) if record is not None else None
-        return session.record if session is not None else None
+        if session_id not in self.sessions:
+            if (record := await self.store.session(session_id)) is None:
+                return None
+            if record.parent_session_id is not None:
+                await self.known(record.parent_session_id)  # a child is adopted after it
+            if session_id not in self.sessions:  # not adopted meanwhile
+                self.adopt(record)
+        return self.sessions[session_id].record
 
     async def create_session(
         self,
