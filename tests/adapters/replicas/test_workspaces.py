@@ -18,6 +18,7 @@ from bridge import outbox
 from bridge.store import Intent
 from bridge.types import DeliveryKind, Route
 from config import load
+from runtime.errors import LeaseLostError
 from tests.adapters.replicas.conftest import LEASE_TTL_S, Fleet
 from tests.adapters.slack_harness import ACME_SECRET, ALICE, BOB, GLOBEX_SECRET, SlackSide
 from tests.adapters.slack_harness import globex_workspace as globex
@@ -164,3 +165,25 @@ async def test_what_another_replica_stores_to_send_goes_out_at_once_where_it_is_
     async with b.bridge.store.write() as tx:
         tx.enqueue("dlv_from_b", route, DeliveryKind.COMMAND_REPLY, "stored on b, sent by a")
     await until(lambda: answered(slack_api, "stored on b, sent by a") == 1, 10)
+
+
+async def test_a_paused_replica_whose_workspace_moved_has_its_late_writes_refused(
+    fleet: Fleet,
+) -> None:
+    """A replica paused past its workspace's lease (it renews nothing, as a stopped process
+    would not) wakes up still thinking it serves the workspace: the replica that took it
+    over serves it now, and whatever the paused one writes for it is refused whole."""
+    a = await fleet.start("replica-a")
+    await until(lambda: a.bridge.placement.served() == ["acme"], TAKE_OVER_S)
+    b = await fleet.start("replica-b")
+    assert a.workspace_leases is not None
+    for task in a.workspace_leases._tasks:  # its renewals and claims stop
+        task.cancel()
+    await until(lambda: b.bridge.placement.served() == ["acme"], TAKE_OVER_S)
+    assert a.bridge.placement.served() == ["acme"], "the paused replica has not noticed"
+    route = Route(platform="slack", workspace_id="acme", conversation_id="DALICE")
+    with pytest.raises(LeaseLostError), a.bridge.placement.fenced("acme"):
+        async with a.bridge.store.write() as tx:
+            tx.enqueue("dlv_late", route, DeliveryKind.COMMAND_REPLY, "a late reply")
+    assert [i.id for i in await b.bridge.store.intents()] == []
+    fleet.lost[a.replica] = "paused past its workspace's lease"  # its stop may be refused too
