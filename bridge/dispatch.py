@@ -49,6 +49,8 @@ from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
+KEEP_EVERY = 256  # events a follower passes before it stores how far it is, if nothing did
+
 
 def raised_by(notification: NotificationRequested) -> str:
     """Who raised a notification: its agent, or a child on its parent's behalf."""
@@ -89,12 +91,16 @@ class Dispatcher:
         self._followers: dict[str | None, asyncio.Task[None]] = {}  # by workspace id
         self._handled_by: dict[str | None, int] = {}  # how far each follower is
         self._handled = asyncio.Condition()
+        self._closed = False
 
     @contextlib.asynccontextmanager
     async def following(self) -> AsyncIterator[None]:
         """Until the stop, when every follower stops (what it had not handled is handled
-        again where it resumes: its cursor moves only with what handling it wrote)."""
+        again where it resumes: its cursor moves with what handling it wrote) and none
+        starts any more."""
+        self._closed = False
         yield
+        self._closed = True
         followers, self._followers = list(self._followers.values()), {}
         await cancel_and_wait(*followers)
 
@@ -107,7 +113,7 @@ class Dispatcher:
 
     def serve(self, workspace_id: str) -> None:
         """Replicas: the workspace's events, from where they were last handled."""
-        if not self._placement.everything:
+        if not self._placement.everything and self._placement.serves(workspace_id):
             self._follow(workspace_id)
 
     async def leave(self, workspace_id: str) -> None:
@@ -115,8 +121,9 @@ class Dispatcher:
         self._handled_by.pop(workspace_id, None)
 
     def _follow(self, workspace_id: str | None) -> None:
-        if workspace_id in self._followers:
+        if workspace_id in self._followers or self._closed:
             return
+        self._handled_by[workspace_id] = 0  # `caught_up` waits for it from now on
         self._followers[workspace_id] = asyncio.get_running_loop().create_task(
             self.follow(workspace_id),
             name=f"bridge-dispatch-{workspace_id or ''}",
@@ -135,6 +142,7 @@ class Dispatcher:
         CURSOR.set(name)  # this task's handlers advance it
         cursor = await self._store.cursor(name) or await self._store.cursor(ONE_PROCESS)
         await self._handled_up_to(workspace_id, cursor)
+        kept = cursor  # how far the stored cursor is known to be
         async for event in self._runtime.events(after_seq=cursor):
             try:
                 if everything or await self._workspace_of(event) == workspace_id:
@@ -143,8 +151,21 @@ class Dispatcher:
                 log.exception(
                     "dispatch failed", extra={"event_seq": event.seq, "event_type": event.type}
                 )
-            if event.seq is not None:
-                await self._handled_up_to(workspace_id, event.seq)
+            if event.seq is None:
+                continue
+            await self._handled_up_to(workspace_id, event.seq)
+            if event.seq - kept >= KEEP_EVERY:  # what needed no write is passed for good too
+                kept = await self._keep(event.seq)
+
+    async def _keep(self, seq: int) -> int:
+        """The follower's cursor moved to `seq`: events another workspace's follower handles,
+        and those that needed no write, are not read again, and may be pruned."""
+        try:
+            async with self._store.write() as tx:
+                advance(tx, seq)
+        except Exception as exc:  # the next one tries again; what is read again is harmless
+            log.warning("dispatch cursor not kept", extra={"error": repr(exc)})
+        return seq
 
     async def handled_everywhere(self, workspace_ids: list[str]) -> int:
         """How far the ledger is handled for good: what no follower would read again."""

@@ -32,6 +32,7 @@ MAX_ATTEMPTS = 6  # failures in a row on one chunk before the intent is failed
 MAX_RETRY_DELAY_S = 60.0
 HELD_RETRY_DELAY_S = 2.0  # how often a delivery whose bot is held tries again
 LOOK_AROUND_S = 2.0  # replicas: how often what others enqueued is looked for (the hint's backstop)
+LEAVE_GRACE_S = 5.0  # replicas: how long sends under way may go on when a workspace is let go
 
 
 class Outbox:
@@ -83,10 +84,23 @@ class Outbox:
             if workspace_id is None or workspace_of_key(conversation_key) == workspace_id:
                 self.wake(conversation_key)
 
-    async def leave(self, workspace_id: str) -> None:
-        """The workspace is no longer served here: its sends stop (resumed where it is)."""
-        keys = [k for k in self._workers if workspace_of_key(k) == workspace_id]
-        await cancel_and_wait(*(self._workers[k] for k in keys))
+    async def reload_failed(self, workspace_id: str) -> None:
+        """The workspace's conversations the platform refused, as its last holder left them."""
+        self.failed_routes.difference_update(
+            k for k in list(self.failed_routes) if workspace_of_key(k) == workspace_id
+        )
+        self.failed_routes.update(
+            f.conversation_key for f in await self._store.failed_routes(workspace_id)
+        )
+
+    async def leave(self, workspace_id: str, *, graceful: bool = False) -> None:
+        """The workspace is no longer served here: its sends stop (resumed where it is).
+        `graceful` (let go to another replica): those under way get `LEAVE_GRACE_S` to end
+        first, so that no chunk is sent twice (Telegram cannot tell that one landed)."""
+        workers = [t for k, t in self._workers.items() if workspace_of_key(k) == workspace_id]
+        if graceful and workers:
+            await asyncio.wait(workers, timeout=LEAVE_GRACE_S)
+        await cancel_and_wait(*workers)
 
     async def _look_around(self) -> None:
         while True:

@@ -203,13 +203,19 @@ class ProgressPresenter:
             async with self._store.write() as tx:
                 tx.live_removed(route, message_id)
 
-    def leave(self, workspace_id: str) -> None:
-        """The workspace is no longer served here: its turns' progress ends here (where it
-        is served, the next step of a turn still running shows it again)."""
+    async def leave(self, workspace_id: str) -> None:
+        """The workspace is no longer served here: its turns' progress ends here, what it
+        shows cleared (where it is served, the next step of a turn still running shows it
+        again)."""
+        ending = []
         for run_id, live in list(self._live.items()):
             if live.route.workspace_id == workspace_id:
                 del self._live[run_id]
                 live.ended.set()
+                ending.append(live.route.conversation_key)
+        shows = [task for key in ending if (task := self._latest.get(key)) is not None]
+        if shows:
+            await asyncio.wait(shows, timeout=SETTLE_S)
 
     async def close(self) -> None:
         """Clear what is shown where the budget allows at once, and stop."""

@@ -131,26 +131,28 @@ class Bridge:
             Part("dispatch", self.dispatcher.following, once=self.dispatcher.running),
             Part("retention", once=self.retention.running),
             Part("pairing", once=self._pairing),
-            Part("runs", run=self._runs),
             Part("schedules", once=self.schedules.running, reconfigure=self._plan_again),
         ]
 
     async def serve(self, workspace_id: str) -> None:
-        """Replicas: the workspace's platform side runs here from now on (this replica took
-        its lease; the bots are the process's): what its last holder left, taken up."""
-        await self.sessions.load()  # what its last holder bound meanwhile
-        await self.runs.load()
+        """Replicas: the workspace's platform side runs here from now on (this replica holds
+        its lease; the bots are the process's). What its last holder left is read again
+        first (its conversations' sessions, the progress it left shown, the conversations it
+        found refused), then its work starts: nothing of it runs here before (`Placement`)."""
+        await self.sessions.load(workspace_id)
         await self.presenter.sweep(workspace_id)
+        await self.outbox.reload_failed(workspace_id)
+        self.placement.serve(workspace_id)
         self.dispatcher.serve(workspace_id)
         await self.outbox.serve(workspace_id)
         await self.downloads.serve(workspace_id)
 
-    async def leave(self, workspace_id: str) -> None:
-        """Replicas: the workspace's platform side stops here (its lease let go or lost);
-        what was under way resumes where it is served next."""
+    async def leave(self, workspace_id: str, *, graceful: bool = False) -> None:
+        """Replicas: the workspace's platform side stops here (its lease let go, `graceful`,
+        or lost); what was under way resumes where it is served next."""
         await self.dispatcher.leave(workspace_id)
-        self.presenter.leave(workspace_id)
-        await self.outbox.leave(workspace_id)
+        await self.presenter.leave(workspace_id)
+        await self.outbox.leave(workspace_id, graceful=graceful)
         await self.downloads.leave(workspace_id)
 
     @property
@@ -213,11 +215,6 @@ class Bridge:
         self.pairing.start()
         yield
         await self.pairing.stop()
-
-    @contextlib.asynccontextmanager
-    async def _runs(self) -> AsyncIterator[None]:
-        await self.runs.load()
-        yield
 
     async def receive(self, chat: InboundChat) -> Outcome:
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)

@@ -118,9 +118,11 @@ class Homes:
             self.share = replace(self.share, held_in_fleet=self.share.held_in_fleet + 1)
 
     def context(self, session_id: str) -> contextvars.Context:
-        """A context whose writes are fenced by the session's lease (a worker's)."""
+        """A context whose writes are fenced by the session's lease and no other (a worker's:
+        whatever task starts it, a workspace's replay, the turns go on wherever that moves)."""
         context = contextvars.copy_context()
-        context.run(FENCE.set, self.lease(session_id))
+        lease = self.lease(session_id)
+        context.run(FENCE.set, (lease,) if lease is not None else ())
         return context
 
     async def start(self) -> None:

@@ -242,6 +242,7 @@ class App:
             storage.lease_ttl_s,
             lambda: [w.id for w in self.config.workspaces],
             self.bridge.placement,
+            self.role.changing,
             serve=self._serve_workspace,
             leave=self._leave_workspace,
         )
@@ -253,7 +254,7 @@ class App:
         assert self.workspace_leases is not None
         self.workspace_leases.start()
         yield
-        self.workspace_leases.stop_claiming()
+        await self.workspace_leases.stop_claiming()
 
     async def _serve_workspace(self, workspace_id: str) -> None:
         """This replica holds the workspace's lease now: its bots start, and what its last
@@ -266,11 +267,13 @@ class App:
                 extra={"workspace": workspace_id, "error": self.secrets.mask(str(exc))},
             )
         await self.bridge.serve(workspace_id)
-        self.way_in.serve(workspace_id)
+        await self.way_in.serve(workspace_id)
 
-    async def _leave_workspace(self, workspace_id: str) -> None:
+    async def _leave_workspace(self, workspace_id: str, graceful: bool) -> None:
+        """The workspace's work here stops: `graceful` (let go to another replica) lets the
+        sends under way finish first; else (its lease lost) at once."""
         await self.way_in.leave(workspace_id)
-        await self.bridge.leave(workspace_id)
+        await self.bridge.leave(workspace_id, graceful=graceful)
         await self.live.stop(workspace_id)
 
     @contextlib.asynccontextmanager

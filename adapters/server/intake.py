@@ -151,20 +151,20 @@ class WayIn:
     @contextlib.asynccontextmanager
     async def _polling(self) -> AsyncIterator[None]:
         if not self.separate:
-            self._doors.poll(self._placement.serves)
+            self._doors.poll(self._placement)
         yield
         await self._doors.close()
 
-    def serve(self, workspace_id: str) -> None:
+    async def serve(self, workspace_id: str) -> None:
         """Replicas: the workspace is served here now: its bots polled, what its doors
         stored (here or on any replica) replayed."""
-        self._doors.poll_again()
+        await self._doors.poll_again()
         self.replayer.read_again()
 
     async def leave(self, workspace_id: str) -> None:
         """Replicas: no longer served here: its polling stops, what was read for it goes
         back to the intake for the replica serving it."""
-        self._doors.poll_again()
+        await self._doors.poll_again()
         await self.replayer.leave(workspace_id)
 
     def _update(self, config: SwitchboardConfig) -> None:

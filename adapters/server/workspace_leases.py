@@ -46,7 +46,7 @@ REPLICAS = "replica:%"  # each replica's own lease (`runtime/homes.py`): the liv
 SETTLE_LEASES = 2  # a workspace is held this many lease times at least before it is let go
 
 Serve = Callable[[str], Awaitable[None]]
-Leave = Callable[[str], Awaitable[None]]
+Leave = Callable[[str, bool], Awaitable[None]]  # at once, or letting what is under way finish
 
 
 class WorkspaceLeases:
@@ -57,12 +57,15 @@ class WorkspaceLeases:
         ttl_s: float,
         workspaces: Callable[[], list[str]],
         placement: Placement,
+        changing: asyncio.Lock,
         *,
         serve: Serve,
         leave: Leave,
     ) -> None:
         """`workspaces`: those configured now; `placement` is told which are held here;
-        `serve` and `leave` start and stop a workspace's platform side here."""
+        `serve` and `leave` start and stop a workspace's platform side here, one at a time
+        with a reload and the stop (`changing`: a reload's bots and a workspace's coming or
+        going never interleave)."""
         self._leases = store.leases
         self._placement = placement
         self.holder = holder
@@ -75,7 +78,7 @@ class WorkspaceLeases:
         self._gone: list[str] = []  # taken over: their work here stops at the next round
         self._tasks: list[asyncio.Task[None]] = []
         self._claiming = True
-        self._changing = asyncio.Lock()  # a serve or a leave at a time
+        self._changing = changing
         self.lost = 0
 
     @property
@@ -91,9 +94,11 @@ class WorkspaceLeases:
             loop.create_task(self._balancing(), name="workspace-leases-balance"),
         ]
 
-    def stop_claiming(self) -> None:
-        """At the stop: nothing more is taken; what is held is renewed until `release`."""
+    async def stop_claiming(self) -> None:
+        """At the stop: nothing more is taken, nor let go (a serve under way is cut: the
+        stop closes what it started); what is held is renewed until `release`."""
         self._claiming = False
+        await cancel_and_wait(*self._tasks[1:])  # the balancing
 
     async def release(self) -> None:
         """Every workspace's work here has stopped (the parts closed): its leases given up,
@@ -140,7 +145,7 @@ class WorkspaceLeases:
         for workspace_id in gone:
             if self._served.pop(workspace_id, None) is not None:
                 async with self._changing:
-                    await self._leave(workspace_id)
+                    await self._leave(workspace_id, False)
 
     async def _balance(self) -> None:
         configured = self._workspaces()
@@ -170,26 +175,36 @@ class WorkspaceLeases:
             return
         for lease in await self._holdings.claim([WORKSPACE + w for w in free[:room]]):
             workspace_id = lease.name.removeprefix(WORKSPACE)
-            log.info(
-                "serving a workspace here",
-                extra={"workspace": workspace_id, "replica": self.holder, "fence": lease.fence},
-            )
-            self._served[workspace_id] = asyncio.get_running_loop().time()
-            self._placement.hold(workspace_id, lease)
             async with self._changing:
+                if self._holdings.lease(lease.name) is not lease:
+                    continue  # lost again meanwhile: not served here
+                log.info(
+                    "serving a workspace here",
+                    extra={"workspace": workspace_id, "replica": self.holder, "fence": lease.fence},
+                )
+                self._served[workspace_id] = asyncio.get_running_loop().time()
+                self._placement.hold(workspace_id, lease)
                 try:
                     with self._placement.fenced(workspace_id):  # and the tasks it starts
                         await self._serve(workspace_id)
-                except Exception:  # a bot that did not start is reported where it starts
-                    log.exception("workspace not fully served", extra={"workspace": workspace_id})
+                except Exception:
+                    log.exception(
+                        "workspace not served; let go for another try",
+                        extra={"workspace": workspace_id},
+                    )
+                    failed = True
+                else:
+                    failed = False
+            if failed:
+                await self._let_go(workspace_id, "it could not be served here")
 
     async def _let_go(self, workspace_id: str, why: str) -> None:
         log.info("letting a workspace go", extra={"workspace": workspace_id, "why": why})
-        self._served.pop(workspace_id, None)
-        self._placement.drop(workspace_id)
         async with self._changing:
+            self._served.pop(workspace_id, None)
+            self._placement.drop(workspace_id)
             try:
-                await self._leave(workspace_id)
+                await self._leave(workspace_id, True)
             except Exception:  # what is left is cut: the next replica takes it up
                 log.exception("workspace not fully left", extra={"workspace": workspace_id})
         await self._holdings.release([WORKSPACE + workspace_id])

@@ -14,7 +14,7 @@ import pytest
 
 from adapters.server.app import App
 from adapters.server.status_cli import status
-from bridge import outbox
+from bridge import dispatch, outbox
 from bridge.store import Intent
 from bridge.types import DeliveryKind, Route
 from config import load
@@ -94,7 +94,10 @@ async def test_two_workspaces_on_two_replicas_are_served_one_on_each_and_move_on
     anthropic_api: FakeAnthropic,
     slack_api: FakeSlack,
     telegram_api: FakeTelegram,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(dispatch, "KEEP_EVERY", 5)
+
     def respond(body: dict[str, object]) -> Reply:
         asked = [w for w in str(body["messages"]).split("'") if w.startswith("q-")]
         return text("answer " + asked[-1])  # the newest question
@@ -148,6 +151,10 @@ async def test_two_workspaces_on_two_replicas_are_served_one_on_each_and_move_on
         assert answered(slack_api, words) == 1, f"{words!r} answered once"
     assert telegram_api.pollers.conflicts == 0
     assert anthropic_api.refused == []
+    # Every follower's cursor moves on, though events of no workspace need no write: what
+    # the whole fleet has dispatched may be pruned.
+    handled = await other.bridge.dispatcher.handled_everywhere(["acme", "globex"])
+    assert handled > 0
 
 
 async def test_what_another_replica_stores_to_send_goes_out_at_once_where_it_is_served(
