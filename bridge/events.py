@@ -21,6 +21,7 @@ class BridgeEventType(StrEnum):
     ROUTE_FAILED = "route_failed"
     DELIVERY_ACCEPTED = "delivery_accepted"
     DELIVERY_FAILED = "delivery_failed"
+    DELIVERY_QUEUED = "delivery_queued"
     ADMIN_ACTION = "admin_action"
     REQUEST_FORWARDED = "request_forwarded"
     PAIRING_DECIDED = "pairing_decided"
@@ -139,6 +140,16 @@ class DeliveryFailed(Payload):
     kind: DeliveryKind
     route: dict[str, Any]
     error: str | None
+
+
+class DeliveryQueued(Payload):
+    """Replicas: something to send was stored for a workspace another replica serves; its
+    outbox there sends it at once (a hint: it would find it within seconds anyway)."""
+
+    TYPE: ClassVar[str] = BridgeEventType.DELIVERY_QUEUED
+    HINT: ClassVar[bool] = True
+    workspace_id: str
+    conversation_key: str
 
 
 class AdminAction(Payload):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from bridge import texts
+from bridge.dispatch_cursor import advance
 from bridge.events import OutputUnroutable
 from bridge.routing import Router
 from bridge.spend.periods import period_bounds
@@ -23,8 +24,6 @@ from runtime.events import Event
 from runtime.payloads import MemoryEvicted
 
 log = logging.getLogger(__name__)
-
-CURSOR = "dispatch"  # the dispatcher's: the notice is part of its handling of the event
 
 
 def full_text(evicted: MemoryEvicted) -> str:
@@ -61,7 +60,7 @@ class MemoryNotices:
                 whose = f"{evicted.agent_id}_{evicted.scope}_{evicted.operator_id or ''}"
                 intent_id = f"dlv_memory_full_{whose}_{int(day)}"
                 tx.enqueue(intent_id, route, DeliveryKind.COMMAND_REPLY, text)
-            tx.advance_cursor(CURSOR, event.seq)
+            advance(tx, event.seq)
         log.info(
             "memory full told",
             extra={

@@ -17,11 +17,12 @@ from collections.abc import AsyncIterator
 
 from bridge.events import DeliveryAccepted, DeliveryFailed, RouteFailed
 from bridge.metrics import Metrics
+from bridge.placement import Placement
 from bridge.platforms import Platforms
 from bridge.split import split
 from bridge.store import BridgeStore, Intent
 from bridge.transport import Call, DeliveryError, Post
-from bridge.types import DeliveryStatus, Route
+from bridge.types import DeliveryStatus, Route, workspace_of_key
 from runtime.clock import Clock
 from runtime.tasks import cancel_and_wait
 
@@ -30,16 +31,24 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 6  # failures in a row on one chunk before the intent is failed
 MAX_RETRY_DELAY_S = 60.0
 HELD_RETRY_DELAY_S = 2.0  # how often a delivery whose bot is held tries again
+LOOK_AROUND_S = 2.0  # replicas: how often what others enqueued is looked for (the hint's backstop)
+LEAVE_GRACE_S = 5.0  # replicas: how long sends under way may go on when a workspace is let go
 
 
 class Outbox:
     """Sends what the bridge store's intents hold; woken by the commit that enqueued one."""
 
     def __init__(
-        self, store: BridgeStore, clock: Clock, metrics: Metrics, platforms: Platforms
+        self,
+        store: BridgeStore,
+        clock: Clock,
+        metrics: Metrics,
+        platforms: Platforms,
+        placement: Placement,
     ) -> None:
         self._store = store
         store.on_enqueue = self.wake
+        self._placement = placement  # whose deliveries are sent here
         self._clock = clock
         self._metrics = metrics
         self._platforms = platforms  # their pacers are shared with progress
@@ -51,29 +60,68 @@ class Outbox:
     @contextlib.asynccontextmanager
     async def delivering(self) -> AsyncIterator[None]:
         """Each intent is sent once enqueued (`wake`), until the stop: then the workers stop
-        mid-send, and what they did not finish resumes on the next start."""
+        mid-send, and what they did not finish resumes on the next start. Replicas: what
+        another replica enqueued for a workspace served here is sent at its hint (`heard`),
+        else found within `LOOK_AROUND_S`."""
+        self.failed_routes.update(f.conversation_key for f in await self._store.failed_routes())
+        looking = None
+        if not self._placement.everything:
+            looking = asyncio.get_running_loop().create_task(self._look_around(), name="outbox")
         yield
         self._closing = True
-        await cancel_and_wait(*self._workers.values())
+        await cancel_and_wait(looking, *self._workers.values())
 
     @contextlib.asynccontextmanager
     async def resuming(self) -> AsyncIterator[None]:
-        """Where the turns run: every intent a previous run left pending or sending, sent."""
-        self.failed_routes.update(f.conversation_key for f in await self._store.failed_routes())
-        for conversation_key in await self._store.open_conversations():
-            self.wake(conversation_key)
+        """Every intent a previous run left pending or sending, sent (of the workspaces
+        served here)."""
+        await self.serve()
         yield
 
+    async def serve(self, workspace_id: str | None = None) -> None:
+        """Send what waits for the workspace (or every one served here)."""
+        for conversation_key in await self._store.open_conversations():
+            if workspace_id is None or workspace_of_key(conversation_key) == workspace_id:
+                self.wake(conversation_key)
+
+    async def reload_failed(self, workspace_id: str) -> None:
+        """The workspace's conversations the platform refused, as its last holder left them."""
+        self.failed_routes.difference_update(
+            k for k in list(self.failed_routes) if workspace_of_key(k) == workspace_id
+        )
+        self.failed_routes.update(
+            f.conversation_key for f in await self._store.failed_routes(workspace_id)
+        )
+
+    async def leave(self, workspace_id: str, *, graceful: bool = False) -> None:
+        """The workspace is no longer served here: its sends stop (resumed where it is).
+        `graceful` (let go to another replica): those under way get `LEAVE_GRACE_S` to end
+        first, so that no chunk is sent twice (Telegram cannot tell that one landed)."""
+        workers = [t for k, t in self._workers.items() if workspace_of_key(k) == workspace_id]
+        if graceful and workers:
+            await asyncio.wait(workers, timeout=LEAVE_GRACE_S)
+        await cancel_and_wait(*workers)
+
+    async def _look_around(self) -> None:
+        while True:
+            await self._clock.sleep(LOOK_AROUND_S)
+            try:
+                await self.serve()
+            except Exception as exc:
+                log.warning("deliveries not looked for", extra={"error": repr(exc)})
+
     def wake(self, conversation_key: str) -> None:
-        if self._closing:
-            return
+        if self._closing or not self._placement.serves_key(conversation_key):
+            return  # the replica serving its workspace sends it
         if conversation_key in self._workers:
             # Its worker may be reading the queue right now, from before this intent's
             # commit: have it look once more before it stops.
             self._look_again.add(conversation_key)
             return
         self._workers[conversation_key] = asyncio.get_running_loop().create_task(
-            self._work(conversation_key), name=f"outbox-{conversation_key}"
+            self._work(conversation_key),
+            name=f"outbox-{conversation_key}",
+            context=self._placement.context(workspace_of_key(conversation_key)),
         )
 
     async def route_works_again(self, route: Route) -> None:

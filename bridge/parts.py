@@ -41,15 +41,17 @@ Reconfigure = Callable[[Change], Awaitable[None] | None]
 class Part:
     """One part of the process and its life.
 
-    `open`: at start, on every replica, until the stop (what must close whether the part
-    ran or not closes here). `run`: once this process runs the turns (at once on SQLite; on
-    PostgreSQL when it takes the lease) until the stop, where a part's `run` ends before its
-    `open` does. `reconfigure`: a reload, in the parts' order."""
+    `open`: at start, until the stop (what must close whether the part ran or not closes
+    here). `run`: once every part is open, until the stop, where a part's `run` ends before
+    its `open` does. `once`: what runs on one replica of the fleet at a time, the one holding
+    the `active` lease (one process: at once, after its `run`). `reconfigure`: a reload, in
+    the parts' order."""
 
     name: str
     open: Life | None = None
     run: Life | None = None
     reconfigure: Reconfigure | None = None
+    once: Life | None = None
 
 
 class Refused(SwitchboardError):
@@ -90,10 +92,16 @@ class Parts:
             self._opened.append((part, stack))
 
     async def activate(self) -> None:
-        """Every opened part's `run`, in order: this process runs the turns now."""
+        """Every opened part's `run`, in order."""
         for part, stack in list(self._opened):
             if part.run is not None:
                 await stack.enter_async_context(part.run())
+
+    async def lead(self) -> None:
+        """Every opened part's `once`, in order: this process does the fleet's once now."""
+        for part, stack in list(self._opened):
+            if part.once is not None:
+                await stack.enter_async_context(part.once())
 
     async def reconfigure(self, change: Change) -> None:
         """Every opened part's `reconfigure`, in order (`Refused` stops the walk)."""

@@ -29,6 +29,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
+from bridge.placement import Placement
 from bridge.platforms import Platforms
 from bridge.store import BridgeStore
 from bridge.transport import Call, LiveMessages, ProgressLog, ProgressView
@@ -74,8 +75,10 @@ class ProgressPresenter:
         min_gap_s: float = 1.0,
         store: BridgeStore | None = None,
         secrets: Secrets | None = None,
+        placement: Placement | None = None,
     ) -> None:
         self._platforms = platforms
+        self._placement = placement or Placement()  # whose left-overs are swept here
         self._store = store
         self._secrets = secrets if secrets is not None else Secrets()  # in the streamed answer
         self._clock = clock
@@ -173,12 +176,17 @@ class ProgressPresenter:
         yield
         await self.close()
 
-    async def sweep(self) -> None:
+    async def sweep(self, workspace_id: str | None = None) -> None:
         """Remove what progress showed when the last run stopped (a crash leaves it behind:
-        a progress message, a half-streamed answer); the outbox delivers the answer itself."""
+        a progress message, a half-streamed answer); the outbox delivers the answer itself.
+        Of the workspace (or of every one served here)."""
         if self._store is None:
             return
         for route, message_id in await self._store.live_messages():
+            if workspace_id not in (None, route.workspace_id):
+                continue
+            if not self._placement.serves(route.workspace_id):
+                continue
             transport = self._platforms.transport(route.platform)
             if isinstance(transport, LiveMessages):
                 ticket = await self._platforms.pacer(route.platform).acquire(route, Call.DELETE)
@@ -194,6 +202,20 @@ class ProgressPresenter:
                     ticket.done()
             async with self._store.write() as tx:
                 tx.live_removed(route, message_id)
+
+    async def leave(self, workspace_id: str) -> None:
+        """The workspace is no longer served here: its turns' progress ends here, what it
+        shows cleared (where it is served, the next step of a turn still running shows it
+        again)."""
+        ending = []
+        for run_id, live in list(self._live.items()):
+            if live.route.workspace_id == workspace_id:
+                del self._live[run_id]
+                live.ended.set()
+                ending.append(live.route.conversation_key)
+        shows = [task for key in ending if (task := self._latest.get(key)) is not None]
+        if shows:
+            await asyncio.wait(shows, timeout=SETTLE_S)
 
     async def close(self) -> None:
         """Clear what is shown where the budget allows at once, and stop."""

@@ -10,10 +10,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
 
-from bridge.dispatch import CURSOR
+from bridge.dispatch_cursor import ONE_PROCESS
 from bridge.store import BridgeStore
 from bridge.verdicts import REFUSAL_REPLY_INTERVAL_S
 from config.schema import RetentionConfig
@@ -39,10 +39,19 @@ class Pruned:
 class Retention:
     """Pruning on the runtime store's clock (the runtime's)."""
 
-    def __init__(self, config: RetentionConfig, runtime_store: Store, store: BridgeStore) -> None:
+    def __init__(
+        self,
+        config: RetentionConfig,
+        runtime_store: Store,
+        store: BridgeStore,
+        handled: Callable[[], Awaitable[int]] | None = None,
+    ) -> None:
+        """`handled`: how far the ledger is dispatched for good (replicas: the least of the
+        dispatcher's cursors); else the one process's cursor."""
         self._config = config
         self._runtime_store = runtime_store
         self._store = store
+        self._handled = handled or (lambda: store.cursor(ONE_PROCESS))
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -72,7 +81,7 @@ class Retention:
 
         events = deliveries = seen = posts = 0
         if (before := cutoff(config.events_days)) is not None:
-            handled = await store.cursor(CURSOR)  # what a restart would not replay
+            handled = await self._handled()  # what a restart would not replay
             events = await self._runtime_store.prune_events(before, handled)
         if (before := cutoff(config.delivered_days)) is not None:
             deliveries = await store.prune_deliveries(before)

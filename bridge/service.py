@@ -20,6 +20,7 @@ from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
 from bridge.parts import Change, Part, Parts
+from bridge.placement import Placement
 from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import ProgressBudget
@@ -53,9 +54,14 @@ class Bridge:
         self.runtime = runtime
         self.metrics = Metrics((w.id for w in config.workspaces), wall=runtime.clock.wall)
         self.store = BridgeStore(runtime.store)
+        # Whose platform side runs here: every workspace's, until replicas split them.
+        self.placement = Placement()
+        self.store.sent_here = self.placement.serves_key
         # The running platforms: each part that sends, or needs a platform's facts, gets it.
         self.platforms = Platforms(runtime.clock)
-        self.outbox = Outbox(self.store, runtime.clock, self.metrics, self.platforms)
+        self.outbox = Outbox(
+            self.store, runtime.clock, self.metrics, self.platforms, self.placement
+        )
         self.sessions = Sessions(runtime, self.store)
         self.router = Router(
             self.current, runtime, self.sessions, self.platforms, self.outbox.failed_routes
@@ -66,6 +72,7 @@ class Bridge:
             progress_interval_s,
             store=self.store,
             secrets=self.secrets,
+            placement=self.placement,
         )
         self.pairing = Pairing(self.store, self.router, runtime.clock)
         # Work with no operator message: schedules, triggers, and the runs they start.
@@ -79,7 +86,7 @@ class Bridge:
         commands = Commands(
             runtime, self.sessions, Status(runtime, self.store), self.pairing, self.automations
         )
-        self.downloads = Downloads(self.current, runtime, self.store, self.sessions)
+        self.downloads = Downloads(self.current, runtime, self.store, self.sessions, self.placement)
         files = FileIntake(config.attachments, self.store, self.downloads)
         self.ingress = Ingress(
             self.current,
@@ -93,26 +100,60 @@ class Bridge:
             files,
             self.pairing,
         )
-        self.dispatcher = Dispatcher(runtime, self.store, self.router, self.presenter, self.metrics)
-        self.retention = Retention(config.retention, runtime.store, self.store)
+        self.dispatcher = Dispatcher(
+            runtime,
+            self.store,
+            self.router,
+            self.presenter,
+            self.metrics,
+            self.placement,
+            self.outbox.wake,
+        )
+        self.retention = Retention(
+            config.retention,
+            runtime.store,
+            self.store,
+            lambda: self.dispatcher.handled_everywhere([w.id for w in self.config.workspaces]),
+        )
         self._alone = Parts()  # started without the App (`start`)
 
     @property
     def parts(self) -> list[Part]:
-        """Its parts, in the order they start where the turns run (and close in reverse),
-        for the process to open among its own. Not `downloads`: see `files`."""
+        """Its parts, in the order they start (and close in reverse), for the process to
+        open among its own. Not `downloads`: see `files`. What is each workspace's runs for
+        the workspaces served here (`placement`; `serve`); what is the fleet's, `once`."""
         return [
             Part("budgets", self._budgets, reconfigure=lambda _: self.runtime.held.recheck()),
             Part("metrics", reconfigure=self._count_workspaces),
             Part("sessions", run=self._sessions),
             Part("outbox", self.outbox.delivering, self.outbox.resuming),
             Part("progress views", run=self.presenter.running),
-            Part("dispatch", run=self.dispatcher.running),
-            Part("retention", run=self.retention.running),
-            Part("pairing", run=self._pairing),
-            Part("runs", run=self._runs),
-            Part("schedules", run=self.schedules.running, reconfigure=self._plan_again),
+            Part("dispatch", self.dispatcher.following, once=self.dispatcher.running),
+            Part("retention", once=self.retention.running),
+            Part("pairing", once=self._pairing),
+            Part("schedules", once=self.schedules.running, reconfigure=self._plan_again),
         ]
+
+    async def serve(self, workspace_id: str) -> None:
+        """Replicas: the workspace's platform side runs here from now on (this replica holds
+        its lease; the bots are the process's). What its last holder left is read again
+        first (its conversations' sessions, the progress it left shown, the conversations it
+        found refused), then its work starts: nothing of it runs here before (`Placement`)."""
+        await self.sessions.load(workspace_id)
+        await self.presenter.sweep(workspace_id)
+        await self.outbox.reload_failed(workspace_id)
+        self.placement.serve(workspace_id)
+        self.dispatcher.serve(workspace_id)
+        await self.outbox.serve(workspace_id)
+        await self.downloads.serve(workspace_id)
+
+    async def leave(self, workspace_id: str, *, graceful: bool = False) -> None:
+        """Replicas: the workspace's platform side stops here (its lease let go, `graceful`,
+        or lost); what was under way resumes where it is served next."""
+        await self.dispatcher.leave(workspace_id)
+        await self.presenter.leave(workspace_id)
+        await self.outbox.leave(workspace_id, graceful=graceful)
+        await self.downloads.leave(workspace_id)
 
     @property
     def files(self) -> Part:
@@ -142,6 +183,7 @@ class Bridge:
         """Without the App (tests, an embedding): every part opened, then run."""
         await self._alone.open_all([*self.parts, self.files])
         await self._alone.activate()
+        await self._alone.lead()
 
     async def close(self) -> None:
         """What `start` opened, closed in reverse; pending intents resume on the next start."""
@@ -173,11 +215,6 @@ class Bridge:
         self.pairing.start()
         yield
         await self.pairing.stop()
-
-    @contextlib.asynccontextmanager
-    async def _runs(self) -> AsyncIterator[None]:
-        await self.runs.load()
-        yield
 
     async def receive(self, chat: InboundChat) -> Outcome:
         self.metrics.connections.event(chat.route.platform, chat.route.workspace_id)

@@ -27,11 +27,18 @@ class Sessions:
         self._names: dict[str, ConversationName] = {}
         self._creating: KeyedLocks[str] = KeyedLocks()  # by conversation key
 
-    async def load(self) -> None:
+    async def load(self, workspace_id: str | None = None) -> None:
+        """Every conversation's session, or (replicas, taking a workspace up before it is
+        served here) the workspace's alone: the others' bindings here are left as they are."""
         for conversation in await self._store.conversations():
-            self._by_conversation[conversation.key] = conversation.session_id
-            self._route_of_session[conversation.session_id] = conversation.route
-        self._names = await self._store.conversation_names()
+            if workspace_id in (None, conversation.route.workspace_id):
+                self._by_conversation[conversation.key] = conversation.session_id
+                self._route_of_session[conversation.session_id] = conversation.route
+        names = await self._store.conversation_names()
+        if workspace_id is None:
+            self._names = names
+        else:
+            self._names.update({k: n for k, n in names.items() if n.workspace_id == workspace_id})
 
     def names(self) -> Mapping[str, ConversationName]:
         """How people name each conversation, by key, as its operators' messages told."""

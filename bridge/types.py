@@ -10,6 +10,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 
+def workspace_of_key(conversation_key: str) -> str:
+    """The workspace of a conversation key (`Route.conversation_key`: platform, workspace,
+    conversation, thread; a workspace id has no colon)."""
+    return conversation_key.split(":", 2)[1]
+
+
 class Route(BaseModel):
     """A place to post: platform, workspace, conversation, thread, and what to reply to."""
 

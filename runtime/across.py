@@ -76,6 +76,8 @@ class Home(Protocol):
 
     def adopt(self, record: SessionRecord) -> Session: ...
 
+    async def known(self, session_id: str) -> SessionRecord | None: ...
+
     def ensure_worker(self, session: Session) -> None: ...
 
     async def stop(self, session_id: str, run_id: str, reason: str) -> StopResult: ...
@@ -256,10 +258,9 @@ class Across:
 
     async def _known(self, session_id: str) -> Session | None:
         """A session another replica created, known here from now on."""
-        record = await self._store.session(session_id)
-        if record is None:
+        if await self._home.known(session_id) is None:
             return None
-        return self._home.sessions.get(session_id) or self._home.adopt(record)
+        return self._home.sessions[session_id]
 
     @staticmethod
     def _ended_elsewhere(session: Session, run_id: str | None) -> None:

@@ -7,6 +7,7 @@ session has none. Scheduling decisions come from the pure `scheduler.decide`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -239,6 +240,17 @@ class Runtime:
     def session(self, session_id: str) -> SessionRecord:
         return self._get(session_id).record
 
+    async def known(self, session_id: str) -> SessionRecord | None:
+        """The session, one another replica created known here from now on (None: none)."""
+        if session_id not in self.sessions:
+            if (record := await self.store.session(session_id)) is None:
+                return None
+            if record.parent_session_id is not None:
+                await self.known(record.parent_session_id)  # a child is adopted after it
+            if session_id not in self.sessions:  # not adopted meanwhile
+                self.adopt(record)
+        return self.sessions[session_id].record
+
     async def create_session(
         self,
         agent_id: str,
@@ -374,8 +386,7 @@ class Runtime:
         """Summarize the earlier conversation now (/compact): at a turn's next step, or at once."""
         if self.homes is not None and self.homes.lease(session_id) is None:
             return self.homes.across.compact_elsewhere(self._get(session_id))
-        with fenced_by(self.homes.lease(session_id) if self.homes else None):  # its task's
-            return request_compaction(self, self._get(session_id))
+        return self._as_session(session_id).run(request_compaction, self, self._get(session_id))
 
     def leave(self, session_id: str) -> bool:
         """/new: the agent keeps what should last of the session, in the background (recalls
@@ -383,10 +394,14 @@ class Runtime:
         session = self._get(session_id)
         if self.homes is not None and self.homes.lease(session_id) is None:  # done there
             return self.homes.across.leave_elsewhere(session, keeps_memory(self, session))
-        with fenced_by(self.homes.lease(session_id) if self.homes else None):  # its task's
-            if not (flushing := flush_on_leaving(self, session)):
-                self.models.forget(session_id)
+        if not (flushing := self._as_session(session_id).run(flush_on_leaving, self, session)):
+            self.models.forget(session_id)
         return flushing
+
+    def _as_session(self, session_id: str) -> contextvars.Context:
+        """Where the session's own work starts (its tasks inherit it): fenced by its lease
+        alone, whatever asked for it (a workspace's replay is fenced by the workspace's)."""
+        return self.homes.context(session_id) if self.homes else contextvars.copy_context()
 
     # -- the worker --------------------------------------------------------------------
 

@@ -18,8 +18,9 @@ paused past the lease's expiry has its late writes refused. Every replica:
   session's work here at once.
 
 What one replica asks of the one running a session (a stop, an approval), and what each
-hears of the others' turns, goes through the ledger: `runtime/across.py`. The replica that
-sends (the `active` lease, `adapters/server/leadership.py`) reads every replica's turns there.
+hears of the others' turns, goes through the ledger: `runtime/across.py`. The replica serving
+the session's workspace (`adapters/server/workspace_leases.py`) reads its turns there, and
+sends their answers.
 """
 
 from __future__ import annotations
@@ -117,9 +118,11 @@ class Homes:
             self.share = replace(self.share, held_in_fleet=self.share.held_in_fleet + 1)
 
     def context(self, session_id: str) -> contextvars.Context:
-        """A context whose writes are fenced by the session's lease (a worker's)."""
+        """A context whose writes are fenced by the session's lease and no other (a worker's:
+        whatever task starts it, a workspace's replay, the turns go on wherever that moves)."""
         context = contextvars.copy_context()
-        context.run(FENCE.set, self.lease(session_id))
+        lease = self.lease(session_id)
+        context.run(FENCE.set, (lease,) if lease is not None else ())
         return context
 
     async def start(self) -> None:

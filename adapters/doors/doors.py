@@ -17,6 +17,7 @@ from adapters.doors.registry import kinds
 from adapters.intake.door import Door
 from adapters.intake.record import Arrival, Put
 from bridge import cancel_and_wait
+from bridge.placement import Placement
 
 if TYPE_CHECKING:
     from config.schema import SwitchboardConfig
@@ -41,7 +42,9 @@ class Doors:
         self._doors: dict[str, Door] = {
             kind.platform: kind.door(put, _failed_on(kind.platform, failed)) for kind in kinds()
         }
-        self._polling: dict[Hashable, asyncio.Task[None]] | None = None  # None: not polling
+        # What is polled, by workspace and key (None: not polling).
+        self._polling: dict[tuple[str, Hashable], asyncio.Task[None]] | None = None
+        self._placement = Placement()  # every workspace's (the door process's)
         self.update(keys)
 
     def route(self, app: web.Application) -> None:
@@ -55,27 +58,45 @@ class Doors:
         if self._polling is not None:
             self._poll()
 
-    def poll(self) -> None:
+    def poll(self, placement: Placement | None = None) -> None:
         """Start polling what the platforms poll (and, after each update, what they poll
-        then): where turns run, or in the door process, never on a standby."""
+        then): in the door process, or in the main process for the workspaces it serves
+        (replicas: those whose lease it holds, each poll fenced by it; `poll_again` when that
+        changes)."""
         self._polling = {}
+        if placement is not None:
+            self._placement = placement
         self._poll()
+
+    async def poll_again(self) -> None:
+        """The workspaces served here changed: their polling starts or stops (a poll stopped
+        has ended when this returns)."""
+        if self._polling is not None:
+            await cancel_and_wait(*self._poll())
 
     async def close(self) -> None:
         tasks = list((self._polling or {}).values())
         self._polling = None
         await cancel_and_wait(*tasks)
 
-    def _poll(self) -> None:
+    def _poll(self) -> list[asyncio.Task[None]]:
+        """Start what is to be polled now, and stop what is not: the polls stopped."""
         assert self._polling is not None
         wanted = {
-            key: poll for door in self._doors.values() for key, poll in door.pollers().items()
+            key: poll
+            for door in self._doors.values()
+            for key, poll in door.pollers().items()
+            if self._placement.serves(key[0])
         }
-        for key in set(self._polling) - set(wanted):
-            self._polling.pop(key).cancel()
+        stopped = [self._polling.pop(key) for key in set(self._polling) - set(wanted)]
+        for task in stopped:
+            task.cancel()
         for key, poll in wanted.items():
             if key not in self._polling:
-                self._polling[key] = asyncio.get_running_loop().create_task(poll(), name="poll")
+                self._polling[key] = asyncio.get_running_loop().create_task(
+                    poll(), name="poll", context=self._placement.context(key[0])
+                )
+        return stopped
 
     async def _store(self, arrival: Arrival) -> bool:
         try:

@@ -103,7 +103,7 @@ class HooksDoor:
         app.router.add_post("/hooks/{workspace_id}/{trigger_id}", partial(self._hook, store))
         door_metrics(app).register(self.refusals)
 
-    def pollers(self) -> Mapping[Hashable, Poll]:
+    def pollers(self) -> Mapping[tuple[str, Hashable], Poll]:
         return {}
 
     async def _hook(self, store: Store, request: web.Request) -> web.Response:

@@ -48,8 +48,9 @@ class Door(Protocol):
         """The keys (its `DoorKind.keys`) of the config just applied; None: it has none."""
         ...
 
-    def pollers(self) -> Mapping[Hashable, Poll]:
-        """What it polls now, each by a key that changes when what it polls does."""
+    def pollers(self) -> Mapping[tuple[str, Hashable], Poll]:
+        """What it polls now, each by its workspace and a key that changes when what it
+        polls does."""
         ...
 
 

@@ -14,6 +14,8 @@ import time
 from collections.abc import Mapping
 
 from adapters.intake.record import Decoder, Intake, NotReady
+from bridge import cancel_and_wait
+from bridge.placement import Placement
 from bridge.store import StoredRequest
 
 log = logging.getLogger(__name__)
@@ -28,8 +30,11 @@ Place = tuple[str, str, str]  # platform, workspace, place
 
 
 class Replayer:
-    def __init__(self, intake: Intake) -> None:
+    def __init__(self, intake: Intake, placement: Placement | None = None) -> None:
+        """`placement`: whose requests are replayed here (replicas: the workspaces served
+        here; the others' wait in the intake for the replica serving them)."""
         self._intake = intake
+        self._placement = placement or Placement()
         self._decoders: Mapping[str, Decoder] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -49,6 +54,17 @@ class Replayer:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def read_again(self) -> None:
+        """A workspace is served here now: what was stored for it before is read again."""
+        self._read_up_to = 0
+        self._wake.set()
+
+    async def leave(self, workspace_id: str) -> None:
+        """The workspace is no longer served here: what was read for it is put back, for
+        the replica serving it (a request cut off mid-way is handled there again, deduped)."""
+        places = [place for place in self._workers if place[1] == workspace_id]
+        await cancel_and_wait(*(self._workers[place] for place in places))
 
     async def close(self) -> None:
         tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
@@ -77,22 +93,29 @@ class Replayer:
                 await asyncio.sleep(1.0)
                 self._wake.set()
                 continue
-            if batch:
-                self._say_if_behind(batch[0])
+            if served := [r for r in batch if self._placement.serves(r.workspace_id)]:
+                self._say_if_behind(served[0])
             if self._read_up_to < asked_after:
                 # A worker put requests back while this read was under way: read from there
                 # again (those of this batch already taken are skipped as in flight).
                 self._wake.set()
             elif batch:
                 self._read_up_to = batch[-1].id
-            new = [request for request in batch if request.id not in self._in_flight]
+            serves = self._placement.serves
+            new = [
+                request
+                for request in batch
+                if request.id not in self._in_flight and serves(request.workspace_id)
+            ]
             for request in new:
                 self._in_flight.add(request.id)
                 place = (request.platform, request.workspace_id, request.place)
                 self._queues.setdefault(place, []).append(request)
                 if place not in self._workers:
                     self._workers[place] = asyncio.get_running_loop().create_task(
-                        self._work(place), name="replay-place"
+                        self._work(place),
+                        name="replay-place",
+                        context=self._placement.context(request.workspace_id),
                     )
             if len(batch) == BATCH:  # more wait behind these
                 self._wake.set()

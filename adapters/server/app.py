@@ -22,6 +22,7 @@ from adapters.server.reload import Reloader
 from adapters.server.role import Role
 from adapters.server.serving import HttpServer
 from adapters.server.terminal import TerminalChat
+from adapters.server.workspace_leases import WorkspaceLeases
 from bridge import Bridge
 from bridge.parts import Change, Part, Parts, Refused, StopFailed
 from bridge.system_notices import SystemNotices
@@ -67,26 +68,31 @@ class App:
         self.terminal = TerminalChat(stdin, stdout)
         self.parts = Parts()
         self._notices: set[asyncio.Task[int]] = set()  # system notices on their way to chat
-        self.role = Role(self.replica, on_lease_lost, self.parts.activate)
+        self.role = Role(self.replica, on_lease_lost, self.parts.activate, self.parts.lead)
         self.reloader = Reloader(self, config)
         self.runtime: Runtime
         self.bridge: Bridge
         self.way_in: WayIn
         self.live: LiveAdapters
         self.http: HttpServer
+        self.workspace_leases: WorkspaceLeases | None = None  # replicas: whose bots run here
 
     def _parts_in_order(self) -> Iterator[Part]:
         """Opened in this order at start, each taken once those before it are open (it may
-        use what they built); run in this order where the turns run (at once on SQLite, on
-        taking the lease on PostgreSQL: `role.py`); reconfigured in this order by a reload;
-        closed in reverse."""
+        use what they built); run in this order once all are open, and their `once` where
+        the fleet's once-only work runs (at once on SQLite, on taking the `active` lease on
+        PostgreSQL: `role.py`); reconfigured in this order by a reload; closed in reverse."""
         # Last to close: every part below uses the store.
-        yield Part("runtime", self._runtime, self._resume, self._reconfigure_runtime)
+        yield Part(
+            "runtime", self._runtime, reconfigure=self._reconfigure_runtime, once=self._resume
+        )
         # The config every part reads: a reload replaces it here, for the parts below.
         yield Part("config", reconfigure=lambda change: self.current.replace(change.after))
         # Replicas: the lease is renewed until the work has stopped, then given up.
         yield Part("lease", self._lease)
         yield Part("bridge", self._bridge)
+        if self.config.storage.shared:  # held until the work has stopped, then given up
+            yield Part("workspace leases", self._workspace_leases)
         yield from self.bridge.parts
         # Closed after the bots: what Socket Mode stored while stopping is kept.
         yield Part("intake", self._intake)
@@ -102,10 +108,12 @@ class App:
             yield Part("turns", self._homes)
         else:
             yield Part("turns", run=self._turns)
-        yield Part("console", run=self._console)
+        yield Part("console", once=self._console)
         yield Part("http", self._serve)
         # First to close: nothing more is taken; what was is handled on the next start.
         yield self.way_in.serving(lambda: self.http.doors())
+        if self.config.storage.shared:  # once everything runs: workspaces claimed
+            yield Part("workspaces", run=self._claiming_workspaces)
         # A standby stops trying for the lease at once; SQLite: active from the start.
         yield Part("role", self._role)
 
@@ -221,7 +229,52 @@ class App:
     @contextlib.asynccontextmanager
     async def _bridge(self) -> AsyncIterator[None]:
         self.bridge = Bridge(self.current, self.runtime)
+        if self.config.storage.shared:
+            self.bridge.placement.split()  # each workspace's platform side on one replica
         yield
+
+    @contextlib.asynccontextmanager
+    async def _workspace_leases(self) -> AsyncIterator[None]:
+        storage = self.config.storage
+        self.workspace_leases = WorkspaceLeases(
+            self.runtime.store,
+            self.replica,
+            storage.lease_ttl_s,
+            lambda: [w.id for w in self.config.workspaces],
+            self.bridge.placement,
+            self.role.changing,
+            serve=self._serve_workspace,
+            leave=self._leave_workspace,
+        )
+        yield
+        await self.workspace_leases.release()
+
+    @contextlib.asynccontextmanager
+    async def _claiming_workspaces(self) -> AsyncIterator[None]:
+        assert self.workspace_leases is not None
+        self.workspace_leases.start()
+        yield
+        await self.workspace_leases.stop_claiming()
+
+    async def _serve_workspace(self, workspace_id: str) -> None:
+        """This replica holds the workspace's lease now: its bots start, and what its last
+        holder left is taken up (run fenced by the lease, as the tasks it starts)."""
+        try:
+            await self.live.start(workspace_id, self.config.server.public_url)
+        except Exception as exc:  # the others' work goes on; a reload tries it again
+            log.error(
+                "workspace's bots did not start here",
+                extra={"workspace": workspace_id, "error": self.secrets.mask(str(exc))},
+            )
+        await self.bridge.serve(workspace_id)
+        await self.way_in.serve(workspace_id)
+
+    async def _leave_workspace(self, workspace_id: str, graceful: bool) -> None:
+        """The workspace's work here stops: `graceful` (let go to another replica) lets the
+        sends under way finish first; else (its lease lost) at once."""
+        await self.way_in.leave(workspace_id)
+        await self.bridge.leave(workspace_id, graceful=graceful)
+        await self.live.stop(workspace_id)
 
     @contextlib.asynccontextmanager
     async def _intake(self) -> AsyncIterator[None]:
@@ -273,13 +326,20 @@ class App:
 
     @contextlib.asynccontextmanager
     async def _bots(self) -> AsyncIterator[None]:
+        """The bots of the workspaces served here (replicas: none yet; each starts as its
+        lease is taken, `_serve_workspace`)."""
         for workspace_id in self.live.workspaces():
-            await self.live.start(workspace_id, self.config.server.public_url)
+            if self.bridge.placement.serves(workspace_id):
+                await self.live.start(workspace_id, self.config.server.public_url)
         yield
 
     async def _reconfigure_bots(self, change: Change) -> None:
-        serve = self.role.activated  # a standby starts no bot
-        failures = await restart(self.live, change, serve=serve)
+        placement = self.bridge.placement
+
+        def serve(workspace_id: str) -> bool:  # replicas: where its lease is held
+            return self.role.activated and placement.serves(workspace_id)
+
+        failures = await restart(self.live, change, serve=serve, fenced=placement.fenced)
         change.failures.extend(self.secrets.mask(failure) for failure in failures)
 
     @contextlib.asynccontextmanager

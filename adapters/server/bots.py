@@ -3,14 +3,24 @@ bots started again; those it removes, stopped; the others are not touched."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
 from adapters.server.live import LiveAdapters
 from bridge.parts import Change
 from config.diff import bots_unchanged
 
 
-async def restart(live: LiveAdapters, change: Change, *, serve: bool) -> list[str]:
+async def restart(
+    live: LiveAdapters,
+    change: Change,
+    *,
+    serve: Callable[[str], bool],
+    fenced: Callable[[str], AbstractContextManager[None]],
+) -> list[str]:
     """The bots of the workspaces `change` adds, changes or removes stopped, and those of
-    the added and changed ones started again where this process `serve`s; what failed."""
+    the added and changed ones started again where this process `serve`s the workspace
+    (`fenced` by its lease, as what they start); what failed."""
     report, after = change.report, change.after
     running = {w.id: w for w in change.before.workspaces}
     changed = [
@@ -25,7 +35,9 @@ async def restart(live: LiveAdapters, change: Change, *, serve: bool) -> list[st
     failures: list[str] = []
     for workspace in after.workspaces:
         if workspace.id in changed or workspace.id in report.added:
-            failure = await live.restart(workspace, after.server.public_url, serve=serve)
+            with fenced(workspace.id):
+                url, here = after.server.public_url, serve(workspace.id)
+                failure = await live.restart(workspace, url, serve=here)
             if failure is not None:
                 failures.append(failure)
     for workspace_id in report.removed:

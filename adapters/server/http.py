@@ -78,9 +78,15 @@ def build_app(
     app = web.Application(middlewares=middlewares, client_max_size=MAX_REQUEST_BYTES)
 
     async def healthz(request: web.Request) -> web.Response:
-        said: dict[str, str | int] = {"status": "ok", "replica": replica, "role": role()}
+        said: dict[str, str | int | list[str]] = {
+            "status": "ok",
+            "replica": replica,
+            "role": role(),
+        }
         if (homes := bridge.runtime.homes) is not None:  # the sessions whose turns run here
             said |= {"sessions": len(homes.held), "leases_lost": homes.lost}
+        if not bridge.placement.everything:  # the workspaces whose bots run here
+            said["workspaces"] = bridge.placement.served()
         return web.json_response(said)
 
     async def healthz_active(request: web.Request) -> web.Response:

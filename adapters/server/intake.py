@@ -71,7 +71,8 @@ class WayIn:
             stored = config.storage.path
             path = self._scratch / "inbox" if stored == ":memory:" else inbox_path(Path(stored))
             self.intake = self._local = LocalIntake(path, lambda _: self.replayer.wake())
-        self.replayer = Replayer(self.intake)
+        self._placement = bridge.placement
+        self.replayer = Replayer(self.intake, bridge.placement)
         self._polling_failed = polling_failed
         self._doors_failing = doors_failing
         self.separate = door_process and wanted(config)  # the door process serves the doors
@@ -150,9 +151,21 @@ class WayIn:
     @contextlib.asynccontextmanager
     async def _polling(self) -> AsyncIterator[None]:
         if not self.separate:
-            self._doors.poll()
+            self._doors.poll(self._placement)
         yield
         await self._doors.close()
+
+    async def serve(self, workspace_id: str) -> None:
+        """Replicas: the workspace is served here now: its bots polled, what its doors
+        stored (here or on any replica) replayed."""
+        await self._doors.poll_again()
+        self.replayer.read_again()
+
+    async def leave(self, workspace_id: str) -> None:
+        """Replicas: no longer served here: its polling stops, what was read for it goes
+        back to the intake for the replica serving it."""
+        await self._doors.poll_again()
+        await self.replayer.leave(workspace_id)
 
     def _update(self, config: SwitchboardConfig) -> None:
         keys = door_keys(config)

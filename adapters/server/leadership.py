@@ -1,13 +1,12 @@
 """Which replica is the active one, when several share a PostgreSQL database (issue 14).
 
-One lease, `active`, held with a heartbeat: its holder runs every turn, sends every reply,
-follows the ledger and polls Telegram, so each is done by one replica, and the platforms'
-rate limits hold for the whole fleet. The others are standbys: they serve the HTTP doors and
-store what comes in for the active replica (the shared intake, `adapters/intake/shared.py`),
-and each tries to take the lease every second (`role.py` turns taking it into starting the
-work). The active replica renews it every quarter of its time to live; if it dies, its
-lease runs out and a standby takes it within `ttl_s` plus a second, recovers what the dead
-one was doing (the runtime's crash recovery) and carries on.
+One lease, `active`, held with a heartbeat: its holder does what the fleet does once (each
+part's `once`: the schedules' clock, the wake-ups' alarm, pruning, the pairing answers, the
+events of no workspace, the console). Turns run on every replica (`runtime/homes.py`), and
+each workspace's bots and sends on the replica holding its lease (`workspace_leases.py`).
+The others try to take the `active` lease every second (`role.py` turns taking it into
+starting that work). The active replica renews it every quarter of its time to live; if it
+dies, its lease runs out and a standby takes it within `ttl_s` plus a second and carries on.
 
 Every write of the active replica is fenced by its lease (`Store.fence_with`): a replica
 that was paused (a long GC, a network partition) past its lease's expiry and wakes up finds

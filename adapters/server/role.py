@@ -1,10 +1,12 @@
-"""Standby or active: which of the work this process does.
+"""Standby or active: which of the fleet's once-only work this process does.
 
-On SQLite the process is the only one: active from the start. On PostgreSQL every replica
-starts as a standby: its HTTP doors store what comes in into the shared intake, nothing is
-resumed and no bot runs. It becomes the active one when it takes the lease (`Leadership`):
-then its parts are activated (the runtime resumes, the bots start, the replay takes what the
-doors stored). An activation, a reload and the stop happen one at a time (`changing`)."""
+Every process runs its parts (`Parts.activate`): on PostgreSQL each replica runs the turns of
+the sessions it holds (`runtime/homes.py`) and the platform side of the workspaces it holds
+(`workspace_leases.py`). What the fleet does once (the schedules' clock, the wake-ups' alarm,
+pruning, the pairing answers, the events of no workspace: each part's `once`) runs where the
+`active` lease is (`Leadership`): at once on SQLite, where the process is the only one; on
+PostgreSQL on the replica that takes the lease, the others standing by for it. Taking it, a
+reload and the stop happen one at a time (`changing`)."""
 
 from __future__ import annotations
 
@@ -20,28 +22,35 @@ from runtime.tasks import cancel_and_wait
 
 
 class Role:
-    def __init__(self, replica: str, on_lease_lost: Callable[[str], None], activate: Step) -> None:
-        """`activate` starts what runs only where the turns run (`Parts.activate`)."""
+    def __init__(
+        self, replica: str, on_lease_lost: Callable[[str], None], activate: Step, lead: Step
+    ) -> None:
+        """`activate` starts what every process runs (`Parts.activate`); `lead`, what one
+        replica of the fleet runs (`Parts.lead`)."""
         self.replica = replica
         self._on_lease_lost = on_lease_lost
         self._activate = activate
+        self._lead = lead
         self.leadership: Leadership | None = None  # PostgreSQL: which replica is active
         self.leading: asyncio.Task[None] | None = None  # trying for the lease, then renewing it
         self.changing = asyncio.Lock()  # an activation, a reload or the stop at a time
         self.stopping = False  # set by the stop: no reload or activation starts bots after it
-        self.activated = False  # the bots run here (a standby's do not, until it takes over)
+        self.activated = False  # the parts run here
 
     @property
     def active(self) -> bool:
-        """This process runs the turns (on SQLite, always; on PostgreSQL, while it holds the
-        `active` lease)."""
+        """This process does the fleet's once-only work (on SQLite, always; on PostgreSQL,
+        while it holds the `active` lease)."""
         return self.leadership is None or self.leadership.active
 
     async def take_up(self, shared: Store | None, lease_ttl_s: float) -> None:
-        """Without a `shared` store, active at once. With one, a standby trying for the
-        lease: this returns once the first try is over (and, if it won, once activated)."""
+        """The parts run; without a `shared` store, the fleet's once-only work too. With one,
+        a standby trying for the lease: this returns once the first try is over (and, if it
+        won, once that work has started)."""
+        await self._become(self._activate)
+        self.activated = True
         if shared is None:
-            await self._become_active()
+            await self._become(self._lead)
             return
         self.leadership = Leadership(
             shared,
@@ -63,14 +72,13 @@ class Role:
 
     async def _gained(self, lease: Lease) -> None:
         """This standby holds the lease now (its writes are fenced by it)."""
-        await self._become_active()
+        await self._become(self._lead)
 
-    async def _become_active(self) -> None:
+    async def _become(self, start: Step) -> None:
         async with self.changing:  # a reload under way finishes first
             if self.stopping:
                 return
-            await self._activate()
-            self.activated = True
+            await start()
 
     @contextlib.asynccontextmanager
     async def stopping_now(self) -> AsyncIterator[None]:

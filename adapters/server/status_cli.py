@@ -13,6 +13,7 @@ from pathlib import Path
 
 from adapters.server.pairing_cli import pairing_lines
 from adapters.server.reloading import holder
+from adapters.server.workspace_leases import WORKSPACE
 from bridge import texts
 from bridge.activity import Activity, ActivityReader, agent_name, duration, plain_error
 from bridge.places import place
@@ -38,7 +39,9 @@ NOT_RUNNING_REPLICA = (
 )
 LEASE_LEFT = "renewed, {left:.0f} s left"
 LAST_HOLDER = " (replica {holder} let it go {ago} ago)"
-SESSIONS = "Workspace {workspace}: {active} of {count} session(s) active."
+SESSIONS = "Workspace {workspace}{served}: {active} of {count} session(s) active."
+SERVED_BY = " (its bots on replica {holder})"
+NOT_SERVED = " (its bots on no replica yet)"
 NOTHING_RUNS = "  Nothing running."
 LAST_ERROR = "      last error: {error}"
 DELIVERIES = "Deliveries: {counts}."
@@ -93,9 +96,10 @@ async def status(config: SwitchboardConfig) -> str:
         lines.append(_deliveries(await bridge_store.delivery_counts()))
         names = await bridge_store.conversation_names()
         holders = await store.leases.holders([a.session_id for a in activities if a.active])
+        serving = served_by(leases, store.leases.now()) if config.storage.shared else None
         for w in config.workspaces:
             mine = [a for a in activities if a.workspace_id == w.id]
-            lines += _sessions(w.id, mine, holders, now)
+            lines += _sessions(w.id, mine, holders, now, serving)
             failed = await bridge_store.workspace_deliveries(w.id)
             lines += _failed(failed, names)
             lines += await _undelivered(store, bridge_store, w.id)
@@ -133,12 +137,34 @@ def _fleet(config: SwitchboardConfig, leases: Sequence[Lease], now: float) -> tu
     return False, NOT_RUNNING_REPLICA.format(where=where, last=last)
 
 
+def served_by(leases: Sequence[Lease], now: float) -> dict[str, str]:
+    """The replica whose lease runs each workspace's bots now, by workspace."""
+    return {
+        lease.name.removeprefix(WORKSPACE): lease.holder
+        for lease in leases
+        if lease.name.startswith(WORKSPACE) and lease.expires_at >= now
+    }
+
+
 def _sessions(
-    workspace_id: str, activities: Sequence[Activity], holders: dict[str, str], now: float
+    workspace_id: str,
+    activities: Sequence[Activity],
+    holders: dict[str, str],
+    now: float,
+    serving: dict[str, str] | None,
 ) -> list[str]:
-    """Each active session, and on replicas which one runs it (`holders`, by session)."""
+    """Each active session, and on replicas which one runs it (`holders`, by session) and
+    which one runs the workspace's bots (`serving`, by workspace)."""
     active = [a for a in activities if a.active]
-    lines = [SESSIONS.format(workspace=workspace_id, active=len(active), count=len(activities))]
+    served = ""
+    if serving is not None:
+        holder = serving.get(workspace_id)
+        served = SERVED_BY.format(holder=holder) if holder else NOT_SERVED
+    lines = [
+        SESSIONS.format(
+            workspace=workspace_id, served=served, active=len(active), count=len(activities)
+        )
+    ]
     if not active:
         return [*lines, NOTHING_RUNS]
     for a in active:
@@ -204,6 +230,8 @@ def lease_lines(leases: Sequence[Lease], held: dict[str, int], now: float) -> li
     for lease in leases:
         left = lease.expires_at - now
         state = f"expires in {left:.1f} s" if left >= 0 else f"expired {-left:.1f} s ago (free)"
+        if lease.name.startswith(WORKSPACE):
+            continue  # said with its workspace's sessions
         if lease.name.startswith(REPLICA_LEASE):
             if left >= 0:
                 name = lease.name.removeprefix(REPLICA_LEASE)

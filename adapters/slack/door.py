@@ -47,7 +47,7 @@ class SlackDoor:
     def route(self, app: web.Application, store: Store) -> None:
         app.router.add_post("/slack/events", partial(self._events, store))
 
-    def pollers(self) -> Mapping[Hashable, Poll]:
+    def pollers(self) -> Mapping[tuple[str, Hashable], Poll]:
         return {}
 
     async def _events(self, store: Store, request: web.Request) -> web.Response:

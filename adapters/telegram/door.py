@@ -56,8 +56,11 @@ class TelegramDoor:
     def route(self, app: web.Application, store: Store) -> None:
         app.router.add_post("/telegram/{workspace_id}", partial(self._webhook, store))
 
-    def pollers(self) -> Mapping[Hashable, Poll]:
-        return {key: Poller(key, self._put, self._failed).run for key in self._polling}
+    def pollers(self) -> Mapping[tuple[str, Hashable], Poll]:
+        return {
+            (key.workspace_id, key): Poller(key, self._put, self._failed).run
+            for key in self._polling
+        }
 
     async def _webhook(self, store: Store, request: web.Request) -> web.Response:
         workspace = request.match_info["workspace_id"]

@@ -110,6 +110,27 @@ async def xact_commits(uri: str) -> int:
         return int(row[0]) if row else 0
 
 
+async def spread(http: aiohttp.ClientSession, fleet: list[Replica], workspaces: int) -> None:
+    """Until the replicas serve their shares of the workspaces (`/healthz`): the first one
+    took them all, and lets go of what is over its share once it has held it for two lease
+    times (`adapters/server/workspace_leases.py`)."""
+    share = -(-workspaces // len(fleet))
+
+    async def served() -> list[int]:
+        counts = []
+        for replica in fleet:
+            async with http.get(f"{replica.url}/healthz") as response:
+                counts.append(len((await response.json()).get("workspaces", [])))
+        return counts
+
+    for _ in range(600):
+        counts = await served()
+        if sum(counts) == workspaces and max(counts) <= share:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"workspaces not spread over the replicas: {counts}")
+
+
 async def throughput(
     label: str,
     where: Path,
@@ -185,6 +206,8 @@ async def _throughput(
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as http:
             roles = [await r.role(http) for r in fleet]
             assert roles[0] == "active" and all(x == "standby" for x in roles[1:]), roles
+            if postgres:
+                await spread(http, fleet, workspaces)
 
             async def load(count: int) -> tuple[float, float]:
                 """`count` new threads, round robin over workspaces, channels and replicas;

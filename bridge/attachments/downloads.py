@@ -27,6 +27,7 @@ from bridge.attachments.policy import (
 )
 from bridge.attachments.source import FetchError, FileSource
 from bridge.events import InboundFilesSkipped, InboundRejected
+from bridge.placement import Placement
 from bridge.prompt import operator_prompt
 from bridge.sessions import Sessions
 from bridge.store import BridgeStore, BridgeTx
@@ -59,13 +60,16 @@ class Downloads:
         runtime: Runtime,
         store: BridgeStore,
         sessions: Sessions,
+        placement: Placement,
     ) -> None:
         self._config = config
         self._runtime = runtime
         self._store = store
         self._sessions = sessions
         self._sources: dict[str, FileSource] = {}
+        self._placement = placement
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._workspace_of: dict[asyncio.Task[None], str] = {}
         self._newest: dict[str, asyncio.Task[None]] = {}  # by conversation key
 
     def attach(self, source: FileSource) -> None:
@@ -76,12 +80,25 @@ class Downloads:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Resume every message held when the process last stopped (or crashed); at the stop,
-        stop downloading: what is held stays held, and resumes on the next start."""
-        for held in await self._store.held():
-            self.kick(HeldMessage.model_validate_json(held.body), tried=held.attempts)
+        """Resume every message held when the process last stopped (or crashed), of the
+        workspaces served here; at the stop, stop downloading: what is held stays held, and
+        resumes on the next start."""
+        await self.serve()
         yield
         await cancel_and_wait(*self._tasks.values())
+
+    async def serve(self, workspace_id: str | None = None) -> None:
+        """Resume what is held for the workspace (or for every one served here)."""
+        for held in await self._store.held():
+            if workspace_id in (None, held.workspace_id) and self._placement.serves(
+                held.workspace_id
+            ):
+                self.kick(HeldMessage.model_validate_json(held.body), tried=held.attempts)
+
+    async def leave(self, workspace_id: str) -> None:
+        """The workspace is no longer served here: its downloads stop, their holds kept."""
+        mine = [t for t, w in self._workspace_of.items() if w == workspace_id]
+        await cancel_and_wait(*mine)
 
     def holding(self, route: Route) -> bool:
         """Whether a message of this conversation is held: a later one must wait behind it."""
@@ -95,12 +112,17 @@ class Downloads:
             return
         key = held.route.home.conversation_key
         before = self._newest.get(key)
+        workspace_id = held.route.workspace_id
         task = asyncio.get_running_loop().create_task(
-            self._run(held, before, tried), name=f"files-{held.id}"
+            self._run(held, before, tried),
+            name=f"files-{held.id}",
+            context=self._placement.context(workspace_id),
         )
         self._tasks[held.id] = self._newest[key] = task
+        self._workspace_of[task] = workspace_id
 
         def done(_: asyncio.Task[None]) -> None:
+            self._workspace_of.pop(task, None)
             self._tasks.pop(held.id, None)
             if self._newest.get(key) is task:
                 del self._newest[key]

@@ -157,23 +157,11 @@ class Runs:
         self._store = store
         self._automation = automation
         self._router = router
-        self._own: dict[Key, str] = {}  # the session each keeps, with session = "own"
-        self._latest: dict[Key, str] = {}  # the session of each one's newest run
         self._starting: KeyedLocks[Key] = KeyedLocks()
 
-    async def load(self) -> None:
-        for state in await self._automation.states():
-            key = (state.workspace_id, state.kind, state.automation_id)
-            if state.session_id is not None:
-                self._own[key] = state.session_id
-        for run in await self._automation.latest_runs():
-            if run.session_id is not None:
-                self._latest[(run.workspace_id, run.kind, run.automation_id)] = run.session_id
-
-    def busy(self, key: Key) -> bool:
-        """The previous run still has a turn running or waiting."""
-        session_id = self._latest.get(key)
-        if session_id is None or session_id not in self._runtime.sessions:
+    async def _busy(self, session_id: str | None) -> bool:
+        """The previous run's session still has a turn running or waiting (on any replica)."""
+        if session_id is None or await self._runtime.known(session_id) is None:
             return False
         status = self._runtime.status(session_id)
         return status.run_id is not None or status.queued > 0
@@ -189,7 +177,11 @@ class Runs:
             return await self._apply(source, workspace, decide_run(source, fire, facts))
 
     async def _read(self, source: Source, workspace: WorkspaceConfig, fire: Fire) -> RunFacts:
-        own = self._own.get(source.key) if source.session == "own" else None
+        """Read from the store, not kept here: on replicas a schedule fires on the active one,
+        its run-now and a trigger's events come where the workspace is served."""
+        own, latest = await self._automation.sessions_of(source.key)
+        if source.session != "own" or (own and await self._runtime.known(own) is None):
+            own = None
         route = None
         if source.deliver not in ("primary", SILENT):
             operator = next(o for o in workspace.operators if o.id == source.deliver)
@@ -197,8 +189,8 @@ class Runs:
             route = found.to_json() if found is not None else None
         return RunFacts(
             ran=await self._automation.ran(source.key, fire.fire_key),
-            busy=self.busy(source.key),
-            session_id=own if own is not None and own in self._runtime.sessions else None,
+            busy=await self._busy(latest),
+            session_id=own,
             reply_route=route,
             now=self._runtime.clock.wall(),
         )
@@ -232,9 +224,6 @@ class Runs:
                 keep_session(tx, source.key, session_id)
 
         await self._runtime.submit(session_id, start.message, also=also)
-        if keep:
-            self._own[source.key] = session_id
-        self._latest[source.key] = session_id
         log.info("scheduled run started", extra={**_fields(run), "session_id": session_id})
         return RunOutcome.STARTED
 

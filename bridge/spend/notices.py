@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
+from bridge.dispatch_cursor import advance
 from bridge.routing import Router
 from bridge.spend import words
 from bridge.store import BridgeStore
@@ -16,8 +17,6 @@ from runtime import Origin, Runtime
 from runtime.events import Event
 from runtime.payloads import SpendHeld, SpendReleased
 from runtime.spend import HoldKind
-
-CURSOR = "dispatch"  # the dispatcher's: these notices are part of its handling of the event
 
 
 async def held_now(runtime: Runtime, session_id: str, tz: ZoneInfo) -> Answer | None:
@@ -82,7 +81,7 @@ class SpendNotices:
                 tx.enqueue(intent_id, route, DeliveryKind.COMMAND_REPLY, text, buttons)
             if held.kind is HoldKind.WAIT:  # what every status says of the turn
                 hold_recorded(tx, run_id, session_id, held.budget, held.until)
-            tx.advance_cursor(CURSOR, event.seq)
+            advance(tx, event.seq)
 
     async def released(self, event: Event, released: SpendReleased) -> None:
         route = await self._router.resolve(event.session_id or "", event.run_id)
@@ -91,4 +90,4 @@ class SpendNotices:
             if route is not None:
                 tx.enqueue(f"dlv_event_{event.seq}", route, DeliveryKind.COMMAND_REPLY, text)
             hold_ended(tx, event.run_id or "")
-            tx.advance_cursor(CURSOR, event.seq)
+            advance(tx, event.seq)

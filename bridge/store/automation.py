@@ -63,6 +63,14 @@ LATEST = (
     " AND r.automation_id = m.automation_id AND r.slot_at = m.slot_at"
 )
 RECENT = "SELECT * FROM automation_runs WHERE workspace_id = ? ORDER BY fired_at DESC LIMIT ?"
+OWN_SESSION = (
+    "SELECT session_id FROM automation_states"
+    " WHERE workspace_id = ? AND kind = ? AND automation_id = ?"
+)
+LATEST_SESSION = (
+    "SELECT session_id FROM automation_runs WHERE workspace_id = ? AND kind = ?"
+    " AND automation_id = ? AND session_id IS NOT NULL ORDER BY fired_at DESC LIMIT 1"
+)
 
 
 def _state(r: Any) -> AutomationState:
@@ -103,6 +111,15 @@ class AutomationStore:
     async def latest_runs(self) -> list[AutomationRun]:
         """The newest run of each schedule and trigger."""
         return [_run(r) for r in await self._store.read_sql(LATEST)]
+
+    async def sessions_of(self, key: Key) -> tuple[str | None, str | None]:
+        """The session the automation keeps (session = "own"), and its newest run's."""
+        own = await self._store.read_sql(OWN_SESSION, key)
+        latest = await self._store.read_sql(LATEST_SESSION, key)
+        return (
+            own[0]["session_id"] if own else None,
+            latest[0]["session_id"] if latest else None,
+        )
 
     async def recent_runs(self, workspace_id: str, limit: int = 50) -> list[AutomationRun]:
         return [_run(r) for r in await self._store.read_sql(RECENT, (workspace_id, limit))]

@@ -120,6 +120,9 @@ class BridgeStore:
     def __init__(self, store: Store) -> None:
         self._store = store
         self.on_enqueue: Callable[[str], None] = _nothing  # the outbox's wake
+        # Replicas: whether a conversation's deliveries are sent here (else a hint is left
+        # for the replica serving its workspace: `bridge/placement.py`).
+        self.sent_here: Callable[[str], bool] = lambda conversation_key: True
 
     @property
     def runtime_store(self) -> Store:
@@ -135,7 +138,7 @@ class BridgeStore:
     def join(self, writer: Writer) -> BridgeTx:
         """The bridge's writes in a transaction the runtime opened (`Runtime.submit`'s
         `also`)."""
-        return BridgeTx(writer, self.on_enqueue)
+        return BridgeTx(writer, self.on_enqueue, self.sent_here)
 
     # -- inbound -----------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
-from bridge.events import AdminAction, RequestForwarded
+from bridge.events import AdminAction, DeliveryQueued, RequestForwarded
 from bridge.store import intake
 from bridge.store.buttons import encode
 from bridge.store.records import (
@@ -22,15 +22,21 @@ from bridge.store.records import (
     NotificationPost,
     NotificationRouting,
 )
-from bridge.types import Button, DeliveryKind, DeliveryStatus, Route
+from bridge.types import Button, DeliveryKind, DeliveryStatus, Route, workspace_of_key
 from runtime.events import Event, Payload
 from runtime.store import Writer
 
 
 class BridgeTx:
-    def __init__(self, writer: Writer, on_enqueue: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        writer: Writer,
+        on_enqueue: Callable[[str], None],
+        sent_here: Callable[[str], bool] = lambda conversation_key: True,
+    ) -> None:
         self._w = writer
         self._on_enqueue = on_enqueue
+        self._sent_here = sent_here
 
     def now(self) -> float:
         return self._w.now()
@@ -170,7 +176,7 @@ class BridgeTx:
                 encode(shown),
             ),
         )
-        self._w.after_commit(partial(self._on_enqueue, route.conversation_key))
+        self._wake(route.conversation_key)
 
     def route_notification(
         self, notification_id: str, intent_id: str | None, post: NotificationPost | None = None
@@ -288,7 +294,18 @@ class BridgeTx:
             "UPDATE deliveries SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
             (DeliveryStatus.PENDING, self.now(), intent_id, DeliveryStatus.FAILED),
         )
-        self._w.after_commit(partial(self._on_enqueue, conversation_key))
+        self._wake(conversation_key)
+
+    def _wake(self, conversation_key: str) -> None:
+        """The conversation's sender is woken once this commits: here, or, where another
+        replica serves its workspace, there by a hint."""
+        if self._sent_here(conversation_key):
+            self._w.after_commit(partial(self._on_enqueue, conversation_key))
+        else:
+            queued = DeliveryQueued(
+                workspace_id=workspace_of_key(conversation_key), conversation_key=conversation_key
+            )
+            self._w.emit(Event(queued))
 
     def discard_intent(self, intent_id: str) -> None:
         """A failed intent an admin gave up on (its audit event keeps what it said)."""

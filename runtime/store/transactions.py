@@ -193,7 +193,7 @@ class _Transaction:
             if block is not None:
                 tx.seq = block
             self._writer = Writer(tx.clock, tx.seq, tx.secrets)
-            for lease in (tx.fence, FENCE.get()):  # the store's, and this task's
+            for lease in (tx.fence, *FENCE.get()):  # the store's, and this task's
                 if lease is not None:
                     self._writer.fenced(lease)
         except BaseException:

@@ -269,8 +269,8 @@ async def test_a_notification_not_routed_yet_is_not_sent_twice(
     """Sent elsewhere while the dispatcher has not reached it, the dispatcher would deliver
     it too: the console waits until its delivery failed or it found no route."""
 
-    async def behind(self: Dispatcher) -> None:  # it has not routed anything yet
-        await asyncio.Event().wait()
+    async def behind(self: Dispatcher, workspace_id: str | None = None) -> None:
+        await asyncio.Event().wait()  # it has not routed anything yet
 
     monkeypatch.setattr(Dispatcher, "follow", behind)
     config = two_workspaces(db_path, anthropic_api)

@@ -14,7 +14,7 @@ import pytest
 from adapters.server.assembly import open_runtime
 from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge, Outcome, Route
-from bridge.dispatch import CURSOR
+from bridge.dispatch_cursor import ONE_PROCESS as CURSOR
 from bridge.events import InboundRejected
 from bridge.retention import DAY_S, Retention
 from bridge.store import MIGRATIONS, BridgeStore
