@@ -16,6 +16,7 @@ from bridge.automation.triggers import Triggers
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
 from bridge.ingress import Ingress
+from bridge.ledger_followers import LedgerFollowers
 from bridge.metrics import Metrics
 from bridge.outbox import Outbox
 from bridge.pairing import Pairing
@@ -101,19 +102,16 @@ class Bridge:
             self.pairing,
         )
         self.dispatcher = Dispatcher(
-            runtime,
-            self.store,
-            self.router,
-            self.presenter,
-            self.metrics,
-            self.placement,
-            self.outbox.wake,
+            runtime, self.store, self.router, self.presenter, self.metrics, self.outbox.wake
+        )
+        self.followers = LedgerFollowers(
+            runtime, self.store, self.placement, self.dispatcher.handle
         )
         self.retention = Retention(
             config.retention,
             runtime.store,
             self.store,
-            lambda: self.dispatcher.handled_everywhere([w.id for w in self.config.workspaces]),
+            lambda: self.followers.handled_everywhere([w.id for w in self.config.workspaces]),
         )
         self._alone = Parts()  # started without the App (`start`)
 
@@ -128,7 +126,7 @@ class Bridge:
             Part("sessions", run=self._sessions),
             Part("outbox", self.outbox.delivering, self.outbox.resuming),
             Part("progress views", run=self.presenter.running),
-            Part("dispatch", self.dispatcher.following, once=self.dispatcher.running),
+            Part("dispatch", self.followers.following, once=self.followers.running),
             Part("retention", once=self.retention.running),
             Part("pairing", once=self._pairing),
             Part("schedules", once=self.schedules.running, reconfigure=self._plan_again),
@@ -143,14 +141,14 @@ class Bridge:
         await self.presenter.sweep(workspace_id)
         await self.outbox.reload_failed(workspace_id)
         self.placement.serve(workspace_id)
-        self.dispatcher.serve(workspace_id)
+        self.followers.serve(workspace_id)
         await self.outbox.serve(workspace_id)
         await self.downloads.serve(workspace_id)
 
     async def leave(self, workspace_id: str, *, graceful: bool = False) -> None:
         """Replicas: the workspace's platform side stops here (its lease let go, `graceful`,
         or lost); what was under way resumes where it is served next."""
-        await self.dispatcher.leave(workspace_id)
+        await self.followers.leave(workspace_id)
         await self.presenter.leave(workspace_id)
         await self.outbox.leave(workspace_id, graceful=graceful)
         await self.downloads.leave(workspace_id)
@@ -236,10 +234,10 @@ class Bridge:
         while True:
             await self.downloads.idle()
             await self.runtime.wait_idle()
-            await self.dispatcher.caught_up(self.runtime.store.last_seq)
+            await self.followers.caught_up(self.runtime.store.last_seq)
             await self.outbox.idle()
             if (
                 not self.runtime.busy()
-                and self.dispatcher.handled_seq >= self.runtime.store.last_seq
+                and self.followers.handled_seq >= self.runtime.store.last_seq
             ):
                 return

@@ -11,8 +11,8 @@ import pytest
 
 from bridge import DeliveryError
 from bridge.admin import AdminView, AuditEntry, History, NotInWorkspace, NotPossible, Steering
-from bridge.dispatch import Dispatcher
 from bridge.events import AdminActionKind
+from bridge.ledger_followers import LedgerFollowers
 from bridge.service import Bridge
 from bridge.types import DeliveryStatus, TransportLimits
 from config.schema import SwitchboardConfig
@@ -269,10 +269,10 @@ async def test_a_notification_not_routed_yet_is_not_sent_twice(
     """Sent elsewhere while the dispatcher has not reached it, the dispatcher would deliver
     it too: the console waits until its delivery failed or it found no route."""
 
-    async def behind(self: Dispatcher, workspace_id: str | None = None) -> None:
+    async def behind(self: LedgerFollowers, workspace_id: str | None = None) -> None:
         await asyncio.Event().wait()  # it has not routed anything yet
 
-    monkeypatch.setattr(Dispatcher, "follow", behind)
+    monkeypatch.setattr(LedgerFollowers, "follow", behind)
     config = two_workspaces(db_path, anthropic_api)
     transport = RecordingTransport()
     bridge = await open_bridge(config, transport)

@@ -164,7 +164,7 @@ async def test_killed_after_the_intent_is_written_delivers_exactly_once_after_re
     bridge = await open_bridge(config, first)
     await bridge.receive(dm("hi"))
     await bridge.runtime.wait_idle()
-    await bridge.dispatcher.caught_up(bridge.runtime.store.last_seq)
+    await bridge.followers.caught_up(bridge.runtime.store.last_seq)
     assert [r["status"] for r in await deliveries(bridge)] == ["pending"]
     await close_bridge(bridge)
     monkeypatch.undo()
@@ -197,7 +197,7 @@ async def test_killed_mid_send_the_platform_is_asked_before_a_resend(
     bridge = await open_bridge(config, RecordingTransport())
     await bridge.receive(dm("hi"))
     await bridge.runtime.wait_idle()
-    await bridge.dispatcher.caught_up(bridge.runtime.store.last_seq)
+    await bridge.followers.caught_up(bridge.runtime.store.last_seq)
     intents = await bridge.store.intents()
     async with bridge.store.write() as tx:  # the process died during the send
         for intent in intents:

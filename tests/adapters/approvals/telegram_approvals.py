@@ -94,5 +94,5 @@ def press(telegram: FakeTelegram, data: str, message: dict[str, Any], user: int 
 
 async def quiet(app: App) -> None:
     """Until every event so far is handled and its messages sent (a turn may still wait)."""
-    await app.bridge.dispatcher.caught_up(app.runtime.store.last_seq)
+    await app.bridge.followers.caught_up(app.runtime.store.last_seq)
     await app.bridge.outbox.idle()

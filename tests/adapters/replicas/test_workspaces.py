@@ -14,7 +14,7 @@ import pytest
 
 from adapters.server.app import App
 from adapters.server.status_cli import status
-from bridge import dispatch, outbox
+from bridge import ledger_followers, outbox
 from bridge.store import Intent
 from bridge.types import DeliveryKind, Route
 from config import load
@@ -96,7 +96,7 @@ async def test_two_workspaces_on_two_replicas_are_served_one_on_each_and_move_on
     telegram_api: FakeTelegram,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(dispatch, "KEEP_EVERY", 5)
+    monkeypatch.setattr(ledger_followers, "KEEP_EVERY", 5)
 
     def respond(body: dict[str, object]) -> Reply:
         asked = [w for w in str(body["messages"]).split("'") if w.startswith("q-")]
@@ -153,7 +153,7 @@ async def test_two_workspaces_on_two_replicas_are_served_one_on_each_and_move_on
     assert anthropic_api.refused == []
     # Every follower's cursor moves on, though events of no workspace need no write: what
     # the whole fleet has dispatched may be pruned.
-    handled = await other.bridge.dispatcher.handled_everywhere(["acme", "globex"])
+    handled = await other.bridge.followers.handled_everywhere(["acme", "globex"])
     assert handled > 0
 
 
