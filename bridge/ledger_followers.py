@@ -20,7 +20,7 @@ from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-KEEP_EVERY = 256  # events a follower passes before it stores how far it is, if nothing did
+KEEP_EVERY = 1000  # events a follower passes before it stores how far it is, if nothing did
 
 
 class LedgerFollowers:

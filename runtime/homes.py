@@ -53,6 +53,7 @@ IDLE_S = 10.0  # a held session with nothing under way this long is let go, over
 LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
 AT_ONCE = 16  # sessions claimed and taken up in one round (more wait for the next)
+NEW_S = 5.0  # a session created here counts as busy this long (its first message is coming)
 FAILED_BACKOFF_S = 60.0  # a session whose take-up failed is not claimed again before this
 
 
@@ -94,6 +95,7 @@ class Homes:
         self._taking: dict[str, asyncio.Future[None]] = {}  # take-ups under way
         self._failed: dict[str, float] = {}  # sessions whose take-up failed: not before then
         self._idle_since: dict[str, float] = {}
+        self._new: dict[str, float] = {}  # sessions created here, by when (loop time)
         self._admitting: dict[str, asyncio.Task[None]] = {}  # by session id
         self._again: set[str] = set()  # sessions whose arrivals are read again when done
         self._tasks: list[asyncio.Task[None]] = []
@@ -111,11 +113,24 @@ class Homes:
 
     def claim_new(self, w: Writer, session_id: str) -> None:
         """A session created here is held from its creating transaction, while this replica
-        has room in its share: its first turn runs here, with no claim or take-up."""
-        if len(self._sessions.held) < self.share.with_new().each:
+        has room in its share for work (the idle sessions it holds make no load, and go when
+        it is over its share): its first turn runs here, with no claim or take-up."""
+        share = self.share.with_new()
+        if self._busy() < share.each and len(self._sessions.held) < share.most:
+            self._new[session_id] = asyncio.get_running_loop().time()
             self._sessions.claim_new(w, SESSION + session_id)
             w.after_commit(lambda: self._ready.add(session_id))
             self.share = replace(self.share, held_in_fleet=self.share.held_in_fleet + 1)
+
+    def _busy(self) -> int:
+        """The sessions held here with work under way or waiting, and those just created
+        here (their first message on its way)."""
+        now, sessions = asyncio.get_running_loop().time(), self._home.sessions
+        for session_id, since in list(self._new.items()):
+            if now - since > NEW_S:
+                del self._new[session_id]
+        busy = {s for s in self.held if (session := sessions.get(s)) and _busy(session)}
+        return len(busy | set(self._new))
 
     def context(self, session_id: str) -> contextvars.Context:
         """A context whose writes are fenced by the session's lease and no other (a worker's:
@@ -277,8 +292,7 @@ class Homes:
             session = self._home.sessions.get(session_id)
             if session is None:
                 continue
-            busy = session.tasks or len(session.queue) or session.running
-            if busy or session_id in self._admitting or session_id in self._taking:
+            if _busy(session) or session_id in self._admitting or session_id in self._taking:
                 self._idle_since.pop(session_id, None)
                 continue
             idle = now - self._idle_since.setdefault(session_id, now)
@@ -379,3 +393,7 @@ class Homes:
             log.exception("arrived messages not admitted", extra={"session_id": session.id})
         finally:
             del self._admitting[session.id]
+
+
+def _busy(session: Session) -> bool:
+    return bool(session.tasks or len(session.queue) or session.running)
