@@ -11,7 +11,6 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,18 @@ from config.secrets import Secrets
 from runtime.admission import Admitting, admit, store_arrival
 from runtime.agents import AgentSpec, limits_by_owner
 from runtime.approvals import Approvals
-from runtime.children import Spawning, spawn_child
+from runtime.children import Spawning
 from runtime.clock import Clock, SystemClock
-from runtime.context import Budget, learned_budget, window_of
+from runtime.context import learned_budget
 from runtime.errors import UnknownSessionError
 from runtime.events import Event
-from runtime.guards import HeldTurns, TurnLimits
+from runtime.guards import HeldTurns
 from runtime.homes import Homes
 from runtime.ids import new_id
 from runtime.memory import Memories
 from runtime.memory_flush import flush_on_leaving, keeps_memory
 from runtime.messages import InboundMessage, QueueMode, QueueStatus
 from runtime.models import Models
-from runtime.notifications import notify_for_turn
 from runtime.payloads import QueueModeChanged, SessionCreated
 from runtime.providers.base import Provider
 from runtime.providers.fallback import Chain
@@ -46,7 +44,7 @@ from runtime.results import (
 )
 from runtime.roster import reconfigured
 from runtime.session import Session
-from runtime.spend import NoLimits, SpendGate
+from runtime.spend import SpendGate
 from runtime.stopping import Stopping, hand_back
 from runtime.store import Store, Writer
 from runtime.store.database import Migration
@@ -55,8 +53,8 @@ from runtime.tasks import cancel_and_wait
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpTools
 from runtime.tools.registry import ToolRegistry
-from runtime.turn_types import TurnDeps
-from runtime.wakeups import Alarm, limits_of
+from runtime.turn_wiring import turn_deps_of
+from runtime.wakeups import Alarm
 from runtime.worker import request_compaction, work
 
 log = logging.getLogger(__name__)
@@ -89,29 +87,7 @@ class Runtime:
         self.alarm = Alarm(store, clock, self.submit)  # wake-ups agents asked for
         self.memories = Memories(store, clock)  # what agents keep across sessions
         self.memories.limits = limits_by_owner(self.agents.values())
-        self.turn_deps = TurnDeps(
-            store,
-            provider,
-            tools,
-            clock,
-            settings.max_rounds,
-            Budget(
-                window_of(provider.model, settings.context_window),
-                settings.max_tokens,
-                settings.compact_at,
-                settings.keep_recent,
-            ),
-            partial(notify_for_turn, self),
-            partial(spawn_child, self),
-            self.approvals,
-            lambda session, run_id, when, note: self.alarm.wake_later(
-                session.id, run_id, when, note, limits_of(self.agents, session)
-            ),
-            settings.prices,
-            NoLimits(),
-            TurnLimits(settings.max_turn_tokens, settings.max_repeated_calls),
-            self.memories,
-        )
+        self.turn_deps = turn_deps_of(self, tools, self.approvals, self.alarm, self.memories)
         self.held = HeldTurns(self.sessions)  # turns a budget holds (/approve-spend)
 
     def limit_spend(self, gate: SpendGate) -> None:
