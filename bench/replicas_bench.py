@@ -69,6 +69,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--spread-json", type=Path, help="part 5: every round's samples into this JSON file"
     )
     parser.add_argument(
+        "--spread-logs", type=Path, help="part 5: copy every replica's output into this folder"
+    )
+    parser.add_argument(
         "--spread-settle", type=float, default=12.0, help="part 5: seconds between rounds"
     )
     parser.add_argument(
@@ -162,6 +165,7 @@ async def main(argv: list[str] | None = None) -> None:
                     args.ttl,
                     sessions=args.spread_sessions,
                     settle_s=args.spread_settle,
+                    logs=args.spread_logs,
                 )
                 print_spread_failover(moved)
                 if args.spread_json is not None:

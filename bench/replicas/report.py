@@ -156,6 +156,11 @@ def print_spread_failover(o: SpreadOutcome) -> None:
         f"{statistics.median([r.restart_s for r in o.rounds]) if o.rounds else 0:.1f} s of the "
         f"kill (median, an upper bound)"
     )
+    serving = [r for r in o.rounds if any(n.startswith("workspace:") for n in r.workspaces)]
+    print(
+        f"the killed replica served a workspace (held a `workspace:` lease) in {len(serving)} "
+        f"of {len(o.rounds)} rounds"
+    )
     cut = [s for s in every if s.kind == "cut off"]
     other = [s for r in o.rounds for s in r.samples if not (s.killed and s.kind == "cut off")]
     print(

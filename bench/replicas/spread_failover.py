@@ -6,16 +6,19 @@ three workspaces. In each round half the sessions get a message whose turn the f
 holds ("cut off": the kill lands mid-turn), the other half get one right after the kill
 ("waiting": posted to a surviving replica's door while the killed one still holds the
 session); which half alternates from round to round. The killed replica is the non-active
-one holding the most sessions, or in the other rounds the active one (replay, dispatch and
-sending move too). A supervisor's restart of the killed replica (a new name, as a new process
-has) starts at the kill. Every message must be answered exactly once."""
+one holding the most sessions, or in the other rounds the active one (what the fleet does once
+moves too); the `workspace:` leases it held then are recorded (a workspace's platform side
+moves with the replica that served it). A supervisor's restart of the killed replica (a new
+name, as a new process has) starts at the kill. Every message must be answered exactly once."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import re
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -68,6 +71,7 @@ class SpreadRound:
     held: dict[str, int]  # the sessions each replica held at the kill
     restart_s: float  # kill to the restarted replica ready
     active_s: float | None = None  # kill to the `active` lease taken (rounds killing it)
+    workspaces: list[str] = field(default_factory=list)  # `workspace:` leases it held then
     samples: list[Sample] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # not answered within the limit
 
@@ -109,9 +113,10 @@ async def spread_failover(
     replicas: int = 3,
     workspaces: int = 3,
     settle_s: float = SETTLE_S,
+    logs: Path | None = None,
 ) -> SpreadOutcome:
     """`kills` rounds killing a non-active replica and `active_kills` killing the active one,
-    interleaved; `settle_s` between rounds."""
+    interleaved; `settle_s` between rounds; every replica's output copied into `logs`."""
     slack, model, runners = await fakes()
     asks: dict[str, list[float]] = {}  # marker -> when the model was asked about it
     gates: dict[int, asyncio.Event] = {}
@@ -204,11 +209,19 @@ async def spread_failover(
                     *(post(http, fleet[next(doors) % len(fleet)], threads[i], mine[i]) for i in cut)
                 )
                 held_turns = [mine[i] for i in cut]
-                await until(
-                    partial(all_asked, held_turns),
-                    ANSWERED_LIMIT_S,
-                    f"round {k}: the held turns' model requests",
-                )
+                try:
+                    await until(
+                        partial(all_asked, held_turns),
+                        ANSWERED_LIMIT_S,
+                        f"round {k}: the held turns' model requests",
+                    )
+                except TimeoutError:  # killed anyway; said, and counted lost if never answered
+                    stuck = [threads[i] for i in cut if mine[i] not in asks]
+                    print(f"round {k}: the model never asked about {stuck_words(mine, asks)}")
+                    try:
+                        print(await diagnose(conn, [t.session_id for t in stuck]), flush=True)
+                    except psycopg.Error as error:
+                        print(f"(not diagnosed: {error})")
                 leases = await session_leases(conn, live=True)
                 held = Counter(leases[t.session_id][0] for t in threads if t.session_id in leases)
                 if k - 1 in on_active:
@@ -216,6 +229,7 @@ async def spread_failover(
                 else:
                     others = [r for r in fleet if r is not active]
                     victim = max(others, key=lambda r: held.get(r.name, 0))
+                serving = await platform_leases(conn)
                 calls_before = len(slack.calls)
                 killed_at, killed_wall = time.monotonic(), time.time()
                 await victim.kill()
@@ -243,6 +257,7 @@ async def spread_failover(
                 restart_s = time.monotonic() - killed_at  # an upper bound: awaited late
                 record = SpreadRound(k, victim.name, victim is active, dict(held), restart_s)
                 record.missing = missing
+                record.workspaces = sorted(n for n, h in serving.items() if h == victim.name)
                 if record.active:
                     record.active_s = await active_since(conn) - killed_wall
                 notices: dict[tuple[str, str], list[float]] = {}
@@ -277,7 +292,8 @@ async def spread_failover(
                 rounds.append(record)
                 waits = [x.answer_s for x in record.samples if x.killed]
                 print(
-                    f"round {k}: killed {victim.name}{' (active)' if record.active else ''}, "
+                    f"round {k}: killed {victim.name}{' (active)' if record.active else ''} "
+                    f"(serving {record.workspaces or 'no workspace'}), "
                     f"sessions held {dict(sorted(held.items()))}; its {len(waits)} answered "
                     f"{min(waits, default=0):.2f}-{max(waits, default=0):.2f} s after the kill",
                     flush=True,
@@ -289,6 +305,8 @@ async def spread_failover(
         for gate in gates.values():
             gate.set()
         await asyncio.gather(*(r.stop() for r in fleet))
+        if logs is not None:  # every replica's output, the killed ones' too
+            shutil.copytree(where, logs, dirs_exist_ok=True)
         for runner in runners:
             await runner.cleanup()
     lost = sum(1 for m in markers if replies.count(f"answer {m}") == 0)
@@ -302,6 +320,52 @@ async def conversations(conn: psycopg.AsyncConnection[Any]) -> dict[str, str]:
     """Each conversation's session (the bridge's `conversations` table)."""
     cursor = await conn.execute("SELECT conversation_key, session_id FROM conversations")
     return {str(key): str(session) for key, session in await cursor.fetchall()}
+
+
+def stuck_words(mine: dict[int, str], asks: dict[str, list[float]]) -> list[str]:
+    return [m for m in mine.values() if m.endswith("-cut") and m not in asks]
+
+
+async def diagnose(conn: psycopg.AsyncConnection[Any], session_ids: list[str]) -> str:
+    """Where the messages of sessions whose turn never started stand: each one's newest
+    messages' statuses, its lease, and the requests stored by doors and not yet handled."""
+    lines = []
+    for session_id in session_ids:
+        cursor = await conn.execute(
+            "SELECT status, text FROM messages WHERE session_id = %s ORDER BY seq DESC LIMIT 2",
+            (session_id,),
+        )
+        messages = [(str(a), str(b)[:40]) for a, b in await cursor.fetchall()]
+        cursor = await conn.execute(
+            "SELECT holder, expires_at - EXTRACT(EPOCH FROM clock_timestamp()), fence"
+            " FROM leases WHERE name = %s",
+            (f"session:{session_id}",),
+        )
+        lease = await cursor.fetchone()
+        cursor = await conn.execute(
+            "SELECT status FROM runs WHERE session_id = %s ORDER BY started_at DESC LIMIT 1",
+            (session_id,),
+        )
+        run = await cursor.fetchone()
+        lines.append(f"- session {session_id}: messages {messages}, lease {lease}, run {run}")
+    with contextlib.suppress(psycopg.Error):
+        cursor = await conn.execute("SELECT count(*) FROM intake")
+        lines.append(f"- requests stored by doors, not yet handled: {await cursor.fetchone()}")
+    cursor = await conn.execute(
+        "SELECT holder, expires_at FROM leases WHERE name NOT LIKE 'session:%'"
+    )
+    lines.append(f"- other leases: {await cursor.fetchall()}")
+    return "\n".join(lines)
+
+
+async def platform_leases(conn: psycopg.AsyncConnection[Any]) -> dict[str, str]:
+    """The live leases that are not a session's or a replica's (`active`, each workspace's
+    `workspace:<id>` where the product has them): their holders, by name."""
+    cursor = await conn.execute(
+        "SELECT name, holder FROM leases WHERE name NOT LIKE 'session:%'"
+        " AND name NOT LIKE 'replica:%' AND expires_at >= EXTRACT(EPOCH FROM clock_timestamp())"
+    )
+    return {str(name): str(holder) for name, holder in await cursor.fetchall()}
 
 
 async def active_since(conn: psycopg.AsyncConnection[Any]) -> float:
