@@ -27,7 +27,7 @@ def _never(workspace_id: str) -> Lease:
 class Placement:
     """A workspace is *held* once this replica has its lease (its fence can be used), and
     *served* once its work may start here (`serve`, when what its last holder left has been
-    read again: its conversations' sessions, its runs)."""
+    read again: its conversations' sessions, the progress left shown, its refused routes)."""
 
     def __init__(self) -> None:
         self.everything = True  # one process: every workspace's, no lease (until `split`)
