@@ -53,6 +53,7 @@ IDLE_S = 10.0  # a held session with nothing under way this long is let go, over
 LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
 AT_ONCE = 16  # sessions claimed and taken up in one round (more wait for the next)
+EXPIRY_MARGIN_S = 0.1  # a claim this long after another replica's lease ran out
 NEW_S = 5.0  # a session created here counts as busy this long (its first message is coming)
 FAILED_BACKOFF_S = 60.0  # a session whose take-up failed is not claimed again before this
 
@@ -96,6 +97,7 @@ class Homes:
         self._failed: dict[str, float] = {}  # sessions whose take-up failed: not before then
         self._idle_since: dict[str, float] = {}
         self._new: dict[str, float] = {}  # sessions created here, by when (loop time)
+        self._at_expiry: asyncio.TimerHandle | None = None  # a claim when another's runs out
         self._admitting: dict[str, asyncio.Task[None]] = {}  # by session id
         self._again: set[str] = set()  # sessions whose arrivals are read again when done
         self._tasks: list[asyncio.Task[None]] = []
@@ -162,6 +164,8 @@ class Homes:
 
     async def stop(self) -> None:
         """No more claims, nothing more heard or admitted (the leases are still held)."""
+        if self._at_expiry is not None:
+            self._at_expiry.cancel()
         await cancel_and_wait(*self._tasks, *self._admitting.values())
         await self.across.close()
         self._tasks = []
@@ -217,6 +221,7 @@ class Homes:
         if recount:
             held, replicas = await leases.live(f"{SESSION}%"), await leases.live(f"{REPLICA}%")
             share = replace(share, held_in_fleet=held, replicas=max(1, replicas))
+            await self._wake_at_next_expiry()
         self.share = replace(share, waiting=len(waiting))
         room = self.share.each - len(self._sessions.held)
         if room <= 0 or not waiting:
@@ -225,6 +230,28 @@ class Homes:
         for lease in await self._sessions.claim(SESSION + s for s in wanted):
             await self._take_up(lease)
         return len(waiting) > AT_ONCE and room > AT_ONCE
+
+    async def _wake_at_next_expiry(self) -> None:
+        """A replica that stops renewing (it died) loses its sessions as its own lease runs
+        out (they are renewed together): claim them then, not up to a renewal period later.
+        A live replica's lease is renewed long before its expiry, which never comes."""
+        leases = self._store.leases
+        now = leases.now()
+        soonest = min(
+            (
+                lease.expires_at
+                for lease in await leases.all()
+                if lease.name.startswith(REPLICA)
+                and lease.holder != self.holder
+                and lease.expires_at >= now
+            ),
+            default=None,
+        )
+        if self._at_expiry is not None:
+            self._at_expiry.cancel()
+        if soonest is not None:
+            loop = asyncio.get_running_loop()
+            self._at_expiry = loop.call_later(soonest - now + EXPIRY_MARGIN_S, self._wake.set)
 
     async def _take_up(self, lease: Lease) -> None:
         """The session is this replica's now: its state read from the store, afresh, before

@@ -42,7 +42,9 @@ from runtime.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 WORKSPACE = "workspace:"  # a workspace's lease: `workspace:<id>`
-REPLICAS = "replica:%"  # each replica's own lease (`runtime/homes.py`): the live ones
+REPLICA = "replica:"  # each replica's own lease (`runtime/homes.py`): the live ones
+REPLICAS = REPLICA + "%"
+EXPIRY_MARGIN_S = 0.1  # a round this long after another replica's lease ran out
 SETTLE_LEASES = 2  # a workspace is held this many lease times at least before it is let go
 
 Serve = Callable[[str], Awaitable[None]]
@@ -119,14 +121,17 @@ class WorkspaceLeases:
                 log.exception("workspace leases not renewed; trying again")
 
     async def _balancing(self) -> None:
+        """A round every quarter of the lease's time, and one as another replica's lease on
+        a workspace runs out (it died): a live one renews long before, so that never comes."""
         while True:
+            wait_s = self.ttl_s / 4
             try:
                 await self._stop_gone()
                 if self._claiming:
-                    await self._balance()
+                    wait_s = min(wait_s, await self._balance())
             except Exception:
                 log.exception("workspaces not balanced; trying again")
-            await asyncio.sleep(self.ttl_s / 4)
+            await asyncio.sleep(wait_s)
 
     def _lost(self, lost: list[Lease], why: str) -> None:
         """Called by a renewal: these are another replica's now."""
@@ -147,7 +152,16 @@ class WorkspaceLeases:
                 async with self._changing:
                     await self._leave(workspace_id, False)
 
-    async def _balance(self) -> None:
+    async def _balance(self) -> float:
+        """One round; how long until another replica's lease (on a workspace, or its own,
+        which counts it live) runs out."""
+        now = self._leases.now()
+        others = [lease for lease in await self._leases.all() if lease.holder != self.holder]
+        expiring = [
+            lease.expires_at - now
+            for lease in others
+            if lease.name.startswith((WORKSPACE, REPLICA)) and lease.expires_at >= now
+        ]
         configured = self._workspaces()
         live = max(1, await self._leases.live(REPLICAS))
         share = math.ceil(len(configured) / live)
@@ -155,21 +169,16 @@ class WorkspaceLeases:
             await self._let_go(workspace_id, "no longer configured")
         room = share - len(self._served)
         if room > 0:
-            await self._claim(configured, room)
+            taken = {lease.name for lease in others if lease.expires_at >= now}
+            await self._claim(configured, room, taken)
         elif room < 0:
-            now = asyncio.get_running_loop().time()
-            settle_s = SETTLE_LEASES * self.ttl_s
-            settled = [w for w, since in self._served.items() if now - since >= settle_s]
+            at, settle_s = asyncio.get_running_loop().time(), SETTLE_LEASES * self.ttl_s
+            settled = [w for w, since in self._served.items() if at - since >= settle_s]
             if settled:
                 await self._let_go(settled[-1], "over this replica's share")
+        return min(expiring, default=self.ttl_s) + EXPIRY_MARGIN_S
 
-    async def _claim(self, configured: list[str], room: int) -> None:
-        now = self._leases.now()
-        taken = {
-            lease.name
-            for lease in await self._leases.all()
-            if lease.name.startswith(WORKSPACE) and lease.expires_at >= now
-        }
+    async def _claim(self, configured: list[str], room: int, taken: set[str]) -> None:
         free = [w for w in configured if WORKSPACE + w not in taken and w not in self._served]
         if not free:
             return
