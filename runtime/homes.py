@@ -251,7 +251,13 @@ class Homes:
             self._at_expiry.cancel()
         if soonest is not None:
             loop = asyncio.get_running_loop()
-            self._at_expiry = loop.call_later(soonest - now + EXPIRY_MARGIN_S, self._wake.set)
+            self._at_expiry = loop.call_later(soonest - now + EXPIRY_MARGIN_S, self._expired)
+
+    def _expired(self) -> None:
+        """Another replica's lease ran out: the fleet counted again (its share is the
+        others' now), then its sessions claimed."""
+        self._recount = True
+        self._wake.set()
 
     async def _take_up(self, lease: Lease) -> None:
         """The session is this replica's now: its state read from the store, afresh, before
