@@ -28,8 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from runtime.across import Across, Home
 from runtime.admission import admit_arrived
@@ -42,6 +41,7 @@ from runtime.queue import SessionQueue
 from runtime.records import Lease, RunStatus
 from runtime.recovery import recover
 from runtime.session import Elsewhere, Session
+from runtime.share import Share, busy
 from runtime.store import Writer
 from runtime.store.fencing import FENCE, fenced_by
 from runtime.store.leases import SESSION
@@ -56,26 +56,6 @@ AT_ONCE = 16  # sessions claimed and taken up in one round (more wait for the ne
 EXPIRY_MARGIN_S = 0.1  # a claim this long after another replica's lease ran out
 NEW_S = 5.0  # a session created here counts as busy this long (its first message is coming)
 FAILED_BACKOFF_S = 60.0  # a session whose take-up failed is not claimed again before this
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    """How many sessions a replica may hold: its part of the fleet's sessions with work (those
-    held and those waiting), rounded up, and never more than `most`."""
-
-    most: int
-    held_in_fleet: int = 0
-    waiting: int = 0
-    replicas: int = 1
-
-    @property
-    def each(self) -> int:
-        fleet = self.held_in_fleet + self.waiting
-        return min(self.most, max(1, math.ceil(fleet / self.replicas)))
-
-    def with_new(self) -> Share:
-        """The share once a session just created has work too."""
-        return replace(self, waiting=self.waiting + 1)
 
 
 class Homes:
@@ -131,8 +111,8 @@ class Homes:
         for session_id, since in list(self._new.items()):
             if now - since > NEW_S:
                 del self._new[session_id]
-        busy = {s for s in self.held if (session := sessions.get(s)) and _busy(session)}
-        return len(busy | set(self._new))
+        working = {s for s in self.held if (session := sessions.get(s)) and busy(session)}
+        return len(working | set(self._new))
 
     def context(self, session_id: str) -> contextvars.Context:
         """A context whose writes are fenced by the session's lease and no other (a worker's:
@@ -236,22 +216,13 @@ class Homes:
         out (they are renewed together): claim them then, not up to a renewal period later.
         A live replica's lease is renewed long before its expiry, which never comes."""
         leases = self._store.leases
-        now = leases.now()
-        soonest = min(
-            (
-                lease.expires_at
-                for lease in await leases.all()
-                if lease.name.startswith(REPLICA)
-                and lease.holder != self.holder
-                and lease.expires_at >= now
-            ),
-            default=None,
-        )
+        soonest = await leases.soonest_expiry(REPLICA, self.holder)
         if self._at_expiry is not None:
             self._at_expiry.cancel()
         if soonest is not None:
             loop = asyncio.get_running_loop()
-            self._at_expiry = loop.call_later(soonest - now + EXPIRY_MARGIN_S, self._expired)
+            wait_s = soonest - leases.now() + EXPIRY_MARGIN_S
+            self._at_expiry = loop.call_later(wait_s, self._expired)
 
     def _expired(self) -> None:
         """Another replica's lease ran out: the fleet counted again (its share is the
@@ -325,7 +296,7 @@ class Homes:
             session = self._home.sessions.get(session_id)
             if session is None:
                 continue
-            if _busy(session) or session_id in self._admitting or session_id in self._taking:
+            if busy(session) or session_id in self._admitting or session_id in self._taking:
                 self._idle_since.pop(session_id, None)
                 continue
             idle = now - self._idle_since.setdefault(session_id, now)
@@ -426,7 +397,3 @@ class Homes:
             log.exception("arrived messages not admitted", extra={"session_id": session.id})
         finally:
             del self._admitting[session.id]
-
-
-def _busy(session: Session) -> bool:
-    return bool(session.tasks or len(session.queue) or session.running)

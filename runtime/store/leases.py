@@ -47,6 +47,10 @@ HELD_BY = (
 )
 HOLDER_OF = "SELECT name, holder FROM leases WHERE name IN ({names}) AND expires_at >= ?"
 LIVE = "SELECT count(*) AS live FROM leases WHERE name LIKE ? AND expires_at >= ?"
+SOONEST = (
+    "SELECT min(expires_at) AS soonest FROM leases"
+    " WHERE name LIKE ? AND holder <> ? AND expires_at >= ?"
+)
 FENCE = "UPDATE leases SET fence = fence WHERE name = ? AND holder = ? AND fence = ?"
 
 SESSION = "session:"  # a session's lease: `session:<id>`, held by the replica running it
@@ -174,6 +178,12 @@ class Leases:
         """How many leases like `names` some holder holds now."""
         [row] = await self._rows(LIVE, (names, self.now()))
         return int(row["live"])
+
+    async def soonest_expiry(self, prefix: str, besides: str) -> float | None:
+        """When the first lease named `prefix...` that another holder than `besides` holds
+        runs out, unless renewed (None: there is none)."""
+        [row] = await self._rows(SOONEST, (f"{prefix}%", besides, self.now()))
+        return float(row["soonest"]) if row["soonest"] is not None else None
 
     async def unheld_with_work(self, limit: int) -> list[str]:
         """Up to `limit` sessions with work waiting whose lease no replica holds."""
