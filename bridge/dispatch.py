@@ -110,9 +110,11 @@ class Dispatcher:
             case MemoryOffered() as offered:
                 self._metrics.memory_offered(offered.agent_id, offered.memories, offered.tokens)
             case TurnStarted(resumed=resumed):
-                if resumed:
-                    await self._resumed(event)
                 await self._progress(event, "starting", 0.0)
+                if resumed and not self._is_child(event.session_id or ""):
+                    # Told at once under the turn's status; its answer says so again. Not a
+                    # message of its own: on Slack that would hold the answer a channel window.
+                    await self._presenter.note(event.run_id or "", texts.TURN_RESUMED)
             case Progress(step=step, elapsed_s=elapsed):
                 await self._progress(event, step, elapsed)
             case AssistantTextDelta(delta=delta, restart=restart) if event.run_id:
@@ -139,15 +141,6 @@ class Dispatcher:
         if route is not None:
             self._presenter.update(route, run_id, step, elapsed_s)
 
-    async def _resumed(self, event: Event) -> None:
-        """A turn a restart cut off goes on (its messages taken again): its conversation is
-        told, before the turn's answer."""
-        session_id = event.session_id or ""
-        if self._is_child(session_id):
-            return  # a child's work reaches the operator through its parent
-        route = await self._router.resolve(session_id, event.run_id)
-        await self._deliver(event, route, DeliveryKind.COMMAND_REPLY, texts.TURN_RESUMED)
-
     async def _turn_finished(self, event: Event, finished: TurnFinished) -> None:
         session_id, run_id = event.session_id or "", event.run_id
         self._metrics.turn_seconds.observe(finished.duration_s)
@@ -163,6 +156,8 @@ class Dispatcher:
                 text = texts.TURN_FAILED.format(error=finished.error)
             case _:
                 text = ""  # stopped: the /stop reply (or the interrupting turn) says so
+        if finished.resumed and text.strip():
+            text = texts.RESUMED_ANSWER.format(answer=text)
         first = await self._runtime.store.first_message_of_run(run_id) if run_id else None
         automated = answer_of(first, finished.outcome, text) if first else None
         if first is not None and automated is not None:

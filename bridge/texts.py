@@ -128,6 +128,7 @@ TURN_RESUMED = (
     "Switchboard restarted while the agent was working on this; it goes on now (a tool that "
     "was running then is not run again)."
 )
+RESUMED_ANSWER = "(Switchboard restarted while the agent worked on this; it went on.)\n\n{answer}"
 INTERJECTED = "(your message reached the agent {where})"
 BOUNDARY_WORDS = {
     Boundary.BEFORE_PROVIDER_REQUEST: "before its next model call",

@@ -284,6 +284,7 @@ class TurnFinished(Payload):
     # Off its first provider then (None: on it, or no chain): what /status says of it on a
     # replica that does not run the session (`runtime/across.py`).
     fallback: FallbackStanding | None = None
+    resumed: bool = False  # it went on after a restart cut it off (as its `TurnStarted` says)
 
 
 class ContextCompacted(Payload):

@@ -37,6 +37,7 @@ class RunHandle:
     started_at: float  # monotonic
     message_ids: list[str]
     step: str = "starting"
+    resumed: bool = False  # it goes on with messages a run a restart cut off had taken
     stop_requested: bool = False
     stop_claimed: bool = False  # a stop is under way (it records itself, then requests)
     stop_reason: str = ""

@@ -78,6 +78,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
             entries = [e for e in entries if e.run_id is not None]
             handle.message_ids = [e.id for e in entries]
             fresh = []
+        handle.resumed = len(fresh) < len(entries)
         row = turn_input_row(fresh)
         async with rt.store.write() as w:
             w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)
@@ -102,7 +103,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
                         message_ids=handle.message_ids,
                         model=provider.model,
                         mode=session.mode,
-                        resumed=len(fresh) < len(entries),
+                        resumed=handle.resumed,
                     ),
                     session.id,
                     handle.run_id,
@@ -115,8 +116,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         session.running = None
         session.queue.push_front(entries)
         raise
-    resumed = len(fresh) < len(entries)
-    log.info("turn started", extra=turn_fields(session, handle) | {"resumed": resumed})
+    log.info("turn started", extra=turn_fields(session, handle) | {"resumed": handle.resumed})
     if row_id is not None:
         transcript.append(row, row_id, [e.id for e in fresh])
         transcript.files.update(await rt.store.files([a.id for a in row.attachments()]))
@@ -207,6 +207,7 @@ async def finish_run(rt: Host, session: Session, handle: RunHandle, outcome: Tur
                         cache_write_tokens=outcome.usage.cache_write_tokens,
                         context_tokens=outcome.context_tokens,
                         fallback=standing,
+                        resumed=handle.resumed,
                     ),
                     session.id,
                     handle.run_id,

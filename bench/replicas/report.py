@@ -164,7 +164,8 @@ def print_spread_failover(o: SpreadOutcome) -> None:
     cut = [s for s in every if s.kind == "cut off"]
     other = [s for r in o.rounds for s in r.samples if not (s.killed and s.kind == "cut off")]
     print(
-        f"restart notices in the killed replica's cut-off sessions: {sum(s.notices for s in cut)} "
+        f"answers saying a turn went on after a restart, in the killed replica's cut-off sessions: "
+        f"{sum(s.notices for s in cut)} "
         f"for {len(cut)} turns ({sum(1 for s in cut if s.notices == 0)} without, "
         f"{sum(1 for s in cut if s.notices > 1)} with more than one); elsewhere: "
         f"{sum(s.notices for s in other)}"
@@ -195,7 +196,6 @@ HOPS: list[tuple[str, Callable[[Sample], float | None]]] = [
     ("expiry to its lease taken by another replica", _hop("expiry_s", "claimed_s")),
     ("lease taken to the model asked (again)", _hop("claimed_s", "asked_s")),
     ("model asked to the answer at the fake Slack", _hop("asked_s", "answer_s")),
-    ("cut off: the restart notice to the answer", _hop("notice_s", "answer_s")),
 ]
 
 

@@ -19,6 +19,7 @@ from bench.replicas.processes import (
     OPERATOR,
     Replica,
 )
+from bridge.texts import RESUMED_ANSWER
 from tests.adapters.slack_harness import signature
 from tests.config_file import Table, workspace
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -122,6 +123,9 @@ class SlackSide:
         return ts
 
 
+RESUMED = RESUMED_ANSWER.partition("{answer}")[0]  # before an answer that went on after a kill
+
+
 class Replies:
     """The bot's `chat.postMessage` calls seen by the fake, read incrementally: each reply
     text with when it arrived."""
@@ -136,7 +140,7 @@ class Replies:
         calls, times = self.fake.calls, self.fake.call_times
         for (method, args, _), at in zip(calls[self.seen :], times[self.seen :], strict=True):
             if method == "chat.postMessage" and "blocks" not in args:
-                words = str(args.get("text"))
+                words = str(args.get("text")).removeprefix(RESUMED)
                 self.texts[words] += 1
                 self.first_at.setdefault(words, at)
         self.seen = len(calls)

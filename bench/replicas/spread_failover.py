@@ -35,13 +35,13 @@ from bench.replicas.processes import (
     made,
     until,
 )
-from bench.replicas.slack_side import Replies, SlackSide, fakes
+from bench.replicas.slack_side import RESUMED, Replies, SlackSide, fakes
 from tests.config_file import anthropic, write_config
 from tests.fakes.anthropic_api import Reply, text
 from tests.fakes.slack_api import Team
 
 MARKER = re.compile(r"sf-(\d+)-(\d+)-([a-z]+)")
-NOTICE = "Switchboard restarted while"  # a turn cut off, going on again (bridge/texts.py)
+NOTICE = RESUMED  # before the answer of a turn cut off that went on (bridge/texts.py)
 ANSWERED_LIMIT_S = 60.0
 # Between rounds: past `runtime/homes.py`'s IDLE_S (10 s), after which a replica holding more
 # than its share lets idle sessions go, so the restarted replica gets its share again.
@@ -59,7 +59,7 @@ class Sample:
     expiry_s: float | None  # kill to its lease's expiry as last renewed (killed only)
     claimed_s: float | None  # kill to its lease taken by another replica (killed only)
     by: str  # the replica holding it after the round
-    notice_s: float | None = None  # kill to the "Switchboard restarted ..." notice in its thread
+    notice_s: float | None = None  # kill to the "(Switchboard restarted ...)" answer in its thread
     notices: int = 0  # such notices posted in its thread this round
 
 

@@ -168,7 +168,7 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_preview_left(
     await asyncio.sleep(1.0)  # a process starts again no sooner than the chat's second is over
     app = await start_app(db_path, anthropic_api, telegram_api)
     try:
-        shown = [texts.TURN_RESUMED, ANSWER]  # the chat is told the turn goes on
+        shown = [texts.RESUMED_ANSWER.format(answer=ANSWER)]  # told it went on, in one message
         await until(lambda: telegram_api.chat(GROUP) == shown)
         await app.bridge.settle()
         assert telegram_api.chat(GROUP) == shown

@@ -94,7 +94,7 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     terminal.wait_for(QUITTING)
     assert terminal.wait_exit() == 0  # not the turn's 20 s: "Done: 20 step(s)" never shows
     terminal.start()  # the turn goes on
-    terminal.wait_for(f"switchboard> {texts.TURN_RESUMED}")
+    terminal.wait_for(f"    {texts.TURN_RESUMED}")  # under its status, at once
     terminal.wait_for_line("you>")
     terminal.keys("C-c")
     terminal.wait_for(f"switchboard> {texts.STOPPED}", count=2)
@@ -138,9 +138,10 @@ def test_the_demo_across_new_sessions_a_kill_and_a_restart(
     assert terminal.wait_exit() == 128 + signal.SIGKILL
 
     terminal.start()  # the same data folder
-    shown = terminal.wait_for("agent> Done: 3 step(s)")
-    resumed = shown.index(f"switchboard> {texts.TURN_RESUMED}")
-    assert resumed < shown.index("agent> Done: 3 step(s)"), "told before the answer"
+    shown = terminal.wait_for("Done: 3 step(s)")
+    resumed = shown.index(f"    {texts.TURN_RESUMED}")
+    assert resumed < shown.index("agent> (Switchboard restarted"), "told at once, and again"
+    assert shown.count("Done: 3 step(s)") == 1
     terminal.wait_for_line("you>")
     demo(terminal, times=2)
 

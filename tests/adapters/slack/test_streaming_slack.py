@@ -142,7 +142,7 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_stream_left(
     await asyncio.sleep(1.0)  # a process starts again no sooner than the channel's second
     app = await start_app(db_path, anthropic_api, slack_api)
     try:
-        shown = [texts.TURN_RESUMED, ANSWER]  # the thread is told the turn goes on
+        shown = [texts.RESUMED_ANSWER.format(answer=ANSWER)]  # told it went on, with it
         await until(lambda: slack_api.shown(DM) == shown, wait_s=30)  # a loaded machine
         await app.bridge.settle()
         assert slack_api.shown(DM) == shown, "the answer once; stream and progress gone"
