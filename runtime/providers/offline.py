@@ -153,7 +153,8 @@ def _reply(prompt: str, files: list[str], ack: str) -> str:
         note = framed_wakeup_note(prompt) or prompt.split("\n", 1)[-1]
         return f"Woken as you asked: {note}"
     if prompt.startswith(TASK_RESULT_HEADER):
-        return f"My child agent reported back: {prompt}"
+        report = prompt.partition("\n")[2]  # the header line is Switchboard's framing
+        return f"My child agent reported back: {report}"
     if prompt:
         return f"You said: {prompt}"
     return "" if ack else "Hello."
