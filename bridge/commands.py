@@ -179,6 +179,19 @@ class Commands:
                 return await self._status.text(session_id, workspace)
         return None
 
+    async def after_press(self, command: Command, workspace: WorkspaceConfig) -> Answer | None:
+        """What the message a pressed button sits on shows now that its command ran, to
+        show in its place; None: it stays as it is. A `/schedules` list, after its Pause,
+        Resume, Run now or Cancel: the list as it is now (Resume where Pause was)."""
+        automations = self._automations
+        if command.name is not CommandName.SCHEDULES or automations is None:
+            return None
+        if not command.argument.strip():
+            return None  # the list itself, answered as a new message
+        now = datetime.fromtimestamp(self._runtime.clock.wall(), UTC)
+        views = await automations.schedules(workspace.id)
+        return words.listing(views, automations.wakeups(workspace.id), now)
+
     async def _schedules(
         self, workspace: WorkspaceConfig, argument: str, operator_id: str
     ) -> str | Answer:

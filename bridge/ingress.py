@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from bridge.attachments.intake import FileIntake
-from bridge.commands import Command, Commands
+from bridge.commands import Command, Commands, parse
 from bridge.events import InboundTruncated
 from bridge.facts import Reader
 from bridge.metrics import Metrics
@@ -134,7 +134,9 @@ class Ingress:
                 return Handled(Outcome.COMMAND, answer)
             case RunCommand():
                 await self._heard(chat, private)
-                effects = Effects(replies=(await self._run(chat, verdict),))
+                said = await self._run(chat, verdict)
+                anew = await self._pressed_anew(chat, verdict)
+                effects = Effects(replies=(said,), rewrites=anew)
                 return await self._settle(chat, keys, effects, Outcome.COMMAND, private)
             case Hold(decided=decided):
                 await self._heard(chat)
@@ -184,8 +186,10 @@ class Ingress:
             tx.refusal_replied(effects.refusal_told)
         if effects.pairing is not None:
             record_step(tx, chat, effects.pairing)
+        kind = DeliveryKind.COMMAND_REPLY
+        for message_id, shown in () if private else effects.rewrites:
+            tx.enqueue(new_id("dlv"), chat.route, kind, shown.text, shown.buttons, message_id)
         for answer in () if private else effects.replies:
-            kind = DeliveryKind.COMMAND_REPLY
             tx.enqueue(new_id("dlv"), chat.route, kind, answer.text, answer.buttons)
 
     async def _submit(self, chat: InboundChat, keys: list[str], verdict: Prompt) -> None:
@@ -230,6 +234,19 @@ class Ingress:
                 decision=verdict.decision,
             )
         return Answer(answer) if isinstance(answer, str) else answer
+
+    async def _pressed_anew(
+        self, chat: InboundChat, verdict: RunCommand
+    ) -> tuple[tuple[str, Answer], ...]:
+        """A press of a button under a command's answer (a `/schedules` list): that message
+        as it reads now, to show in its place (its buttons too: Resume where Pause was)."""
+        if not chat.pressed or chat.button is None or chat.replied_to is None or not chat.text:
+            return ()
+        command = parse(chat.text)
+        if not isinstance(command, Command):
+            return ()
+        anew = await self._commands.after_press(command, verdict.sender.workspace)
+        return ((chat.replied_to, anew),) if anew is not None else ()
 
     # -- counting ----------------------------------------------------------------------
 

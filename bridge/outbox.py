@@ -21,7 +21,7 @@ from bridge.placement import Placement
 from bridge.platforms import Platforms
 from bridge.split import split
 from bridge.store import BridgeStore, Intent
-from bridge.transport import Call, DeliveryError, Post
+from bridge.transport import Call, DeliveryError, Post, Rewriting, Transport
 from bridge.types import DeliveryStatus, Route, workspace_of_key
 from runtime.clock import Clock
 from runtime.tasks import cancel_and_wait
@@ -171,6 +171,9 @@ class Outbox:
             profile.limits.max_chars_for(intent.kind, buttons=bool(intent.buttons)),
             lambda s: len(profile.render(s)),
         )
+        rewritable = intent.replaces and len(chunks) == 1 and isinstance(transport, Rewriting)
+        if rewritable and await self._rewrite(intent, transport, profile.render(chunks[0])):
+            return  # else it is posted anew, below
         pacer = self._platforms.pacer(profile.name)
         # Whether the next chunk may already have landed: it was in flight when the last run
         # stopped, or its last attempt had an unknown outcome.
@@ -248,6 +251,41 @@ class Outbox:
             post=last_post,
         )
 
+    async def _rewrite(self, intent: Intent, transport: Transport, text: str) -> bool:
+        """The message `intent.replaces` rewritten in place, recorded as this delivery's post
+        (so a press of it finds its new buttons); False when it cannot be (gone, too old),
+        and the delivery is posted anew. A failure that may pass is tried again, as a send
+        is (a rewrite done twice is done once)."""
+        assert intent.replaces is not None and isinstance(transport, Rewriting)
+        pacer = self._platforms.pacer(transport.profile.name)
+        post = Post(intent.route, text, intent.kind, intent.id, 0, intent.buttons)
+        attempts, failures = intent.attempts, 0
+        while True:
+            ticket = await pacer.acquire(intent.route, Call.EDIT)
+            failure: DeliveryError | None = None
+            try:
+                await transport.rewrite(post, intent.replaces)
+            except DeliveryError as exc:
+                failure = exc
+            finally:
+                ticket.done()
+            if failure is None:
+                done = DeliveryStatus.ACCEPTED_BY_TRANSPORT
+                post_id = (0, intent.replaces)
+                await self._finish(
+                    intent, done, None, attempts=attempts, chunks=1, post=post_id, rewritten=True
+                )
+                return True
+            if failure.held:
+                await self._clock.sleep(HELD_RETRY_DELAY_S)
+                continue
+            attempts, failures = attempts + 1, failures + 1
+            if not failure.retryable or failures >= MAX_ATTEMPTS:
+                why = {"delivery_id": intent.id, "error": str(failure)}
+                log.info("message not rewritten in place; posting it anew", extra=why)
+                return False
+            await self._retry_later(intent, failure, attempts, 0, failures)
+
     async def _retry_later(
         self, intent: Intent, exc: DeliveryError, attempts: int, chunk: int, failures: int
     ) -> None:
@@ -300,12 +338,16 @@ class Outbox:
         chunks: int | None = None,
         route_gone: bool = False,
         post: tuple[int, str] | None = None,
+        rewritten: bool = False,
     ) -> None:
+        """`rewritten`: `post` names a message rewritten in place, this delivery's now."""
         failed = status is DeliveryStatus.FAILED
         async with self._store.write() as tx:
             tx.finish_intent(intent.id, status, error, attempts=attempts, chunks=chunks)
             if post is not None:
-                tx.record_post(intent.id, post[0], intent.route, post[1], intent.kind)
+                tx.record_post(
+                    intent.id, post[0], intent.route, post[1], intent.kind, rewritten=rewritten
+                )
             if route_gone:
                 home = intent.route.home
                 tx.route_failed(home, error or "")

@@ -179,6 +179,19 @@ class Transport(Protocol):
 
 
 @runtime_checkable
+class Rewriting(Protocol):
+    """A transport that can rewrite one of its own messages in place (its text and buttons):
+    a pressed list shows its new state where it was pressed."""
+
+    async def rewrite(self, post: Post, message_id: str) -> None:
+        """Put `post` (one rendered chunk, with its buttons) in the place of message
+        `message_id` (as `send` named it). A rewrite that changes nothing is no failure.
+        Raises DeliveryError when it did not work (`retryable=False`: the message cannot be
+        rewritten, and the bridge posts it anew instead)."""
+        ...
+
+
+@runtime_checkable
 class ThreadReader(Protocol):
     """A transport that can read a thread, for the context of a message in it (Slack)."""
 

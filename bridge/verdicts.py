@@ -48,6 +48,8 @@ class Effects:
     replies: tuple[Answer, ...] = ()  # to its conversation (to its sender alone, privately)
     refusal_told: str | None = None  # the sender (`sender_key`) told now that they are refused
     pairing: PairingStep | None = None
+    # Messages of the bot shown anew in place: (the platform's id of one, what it shows now).
+    rewrites: tuple[tuple[str, Answer], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from bridge import (
     Transport,
 )
 from bridge.metrics import Metrics
-from bridge.transport import Budget, LiveMessages, Post, ThreadReader
+from bridge.transport import Budget, LiveMessages, Post, Rewriting, ThreadReader
 
 
 class PerWorkspace:
@@ -40,7 +40,33 @@ class PerWorkspace:
             self._metrics.platform_call_ok(self.profile.name, workspace_id)
 
     async def send(self, post: Post) -> str | None:
-        route = post.route
+        bot = self._bot(post.route)
+        try:
+            posted = await bot.send(post)
+        except DeliveryError as exc:
+            self._failed(post.route, exc)
+            raise
+        self._ok(post.route.workspace_id)
+        return posted
+
+    async def rewrite(self, post: Post, message_id: str) -> None:
+        """The message rewritten in place by the workspace's bot, where its platform can."""
+        bot = self._bot(post.route)
+        if not isinstance(bot, Rewriting):
+            raise DeliveryError(f"{self.profile.name} cannot rewrite a message", retryable=False)
+        try:
+            await bot.rewrite(post, message_id)
+        except DeliveryError as exc:
+            self._failed(post.route, exc)
+            raise
+        self._ok(post.route.workspace_id)
+
+    def _failed(self, route: Route, exc: DeliveryError) -> None:
+        if self._metrics is not None:
+            self._metrics.platform_call_failed(self.profile.name, route.workspace_id, str(exc))
+
+    def _bot(self, route: Route) -> Transport:
+        """The workspace's bot; DeliveryError (held) while it restarts or does not run."""
         where = f"the {self.profile.name} bot of workspace {route.workspace_id}"
         if route.workspace_id in self.restarting:
             raise DeliveryError(f"{where} is restarting (config reload)", retryable=True, held=True)
@@ -57,14 +83,7 @@ class PerWorkspace:
                 "any more",
                 retryable=False,
             )
-        try:
-            posted = await bot.send(post)
-        except DeliveryError as exc:
-            if self._metrics is not None:
-                self._metrics.platform_call_failed(self.profile.name, route.workspace_id, str(exc))
-            raise
-        self._ok(route.workspace_id)
-        return posted
+        return bot
 
     async def thread_context(self, route: Route, limit: int) -> list[Quoted]:
         """The thread's messages, where this workspace's bot can read threads (Slack)."""

@@ -80,6 +80,21 @@ class SlackTransport:
                 f"Slack connection failed: {exc}", retryable=True, landed="unknown"
             ) from exc
 
+    async def rewrite(self, post: Post, message_id: str) -> None:
+        """The bot's message `channel:ts` shows `post` now, its text and buttons
+        (`chat.update`); one Slack cannot find or update is a failure not retried (the
+        bridge posts it anew)."""
+        channel, _, ts = message_id.partition(":")
+        blocks = message_blocks(post.text, post.kind, 0, post.buttons) or []
+        try:
+            await self._client.chat_update(channel=channel, ts=ts, text=post.text, blocks=blocks)
+        except SlackApiError as exc:
+            raise _delivery_error(exc) from exc
+        except TimeoutError as exc:
+            raise DeliveryError("Slack timed out", retryable=True, landed="unknown") from exc
+        except aiohttp.ClientError as exc:
+            raise DeliveryError(f"Slack unreachable: {exc}", retryable=True) from exc
+
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         """Look for the post in the thread (or the channel's recent history) by its metadata.
         None when Slack cannot be asked (no history scope, unreachable)."""

@@ -135,23 +135,49 @@ class TelegramTransport:
                 )
                 sent = await self._app.bot.send_message(text=_plain(text), **kwargs)
             return f"{sent.chat_id}:{sent.message_id}"
-        except RetryAfter as exc:
-            seconds = self._wait_s(exc)
-            raise DeliveryError(
-                f"Telegram 429: retry after {seconds:g}s", retryable=True, retry_after=seconds
-            ) from exc
-        except Forbidden as exc:
-            raise DeliveryError(
-                f"Telegram 403: {exc.message}", retryable=False, route_gone=True
-            ) from exc
+        except (RetryAfter, Forbidden, BadRequest, NetworkError) as exc:
+            raise self._failure(exc) from exc
+
+    async def rewrite(self, post: Post, message_id: str) -> None:
+        """The bot's message `chat:message` shows `post` now: its text and its keyboard
+        (`editMessageText`, the keyboard with it). Unchanged is done; one Telegram cannot
+        find or edit any more is a failure not retried (the bridge posts it anew)."""
+        chat_id, _, message = message_id.partition(":")
+        kwargs: dict[str, Any] = {
+            "chat_id": int(chat_id),
+            "message_id": int(message),
+            "reply_markup": _markup(post.kind, 0, post.buttons),
+        }
+        try:
+            try:
+                await self._app.bot.edit_message_text(
+                    text=post.text, parse_mode=ParseMode.HTML, **kwargs
+                )
+            except BadRequest as exc:
+                if "can't parse entities" not in exc.message.lower():
+                    raise
+                await self._app.bot.edit_message_text(text=_plain(post.text), **kwargs)
         except BadRequest as exc:
-            raise DeliveryError(f"Telegram 400: {exc.message}", retryable=False) from exc
-        except NetworkError as exc:  # TimedOut included
+            if "message is not modified" in exc.message.lower():
+                return  # it shows this already
+            raise self._failure(exc) from exc
+        except (RetryAfter, Forbidden, NetworkError) as exc:
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: TelegramError) -> DeliveryError:
+        """A refused or failed call, as the bridge's DeliveryError."""
+        if isinstance(exc, RetryAfter):
+            seconds = self._wait_s(exc)
+            return DeliveryError(
+                f"Telegram 429: retry after {seconds:g}s", retryable=True, retry_after=seconds
+            )
+        if isinstance(exc, Forbidden):
+            return DeliveryError(f"Telegram 403: {exc.message}", retryable=False, route_gone=True)
+        if isinstance(exc, NetworkError) and not isinstance(exc, BadRequest):  # TimedOut too
             landed = self._landed(exc)
             what = "unreachable" if landed == "no" else "did not answer"
-            raise DeliveryError(
-                f"Telegram {what}: {exc.message}", retryable=True, landed=landed
-            ) from exc
+            return DeliveryError(f"Telegram {what}: {exc.message}", retryable=True, landed=landed)
+        return DeliveryError(f"Telegram 400: {exc.message}", retryable=False)
 
     async def delivered(self, route: Route, intent_id: str, chunk: int) -> bool | None:
         return None  # the Bot API cannot look up a chat's messages

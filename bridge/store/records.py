@@ -34,6 +34,7 @@ class Intent:
     created_at: float
     updated_at: float
     buttons: tuple[Button, ...] = ()  # under its last part
+    replaces: str | None = None  # the message it rewrites in place (its platform id), if any
 
 
 def read_intent(r: Any) -> Intent:
@@ -51,6 +52,7 @@ def read_intent(r: Any) -> Intent:
         created_at=r["created_at"],
         updated_at=r["updated_at"],
         buttons=decode(r["buttons"]),
+        replaces=r["replaces"],
     )
 
 

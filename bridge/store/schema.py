@@ -315,4 +315,22 @@ MIGRATIONS: list[str | Migration] = [
         sqlite="DROP TABLE IF EXISTS intake; DROP TABLE IF EXISTS forwarded_requests;",
         postgresql="SELECT 1;",
     ),
+    # 18: a delivery that rewrites a message already posted, in place (issue 43: a pressed
+    # /schedules list shows its new state): the platform's id of that message.
+    """
+    ALTER TABLE deliveries ADD COLUMN replaces TEXT;
+    """,
+    # 19: what the running process found of its MCP servers and platform connections (issue
+    # 43), so `switchboard status`, another process, says it too: a row each, rewritten as it
+    # changes and every few seconds (`checked_at` says how fresh it is).
+    """
+    CREATE TABLE health (
+        subject TEXT PRIMARY KEY,
+        workspace_id TEXT,
+        ok INTEGER NOT NULL,
+        words TEXT NOT NULL,
+        replica TEXT,
+        checked_at REAL NOT NULL
+    );
+    """,
 ]

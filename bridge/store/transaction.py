@@ -152,17 +152,19 @@ class BridgeTx:
         kind: DeliveryKind,
         text: str,
         buttons: Sequence[Button] = (),
+        replaces: str | None = None,
     ) -> None:
         """A delivery intent, with the buttons under it; the same id twice is one intent (a
         ledger event handled again after a crash). Its conversation's outbox worker wakes
         after the commit. Every message to chat passes here: the secrets the process knows
-        are masked in it (and in its buttons' labels)."""
+        are masked in it (and in its buttons' labels). `replaces`: the platform's id of a
+        message it rewrites in place where the platform can (else it is posted anew)."""
         now = self.now()
         shown = [Button(self._w.mask(b.label), b.command, b.row) for b in buttons]
         self._w.write_sql(
             "INSERT INTO deliveries (id, conversation_key, route, kind, text, status,"
-            " created_at, updated_at, workspace_id, buttons)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            " created_at, updated_at, workspace_id, buttons, replaces)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (
                 intent_id,
                 route.conversation_key,
@@ -174,6 +176,7 @@ class BridgeTx:
                 now,
                 route.workspace_id,
                 encode(shown),
+                replaces,
             ),
         )
         self._wake(route.conversation_key)
@@ -235,10 +238,24 @@ class BridgeTx:
         )
 
     def record_post(
-        self, intent_id: str, chunk: int, route: Route, message_id: str, kind: DeliveryKind
+        self,
+        intent_id: str,
+        chunk: int,
+        route: Route,
+        message_id: str,
+        kind: DeliveryKind,
+        *,
+        rewritten: bool = False,
     ) -> None:
         """The platform's id of a chunk it accepted (unique in the workspace), so a reply to
-        that message can be matched."""
+        that message can be matched. `rewritten`: the message was another delivery's,
+        rewritten in place by this one, which it is from now on (a press of it runs this
+        one's buttons)."""
+        if rewritten:
+            self._w.write_sql(
+                "DELETE FROM delivery_posts WHERE workspace_key = ? AND message_id = ?",
+                (f"{route.platform}:{route.workspace_id}", message_id),
+            )
         self._w.write_sql(
             "INSERT INTO delivery_posts (delivery_id, chunk, workspace_key, message_id, kind,"
             " posted_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, chunk) DO UPDATE"
