@@ -11,10 +11,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, tzinfo
 from enum import StrEnum
 
 from bridge import texts
 from bridge.places import Place, place
+from bridge.session_names import name_sessions, read_tasks
 from bridge.spend import words as spend_words
 from bridge.store import BridgeStore, ConversationName
 from bridge.store.spend import Held, SpendStore
@@ -56,6 +58,9 @@ class Activity:
     run_id: str | None
     running: bool  # Switchboard runs (else a running turn is one it left)
     budget: str | None = None  # the budget that holds its turn (`workspace/day`)
+    # The session as people know it (`bridge/session_names.py`): "console (you), since 3 Dec
+    # 14:02", "schedule `pulse`", "child of ...: <its task>"
+    name: str = ""
 
     @property
     def active(self) -> bool:
@@ -101,11 +106,8 @@ class Activity:
         return texts.FOR.format(what=what, duration=duration(elapsed))
 
     def line(self, now: float) -> str:
-        """One line of a list: where, who, agent, what for how long, queue."""
-        parts = [self.where]
-        if self.who and self.who not in self.where:
-            parts.append(self.who)
-        parts += [self.agent, self.what_for(now)]
+        """One line of a list: the session's name, agent, what for how long, queue."""
+        parts = [self.name or self.where, self.agent, self.what_for(now)]
         if self.queued:
             parts.append(texts.QUEUED_COUNT.format(count=self.queued))
         return " \u00b7 ".join(parts)
@@ -179,23 +181,37 @@ class _Facts:
     errors: Mapping[str, str]  # the latest turn's error, where it failed
     names: Mapping[str, ConversationName]
     held: Mapping[str, Held]  # run -> the budget that holds it
+    tasks: Mapping[str, str]  # each child agent's task
 
 
 class ActivityReader:
     """Reads what sessions do now; `running`: whether Switchboard runs them (when it does
-    not, a turn still marked running is one the process left)."""
+    not, a turn still marked running is one the process left); `tz`: where the times in
+    sessions' names are told."""
 
-    def __init__(self, store: Store, bridge_store: BridgeStore, *, running: bool = True) -> None:
+    def __init__(
+        self,
+        store: Store,
+        bridge_store: BridgeStore,
+        *,
+        running: bool = True,
+        tz: tzinfo = UTC,
+    ) -> None:
         self._store = store
         self._bridge_store = bridge_store
         self._running = running
+        self._tz = tz
 
     async def read(self, records: Sequence[SessionRecord]) -> list[Activity]:
         """The activity of each session, in the order given."""
         facts = await self._facts(records)
         places = {r.id: place(conversation_key(r), facts.names) for r in records}
         by_id = {r.id: r for r in records}
-        own = {r.id: self._own(r, facts, _home(r, by_id, places)) for r in records}
+        names = name_sessions(records, facts.names, facts.tasks, self._tz)
+        own = {
+            r.id: replace(self._own(r, facts, _home(r, by_id, places)), name=names[r.id].full)
+            for r in records
+        }
         return [self._with_children(own[r.id], records, own) for r in records]
 
     async def _facts(self, records: Sequence[SessionRecord]) -> _Facts:
@@ -219,6 +235,7 @@ class ActivityReader:
             await self._errors(ids),
             await self._bridge_store.conversation_names(),
             await SpendStore(store).holds(run.id for run in runs.values()),
+            await read_tasks(store, records),
         )
 
     async def _errors(self, ids: set[str]) -> dict[str, str]:

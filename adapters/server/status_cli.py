@@ -1,6 +1,7 @@
 """`switchboard status`, read from the store by another process than the one running: first
 whether Switchboard runs (the SQLite file's lock, held by the running process with its pid
-inside; on PostgreSQL the `active` lease), then what each active session does, deliveries and
+inside; on PostgreSQL the `active` lease), then what each active session does (each by its
+name, `bridge/session_names.py`: never its id), deliveries and
 undelivered notifications, in the words `/status` and the console use (`bridge/activity.py`,
 `bridge/texts.py`)."""
 
@@ -15,14 +16,23 @@ from adapters.server.pairing_cli import pairing_lines
 from adapters.server.reloading import holder
 from adapters.server.workspace_leases import WORKSPACE
 from bridge import texts
-from bridge.activity import Activity, ActivityReader, agent_name, duration, plain_error
+from bridge.activity import (
+    Activity,
+    ActivityReader,
+    agent_name,
+    duration,
+    plain_error,
+    workspace_of,
+)
 from bridge.places import place
+from bridge.session_names import ordered
 from bridge.status import undelivered_notifications
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import BridgeStore, ConversationName, Intent
 from bridge.store.pairing import PairingStore
 from bridge.types import DeliveryStatus
 from config.schema import SwitchboardConfig
+from config.timing import zone
 from runtime.homes import REPLICA as REPLICA_LEASE
 from runtime.records import Lease
 from runtime.store import Store
@@ -91,14 +101,15 @@ async def status(config: SwitchboardConfig) -> str:
         else:
             running, line = _one(config, now)
             lines = [line]
-        reader = ActivityReader(store, bridge_store, running=running)
-        activities = await reader.read(await store.sessions())
+        records = ordered(await store.sessions())
         lines.append(_deliveries(await bridge_store.delivery_counts()))
         names = await bridge_store.conversation_names()
-        holders = await store.leases.holders([a.session_id for a in activities if a.active])
         serving = served_by(leases, store.leases.now()) if config.storage.shared else None
         for w in config.workspaces:
-            mine = [a for a in activities if a.workspace_id == w.id]
+            # each session by its name, its times in the workspace's timezone
+            reader = ActivityReader(store, bridge_store, running=running, tz=zone(w.timezone))
+            mine = await reader.read([r for r in records if workspace_of(r.agent_id) == w.id])
+            holders = await store.leases.holders([a.session_id for a in mine if a.active])
             lines += _sessions(w.id, mine, holders, now, serving)
             failed = await bridge_store.workspace_deliveries(w.id)
             lines += _failed(failed, names)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig, WorkspaceConfig
+from config.timing import zone
 
 if TYPE_CHECKING:
     from adapters.server.usage_view import Shown
@@ -28,7 +29,8 @@ DESCRIPTION = (
     "dollars, tokens in (of which cached: read from or written to the prompt cache), tokens "
     "out and calls, and of this month what memory (keeping what should last before a "
     "compaction or /new) and compaction (summaries) cost apart; the same by agent, by "
-    "operator, by schedule and trigger, for the costliest sessions and per day; and each "
+    "operator, by schedule and trigger, for the sessions that used the most (by name) and "
+    "per day (the days with use); and each "
     "budget, how much of it is used and when it renews. Days and months are the workspace's "
     "(its `timezone`). It reads the database while Switchboard runs or not, and needs none "
     "of the tokens the config names."
@@ -123,19 +125,28 @@ async def _read_or_zero(
 async def _read(
     location: str | Path, workspaces: Sequence[WorkspaceConfig], days: int
 ) -> tuple[float, list[Shown]]:
+    from dataclasses import replace
+
     from adapters.server.usage_view import Shown
+    from bridge.session_names import costliest_sessions, session_labels
     from bridge.spend.report import usage_report
+    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.store import BridgeStore
     from runtime.store import Store
     from runtime.store.usage import UsageFilter
 
-    store = await Store.open(location, exclusive=False)
+    store = await Store.open(
+        location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False
+    )
     try:
         now = store.clock.wall()
         shown = []
         for w in workspaces:
             report = await usage_report(store.usage, w, now, days)
+            report = replace(report, sessions=await costliest_sessions(store.usage, report, now))
             ever = await store.usage.total(UsageFilter(0.0, agent_prefix=f"{w.id}/"))
-            shown.append(Shown(report, ever_called=ever.calls > 0))
+            names = await session_labels(store, BridgeStore(store), w.id, zone(w.timezone))
+            shown.append(Shown(report, ever_called=ever.calls > 0, names=names))
         return now, shown
     finally:
         await store.close()

@@ -4,12 +4,13 @@ ISO dates, times in the workspace's timezone)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bridge.session_names import shorten
 from bridge.spend import words
 from bridge.spend.budgets import Standing
 from bridge.spend.report import NOBODY, UsageReport
@@ -21,14 +22,22 @@ NO_CALLS = "  No model calls yet: what they cost shows here once an agent answer
 COLUMNS = ("cost", "tokens in", "cached", "tokens out", "calls")
 NO_BUDGETS = "  No budgets are set ([[workspaces.budgets]] in the config)."
 NONE = "none"
+NO_USE = "no model calls"
+NO_LONGER_KEPT = "a session no longer kept"
+NAME_CHARS = 72  # of a session's name in the table: its columns stay on a terminal's line
 
 
 @dataclass(frozen=True, slots=True)
 class Shown:
-    """A workspace's report, and whether any model call was ever charged to it."""
+    """A workspace's report, whether any model call was ever charged to it, and its
+    sessions by name ("console (you) · assistant", by id: `bridge/session_names.py`)."""
 
     report: UsageReport
     ever_called: bool
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def name(self, session_id: str) -> str:
+        return shorten(self.names.get(session_id) or NO_LONGER_KEPT, NAME_CHARS)
 
 
 def spend_cells(spend: Spend) -> tuple[str, ...]:
@@ -61,15 +70,39 @@ def table(shown: Shown, now: float) -> str:
         ("By agent, this month", r.agents),
         ("By operator, this month", r.operators),
         ("By schedule and trigger, this month", r.schedules),
-        ("Top sessions, this month", r.sessions),
+        ("Sessions that used the most, this month", [(shown.name(s), v) for s, v in r.sessions]),
     ]
-    if r.days:  # none with --days 0
-        days = [(d.isoformat(), spend) for d, spend in r.days]
-        sections.append((f"Per day, the last {len(days)} days", days))
     for title, found in sections:
         rows.append(title if found else f"{title}: {NONE}")
         rows += [(f"  {name}", spend_cells(spend)) for name, spend in found]
+    if r.days:  # none with --days 0
+        rows += _days(r.days)
     return "\n".join([header, *_aligned(rows), *_budgets(r.budgets, now, tz)])
+
+
+def _days(days: Sequence[tuple[date, Spend]]) -> list[tuple[str, tuple[str, ...]] | str]:
+    """The days with use, one row each; a stretch of days without, one line; then all the
+    days summed (they add up to what the rows above say)."""
+    rows: list[tuple[str, tuple[str, ...]] | str] = [f"Per day, the last {len(days)} days"]
+    empty: list[date] = []
+
+    def stretch() -> None:
+        if len(empty) == 1:
+            rows.append(f"  {empty[0].isoformat()}: {NO_USE}")
+        elif empty:
+            first, last = empty[0].isoformat(), empty[-1].isoformat()
+            rows.append(f"  {first} to {last}: {NO_USE} ({len(empty)} days)")
+        empty.clear()
+
+    for day, spend in days:
+        if spend.calls:
+            stretch()
+            rows.append((f"  {day.isoformat()}", spend_cells(spend)))
+        else:
+            empty.append(day)
+    stretch()
+    rows.append((f"  all {len(days)} days", spend_cells(sum((s for _, s in days), Spend()))))
+    return rows
 
 
 def _aligned(rows: Sequence[tuple[str, tuple[str, ...]] | str]) -> list[str]:
@@ -104,11 +137,12 @@ def document(shown: Sequence[Shown], now: float) -> dict[str, Any]:
     """The JSON document: every number a number, every key always present."""
     return {
         "as_of": datetime.fromtimestamp(now, UTC).isoformat(),
-        "workspaces": [_workspace(s.report) for s in shown],
+        "workspaces": [_workspace(s) for s in shown],
     }
 
 
-def _workspace(r: UsageReport) -> dict[str, Any]:
+def _workspace(shown: Shown) -> dict[str, Any]:
+    r = shown.report
     tz = zone(r.timezone)
     return {
         "id": r.workspace_id,
@@ -120,7 +154,9 @@ def _workspace(r: UsageReport) -> dict[str, Any]:
         "agents": [{"id": name, **spend_json(s)} for name, s in r.agents],
         "operators": [{"id": None if o == NOBODY else o, **spend_json(s)} for o, s in r.operators],
         "schedules": [_schedule(name, s) for name, s in r.schedules],
-        "sessions": [{"id": name, **spend_json(s)} for name, s in r.sessions],
+        "sessions": [
+            {"id": sid, "name": shown.names.get(sid), **spend_json(s)} for sid, s in r.sessions
+        ],
         "budgets": [_budget(s, tz) for s in r.budgets],
     }
 

@@ -6,6 +6,7 @@ notifications), each with its error in words."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from enum import StrEnum
 
 from bridge import texts
@@ -19,9 +20,11 @@ from bridge.activity import (
 )
 from bridge.places import place
 from bridge.service import Bridge
+from bridge.session_names import ordered
 from bridge.status import undelivered_notifications
 from bridge.store.pairing import PairingStore
 from bridge.types import DeliveryKind, DeliveryStatus
+from config.timing import zone
 from runtime.records import RunStatus
 
 DAY_S = 86_400.0
@@ -63,7 +66,9 @@ class Failure:
 class Board:
     workspace_id: str
     now: float  # wall time of the read
-    sessions: list[Activity]  # every session of the workspace, oldest first
+    # every session of the workspace: conversations as they began, each's current session
+    # first, child agents after their parent (`session_names.ordered`)
+    sessions: list[Activity]
     waiting: list[Waiting]
     failures: list[Failure]  # newest first
 
@@ -81,12 +86,14 @@ async def read_board(bridge: Bridge, workspace_id: str) -> Board:
     runtime = bridge.runtime
     store = runtime.store
     now = runtime.clock.wall()
-    records = sorted(
-        (s.record for s in runtime.sessions.values()),
-        key=lambda r: (r.created_at, r.id),
+    records = ordered(
+        s.record
+        for s in runtime.sessions.values()
+        if workspace_of(s.record.agent_id) == workspace_id
     )
-    records = [r for r in records if workspace_of(r.agent_id) == workspace_id]
-    sessions = await ActivityReader(store, bridge.store).read(records)
+    sessions = await ActivityReader(
+        store, bridge.store, tz=workspace_zone(bridge, workspace_id)
+    ).read(records)
     waiting = _approvals(sessions) + await _pairings(bridge, workspace_id, now) + _queued(sessions)
     failures = await _failed_turns(bridge, sessions, now)
     failures += await _failed_deliveries(bridge, workspace_id)
@@ -95,10 +102,18 @@ async def read_board(bridge: Bridge, workspace_id: str) -> Board:
     return Board(workspace_id, now, sessions, waiting, failures)
 
 
+def workspace_zone(bridge: Bridge, workspace_id: str) -> tzinfo:
+    """The workspace's timezone (the times in its sessions' names), UTC if it is gone."""
+    for w in bridge.config.workspaces:
+        if w.id == workspace_id:
+            return zone(w.timezone)
+    return UTC
+
+
 def _approvals(sessions: list[Activity]) -> list[Waiting]:
     return [
         Waiting(
-            texts.BOARD_APPROVAL.format(tool=a.tool, agent=a.agent, where=a.where),
+            texts.BOARD_APPROVAL.format(tool=a.tool, agent=a.agent, where=a.name),
             a.who or texts.BOARD_ANY_OPERATOR,
             a.since or 0.0,
             Ref.APPROVALS,
@@ -127,7 +142,7 @@ async def _pairings(bridge: Bridge, workspace_id: str, now: float) -> list[Waiti
 def _queued(sessions: list[Activity]) -> list[Waiting]:
     return [
         Waiting(
-            texts.BOARD_QUEUED.format(count=a.queued, agent=a.agent, where=a.where),
+            texts.BOARD_QUEUED.format(count=a.queued, agent=a.agent, where=a.name),
             texts.BOARD_BEHIND_TURN if a.run_id else texts.BOARD_NEXT_TURN,
             a.since or 0.0,
             Ref.SESSION,
@@ -144,7 +159,7 @@ async def _failed_turns(bridge: Bridge, sessions: list[Activity], now: float) ->
     midnight = now - now % DAY_S
     return [
         Failure(
-            texts.BOARD_FAILED_TURN.format(agent=a.agent, where=a.where),
+            texts.BOARD_FAILED_TURN.format(agent=a.agent, where=a.name),
             plain_error(run.error) or texts.RUN_STATUS_WORDS[run.status],
             run.finished_at or run.started_at,
             Ref.SESSION,

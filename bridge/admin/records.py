@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from bridge.admin.board import Board
@@ -46,10 +46,12 @@ class SessionRow:
     step: str | None  # the runtime's name for the turn's step
     elapsed_s: float | None
     doing: str  # what it does now and for how long, as the board says it (`bridge.activity`)
+    name: str = ""  # the session as people know it (`bridge/session_names.py`)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session_id,
+            "name": self.name,
             "agent": self.agent_id,
             "where": self.where,
             "who": self.who,
@@ -144,6 +146,7 @@ class SessionDetail:
     row: SessionRow
     children: list[str]
     replica: str | None = None  # replicas: the one running it now (None: none, or SQLite)
+    names: dict[str, str] = field(default_factory=dict)  # its parent's and children's, by id
 
 
 @dataclass(frozen=True, slots=True)

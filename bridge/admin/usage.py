@@ -6,13 +6,14 @@ admin actions."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bridge.activity import agent_name
 from bridge.admin.errors import NotPossible
 from bridge.admin.view import AdminView
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
+from bridge.session_names import costliest_sessions
 from bridge.spend import words
 from bridge.spend.report import UsageReport, usage_report
 from bridge.store import AdminActionRecord
@@ -28,7 +29,7 @@ class HeldTurn:
     session_id: str
     run_id: str
     agent: str  # as the config names it
-    where: str  # its conversation, in words
+    where: str  # the session by its name
     reason: str  # which budget, and how much of it is spent
 
 
@@ -36,7 +37,8 @@ class HeldTurn:
 class UsageBoard:
     report: UsageReport
     held: list[HeldTurn]
-    sessions: dict[str, str]  # each session of the workspace in words: conversation · agent
+    # each session of the workspace by its name (`bridge/session_names.py`) and agent
+    sessions: dict[str, str]
     now: float  # wall time of the read
 
 
@@ -46,14 +48,15 @@ async def read_usage(
     runtime = bridge.runtime
     now = runtime.clock.wall()
     report = await usage_report(runtime.store.usage, workspace, now)
+    report = replace(report, sessions=await costliest_sessions(runtime.store.usage, report, now))
     rows = await AdminView(bridge, config).sessions(workspace.id)
     held = []
     for row in rows:
         run = runtime.held.of(row.session_id)
         if run is not None and run.held is not None:
             name = agent_name(row.agent_id)
-            held.append(HeldTurn(row.session_id, run.run_id, name, row.where, run.held))
-    names = {r.session_id: f"{r.where} \u00b7 {agent_name(r.agent_id)}" for r in rows}
+            held.append(HeldTurn(row.session_id, run.run_id, name, row.name, run.held))
+    names = {r.session_id: f"{r.name} \u00b7 {agent_name(r.agent_id)}" for r in rows}
     return UsageBoard(report, held, names, now)
 
 

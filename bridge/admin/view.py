@@ -5,8 +5,10 @@ process's secrets in everything it shows (`adapters/admin/render.py`), not here.
 
 from __future__ import annotations
 
+from datetime import UTC, tzinfo
+
 from bridge.activity import Activity, ActivityReader, agent_name
-from bridge.admin.board import read_board
+from bridge.admin.board import read_board, workspace_zone
 from bridge.admin.errors import NotInWorkspace
 from bridge.admin.records import (
     ApprovalRow,
@@ -19,6 +21,7 @@ from bridge.admin.records import (
 from bridge.approvals import masked
 from bridge.places import place
 from bridge.service import Bridge
+from bridge.session_names import ordered
 from bridge.status import Undelivered, undelivered_notifications
 from bridge.store import Intent
 from bridge.types import DeliveryStatus
@@ -44,12 +47,13 @@ class AdminView:
     # -- sessions ----------------------------------------------------------------------
 
     def _sessions(self, workspace_id: str) -> list[Session]:
-        found = [
-            s
+        """The workspace's sessions as a list reads best (`session_names.ordered`)."""
+        found = {
+            s.id: s
             for s in self._runtime.sessions.values()
             if workspace_of_agent(s.record.agent_id) == workspace_id
-        ]
-        return sorted(found, key=lambda s: (s.record.created_at, s.id))
+        }
+        return [found[r.id] for r in ordered(s.record for s in found.values())]
 
     async def approvals(self, workspace_id: str) -> list[ApprovalRow]:
         """The workspace's tool calls waiting for an operator's approval, oldest first, each
@@ -79,11 +83,16 @@ class AdminView:
     async def _activities(self, sessions: list[Session]) -> list[Activity]:
         """What each session does, read as the board reads it (a child agent's conversation
         is its parent's: the parent is among `sessions`)."""
-        reader = ActivityReader(self._runtime.store, self._bridge.store)
+        zone: tzinfo = UTC
+        if sessions:
+            zone = workspace_zone(self._bridge, workspace_of_agent(sessions[0].record.agent_id))
+        reader = ActivityReader(self._runtime.store, self._bridge.store, tz=zone)
         return await reader.read([s.record for s in sessions])
 
     async def sessions(self, workspace_id: str) -> list[SessionRow]:
-        """The workspace's sessions, oldest first: what each does now in the board's words."""
+        """The workspace's sessions, each by its name (conversations as they began, each's
+        current session first, child agents after their parent): what each does now in the
+        board's words."""
         found = self._sessions(workspace_id)
         now = self._runtime.clock.wall()
         activities = await self._activities(found)
@@ -105,6 +114,7 @@ class AdminView:
             step=s.step,
             elapsed_s=s.elapsed_s,
             doing=activity.what_for(now),
+            name=activity.name,
         )
 
     def check_session(self, workspace_id: str, session_id: str) -> None:
@@ -114,12 +124,14 @@ class AdminView:
         """The session's row and children; its turns and audit events are paged
         (`history.py`)."""
         session = self._session(workspace_id, session_id)
-        [row] = [r for r in await self.sessions(workspace_id) if r.session_id == session_id]
+        rows = await self.sessions(workspace_id)
+        [row] = [r for r in rows if r.session_id == session_id]
         children = [c.id for c in self._runtime.children(session)]
+        names = {r.session_id: r.name for r in rows}
         replica = None
         if self._runtime.homes is not None:
             replica = (await self._runtime.store.leases.holders([session_id])).get(session_id)
-        return SessionDetail(row=row, children=children, replica=replica)
+        return SessionDetail(row=row, children=children, replica=replica, names=names)
 
     # -- connections, deliveries, notifications -----------------------------------------
 

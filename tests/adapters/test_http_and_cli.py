@@ -62,7 +62,7 @@ async def test_status_says_whether_switchboard_runs_and_what_each_session_does(
         running = f"Switchboard is running: process {os.getpid()} on SQLite file {db_path}, since"
         assert out.startswith(running), out
         assert "Workspace local: 1 of 1 session(s) active.\n" in out, out
-        assert "  - console \u00b7 you \u00b7 assistant \u00b7 running tool `sleep` for " in out
+        assert "  - console (you) \u00b7 assistant \u00b7 running tool `sleep` for " in out
         assert "Deliveries: 1 delivered." in out, "hello's answer"
         assert "  Undelivered notifications: none." in out
         assert "Pairing codes waiting for approval: none.\nPaired operators: none.\n" in out
@@ -75,7 +75,7 @@ async def test_status_says_whether_switchboard_runs_and_what_each_session_does(
         code, out = await run_to_end("status", "--config", file)
 
         waits = "waiting for you to approve `deploy` for "  # `you`: the console's operator
-        assert f"  - console \u00b7 you \u00b7 assistant \u00b7 {waits}" in out, out
+        assert f"  - console (you) \u00b7 assistant \u00b7 {waits}" in out, out
         console.type("/deny")
         await console.expect("agent> deployed")
         await console.app.bridge.settle()

@@ -170,7 +170,7 @@ async def test_other_admins_forged_forms_and_an_empty_workspace(app: App) -> Non
             "No budgets: set them under <code>[[workspaces.budgets]]</code> in the config." in html
         )
         assert "No turn is waiting on a budget." in html
-        assert html.count('class="bar"') == 30 and "$0.00 a day at most" in html
+        assert html.count('class="bar"') == 30 and "No model calls in these days" in html
         assert numbers(row(html, "data-period", "today"), "cost") == "$0.00"
         status, said = await client.post(f"{PAGE}/held/ses_nope", {"action": "approve"})
         assert status == 404 and said == "workspace acme has no session ses_nope"

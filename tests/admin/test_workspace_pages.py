@@ -78,7 +78,7 @@ async def test_a_running_turn_is_shown_and_stopped_from_its_page(
         assert f'href="/admin/w/acme/sessions/{session_id}"' in html
         row = html[html.index(f'<tr data-session="{session_id}" data-state="running"') :]
         assert cell(row, "doing").startswith("thinking (model call) for ")
-        link = f'class="session" href="/admin/w/acme/sessions/{session_id}">'
+        link = f'class="session" href="/admin/w/acme/sessions/{session_id}" title="{session_id}">'
         assert f"{link}Telegram, DM with user{ALICE}</a>" in row, "named, not by its id"
         connection = html[html.index('<tr data-connection="telegram"') :]
         assert cell(connection, "mode") == "polling" and cell(connection, "up") == "up"

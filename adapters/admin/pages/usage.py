@@ -54,7 +54,7 @@ async def usage(request: web.Request) -> web.Response:
         "usage.html",
         board=board,
         report=report,
-        chart=day_bars([(day, spend.cost_usd) for day, spend in report.days]),
+        chart=day_bars(report.days),
         money=money,
         budget=budget,
         renews=renews,
