@@ -1,7 +1,8 @@
 """A schedule's page on the Schedules tab: its form to change it (timing, prompt, agent, where
 its answer goes, ...) and Remove, and the form to add one. Each is a config edit: written into
 the file (only the keys changed), applied as every console edit is, so the clock runs by it at
-once; a refused one shows the config's own words, and the file and the running config stay."""
+once; a refused one shows the config's own words (not its key paths), each tied to its field,
+the first field focused, and the file and the running config stay."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ from adapters.admin.access import checked_form, flash, workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import label_of
 from adapters.admin.render import render
-from adapters.admin.schedule_form import FormErrors, form_values, read_schedule, typed_back
+from adapters.admin.schedule_form import (
+    LABELS,
+    FormErrors,
+    first_of,
+    form_values,
+    read_schedule,
+    refusal,
+    typed_back,
+)
 from bridge.admin.schedules import ScheduleSteering, change_words
 from config.automation import ScheduleConfig
 from config.edit import STALE, ScheduleEdit, WorkspaceEdit, version
@@ -36,8 +45,12 @@ def _page(
     values: Mapping[str, str],
     errors: list[str] | None = None,
     status: int = 200,
+    invalid: Mapping[str, str] | None = None,
 ) -> web.Response:
+    """`invalid`: a refused field's name -> what is wrong with it, in the admin's words; the
+    page marks each and the first takes the focus."""
     workspace = workspace_of(request)
+    invalid = invalid or {}
     return render(
         request,
         "schedule_edit.html",
@@ -45,6 +58,8 @@ def _page(
         schedule_id=schedule_id,
         values=values,
         errors=errors or [],
+        invalid=invalid,
+        first=first_of(list(LABELS), invalid),
         version=version(workspace),
         zones=ZONES,
         recipients=["primary", "silent", *(o.id for o in workspace.operators)],
@@ -105,7 +120,7 @@ async def _save(
     try:
         edit = read_schedule(form, workspace, schedule_id)
     except FormErrors as exc:
-        return _page(request, schedule_id, shown, exc.problems, status=400)
+        return _page(request, schedule_id, shown, exc.problems, status=400, invalid=exc.fields)
     running = tuple(ScheduleEdit.of(s) for s in workspace.schedules)
     if schedule_id is None:
         return await _apply(request, None, edit.id, (*running, edit), shown)
@@ -132,7 +147,8 @@ async def _apply(
     fields = {"admin": admin, "workspace": workspace.id, "schedule": target, "ok": report.ok}
     if not report.ok:
         log.info("admin's schedule edit refused", extra=fields)
-        return _page(request, page_id, shown, [report.errors], status=400)
+        refused = refusal(report.errors, target)
+        return _page(request, page_id, shown, refused.problems, 400, refused.fields)
     before = next((s for s in workspace.schedules if s.id == target), None)
     now = next((w for w in deps.config().workspaces if w.id == workspace.id), None)
     after = next((s for s in now.schedules if s.id == target), None) if now else None

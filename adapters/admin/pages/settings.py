@@ -10,7 +10,14 @@ import logging
 from aiohttp import web
 
 from adapters.admin.access import admin_of, checked_form, flash, workspace_of
-from adapters.admin.config_form import QUEUE_MODES, FormErrors, read_edit, version
+from adapters.admin.config_form import (
+    QUEUE_MODES,
+    FormErrors,
+    first_of,
+    read_edit,
+    refusal,
+    version,
+)
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import steering_of
 from adapters.admin.platform_fields import platform_fields
@@ -24,9 +31,18 @@ routes = web.RouteTableDef()
 
 
 def _page(
-    request: web.Request, *, errors: list[str] | None = None, status: int = 200
+    request: web.Request,
+    *,
+    errors: list[str] | None = None,
+    status: int = 200,
+    refused: FormErrors | None = None,
+    order: list[str] | None = None,
 ) -> web.Response:
+    """`refused`: what is wrong with the form the admin sent, each field's own problem marked
+    on it, the first in the form's `order` (its fields as sent) focused."""
     workspace = workspace_of(request)
+    invalid = refused.fields if refused else {}
+    errors = refused.problems if refused else errors
     return render(
         request,
         "settings.html",
@@ -35,6 +51,8 @@ def _page(
         platforms=platform_fields(workspace),
         queue_modes=QUEUE_MODES,
         errors=errors or [],
+        invalid=invalid,
+        first=first_of(order or [], invalid),
         can_edit=request.app[DEPS].edit is not None,
     )
 
@@ -78,11 +96,12 @@ async def apply_settings(request: web.Request) -> web.Response:
     try:
         change = read_edit(form, workspace)
     except FormErrors as exc:
-        return _page(request, errors=exc.problems, status=400)
+        return _page(request, refused=exc, order=list(form), status=400)
     report = await edit(workspace.id, change)
     await _audit(request, AdminActionKind.EDIT_CONFIG, workspace.id, report)
     if not report.ok:
-        return _page(request, errors=[report.errors], status=400)
+        refused = refusal(report.errors, form, workspace)
+        return _page(request, refused=refused, order=list(form), status=400)
     for line in report.lines():
         flash(request, line)
     raise web.HTTPSeeOther(f"/admin/w/{workspace.id}/config")
