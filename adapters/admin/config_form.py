@@ -76,6 +76,7 @@ _LINE = re.compile(
     r"^\s*-\s+(?P<path>[A-Za-z_]\w*(?:\[\d+\]|\.\w+)*)(?: \((?P<ids>[^)]*)\))?"
     r"(?:, line \d+)?: (?P<what>.+)$"
 )
+_LINE_NUMBER = re.compile(r"\s*\(line \d+\)$")
 _HEAD = re.compile(r": \d+ problem\(s\):$")
 
 
@@ -89,7 +90,7 @@ def located(report: str) -> list[Located | str]:
         if m := _LINE.match(line):
             path = tuple(int(i) if i else k for k, i in re.findall(r"(\w+)|\[(\d+)\]", m["path"]))
             ids = tuple(re.findall(r'"([^"]*)"', m["ids"] or ""))
-            found.append(Located(path, ids, m["what"]))
+            found.append(Located(path, ids, _LINE_NUMBER.sub("", m["what"])))
         else:
             found.append(line.strip())
     return found
