@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+from bridge import health
 from bridge.attachments.downloads import Downloads
 from bridge.attachments.intake import FileIntake
 from bridge.attachments.source import FileSource
@@ -15,6 +16,8 @@ from bridge.automation.steering import Automations
 from bridge.automation.triggers import Triggers
 from bridge.commands import Commands
 from bridge.dispatch import Dispatcher
+from bridge.health import HealthLine
+from bridge.health_keeper import HealthKeeper
 from bridge.ingress import Ingress
 from bridge.ledger_followers import LedgerFollowers
 from bridge.metrics import Metrics
@@ -32,11 +35,12 @@ from bridge.spend.gate import BudgetGate
 from bridge.status import Status
 from bridge.store import BridgeStore
 from bridge.store.automation import AutomationStore
+from bridge.store.health import HealthStore
 from bridge.transport import Transport
 from bridge.types import InboundChat, Route
 from bridge.verdicts import Outcome
 from config.current import CurrentConfig
-from config.schema import SwitchboardConfig
+from config.schema import SwitchboardConfig, WorkspaceConfig
 from config.secrets import Secrets
 from runtime import Runtime
 
@@ -84,9 +88,11 @@ class Bridge:
         )
         self.triggers = Triggers(self.current, self.runs, self.metrics)
         self.automations = Automations(self.current, runtime, self.schedules, self.automation)
-        commands = Commands(
-            runtime, self.sessions, Status(runtime, self.store), self.pairing, self.automations
+        self.health = HealthKeeper(
+            HealthStore(runtime.store), runtime.clock, self._health_everywhere, self._replica
         )
+        status = Status(runtime, self.store, self.health_of)
+        commands = Commands(runtime, self.sessions, status, self.pairing, self.automations)
         self.downloads = Downloads(self.current, runtime, self.store, self.sessions, self.placement)
         files = FileIntake(config.attachments, self.store, self.downloads)
         self.ingress = Ingress(
@@ -130,7 +136,29 @@ class Bridge:
             Part("retention", once=self.retention.running),
             Part("pairing", once=self._pairing),
             Part("schedules", once=self.schedules.running, reconfigure=self._plan_again),
+            Part("health", run=self.health.running),
         ]
+
+    def health_of(self, workspace: WorkspaceConfig) -> list[HealthLine]:
+        """The workspace's platform connections and MCP servers, in words, now."""
+
+        def listens(platform: str) -> str:
+            profile = self.platforms.profile(platform)
+            return (profile.listens(workspace) if profile is not None else None) or "?"
+
+        connections = self.metrics.connections.of(workspace.id)
+        return health.live(self.runtime, connections, listens, workspace)
+
+    def _health_everywhere(self) -> list[HealthLine]:
+        """Every workspace's, as kept for `switchboard status`; with replicas, a platform's
+        only where its bot runs or failed."""
+        found = [h for w in self.config.workspaces for h in self.health_of(w)]
+        if self.runtime.homes is None:
+            return found
+        return [h for h in found if h.ok or not h.words.endswith(health.NOT_HERE)]
+
+    def _replica(self) -> str | None:
+        return self.runtime.homes.holder if self.runtime.homes is not None else None
 
     async def serve(self, workspace_id: str) -> None:
         """Replicas: the workspace's platform side runs here from now on (this replica holds

@@ -4,11 +4,13 @@ received, which `/status`, `switchboard status` and the console list."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from bridge import texts
 from bridge.activity import ActivityReader, agent_name, duration, plain_error
+from bridge.health import HealthLine, summary
 from bridge.places import place
 from bridge.provider_health import fallback_line, on_fallback
 from bridge.store import BridgeStore, NotificationRouting
@@ -73,9 +75,16 @@ async def undelivered_notifications(
 
 
 class Status:
-    def __init__(self, runtime: Runtime, store: BridgeStore) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        store: BridgeStore,
+        health: Callable[[WorkspaceConfig], list[HealthLine]] | None = None,
+    ) -> None:
+        """`health`: the workspace's platform connections and MCP servers (`bridge/health.py`)."""
         self._runtime = runtime
         self._store = store
+        self._health = health
 
     async def text(
         self, session_id: str | None, workspace: WorkspaceConfig, *, bound_agent: str | None = None
@@ -91,6 +100,8 @@ class Status:
             agent = self._runtime.session(session_id).agent_id
             if bound_agent is not None and bound_agent != agent:
                 lines.append(texts.AGENT_REBOUND.format(agent=agent_name(bound_agent)))
+        if self._health is not None:
+            lines += summary(self._health(workspace))
         lines += await self._delivery_lines(workspace)
         return "\n".join(lines)
 

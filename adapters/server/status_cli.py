@@ -24,11 +24,13 @@ from bridge.activity import (
     plain_error,
     workspace_of,
 )
+from bridge.health import kept_lines
 from bridge.places import place
 from bridge.session_names import ordered
 from bridge.status import undelivered_notifications
 from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import BridgeStore, ConversationName, Intent
+from bridge.store.health import HealthStore
 from bridge.store.pairing import PairingStore
 from bridge.types import DeliveryStatus
 from config.schema import SwitchboardConfig
@@ -113,6 +115,8 @@ async def status(config: SwitchboardConfig) -> str:
             lines += _sessions(w.id, mine, holders, now, serving)
             failed = await bridge_store.workspace_deliveries(w.id)
             lines += _failed(failed, names)
+            kept = [(h.words, h.checked_at) for h in await HealthStore(store).of(w.id)]
+            lines += kept_lines(kept, running, now, duration)
             lines += await _undelivered(store, bridge_store, w.id)
         lines += await pairing_lines(PairingStore(store), now)
         lines += await inbox_lines(config, now)

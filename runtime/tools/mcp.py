@@ -73,6 +73,7 @@ class McpServer:
         self.spec = spec
         self.tools: dict[str, types.Tool] = {}  # by the server's own name
         self.error: str | None = "not started"
+        self.ever_connected = False  # since it started: a failure now is a lost connection
         self._session: ClientSession | None = None
         self._attempted = asyncio.Event()  # the first connection succeeded or failed
         self._broken = asyncio.Event()
@@ -133,6 +134,7 @@ class McpServer:
                     await asyncio.wait_for(session.initialize(), CONNECT_S)
                     self.tools = await asyncio.wait_for(_all_tools(session), CONNECT_S)
                     self._session, self.error = session, None
+                    self.ever_connected = True
                     self._broken.clear()
                     self._attempted.set()
                     delay = 0.5

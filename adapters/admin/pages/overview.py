@@ -67,7 +67,8 @@ async def overview(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
     found = await view_of(request).overview(workspace)
     board = board_html(request, [found.board], full=True)
-    return render(request, "overview.html", overview=found, board=board, when=when)
+    health = request.app[DEPS].bridge.health_of(workspace)  # connections and MCP servers
+    return render(request, "overview.html", overview=found, board=board, when=when, health=health)
 
 
 @routes.get("/w/{workspace}/board")
