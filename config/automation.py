@@ -18,6 +18,7 @@ from pydantic import (
 
 from config.admin import MIN_TOKEN_CHARS, TOKEN_HINT
 from config.fields import bounded
+from config.problems import Problem, did_you_mean, raise_all
 from config.strict import Strict
 from config.timing import (
     ActiveHours,
@@ -209,15 +210,17 @@ def check_floor(text: str) -> str:
 def check_every_floor(schedules: dict[str, list[ScheduleConfig]], floor: str) -> None:
     """No workspace's schedule (by workspace id) runs more often than the server's floor."""
     floor_s = parse_duration(floor)
-    for workspace_id, listed in schedules.items():
-        for schedule in listed:
-            if schedule.every is not None and parse_duration(schedule.every) < floor_s:
-                raise ValueError(
-                    f"workspace {workspace_id!r}, schedule {schedule.id!r}: every = "
-                    f"{schedule.every!r} is under this server's floor of {floor} (each run is a "
-                    f"model call); use {floor} or more, or cron. Whoever runs the server may "
-                    "lower the floor with schedule_min_every under [server] in the config file"
-                )
+    raise_all(
+        [
+            f"workspace {workspace_id!r}, schedule {schedule.id!r}: every = "
+            f"{schedule.every!r} is under this server's floor of {floor} (each run is a "
+            f"model call); use {floor} or more, or cron. Whoever runs the server may "
+            "lower the floor with schedule_min_every under [server] in the config file"
+            for workspace_id, listed in schedules.items()
+            for schedule in listed
+            if schedule.every is not None and parse_duration(schedule.every) < floor_s
+        ]
+    )
 
 
 def check_automation(
@@ -227,23 +230,35 @@ def check_automation(
     operator_ids: list[str],
 ) -> None:
     """Ids unique in the workspace; each names a configured agent and a known recipient."""
+    found: list[Problem | str] = []
     for kind, ids in (
         ("schedule", [s.id for s in schedules]),
         ("trigger", [t.id for t in triggers]),
     ):
         twice = sorted(i for i, n in Counter(ids).items() if n > 1)
-        if twice:
-            raise ValueError(
-                f"{kind} id {twice[0]!r} is defined twice; give each {kind} an id of its own"
-            )
-    for kind, item in [("schedule", s) for s in schedules] + [("trigger", t) for t in triggers]:
+        found += [
+            f"{kind} id {t!r} is defined twice; give each {kind} an id of its own" for t in twice
+        ]
+    recipients = ["primary", "silent", *operator_ids]
+    items: list[tuple[str, int, ScheduleConfig | TriggerConfig]]
+    items = [("schedule", i, s) for i, s in enumerate(schedules)]
+    items += [("trigger", i, t) for i, t in enumerate(triggers)]
+    for kind, i, item in items:
         if item.agent not in agent_ids:
-            raise ValueError(
-                f"{kind} {item.id!r}: agent = {item.agent!r} is not an agent of this "
-                f"workspace; use one of {agent_ids}"
+            found.append(
+                Problem(
+                    f"{kind} {item.id!r}: agent = {item.agent!r} is not an agent of this "
+                    f"workspace{did_you_mean(item.agent, agent_ids)}; use one of {agent_ids}",
+                    (f"{kind}s", i, "agent"),
+                )
             )
-        if item.deliver not in ("primary", "silent", *operator_ids):
-            raise ValueError(
-                f'{kind} {item.id!r}: deliver = {item.deliver!r} must be "primary", '
-                f'"silent" or an operator id: {operator_ids}'
+        if item.deliver not in recipients:
+            found.append(
+                Problem(
+                    f'{kind} {item.id!r}: deliver = {item.deliver!r} must be "primary", '
+                    f'"silent" or an operator id: {operator_ids}'
+                    f"{did_you_mean(item.deliver, recipients)}",
+                    (f"{kind}s", i, "deliver"),
+                )
             )
+    raise_all(found)

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from config.platform_sections import PlatformSection, registered, section
+from config.problems import Problem, did_you_mean, gather, raise_all
 
 # When the agent takes an operator's message in a group or channel (a DM: always): a mention
 # of the bot, a reply to one of its messages (or in a Slack thread it is in), or every message.
@@ -106,24 +107,29 @@ def check_bindings(
     stay the one word on where operators may talk to the bot."""
     platforms = {*present, *(["console"] if console else [])}
     seen: dict[Place, int] = {}
+    found: list[Problem | str] = []
     for i, binding in enumerate(bindings):
         at = f"bindings[{i}]"
         if binding.agent not in agent_ids:
-            raise ValueError(f"{at}.agent {binding.agent!r} is not one of the agents: {agent_ids}")
+            found.append(
+                f"{at}.agent {binding.agent!r} is not one of the agents: {agent_ids}"
+                f"{did_you_mean(binding.agent, agent_ids)}"
+            )
         place = binding.place
         if place in seen:
-            raise ValueError(
+            found.append(
                 f"{at} binds {place.describe()} again (bindings[{seen[place]}] already does); "
                 "keep one"
             )
         seen[place] = i
-        if place.conversation is not None and place.platform is not None:
-            _allowed(at, binding, place.platform, present.get(place.platform))
+        if place.conversation is not None and (on := place.platform) is not None:
+            found += gather(lambda: _allowed(at, binding, on, present.get(on)))  # noqa: B023
         if binding.platform is not None and binding.platform not in platforms:
-            raise ValueError(
+            found.append(
                 f"{at}.platform {binding.platform!r}: the workspace has no "
                 f"[workspaces.{binding.platform}] section"
             )
+    raise_all(found)
 
 
 def _allowed(at: str, binding: BindingConfig, platform: str, found: BaseModel | None) -> None:

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from config.problems import Problem, did_you_mean, raise_all
 from config.strict import Strict
 
 BudgetScope = Literal["workspace", "agent", "operator", "schedule"]
@@ -65,10 +66,17 @@ def check_budgets(
 ) -> None:
     """Each budget names something that exists, and no budget is set twice."""
     known = {"agent": agents, "operator": operators, "schedule": schedules}
-    for b in budgets:
+    found: list[Problem | str] = []
+    for i, b in enumerate(budgets):
         if b.id is not None and b.id not in known[b.scope]:
             choices = ", ".join(sorted(known[b.scope])) or "none"
-            raise ValueError(f"budget {b.key}: no {b.scope} {b.id!r} here (there are: {choices})")
+            found.append(
+                Problem(
+                    f"budget {b.key}: no {b.scope} {b.id!r} here (there are: {choices})"
+                    f"{did_you_mean(b.id, known[b.scope])}",
+                    ("budgets", i, "id"),
+                )
+            )
     twice = sorted(k for k, n in Counter(b.key for b in budgets).items() if n > 1)
-    if twice:
-        raise ValueError(f"budget {twice[0]} is set twice; keep one")
+    found += [f"budget {key} is set twice; keep one" for key in twice]
+    raise_all(found)

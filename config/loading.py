@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from config.errors import ConfigError
+from config.problems import path_text
+from config.report import validate
 from config.schema import SwitchboardConfig
 
 DEFAULT_PATH = Path("config/switchboard.toml")
@@ -100,18 +100,18 @@ def parse(text: str, path: Path, environ: Mapping[str, str] = os.environ) -> Swi
     """Validate config text; `path` only names the source in error messages."""
     missing: list[_Unset] = []
     expanded = _expand(_toml(text, path), environ, (), missing)
-    if missing:
-        raise ConfigError(
-            "\n".join(
-                [f"{path}: {len(missing)} environment variable(s) not set:"]
-                + [f"  - {unset}" for unset in missing]
-                + ["Set them, or write the values in the file ($${NAME} is a literal ${NAME})."]
-            )
-        )
-    try:
-        return SwitchboardConfig.model_validate(expanded)
-    except ValidationError as exc:
-        raise ConfigError(_describe(path, exc, expanded)) from None
+    if not missing:
+        return validate(expanded, path, text)
+    unset = "\n".join(
+        [f"{path}: {len(missing)} environment variable(s) not set:"]
+        + [f"  - {unset}" for unset in missing]
+        + ["Set them, or write the values in the file ($${NAME} is a literal ${NAME})."]
+    )
+    try:  # the rest of the file checked too, each unset variable's keys aside
+        validate(expanded, path, text, skip=[u.where for u in missing])
+    except ConfigError as exc:
+        raise ConfigError(f"{unset}\n{exc}") from None
+    raise ConfigError(unset)
 
 
 def variables(path: Path) -> list[str]:
@@ -177,37 +177,4 @@ def _expand(
 
 
 def _key_path(where: tuple[Any, ...]) -> str:
-    out = ""
-    for part in where:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def _describe(path: Path, exc: ValidationError, data: dict[str, Any]) -> str:
-    lines = [f"{path}: {exc.error_count()} problem(s):"]
-    for error in exc.errors():
-        where = _key_path(tuple(error["loc"]))
-        label = _label(data, error["loc"])
-        kind = error["type"]
-        if kind == "extra_forbidden":
-            fix = "unknown key: check its spelling against config/example-full.toml"
-        elif kind == "missing":
-            fix = "required key is missing"
-        else:
-            fix = str(error["msg"]).removeprefix("Value error, ")
-        lines.append(f"  - {where}{label}: {fix}")
-    return "\n".join(lines)
-
-
-def _label(data: Any, loc: tuple[Any, ...]) -> str:
-    """` (workspace "acme")` when the path goes through a list of things with ids."""
-    node = data
-    labels = []
-    for part in loc:
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            break
-        if isinstance(part, int) and isinstance(node, dict) and ("id" in node or "name" in node):
-            labels.append(f'"{node.get("id", node.get("name"))}"')
-    return f" ({', '.join(labels)})" if labels else ""
+    return path_text(where)

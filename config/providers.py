@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 
 from config.prices import PriceConfig
+from config.problems import Problem, did_you_mean, raise_all
 from config.strict import Strict
 
 ProviderKind = Literal["anthropic", "bedrock", "vertex", "openai", "offline"]
@@ -162,19 +163,24 @@ def check_provider_names(
     """Every `provider` and `fallback` names an entry (or `default`); `named`: where each
     choice is written, for the error."""
     known = set(entries) | {DEFAULT}
+    found: list[Problem | str] = []
     if DEFAULT in entries:
-        raise ValueError(f"[providers.{DEFAULT}] is taken: `{DEFAULT}` names [provider]")
+        found.append(f"[providers.{DEFAULT}] is taken: `{DEFAULT}` names [provider]")
     for where, names in [("[provider] fallback", default_fallback)] + [
         (f"{where} fallback", choice.fallback or []) for where, choice in named.items()
     ]:
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"{where} names {unknown}, not a [providers.<name>] entry")
+            found.append(
+                f"{where} names {unknown}, not a [providers.<name>] entry"
+                f"{did_you_mean(unknown[0], known)}"
+            )
         if len(set(names)) != len(names):
-            raise ValueError(f"{where} names the same provider twice: {names}")
+            found.append(f"{where} names the same provider twice: {names}")
     for where, choice in named.items():
         if choice.provider is not None and choice.provider not in known:
-            raise ValueError(
+            found.append(
                 f"{where} provider {choice.provider!r} is not a [providers.<name>] entry "
-                f"(known: {sorted(known)})"
+                f"(known: {sorted(known)}){did_you_mean(choice.provider, known)}"
             )
+    raise_all(found)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from config.admin import AdminConfig, WorkspaceAdminConfig, strong
 from config.automation import (
@@ -22,10 +29,12 @@ from config.budgets import BudgetConfig, check_budgets
 from config.consistency import (
     check_admin_tokens,
     check_agent_tools,
+    check_console,
     check_default_agent,
     check_defined_once,
     check_not_shared,
     check_one_primary,
+    check_some_place,
     check_tool_names,
 )
 from config.mcp import (
@@ -35,8 +44,9 @@ from config.mcp import (
     url_secrets,
 )
 from config.memory import MEMORY_TOOLS, MemoryConfig
-from config.platform_sections import sections
+from config.platform_sections import PlatformSection, sections
 from config.platforms import ConsoleConfig
+from config.problems import gather, settle
 from config.providers import (
     Link,
     ModelChoice,
@@ -260,38 +270,40 @@ class WorkspaceConfig(ModelChoice):
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _consistent(self) -> WorkspaceConfig:
+    def _consistent(self, info: ValidationInfo) -> WorkspaceConfig:
         agent_ids = [a.id for a in self.agents]
         operator_ids = [o.id for o in self.operators]
         tool_names = [t.name for t in self.tools]
         servers = {m.name: m for m in self.mcp_servers}
-        check_defined_once(
-            (
-                ("agent", agent_ids),
-                ("operator", operator_ids),
-                ("tool", tool_names),
-                ("admin", [a.id for a in self.admins]),
-                ("MCP server", [m.name for m in self.mcp_servers]),
-            )
+        present = {s.name: on for s in sections() if (on := s.of(self)) is not None}
+        found = gather(
+            lambda: check_defined_once(
+                (
+                    ("agent", agent_ids),
+                    ("operator", operator_ids),
+                    ("tool", tool_names),
+                    ("admin", [a.id for a in self.admins]),
+                    ("MCP server", [m.name for m in self.mcp_servers]),
+                )
+            ),
+            lambda: check_default_agent(self.default_agent, agent_ids),
+            lambda: check_one_primary([o.id for o in self.operators if o.primary]),
+            lambda: check_tool_names(tool_names, servers, BUILTIN_TOOLS + MEMORY_TOOLS),
+            lambda: check_agent_tools(
+                {a.id: a.tools for a in self.agents}, set(tool_names) | set(BUILTIN_TOOLS), servers
+            ),
+            lambda: check_console(self.console.operator if self.console else None, operator_ids),
+            lambda: check_some_place(present, self.console is not None),
+            lambda: no_all_with_others(self.respond_to),
+            lambda: check_automation(self.schedules, self.triggers, agent_ids, operator_ids),
+            lambda: check_budgets(
+                self.budgets, set(agent_ids), set(operator_ids), {s.id for s in self.schedules}
+            ),
+            lambda: check_bindings(
+                self.bindings, agent_ids, present, console=self.console is not None
+            ),
         )
-        check_default_agent(self.default_agent, agent_ids)
-        check_one_primary([o.id for o in self.operators if o.primary])
-        check_tool_names(tool_names, servers, BUILTIN_TOOLS + MEMORY_TOOLS)
-        check_agent_tools(
-            {a.id: a.tools for a in self.agents}, set(tool_names) | set(BUILTIN_TOOLS), servers
-        )
-        if self.console and self.console.operator not in operator_ids:
-            raise ValueError(f"console.operator {self.console.operator!r} is not an operator")
-        present = {s.name: found for s in sections() if (found := s.of(self)) is not None}
-        if not (present or self.console):
-            named = [f"[{s.name}]" for s in sections()]
-            raise ValueError(f"the workspace has no {', '.join(named)} or [console] section")
-        no_all_with_others(self.respond_to)
-        check_automation(self.schedules, self.triggers, agent_ids, operator_ids)
-        check_budgets(
-            self.budgets, set(agent_ids), set(operator_ids), {s.id for s in self.schedules}
-        )
-        check_bindings(self.bindings, agent_ids, present, console=self.console is not None)
+        settle(found, info, ("workspaces", self.id))
         return self
 
     def primary_operator(self) -> OperatorConfig:
@@ -341,29 +353,34 @@ class SwitchboardConfig(Strict):
         return found
 
     @model_validator(mode="after")
-    def _unique_workspaces(self) -> SwitchboardConfig:
-        check_defined_once((("workspace", [w.id for w in self.workspaces]),))
-        check_not_shared(
-            tools=[t.name for w in self.workspaces for t in w.tools],
-            servers=[m.name for w in self.workspaces for m in w.mcp_servers],
-        )
-        for s in sections():
-            if s.distinct is not None:
-                used = [getattr(found, s.distinct) for w in self.workspaces if (found := s.of(w))]
-                if len(used) != len(set(used)):
-                    raise ValueError(f"two workspaces use the same {s.title} {s.distinct}")
+    def _unique_workspaces(self, info: ValidationInfo) -> SwitchboardConfig:
         tokens = [a.token.get_secret_value() for w in self.workspaces for a in w.admins]
         if self.admin.token is not None:
             tokens.append(self.admin.token.get_secret_value())
-        check_admin_tokens(tokens)
-        floor = self.server.schedule_min_every
-        check_every_floor({w.id: w.schedules for w in self.workspaces}, floor)
         choices: dict[str, ModelChoice] = {}
         for w in self.workspaces:
             choices[f"workspace {w.id}"] = w
             choices.update({f"agent {w.id}/{a.id}": a for a in w.agents})
-        check_provider_names(self.providers, self.provider.fallback, choices)
+        found = gather(
+            lambda: check_defined_once((("workspace", [w.id for w in self.workspaces]),)),
+            lambda: check_not_shared(
+                tools=[t.name for w in self.workspaces for t in w.tools],
+                servers=[m.name for w in self.workspaces for m in w.mcp_servers],
+            ),
+            *(lambda s=s: self._distinct(s) for s in sections() if s.distinct is not None),
+            lambda: check_admin_tokens(tokens),
+            lambda: check_every_floor(
+                {w.id: w.schedules for w in self.workspaces}, self.server.schedule_min_every
+            ),
+            lambda: check_provider_names(self.providers, self.provider.fallback, choices),
+        )
+        settle(found, info)
         return self
+
+    def _distinct(self, s: PlatformSection[Any]) -> None:
+        used = [getattr(found, s.distinct or "") for w in self.workspaces if (found := s.of(w))]
+        if len(used) != len(set(used)):
+            raise ValueError(f"two workspaces use the same {s.title} {s.distinct}")
 
     def chain_of(self, workspace: WorkspaceConfig, agent: AgentConfig) -> list[Link]:
         """The connections `agent`'s turns try, in order (config/providers.py)."""

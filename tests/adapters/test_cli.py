@@ -89,8 +89,7 @@ def test_a_misspelt_key_names_file_key_and_fix(tmp_path: Path, command: str) -> 
     assert result.stdout == ""
     assert result.stderr == (
         f"switchboard: {config}: 1 problem(s):\n"
-        '  - workspaces[0].queue_mod ("local"): unknown key: check its spelling against'
-        " config/example-full.toml\n"
+        '  - workspaces[0].queue_mod ("local"): unknown key; did you mean queue_mode? (line 13)\n'
     )
 
 

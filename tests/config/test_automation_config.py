@@ -79,13 +79,13 @@ HOW = 'cron = "0 9 * * 1-5", every = "15m" or at = "2026-12-01T09:00:00+01:00"'
         ),
         (
             [schedule(agent="nobody", every="1h", prompt="x")],
-            "workspaces[0] (\"local\"): schedule 'morning': agent = 'nobody' is not an agent of "
-            "this workspace; use one of ['assistant']",
+            'workspaces[0].schedules[0].agent ("local", "morning"): schedule \'morning\': '
+            "agent = 'nobody' is not an agent of this workspace; use one of ['assistant']",
         ),
         (
             [schedule(every="1h", prompt="x", deliver="carol")],
-            "workspaces[0] (\"local\"): schedule 'morning': deliver = 'carol' must be "
-            '"primary", "silent" or an operator id: [\'you\']',
+            'workspaces[0].schedules[0].deliver ("local", "morning"): schedule \'morning\': '
+            "deliver = 'carol' must be \"primary\", \"silent\" or an operator id: ['you']",
         ),
         (
             [schedule(every="1h", prompt="x"), schedule(every="2h", prompt="y")],

@@ -97,7 +97,8 @@ def test_the_variables_a_file_uses_are_listed(tmp_path: Path) -> None:
     [
         (
             ("primary = true", "primary = false"),
-            'workspaces[0] ("local"): exactly one operator must have primary = true (found 0)',
+            'workspaces[0].operators ("local"): exactly one operator must have primary = true'
+            " (found 0)",
         ),
         (('"disk_usage"]', '"disk_usge"]'), "agent 'assistant' lists unknown tool 'disk_usge'"),
         (

@@ -120,7 +120,7 @@ async def test_a_config_that_does_not_validate_is_refused_and_the_running_one_st
     edit(app, 'default_agent = "assistant"', 'default_agent = "nobody"')
     report = await app.reload()
     assert not report.ok
-    assert "default_agent 'nobody' is not one of the agents" in report.errors
+    assert "default_agent (\"acme\"): 'nobody' is not one of the agents" in report.errors
     assert app.config is before and app.live.bots("telegram")["acme"] is bot
     telegram_api.push_message("still here", user=1001)
     await until(lambda: bool(replies(telegram_api, 1001)))
