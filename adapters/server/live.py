@@ -109,7 +109,12 @@ class LiveAdapters:
         """Start the workspace's bots, in the platforms' order."""
         for platform in self.platforms.values():
             if (bot := platform.bots.get(workspace_id)) is not None:
-                await bot.start(public_url)
+                try:
+                    await bot.start(public_url)
+                except Exception as exc:  # said in /status, `switchboard status`, the console
+                    said = f"{type(exc).__name__}: {exc}"[:300]
+                    self._bridge.metrics.platform_call_failed(platform.name, workspace_id, said)
+                    raise
                 self._bridge.metrics.connection(platform.name, workspace_id, up=True)
 
     async def restart(

@@ -32,14 +32,18 @@ class HealthStore:
     async def keep(
         self, rows: list[tuple[str, str, bool, str]], replica: str | None, at: float
     ) -> None:
-        """(subject, workspace, ok, words) each, as found now; this replica's subjects no
+        """(subject, workspace, ok, words) each, as found now (the secrets the process knows
+        masked: an error may quote a URL with a token in it); this replica's subjects no
         longer found go."""
         subjects = [r[0] for r in rows]
         async with self._store.write() as w:
             if rows:
                 w.write_sql(
                     UPSERT,
-                    [(s, ws, 1 if ok else 0, words, replica, at) for s, ws, ok, words in rows],
+                    [
+                        (s, ws, 1 if ok else 0, w.mask(words), replica, at)
+                        for s, ws, ok, words in rows
+                    ],
                     many=True,
                 )
             mine = "replica IS NULL" if replica is None else "replica = ?"
