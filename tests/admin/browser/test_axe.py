@@ -153,8 +153,30 @@ async def test_no_serious_violation_on_any_page_at_either_width(
             await page.goto(base + path)
             await expect(page.locator("h1")).to_have_count(1)
             found += await check(page, axe, size["width"])
+            found += await titled(page, path) if size is DESKTOP else []
+            found += await one_line_headers(page, path) if size is DESKTOP else []
         await context.close()
     assert found == [], "axe found:\n" + "\n".join(found)
+
+
+async def one_line_headers(page: Page, path: str) -> list[str]:
+    """On a desktop, a column's header is on one line (not "State" a letter a line)."""
+    wrapped = await page.locator("th").evaluate_all(
+        "hs => hs.filter(h => !h.querySelector('.visually-hidden')).filter(h => {"
+        " const r = document.createRange(); r.selectNodeContents(h);"
+        " return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size > 1; })"
+        ".map(h => h.textContent.trim())"
+    )
+    return [f"{path}: the header {h!r} wraps" for h in wrapped]
+
+
+async def titled(page: Page, path: str) -> list[str]:
+    """A workspace's page is titled "Page · workspace · Switchboard"."""
+    title = await page.title()
+    scheme = r".+ · acme · Switchboard" if "/w/acme/" in path else r".+ · Switchboard"
+    if re.fullmatch(scheme, title) and "ses_" not in title:
+        return []
+    return [f"{path}: the title {title!r} is not 'Page · workspace · Switchboard'"]
 
 
 async def check(page: Page, axe: Axe, width: int) -> list[str]:

@@ -162,3 +162,31 @@ async def test_log_in_edit_a_schedule_and_approve_a_call_by_keyboard(
     await expect(page.get_by_role("status")).to_have_text(re.compile(r"^Approved apr_\w+\.$"))
     await expect(page.locator("#no-approvals")).to_be_visible()
     await until(lambda: "Deployed." in telegram_api.chat(OPERATOR), wait_s=30)
+
+
+async def test_a_refused_setting_is_marked_on_its_field_and_focused(
+    console: Console, page: Page, app: App
+) -> None:
+    """The settings form refused twice, by the form (a Telegram id that is not a number) and by
+    the config (a tool the workspace does not have): each time the field is named, marked
+    invalid with its message in the admin's words, and has the focus."""
+    await console.log_in(ACME_TOKEN)
+    await console.open("/w/acme/config")
+    await expect(page).to_have_title("Settings · acme · Switchboard")
+    alice = page.get_by_role("textbox", name="Telegram user id of operator alice")
+    await alice.fill("alice")
+    await page.get_by_role("button", name="Apply").click()
+    await expect(alice).to_be_focused()
+    await expect(alice).to_have_attribute("aria-invalid", "true")
+    await expect(alice).to_have_accessible_description(
+        "operator alice: a Telegram user id is a number, not 'alice'"
+    )
+    await alice.fill(str(OPERATOR))
+    tools_field = page.get_by_role("textbox", name="Tools (comma-separated)")
+    await tools_field.fill("notify_operator, no_such_tool")
+    await page.get_by_role("button", name="Apply").click()
+    await expect(page.get_by_role("alert")).to_contain_text("no_such_tool")
+    await expect(tools_field).to_be_focused()
+    await expect(tools_field).to_have_attribute("aria-invalid", "true")
+    await expect(tools_field).to_have_accessible_description(re.compile("no_such_tool"))
+    assert "workspaces[" not in await page.locator("main").inner_text(), "no config key paths"
