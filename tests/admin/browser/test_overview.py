@@ -88,7 +88,9 @@ async def test_the_first_page_says_what_runs_waits_and_failed_live_by_conversati
     await expect(failed).to_contain_text("Not enough rights to send text messages")
     telegram_api.push_message("deploy the release", user=OPERATOR, **group)
     waiting = acme.locator('[data-waiting="approvals"]')
-    await expect(waiting).to_contain_text(f"deploy for assistant in {OPS} waits for user1001 (")
+    await expect(waiting).to_contain_text(
+        f"deploy for assistant in {OPS} (user1001) waits for user1001 ("
+    )
     await expect(waiting.locator("code")).to_have_text("deploy")  # a tool's name, as code
     telegram_api.push_message("run the checks", user=OPERATOR)
     await wait_for(app.runtime, EventType.TOOL_STARTED, lambda e: e.data.name == GATED)
@@ -124,7 +126,8 @@ async def test_the_first_page_says_what_runs_waits_and_failed_live_by_conversati
     await expect(refused).to_have_text([OPS])
     await console.open("/w/acme/")
     rows = page.locator("#sessions tr[data-session]")
-    await expect(rows.locator("a.session")).to_have_text([OPS, DM])  # by name, oldest first
+    # by name (a group's with who wrote there), oldest first
+    await expect(rows.locator("a.session")).to_have_text([f"{OPS} (user1001)", DM])
     await expect(rows.filter(has_text=OPS).locator('[data-field="doing"]')).to_contain_text(
         "waiting for user1001 to approve deploy for "
     )

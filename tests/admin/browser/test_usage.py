@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,8 @@ async def test_the_usage_tab_charts_the_days_and_approves_a_held_turn(
     )
     assert tallest[-1] == max(tallest) > 10 * min(tallest), "today's bar is the tall one"
     cost = await page.locator('#totals tr[data-period="today"] [data-field="cost"]').inner_text()
-    assert (await today.locator("title").text_content() or "").endswith(f": {cost}")
+    said = await today.locator("title").text_content() or ""
+    assert re.search(rf": {re.escape(cost)} and [\d,]+ tokens$", said), "dollars and tokens"
     await expect(page.locator("#budgets tr[data-budget]")).to_have_count(2)
     monthly = page.locator('#budgets tr[data-budget="agent:assistant/month"]')
     await expect(monthly.locator("meter")).to_be_visible()
