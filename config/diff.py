@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from config.changes import changes
 from config.errors import ConfigError
 from config.loading import parse
 from config.providers import DEFAULT, Link
@@ -30,6 +31,11 @@ class ReloadReport(BaseModel):
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     restart_needed: tuple[str, ...] = ()
+    # What changed, key by key (config/changes.py): a line per changed workspace
+    # (`local: agents.assistant.model: claude-a -> claude-b; schedules.pulse added`), and
+    # one per section that needs a restart (`queue: cap: 10 -> 20`). Never a secret's value.
+    details: tuple[str, ...] = ()
+    restart_details: tuple[str, ...] = ()
     errors: str = ""  # as check-config prints them
 
     @property
@@ -42,19 +48,21 @@ class ReloadReport(BaseModel):
         if not self.ok:
             return ["refused; the running config stays:", self.errors]
         out = [
-            f"workspaces {what}: {', '.join(ids)}"
-            for what, ids in (
-                ("changed", self.changed),
-                ("added", self.added),
-                ("removed", self.removed),
+            line
+            for what, ids, details in (
+                ("changed", self.changed, self.details),
+                ("added", self.added, ()),
+                ("removed", self.removed, ()),
             )
             if ids
+            for line in [f"workspaces {what}: {', '.join(ids)}", *(f"  {d}" for d in details)]
         ] or ["no workspace changed"]
         if self.restart_needed:
             out.append(
                 f"needs a restart to take effect (running values kept): "
                 f"{', '.join(self.restart_needed)}"
             )
+            out += [f"  {d}" for d in self.restart_details]
         if self.errors:  # applied, but a bot refused to start
             out.append(f"not running (fix it and reload again): {self.errors}")
         return out
@@ -94,9 +102,21 @@ def plan(
         if (old[i].console if i in old else None) != now[i].console
     )
     restart += models_changed(running, new)
+    changed = tuple(i for i in now if i in old and now[i] != old[i])
+    secrets = [*running.secret_values(), *new.secret_values()]
+
+    def said(name: str, before: object, after: object) -> str:
+        return f"{name}: {'; '.join(changes(before, after, secrets))}"
+
     report = ReloadReport(
         ok=True,
-        changed=tuple(i for i in now if i in old and now[i] != old[i]),
+        changed=changed,
+        details=tuple(said(i, old[i], now[i]) for i in changed),
+        restart_details=tuple(
+            said(name, getattr(running, name), getattr(new, name))
+            for name in restart
+            if name in fields
+        ),
         added=tuple(i for i in now if i not in old),
         removed=tuple(i for i in old if i not in now),
         restart_needed=restart,

@@ -46,7 +46,8 @@ def report_fields(report: ReloadReport) -> dict[str, Any]:
         "removed": report.removed,
         "restart_needed": report.restart_needed,
     }
-    return {"what": "; ".join(report.lines())} | {k: list(v) for k, v in named.items() if v}
+    what = "; ".join(line.strip() for line in report.lines())
+    return {"what": what} | {k: list(v) for k, v in named.items() if v}
 
 
 def holder(database: str | Path) -> int | None:

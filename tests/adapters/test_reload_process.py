@@ -67,10 +67,13 @@ async def test_reload_checks_the_file_then_the_running_process_applies_it(
         await proc.stdin.drain()
         await read_until(proc, "Done: 2 step(s)")
         log = (tmp_path / "switchboard.log").read_text()
-        assert "config applied what='workspaces changed: local' changed=['local']" in log
+        assert (
+            "config applied what='workspaces changed: local; local: queue_mode: steer -> followup'"
+            " changed=['local']" in log
+        )
         assert (
             "config applied what='no workspace changed; needs a restart to take effect"
-            " (running values kept): queue' restart_needed=['queue']" in log
+            " (running values kept): queue; queue: cap: 100 -> 7' restart_needed=['queue']" in log
         ), "each reload is one line saying what it changed"
     finally:
         proc.send_signal(signal.SIGTERM)

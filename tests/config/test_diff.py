@@ -52,7 +52,10 @@ def test_other_sections_keep_their_running_values_and_need_a_restart() -> None:
     effective, report = plan(config(), config(BASE.replace("cap = 10", "cap = 3")))
     assert report.restart_needed == ("queue",)
     assert effective.queue.cap == 10
-    assert report.lines()[-1] == ("needs a restart to take effect (running values kept): queue")
+    assert report.lines()[-2:] == [
+        "needs a restart to take effect (running values kept): queue",
+        "  queue: cap: 10 -> 3",
+    ]
 
 
 def test_the_terminal_console_of_a_workspace_needs_a_restart() -> None:
@@ -97,3 +100,21 @@ def test_an_agents_new_model_or_fallback_needs_a_restart() -> None:
         "the provider, model or fallback of agent acme/a",
         "the provider, model or fallback of agent globex/a",
     )
+
+
+def test_what_changed_is_listed_key_by_key_and_a_secret_only_as_changed() -> None:
+    new = (
+        BASE.replace('bot_token = "1:T"', 'bot_token = "1:NEW-TOKEN"')
+        .replace('agents = [{ id = "a" }]\n"""', "")
+        .replace("telegram_user_id = 7", "telegram_user_id = 8")
+        .replace('agents = [{ id = "a" }]\n', 'agents = [{ id = "a", model = "claude-b" }]\n', 2)
+        + '\n[[workspaces.schedules]]\nid = "pulse"\nagent = "a"\nevery = "1h"\nprompt = "x"\n'
+    )
+    _, report = plan(config(), config(new))
+    assert report.lines()[:3] == [
+        "workspaces changed: acme, globex",
+        "  acme: agents.a.model: none -> claude-b",
+        "  globex: telegram.bot_token changed; operators.gus.telegram_user_id: 7 -> 8;"
+        " agents.a.model: none -> claude-b; schedules.pulse added",
+    ]
+    assert "NEW-TOKEN" not in "\n".join(report.lines()) and "1:T" not in str(report.details)
