@@ -117,14 +117,15 @@ async def live_data(app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTe
 
 
 async def pages(page: Page, base: str) -> list[str]:
-    """Every page to check: the board, each tab of acme, a session and its audit trail."""
+    """Every page to check: the board, each tab of acme, a session and its audit trail; the
+    last is Settings, for its Reload from file."""
     paths = ["/admin/", *(f"/admin/w/acme/{tab}" for tab in TABS)]
     await page.goto(base + "/admin/w/acme/approvals")
     session = page.locator('#approvals [data-field="conversation"] a')
     await expect(session).to_have_count(1)
     href = await session.get_attribute("href")
     assert href
-    return [*paths, href, href + "/audit", "/admin/w/acme/memory/assistant"]
+    return [*paths[:-1], href, href + "/audit", "/admin/w/acme/memory/assistant", paths[-1]]
 
 
 def described(url: str, width: int, violation: dict[str, Any]) -> list[str]:
@@ -156,6 +157,10 @@ async def test_no_serious_violation_on_any_page_at_either_width(
             found += await titled(page, path) if size is DESKTOP else []
             found += await one_line_headers(page, path) if size is DESKTOP else []
             found += await stray_labels(page, path) if size is PHONE else []
+        # the page a global admin's Reload from file (on Settings) answers with
+        await page.get_by_role("button", name="Reload from file").click()
+        await expect(page.get_by_role("heading", name="Config reload")).to_be_visible()
+        found += await check(page, axe, size["width"])
         await context.close()
     assert found == [], "axe found:\n" + "\n".join(found)
 
