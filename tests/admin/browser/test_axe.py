@@ -38,7 +38,13 @@ pytestmark = LOOP
 DESKTOP = {"width": 1280, "height": 800}
 FAILING = {"critical", "serious"}
 SCHEDULES = [
-    {"id": "pulse", "agent": "assistant", "every": "1h", "prompt": "Anything stuck?"},
+    {
+        "id": "pulse",
+        "agent": "assistant",
+        "every": "1h",
+        "prompt": "Look at the deploy queue, the failed jobs of the night and the disk of each "
+        "build host; tell me only what is stuck or full, with the job's link.",
+    },
     {
         "id": "morning-report",
         "agent": "assistant",
