@@ -32,6 +32,14 @@ OPERATOR = int(ALICE["telegram_user_id"])
 DM = f"Telegram, DM with user{OPERATOR}"  # the fake names alice "user1001"
 TASK = "count the lines of every log file under /var/log and say which file grew the most today"
 SHORT_TASK = "count the lines of every log file under /var/log and say wh\u2026"
+PULSE = {  # run only when asked: "Run now" on the Schedules page
+    "id": "pulse",
+    "agent": "assistant",
+    "cron": "0 3 * * *",
+    "prompt": "Say how the disk is.",
+    "enabled": False,
+    "deliver": "silent",
+}
 FRESH = "Started a fresh session; the agent no longer sees the earlier conversation."
 
 
@@ -41,6 +49,7 @@ def unpriced_config(
     """acme on Telegram (alice), its agent able to spawn a child, on a model without a price."""
     bot = {"bot_token": telegram_api.token, "api_base_url": telegram_api.base_url}
     acme = workspace("acme", [ALICE], telegram=bot, agent_tools=("spawn_agent",))
+    acme["schedules"] = [PULSE]
     return write_config(
         topology.folder / "switchboard.toml",
         db=topology.db,
@@ -198,3 +207,24 @@ async def test_sessions_are_named_not_numbered_on_every_page(
         today = sum(used.values())  # every call was today
         assert f"{today:,} tokens a day at most" in words
         assert "$0.00 a day at most" not in words
+
+
+async def test_a_schedules_session_is_named_by_its_schedule(
+    app: App, anthropic_api: FakeAnthropic
+) -> None:
+    """Not "no conversation": the schedule that started it."""
+    anthropic_api.script = [text("The disk is fine.")]
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+        status, _ = await client.post("/admin/w/acme/schedules/pulse", {"action": "run"})
+        assert status == 200
+        await until(lambda: len(app.runtime.sessions) == 1, wait_s=20)
+        await app.runtime.wait_idle()
+        [session_id] = list(app.runtime.sessions)
+        _, html = await client.get("/admin/w/acme/")
+        assert links(html, "session") == [(session_id, "schedule pulse")]
+        assert f'title="{session_id}"><code>pulse</code>' not in html  # the words come first
+        assert 'title="' + session_id + '">schedule <code>pulse</code></a>' in html
+        assert "no conversation" not in shown(html)
+        _, html = await client.get(f"/admin/w/acme/sessions/{session_id}")
+        assert "schedule pulse \u00b7 assistant" in shown(html)
