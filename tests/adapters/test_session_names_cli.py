@@ -6,6 +6,7 @@ used, largest first, and prints only the days with use (the rest of the month on
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,5 +136,11 @@ async def test_status_and_usage_name_every_session(
         today_cells = days[2].split()[1:]
         assert days[3].split()[3:] == today_cells, "the days' sum is today's: no other day used"
         assert out.count("no model calls") == 1, out
+
+        code, out = await run_to_end("usage", "--config", file, "--json")
+
+        assert code == 0, out
+        [local] = json.loads(out)["workspaces"]
+        assert [(s["id"], s["name"]) for s in local["sessions"]] == [(s, named[s]) for s in ranked]
     finally:
         await console.close()

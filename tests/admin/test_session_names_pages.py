@@ -181,6 +181,8 @@ async def test_sessions_are_named_not_numbered_on_every_page(
         assert f"as a child agent of {named[current.id]}" in words
         assert f'title="{current.id}" data-field="parent">' in html
         assert "ses_" not in words
+        status, html = await client.get(f"/admin/w/acme/sessions/{child.id}/audit")
+        assert f"<title>Audit trail of child of {DM}: {SHORT_TASK} \u00b7 acme" in html
         status, html = await client.get(f"/admin/w/acme/sessions/{current.id}")
         assert f"{named[current.id]} \u00b7 assistant" in shown(html)
         assert f'title="{child.id}">child of {DM}: {SHORT_TASK}</a>' in html

@@ -70,12 +70,14 @@ async def audit(request: web.Request) -> web.Response:
     older, newer = _seq(request, "older"), _seq(request, "newer")
     try:
         events = await _history(request).audit(workspace.id, session_id, older=older, newer=newer)
+        detail = await view_of(request).session(workspace.id, session_id)
     except NotInWorkspace as exc:
         raise web.HTTPNotFound(text=str(exc)) from None
     return render(
         request,
         "audit.html",
         session_id=session_id,
+        session_name=detail.row.name,
         events=events,
         paged=older is not None or newer is not None,
         when=when,
