@@ -122,11 +122,12 @@ class Dispatcher:
                 self._presenter.stream(event.run_id, delta, restart=restart)
             case ProviderRetry(error=error) if event.run_id and error.startswith(FALLING_BACK):
                 await self._presenter.note(event.run_id, error)
-            case AssistantText(text=text, tool_calls=calls) if event.run_id:
+            case AssistantText(text=text, tool_calls=calls, wakeup=wakeup) if event.run_id:
                 self._presenter.round_over(event.run_id, tool_calls=bool(calls))
-                if calls and text.strip():
+                if calls and text.strip() and not wakeup:
                     # What the agent says while it works (its final words are the turn
-                    # result): a note under the step.
+                    # result): a note under the step. Words with a wake-up are the answer
+                    # once it is set: as a note too, a terminal would print them twice.
                     await self._presenter.note(event.run_id, text.strip())
 
     # -- handlers ----------------------------------------------------------------------

@@ -175,7 +175,10 @@ class Reader:
         session_id = notification.session_id if notification is not None else facts.session_id
         if session_id is None or held_back:
             return facts
-        held = await held_now(self._runtime, session_id, zone(sender.workspace.timezone))
+        profile = self._platforms.profile(chat.route.platform)
+        buttons = profile is None or profile.limits.buttons
+        tz = zone(sender.workspace.timezone)
+        held = await held_now(self._runtime, session_id, tz, buttons=buttons)
         return replace(facts, held=held)
 
     def _knows(self, session_id: str) -> bool:

@@ -57,6 +57,11 @@ class Router:
         route = first.message.provenance.reply_route if first else None
         return Route.model_validate(route) if route else None
 
+    def has_buttons(self, route: Route) -> bool:
+        """Whether messages to `route` show buttons (else a notice names their commands)."""
+        profile = self._platforms.profile(route.platform)
+        return profile is None or profile.limits.buttons
+
     def _usable(self, route: Route) -> bool:
         workspace = self._workspace_of(route)
         profile = self._platforms.profile(route.platform)

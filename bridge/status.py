@@ -125,14 +125,15 @@ class Status:
         mode = texts.STATUS_MODE.format(mode=s.mode.value, words=texts.QUEUE_MODE_WORDS[s.mode])
         queue = texts.STATUS_QUEUE.format(count=own.queued, mode=mode)
         lines.append(queue if own.queued else texts.STATUS_QUEUE_EMPTY.format(mode=mode))
-        if s.context_tokens is None:
+        tokens = s.context_tokens  # measured in this process, else as the last turn left it
+        if tokens is None:
+            tokens = await runtime.store.history.last_context_tokens(session_id)
+        if tokens is None:
             lines.append(texts.CONTEXT_UNKNOWN.format(window=s.context_window))
         else:
-            share = s.context_tokens / s.context_window
+            share = tokens / s.context_window
             lines.append(
-                texts.CONTEXT_USE.format(
-                    tokens=s.context_tokens, window=s.context_window, share=share
-                )
+                texts.CONTEXT_USE.format(tokens=tokens, window=s.context_window, share=share)
             )
         if (fallback := on_fallback(runtime, session_id)) is not None:
             lines.append(fallback_line(fallback, tz, now))

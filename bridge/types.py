@@ -197,6 +197,9 @@ class TransportLimits:
     # platform may hold less text beside them (a Slack section block: 3,000 characters);
     # None: `max_chars`.
     max_chars_with_buttons: int | None = None
+    # Whether it shows buttons under a message (a terminal does not): where it does not, a
+    # notice names the command a button would have run.
+    buttons: bool = True
 
     def max_chars_for(self, kind: DeliveryKind, *, buttons: bool = False) -> int:
         """`buttons`: the message carries buttons of its own (`Button`), whatever its kind."""

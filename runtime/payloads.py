@@ -146,6 +146,8 @@ class AssistantText(Payload):
     text: str
     round: int
     tool_calls: int
+    # A call sets a wake-up: if it does, the turn ends with these words as its answer.
+    wakeup: bool = False
 
 
 class ToolStarted(Payload):

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from runtime.payloads import AssistantText
 from runtime.providers.base import ProviderRequest, ProviderResponse, StopReason, Usage
 from runtime.records import ApprovalRecord, RunStatus
 from runtime.spend import SpendHold
+from runtime.tools.builtins import ScheduleWakeup
 from runtime.tools.envelope import ToolResult
 from runtime.transcript import TextBlock, ToolUseBlock, TranscriptMessage
 
@@ -130,3 +132,11 @@ def resolve_tools(
     if ending and not admitted:
         return EndForWakeup(step.text.strip() or ending[0].summary_text)
     return NextRound()
+
+
+def words_of(recorded: TranscriptMessage, round_no: int) -> AssistantText:
+    """What the model said in a round, for the ledger: with tool calls, words said while it
+    works, unless a call sets a wake-up (then, once it is set, they are the turn's answer)."""
+    uses = recorded.tool_uses()
+    wakeup = any(u.name == ScheduleWakeup.spec.name for u in uses)
+    return AssistantText(text=recorded.text(), round=round_no, tool_calls=len(uses), wakeup=wakeup)

@@ -54,6 +54,7 @@ from runtime.steps import (
     WaitForApproval,
     resolve_round,
     resolve_tools,
+    words_of,
 )
 from runtime.store.usage import Bill, bill_of
 from runtime.tool_round import ToolRunner
@@ -222,9 +223,7 @@ class Turn:
         repeated = self.transcript.repeated_tool_ids(recorded)  # such a round fails
         said = None
         if not repeated and recorded.says_anything():
-            said = AssistantText(
-                text=recorded.text(), round=round_no, tool_calls=len(recorded.tool_uses())
-            )
+            said = words_of(recorded, round_no)
         await self._settle(response, recorded, said)
         if repeated:
             raise ProviderError(

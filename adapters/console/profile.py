@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adapters.console.markup import render
 from bridge import TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
 
@@ -13,13 +14,15 @@ CONVERSATION = "console"  # the one conversation: this terminal
 
 @dataclass(frozen=True, slots=True)
 class ConsoleProfile:
-    """The terminal: plain text, no limits to speak of, its one operator from the config."""
+    """The terminal: markdown shown as plain text, no buttons, no limits to speak of, its one
+    operator from the config."""
 
     name: str = NAME
-    limits: TransportLimits = field(default=TransportLimits(max_chars=100_000))
+    limits: TransportLimits = field(default=TransportLimits(max_chars=100_000, buttons=False))
 
     def render(self, text: str) -> str:
-        return text
+        """Markdown as plain text: the terminal shows no markup (`adapters/console/markup`)."""
+        return render(text)
 
     def serves(self, workspace: WorkspaceConfig) -> bool:
         return workspace.console is not None

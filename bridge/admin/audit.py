@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bridge.admin.records import AuditEntry
-from bridge.admin.words import chars, short_input, took
+from bridge.admin.words import by_admin, chars, short_input, took
 from bridge.approvals import masked
 from bridge.events import AdminAction, AdminActionKind, InboundTruncated, OutputUnroutable
 from bridge.events import NotificationUnroutable as Unroutable
 from bridge.store import NotificationRoute
+from bridge.types import DeliveryStatus
 from runtime.events import Event
+from runtime.messages import MessageKind, Origin
 from runtime.payloads import (
     ApprovalDecided,
     ApprovalRequested,
@@ -63,6 +65,25 @@ _ADMIN_ACTIONS = {
     AdminActionKind.APPROVE_SPEND: "approved the spend of the held turn",
     AdminActionKind.FORGET_MEMORY: "had the agent forget a memory",
 }
+# What a message other than an operator's is, in the audit's words.
+_KINDS = {
+    MessageKind.TASK_REQUEST: "a task",
+    MessageKind.TASK_RESULT: "its report",
+    MessageKind.TIMER_TICK: "a scheduled run",
+    MessageKind.CHANNEL_EVENT: "an event",
+    MessageKind.CONTROL: "a control message",
+}
+_DELIVERY = {
+    DeliveryStatus.PENDING: "not sent yet",
+    DeliveryStatus.SENDING: "being sent",
+    DeliveryStatus.ACCEPTED_BY_TRANSPORT: "delivered",
+    DeliveryStatus.FAILED: "its delivery failed",
+}
+
+
+def admin_action_words(action: AdminActionKind) -> str:
+    """What an admin did, in words ("ran a schedule now"), for every list of their actions."""
+    return _ADMIN_ACTIONS.get(action, action.replace("_", " "))
 
 
 def entry(
@@ -117,9 +138,10 @@ def _agent_said(data: object) -> str | None:
 def _message_said(data: object) -> str | None:
     """What became of an operator's message, or of the agent's output, on its way."""
     match data:
-        case MessageQueued(sender=sender, decision=decision, kind=kind):
-            what = "a message" if kind == "operator_prompt" else kind.replace("_", " ")
-            return f"{_who(sender)} sent {what}: {_DECISIONS.get(decision, decision)}"
+        case MessageQueued(sender=sender, decision=decision, kind=kind, origin=origin):
+            what = _KINDS.get(kind, "a message")
+            who = _who(sender, origin)
+            return f"{who} sent {what}: {_DECISIONS.get(decision, decision)}"
         case InterjectionAdmitted(boundary=boundary, sender=sender, message_id=message_id):
             where = boundary.replace("_", " ")
             return f"{_who(sender)}'s message {message_id} joined the running turn ({where})"
@@ -171,8 +193,14 @@ def _notice_said(data: object, routes: Mapping[str, NotificationRoute]) -> str |
     return None
 
 
-def _who(sender: str | None) -> str:
-    return f"operator {sender}" if sender else "someone"
+def _who(sender: str | None, origin: Origin | None = None) -> str:
+    """Who sent a message: an operator, or an agent (a parent's task, a child's report: its
+    sender is an agent id, `workspace/agent`, which no operator id is)."""
+    if not sender:
+        return "someone"
+    if origin is Origin.TASK or (origin is None and "/" in sender):
+        return f"agent {sender}"
+    return f"operator {sender}" if origin in (None, Origin.OPERATOR) else sender
 
 
 def _tool_finished(finished: ToolFinished, call: ToolCallRecord | None) -> str:
@@ -183,6 +211,8 @@ def _tool_finished(finished: ToolFinished, call: ToolCallRecord | None) -> str:
     name, summary = finished.name, finished.summary
     if error is not None and error.kind in ("denied", "approval_timed_out"):
         return f"tool {name} was not run: {summary}"
+    if error is not None and error.kind == "interrupted":  # a restart cut it off
+        return f"tool {name} was interrupted" + (f" after {ran}" if ran else "") + f": {summary}"
     if finished.status is ToolStatus.CANCELLED:
         return f"tool {name} stopped" + (f" after {ran}" if ran else "") + f": {summary}"
     outcome = "ok" if finished.status is ToolStatus.SUCCESS else f"error: {summary}"
@@ -216,12 +246,12 @@ def _approval(tool: str, status: ApprovalStatus, by: str | None) -> str:
 
 
 def _admin(admin: str, action: AdminActionKind, detail: str) -> str:
-    did = _ADMIN_ACTIONS.get(action, action.replace("_", " "))
+    did = admin_action_words(action)
     if action is AdminActionKind.STOP_TURN and detail == "stopped":
-        return f"admin {admin} {did}"
+        return f"{by_admin(admin)} {did}"
     if action is AdminActionKind.SET_QUEUE_MODE:
-        return f"admin {admin} {did}: {detail.replace(' -> ', ARROW)}"
-    return f"admin {admin} {did} ({detail})"
+        return f"{by_admin(admin)} {did}: {detail.replace(' -> ', ARROW)}"
+    return f"{by_admin(admin)} {did} ({detail})"
 
 
 def _notification(n: NotificationRequested, route: NotificationRoute | None) -> str:
@@ -233,4 +263,6 @@ def _notification(n: NotificationRequested, route: NotificationRoute | None) -> 
     if route.route is None:
         return f"{head}: no route ({route.routing}) \u2014 {n.summary}"
     where = route.route.conversation_key
-    return f"{head} via {where}, delivery {route.delivery_status} \u2014 {n.summary}"
+    status = route.delivery_status
+    sent = _DELIVERY.get(status, str(status)) if status is not None else "not sent yet"
+    return f"{head} via {where}, {sent} \u2014 {n.summary}"

@@ -181,6 +181,10 @@ def _call(
     )
 
 
+# A call that did not fail of itself: never run, or cut off by a restart (`runtime/recovery.py`).
+CUT_SHORT = {"denied": "denied", "approval_timed_out": "timed out", "interrupted": "interrupted"}
+
+
 def _call_outcome(result: ToolResult | None, waiting: bool, running: bool) -> str:
     if result is None:
         if waiting:
@@ -191,7 +195,7 @@ def _call_outcome(result: ToolResult | None, waiting: bool, running: bool) -> st
     if result.status is ToolStatus.CANCELLED:
         return "stopped"
     kind = result.error.kind if result.error is not None else ""
-    return {"denied": "denied", "approval_timed_out": "timed out"}.get(kind, "error")
+    return CUT_SHORT.get(kind, "error")
 
 
 def _result_text(result: ToolResult) -> str:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bridge.admin.errors import NotInWorkspace
+from bridge.admin.words import by_admin
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
 from bridge.sessions import agent_key
@@ -73,7 +74,7 @@ async def forget_memory(
     """Forget one memory of the agent, of any scope, the admin named as who (the runtime keeps
     a tombstone); recorded, without its text, in the audit of admin actions."""
     gone = await bridge.runtime.memories.forget_for_admin(
-        _agent_id(workspace, agent), memory_id, f"admin {admin}"
+        _agent_id(workspace, agent), memory_id, by_admin(admin)
     )
     if gone is None:
         raise NotInWorkspace(f"agent {agent} keeps no memory {memory_id!r}")

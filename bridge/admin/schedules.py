@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bridge.admin.errors import NotInWorkspace, NotPossible
+from bridge.admin.words import by_admin
 from bridge.automation.steering import NoSuchSchedule, ScheduleView, WakeupView, describe_timing
 from bridge.automation.words import when
 from bridge.events import AdminActionKind
@@ -68,7 +69,7 @@ class ScheduleSteering:
         if view.paused_by is not None:
             raise NotPossible(f"schedule {schedule_id} is already paused by {view.paused_by}")
         with _known():
-            await self._automations.pause(workspace_id, schedule_id, f"admin {admin}")
+            await self._automations.pause(workspace_id, schedule_id, by_admin(admin))
         await self._record(workspace_id, admin, AdminActionKind.PAUSE_SCHEDULE, view)
         return f"Schedule {schedule_id} is paused: it does not run until it is resumed."
 
@@ -77,7 +78,7 @@ class ScheduleSteering:
         if view.paused_by is None:
             raise NotPossible(f"schedule {schedule_id} is not paused")
         with _known():
-            await self._automations.resume(workspace_id, schedule_id, f"admin {admin}")
+            await self._automations.resume(workspace_id, schedule_id, by_admin(admin))
         await self._record(workspace_id, admin, AdminActionKind.RESUME_SCHEDULE, view)
         resumed = await self._schedule(workspace_id, schedule_id)
         now = datetime.fromtimestamp(self._bridge.runtime.clock.wall(), UTC)
@@ -87,7 +88,7 @@ class ScheduleSteering:
         """One run at once; the schedule's own times (and a pause) stay as they were."""
         view = await self._schedule(workspace_id, schedule_id)
         with _known():
-            outcome = await self._automations.run_now(workspace_id, schedule_id, f"admin {admin}")
+            outcome = await self._automations.run_now(workspace_id, schedule_id, by_admin(admin))
         started = outcome is RunOutcome.STARTED
         said = "started" if started else "skipped: the previous run was still going"
         await self._record(workspace_id, admin, AdminActionKind.RUN_SCHEDULE, view, said)
@@ -97,9 +98,7 @@ class ScheduleSteering:
 
     async def cancel_wakeup(self, workspace_id: str, wakeup_id: str, admin: str) -> str:
         with _known():
-            wakeup = await self._automations.cancel_wakeup(
-                workspace_id, wakeup_id, f"admin {admin}"
-            )
+            wakeup = await self._automations.cancel_wakeup(workspace_id, wakeup_id, by_admin(admin))
         due = wakeup.due_at.strftime("%Y-%m-%d %H:%M:%S UTC")
         async with self._bridge.store.write() as tx:
             tx.admin_action(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from bridge import texts
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.view import AdminView, workspace_of_agent
+from bridge.admin.words import by_admin
 from bridge.approvals import already
 from bridge.dispatch import raised_by
 from bridge.events import AdminActionKind
@@ -48,7 +49,7 @@ class Steering:
         if approval_id not in {a.approval_id for a in await self._view.approvals(workspace.id)}:
             raise NotInWorkspace(f"no call of {workspace.id} waits for approval as {approval_id}")
         status = ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED
-        decision = await self._runtime.approvals.decide(approval_id, status, f"admin {admin}")
+        decision = await self._runtime.approvals.decide(approval_id, status, by_admin(admin))
         if decision is not None and not decision.changed:  # another answer came first
             return already(decision.record)
         return f"{'Approved' if approve else 'Denied'} {approval_id}."
@@ -83,7 +84,7 @@ class Steering:
             return f"The turn {run_id} was already stopped."
         log.info(
             "turn stopped",
-            extra={"session_id": session_id, "run_id": run_id, "by": f"admin {admin}"},
+            extra={"session_id": session_id, "run_id": run_id, "by": by_admin(admin)},
         )
         return f"Stopped the turn {run_id} of session {session_id}."
 

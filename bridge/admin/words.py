@@ -7,6 +7,13 @@ import json
 from typing import Any
 
 SHORT_INPUT = 80  # characters of a tool call's input on its one line
+CONFIG_ADMIN = "admin"  # the name of the admin of `[admin] token` (the workspaces' are named)
+
+
+def by_admin(name: str) -> str:
+    """An admin as the one who did something: "admin alice"; the config's own admin, whose
+    name is "admin", is "the admin" (not "admin admin")."""
+    return "the admin" if name == CONFIG_ADMIN else f"admin {name}"
 
 
 def took(seconds: float | None) -> str:

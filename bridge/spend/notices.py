@@ -1,6 +1,7 @@
 """A held turn told in chat: its own conversation gets why and until when, with Approve spend
-and Stop buttons; the primary operator gets the same, through the usual routing (a schedule
-paused at its limit: the primary alone). A turn that goes on again says so."""
+and Stop buttons (a platform without buttons names the command instead); the primary operator
+gets the same, through the usual routing (a schedule paused at its limit: the primary alone).
+A turn that goes on again says so."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ from runtime.payloads import SpendHeld, SpendReleased
 from runtime.spend import HoldKind
 
 
-async def held_now(runtime: Runtime, session_id: str, tz: ZoneInfo) -> Answer | None:
+async def held_now(
+    runtime: Runtime, session_id: str, tz: ZoneInfo, *, buttons: bool = True
+) -> Answer | None:
     """The answer, at once, to a message for a session whose turn a budget holds: which
-    budget, until when, how to go on (else the message would wait unanswered)."""
+    budget, until when, how to go on (else the message would wait unanswered). `buttons`:
+    whether the platform shows the answer's button (else the command is named)."""
     run = runtime.held.of(session_id)
     if run is None or run.held is None:
         return None
@@ -32,6 +36,7 @@ async def held_now(runtime: Runtime, session_id: str, tz: ZoneInfo) -> Answer | 
         which=f"budget {held.budget}" if held else "a budget",
         reason=run.held,
         until=words.until(held.until if held else None, tz, runtime.clock.wall()),
+        approve=words.approve(buttons, both=True),
     )
     return Answer(text, (Button("Approve spend", f"/approve_spend {run.run_id}"),))
 
@@ -54,10 +59,11 @@ class SpendNotices:
         approve = Button("Approve spend", f"/approve_spend {run_id}")
         sends: list[tuple[str, Route, str, tuple[Button, ...]]] = []
         if here is not None:
-            text = words.HELD.format(reason=held.reason, until=until)
             # /stop acts on the conversation's own session: offered where the turn is its own.
             first = await self._runtime.store.first_message_of_run(run_id)
             asked = first is not None and first.message.origin is Origin.OPERATOR
+            typed = words.approve(self._router.has_buttons(here), "" if asked else run_id)
+            text = words.HELD.format(reason=held.reason, until=until, approve=typed)
             buttons: tuple[Button, ...] = (
                 (approve, Button("Stop", "/stop")) if asked else (approve,)
             )
@@ -72,7 +78,11 @@ class SpendNotices:
             else:
                 payer = f" (for {held.payer})" if held.payer else ""
                 text = words.HELD_PRIMARY.format(
-                    agent=held.agent_id, payer=payer, reason=held.reason, until=until
+                    agent=held.agent_id,
+                    payer=payer,
+                    reason=held.reason,
+                    until=until,
+                    approve=words.approve(self._router.has_buttons(primary), run_id),
                 )
                 buttons = (approve,)
             sends.append((f"dlv_event_{event.seq}_primary", primary, text, buttons))

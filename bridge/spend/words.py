@@ -12,19 +12,23 @@ from config.budgets import BudgetConfig
 PERIOD_WORDS = {"day": "daily", "month": "monthly"}
 
 HELD = (
-    "Paused before the next model call: {reason}.{until} Approve spend lets this turn spend "
+    "Paused before the next model call: {reason}.{until} {approve} lets this turn spend "
     "a little more past the limit; /stop ends it; an admin can raise the limit in the config "
     "and reload."
 )
 HELD_PRIMARY = (
     "{agent}'s turn{payer} is paused before its next model call: {reason}.{until} "
-    "Approve spend lets it spend a little more past the limit."
+    "{approve} lets it spend a little more past the limit."
 )
+# What lets a held turn go on: its button, where the platform shows buttons; else the
+# command itself (a terminal), naming the turn where it is not this conversation's own.
+APPROVE_BUTTON = "Approve spend"
+APPROVE_TYPED = "Typing /approve_spend{run}"
+APPROVE_BOTH = "Approve spend (the button, or /approve_spend)"
 DOING_HELD = "held by budget {budget}"  # what every status says of a turn a budget holds
 HELD_NOW = (
     "Your message waits: {agent}'s turn here is held by {which} ({reason}).{until} "
-    "Approve spend (the button, or /approve_spend) lets it spend a little more past the "
-    "limit; /stop ends it."
+    "{approve} lets it spend a little more past the limit; /stop ends it."
 )
 UNTIL = " The budget renews {when} (in {left})."
 SCHEDULE_PAUSED = (
@@ -42,6 +46,15 @@ APPROVED = (
 APPROVED_SPENT = "it has spent the {step} approved past {name} of {limit} ({used} spent so far)"
 NOTHING_HELD = "No turn here is waiting on a budget."
 NO_SUCH_HELD = "Turn {run_id} is not waiting on a budget (it may have gone on or ended)."
+
+
+def approve(buttons: bool, run_id: str = "", *, both: bool = False) -> str:
+    """How to let a held turn go on, where its notice shows: `buttons`, whether it shows
+    the Approve spend button; `run_id`, the turn, when it is not the conversation's own;
+    `both`: the button and the command are named."""
+    if buttons:
+        return APPROVE_BOTH if both else APPROVE_BUTTON
+    return APPROVE_TYPED.format(run=f" {run_id}" if run_id else "")
 
 
 def money(usd: float) -> str:

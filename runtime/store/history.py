@@ -32,6 +32,11 @@ _EVENTS = f"SELECT * FROM events WHERE session_id = ? AND type != '{EventType.PR
 EVENTS_NEWEST = _EVENTS + " ORDER BY seq DESC LIMIT ?"
 EVENTS_OLDER = _EVENTS + " AND seq < ? ORDER BY seq DESC LIMIT ?"
 EVENTS_NEWER = _EVENTS + " AND seq > ? ORDER BY seq LIMIT ?"
+# A session's newest finished turns, for the size of its context as last measured.
+TURNS_FINISHED = (
+    f"SELECT * FROM events WHERE session_id = ? AND type = '{EventType.TURN_FINISHED.value}'"
+    " ORDER BY seq DESC LIMIT ?"
+)
 
 
 def messages_of_runs_sql(runs: int) -> str:
@@ -128,6 +133,16 @@ class History:
         else:
             found = await self._rows(EVENTS_NEWEST, (session_id, limit))
         return [_event(r) for r in found]
+
+    async def last_context_tokens(self, session_id: str, *, turns: int = 5) -> int | None:
+        """The size of the session's context as its last measured turn left it (a turn
+        stopped before its first model call measured nothing): what the provider counted,
+        kept in the ledger, so a restart does not forget it."""
+        for r in await self._rows(TURNS_FINISHED, (session_id, turns)):
+            tokens = getattr(_event(r).data, "context_tokens", None)
+            if tokens is not None:
+                return int(tokens)
+        return None
 
 
 def _event(r: Row) -> Event:

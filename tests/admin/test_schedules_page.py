@@ -138,7 +138,7 @@ async def test_an_admin_pauses_runs_and_resumes_a_schedule_and_cancels_a_wakeup(
         _, overview = await client.get("/admin/w/acme/")
         actions = re.findall(r'<li data-action="(\w+)">[^<]*acme/lead', overview)
         assert actions[:4] == ["cancel_wakeup", "resume_schedule", "run_schedule", "pause_schedule"]
-        assert "pause_schedule tick (every 2s, agent assistant)" in overview
+        assert "acme/lead paused a schedule: tick (every 2s, agent assistant)" in overview
         _, audit = await client.get(session + "/audit")
         assert "admin acme/lead cancelled a wake-up" in audit, "in the session's audit trail"
 

@@ -87,7 +87,7 @@ async def test_a_session_shows_its_turns_and_audit_trail_in_words(
         assert drained[0].endswith(("(before tool execution)", "(after tool results)"))
         [notified] = [s for s in audit if s.startswith("agent notified the primary operator")]
         assert "via telegram:acme:1001" in notified
-        assert "delivery accepted_by_transport" in notified and "Disk at 95% on db-1" in notified
+        assert ", delivered \u2014 Disk at 95% on db-1" in notified
         assert any(s.startswith("turn finished after") for s in audit)
         assert not any(a.type == "progress" for a in events.items), "steps are shown live"
         newest, oldest = events.items[0].seq, events.items[-1].seq
