@@ -36,6 +36,7 @@ class ReloadReport(BaseModel):
     # one per section that needs a restart (`queue: cap: 10 -> 20`). Never a secret's value.
     details: tuple[str, ...] = ()
     restart_details: tuple[str, ...] = ()
+    live_details: tuple[str, ...] = ()  # the other sections applied live: `admin: token changed`
     errors: str = ""  # as check-config prints them
 
     @property
@@ -57,6 +58,7 @@ class ReloadReport(BaseModel):
             if ids
             for line in [f"workspaces {what}: {', '.join(ids)}", *(f"  {d}" for d in details)]
         ] or ["no workspace changed"]
+        out += [f"applied: {d}" for d in self.live_details]
         if self.restart_needed:
             out.append(
                 f"needs a restart to take effect (running values kept): "
@@ -112,6 +114,11 @@ def plan(
         ok=True,
         changed=changed,
         details=tuple(said(i, old[i], now[i]) for i in changed),
+        live_details=tuple(
+            said(name, getattr(running, name), getattr(new, name))
+            for name in sorted(LIVE_SECTIONS - {"workspaces"})
+            if name in fields and getattr(running, name) != getattr(new, name)
+        ),
         restart_details=tuple(
             said(name, getattr(running, name), getattr(new, name))
             for name in restart

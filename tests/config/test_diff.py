@@ -118,3 +118,11 @@ def test_what_changed_is_listed_key_by_key_and_a_secret_only_as_changed() -> Non
         " agents.a.model: none -> claude-b; schedules.pulse added",
     ]
     assert "NEW-TOKEN" not in "\n".join(report.lines()) and "1:T" not in str(report.details)
+
+
+def test_a_change_to_the_admin_section_is_said_and_its_token_never_shown() -> None:
+    token = "an-admin-token-of-twenty-chars"
+    before = config(BASE + f'\n[admin]\ntoken = "{token}"\n')
+    after = config(BASE + '\n[admin]\ntoken = "another-token-of-twenty-chars"\n')
+    _, report = plan(before, after)
+    assert report.lines() == ["no workspace changed", "applied: admin: token changed"]
