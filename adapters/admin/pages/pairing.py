@@ -10,6 +10,7 @@ from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import act, action_of, label_of, when
 from adapters.admin.render import render
+from bridge.admin.words import by_admin
 
 routes = web.RouteTableDef()
 
@@ -31,7 +32,7 @@ async def pairing(request: web.Request) -> web.Response:
 async def answer(request: web.Request) -> web.Response:
     workspace = workspace_of(request)
     approve = await action_of(request, "approve", "deny") == "approve"
-    by = f"admin {label_of(request)}"
+    by = by_admin(label_of(request))
     pairs = request.app[DEPS].bridge.pairing
     answered = pairs.answer(request.match_info["code"], approve, workspace, by)
     return await act(request, answered, f"/admin/w/{workspace.id}/pairing")
@@ -44,6 +45,6 @@ async def revoke(request: web.Request) -> web.Response:
     pairs = request.app[DEPS].bridge.pairing
     info = request.match_info
     revoked = pairs.revoke(
-        workspace.id, info["platform"], info["user"], f"admin {label_of(request)}"
+        workspace.id, info["platform"], info["user"], by_admin(label_of(request))
     )
     return await act(request, revoked, f"/admin/w/{workspace.id}/pairing")
