@@ -45,7 +45,7 @@ def validate(
     nodes = list(_nodes(work, ()))  # held, so that no id is reused while `origin` is read
     origin = {id(node): where for node, where in nodes}
     structural: list[ErrorDetails] = []
-    renamed: set[tuple[Any, ...]] = set()
+    renamed: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # each key read as -> as written
     taken: list[tuple[Any, ...]] = []  # original key paths of the parts taken out
     dropped: set[str] = set()  # the ids of the objects taken out whole
     found: list[Problem] = []
@@ -60,8 +60,8 @@ def validate(
             if attempt == 0:
                 structural = errors
                 renamed = _rename_misspelt(work, errors)
-            handled = renamed if attempt == 0 else set()
-            if not _take_out(work, errors, origin, taken, dropped, handled):
+            handled = {*renamed, *renamed.values()} if attempt == 0 else set()
+            if not _take_out(work, errors, origin, taken, dropped, handled) and not handled:
                 break
     kept = [
         e
@@ -74,7 +74,7 @@ def validate(
         where = _original(work, problem.where, origin)
         if _derived(problem, where, taken, dropped) or _under(where, skip):
             continue
-        lines.append(_line(where, problem.what, data, text))
+        lines.append(_line(where, problem.what, data, text, renamed.get(where, where)))
     if not lines and config is not None:
         return config
     raise ConfigError("\n".join([f"{path}: {len(lines)} problem(s):", *lines]))
@@ -153,15 +153,18 @@ def _compact(node: Any) -> None:
             _compact(value)
 
 
-def _rename_misspelt(work: dict[str, Any], errors: list[ErrorDetails]) -> set[tuple[Any, ...]]:
+def _rename_misspelt(
+    work: dict[str, Any], errors: list[ErrorDetails]
+) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     """An unknown key beside a missing one it is a misspelling of (`default_agnet` for
     `default_agent`) is read as that key, so the object is still checked with the rest.
-    Returns the locations of both errors (the missing key's is said by the unknown key's)."""
+    Returns each key so read, by the key as written (the missing key's error is said by
+    the unknown key's)."""
     missing: dict[tuple[Any, ...], list[str]] = {}
     for e in errors:
         if e["type"] == "missing" and isinstance(e["loc"][-1], str):
             missing.setdefault(tuple(e["loc"][:-1]), []).append(str(e["loc"][-1]))
-    renamed: set[tuple[Any, ...]] = set()
+    renamed: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for e in errors:
         loc = tuple(e["loc"])
         if e["type"] != "extra_forbidden" or loc[:-1] not in missing:
@@ -173,7 +176,7 @@ def _rename_misspelt(work: dict[str, Any], errors: list[ErrorDetails]) -> set[tu
         container, key = steps[-1]
         container[close[0]] = container.pop(key)
         missing[loc[:-1]].remove(close[0])
-        renamed |= {loc, (*loc[:-1], close[0])}
+        renamed[(*loc[:-1], close[0])] = loc
     return renamed
 
 
@@ -224,8 +227,11 @@ def _structural_line(error: ErrorDetails, data: dict[str, Any], text: str) -> st
     return _line(loc, fix, data, text)
 
 
-def _line(loc: tuple[Any, ...], what: str, data: dict[str, Any], text: str) -> str:
-    line = line_of(text, loc)
+def _line(
+    loc: tuple[Any, ...], what: str, data: dict[str, Any], text: str, written: tuple[Any, ...] = ()
+) -> str:
+    """`written`: where the key is in the file, if not at `loc` (a misspelt key's)."""
+    line = line_of(text, written or loc)
     at = f" (line {line})" if line else ""
     return f"  - {path_text(loc)}{_label(data, loc)}: {what}{at}"
 
@@ -314,11 +320,14 @@ def _lines(text: str) -> dict[tuple[Any, ...], int]:
             index[names] = index.get(names, -1) + 1
             for inner in [k for k in index if len(k) > len(names) and k[: len(names)] == names]:
                 del index[inner]
-            current = concrete(names)
-            found.setdefault(current, number)
         elif match := _TABLE.match(line):
-            current = concrete(_names(match.group(1)))
-            found.setdefault(current, number)
+            names = _names(match.group(1))
         elif match := _KEY.match(line):
             found.setdefault((*current, *_names(match.group(1))), number)
+            continue
+        else:
+            continue
+        current = concrete(names)
+        for n in range(1, len(current) + 1):  # a table's line is its parents' too, if first
+            found.setdefault(current[:n], number)
     return found

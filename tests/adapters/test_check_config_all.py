@@ -140,3 +140,17 @@ def test_a_file_with_no_mistake_is_ok(tmp_path: Path) -> None:
     result = switchboard("check-config", "--config", path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"{path}: OK\n")
+
+
+def test_a_misspelt_key_is_read_as_the_key_it_names_and_its_value_checked(
+    tmp_path: Path,
+) -> None:
+    text = MANY.replace('default_agnet = "helper"', 'default_agnet = "helpr"')
+    result = switchboard("check-config", "--config", many_mistakes(tmp_path, text))
+    lines = result.stderr.splitlines()
+    assert EVERY_PROBLEM[3] in lines
+    assert (
+        "  - workspaces[1].default_agent (\"team\"): 'helpr' is not one of the agents:"
+        " ['helper'] (did you mean 'helper'?) (line 37)"
+    ) in lines, "the line of the key as written"
+    assert not any("required key is missing" in line for line in lines), lines
