@@ -15,6 +15,7 @@ from datetime import UTC, tzinfo
 from enum import StrEnum
 
 from bridge import texts
+from bridge.durations import duration as duration  # said the one way: bridge/durations.py
 from bridge.places import Place, place
 from bridge.session_names import name_sessions, read_tasks
 from bridge.spend import words as spend_words
@@ -111,20 +112,6 @@ class Activity:
         if self.queued:
             parts.append(texts.QUEUED_COUNT.format(count=self.queued))
         return " \u00b7 ".join(parts)
-
-
-def duration(seconds: float) -> str:
-    """A duration as people say it: "4 s", "2 min 5 s", "3 h 10 min", "2 days"."""
-    whole = int(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    minutes, secs = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"{hours // 24} days"
 
 
 _MODEL_STATUS = re.compile(r"\bAPI (\d{3})\b")

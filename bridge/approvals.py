@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from bridge import texts
+from bridge.durations import duration as duration  # said the one way: bridge/durations.py
 from bridge.pairing import Pairing, is_code
 from bridge.sessions import Sessions
 from bridge.types import Route
@@ -40,21 +41,6 @@ def masked(value: Any) -> Any:
     if isinstance(value, list):
         return [masked(v) for v in value]
     return value
-
-
-def duration(seconds: float) -> str:
-    """10 s, 5 min, 2 h 30 min, 3 d 4 h: how long people read a wait."""
-    seconds = max(0, round(seconds))
-    if seconds < 120:
-        return f"{seconds} s"
-    minutes = round(seconds / 60)
-    if minutes < 120:
-        return f"{minutes} min"
-    hours, rest = divmod(minutes, 60)
-    if hours >= 48:  # a month's budget renews in days
-        days, hours = divmod(round(minutes / 60), 24)
-        return f"{days} d {hours} h" if hours else f"{days} d"
-    return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
 def request_text(asked: ApprovalRequested, now: float) -> str:

@@ -14,18 +14,12 @@ from adapters.admin.pages.steering import act, action_of, label_of
 from adapters.admin.render import render
 from adapters.admin.usage_chart import day_bars
 from bridge.admin import approve_spend, read_usage
-from bridge.approvals import duration
+from bridge.durations import duration
 from bridge.spend.budgets import Standing
 from bridge.spend.words import amount, budget_title, money
 from config.timing import zone
 
 routes = web.RouteTableDef()
-DAY_S = 86_400.0
-
-
-def _soon(seconds: float) -> str:
-    """How long until then: "5 min", "11 h 53 min", or past two days, "4 days"."""
-    return duration(seconds) if seconds < 2 * DAY_S else f"{round(seconds / DAY_S)} days"
 
 
 @routes.get("/w/{workspace}/usage")
@@ -38,7 +32,7 @@ async def usage(request: web.Request) -> web.Response:
     def renews(s: Standing) -> str:
         """When the budget's period ends, in the workspace's time, and how soon."""
         local = datetime.fromtimestamp(s.end, tz)
-        return f"{local:%Y-%m-%d %H:%M} {tz.key} (in {_soon(s.end - board.now)})"
+        return f"{local:%Y-%m-%d %H:%M} {tz.key} (in {duration(s.end - board.now)})"
 
     def budget(s: Standing) -> dict[str, str]:
         return {
