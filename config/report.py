@@ -41,9 +41,9 @@ def validate(
 ) -> SwitchboardConfig:
     """The config, or a ConfigError listing every problem. `skip`: key paths whose problems
     are not listed (they use an environment variable that is not set, said apart)."""
-    work = copy.deepcopy(data)
-    nodes = list(_nodes(work, ()))  # held, so that no id is reused while `origin` is read
-    origin = {id(node): where for node, where in nodes}
+    work = data  # copied at the first failure, before a part is taken out
+    nodes: list[tuple[Any, tuple[Any, ...]]] = []
+    origin: dict[int, tuple[Any, ...]] = {}  # a node of the copy -> its key path in the file
     structural: list[ErrorDetails] = []
     renamed: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # each key read as -> as written
     taken: list[tuple[Any, ...]] = []  # original key paths of the parts taken out
@@ -59,6 +59,9 @@ def validate(
             errors = exc.errors()
             if attempt == 0:
                 structural = errors
+                work = copy.deepcopy(data)
+                nodes = list(_nodes(work, ()))  # held: no id is reused while `origin` is read
+                origin = {id(node): where for node, where in nodes}
                 renamed = _rename_misspelt(work, errors)
             handled = {*renamed, *renamed.values()} if attempt == 0 else set()
             if not _take_out(work, errors, origin, taken, dropped, handled) and not handled:
