@@ -16,6 +16,7 @@ from adapters.server import logs
 from bridge.parts import StopFailed
 from config import SwitchboardConfig
 from config.errors import SwitchboardError
+from config.schema import WorkspaceConfig
 from config.secrets import Secrets, known_secrets
 
 log = logging.getLogger(__name__)
@@ -112,11 +113,34 @@ def banner(config: SwitchboardConfig, port: int) -> str:
         lines.append(f"Admin console: {base.rstrip('/')}/admin (log in with an admin token).")
     else:
         lines.append(ADMIN_OFF)
-    if any(w.console for w in config.workspaces):
+    if (workspace := next((w for w in config.workspaces if w.console), None)) is not None:
         lines.append(
             "Type a message and press Enter (a paste of several lines is one message; Alt-Enter"
-            " starts a new line, Up recalls earlier ones). Try: work 5 (then type while it"
-            " works), notify hello, spawn check the disk, remind 10s stretch, /help. Ctrl-C"
-            " stops the agent's turn or clears the line; Ctrl-D, or Ctrl-C twice, quits."
+            f" starts a new line, Up recalls earlier ones). Try: {tries(workspace)}, /help."
+            " Ctrl-C stops the agent's turn or clears the line; Ctrl-D, or Ctrl-C twice, quits."
         )
     return "\n".join(lines)
+
+
+# What the banner suggests trying, each with the tool it needs (the offline model's words,
+# `runtime/providers/offline.py`): only what the terminal's agent can do is suggested.
+TRIES = (
+    ("sleep", "work 5 (then type while it works)"),
+    ("notify_operator", "notify hello"),
+    ("spawn_agent", "spawn check the disk"),
+    ("schedule_wakeup", "remind 10s stretch"),
+)
+
+
+def tries(workspace: WorkspaceConfig) -> str:
+    """The suggestions for the agent the terminal's conversation talks to (its binding's,
+    else the workspace's default), by the tools it has; "hello" when it has none of them."""
+    from adapters.console.profile import CONVERSATION, NAME
+    from bridge.bindings import agent_for
+    from bridge.types import Route
+
+    route = Route(platform=NAME, workspace_id=workspace.id, conversation_id=CONVERSATION)
+    agent_id = agent_for(workspace, route, direct=True)
+    agent = next((a for a in workspace.agents if a.id == agent_id), None)
+    tools = set(agent.tools) if agent is not None else set()
+    return ", ".join([said for tool, said in TRIES if tool in tools] or ["hello"])
