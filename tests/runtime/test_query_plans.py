@@ -67,6 +67,7 @@ STATEMENTS = {
     "audit page: newest events (admin)": history.EVENTS_NEWEST,
     "audit page: older events (admin)": history.EVENTS_OLDER,
     "audit page: newer events (admin)": history.EVENTS_NEWER,
+    "/status after a restart: the last turns' context": history.TURNS_FINISHED,
     "budget before a call: a workspace's day": budget_sql(agent_prefix="acme/"),
     "budget before a call: an agent's day": budget_sql(agent_family="acme/ops"),
     "budget before a call: an operator's day": budget_sql(agent_prefix="acme/", payer="al"),
