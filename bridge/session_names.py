@@ -3,8 +3,9 @@
 ("schedule `pulse`"), or "child of <its parent's name>: <the task it was given>".
 
 Several sessions of one conversation (`/new` starts another) are told apart by when: the
-current one "since 3 Dec 14:02", an earlier one "earlier, 1 Dec 09:10 to 3 Dec 14:02, ended
-by /new"; a schedule's fresh sessions by when each started. `ordered` puts them as a list
+current one "since 3 Dec 14:02", an earlier one "1 Dec 09:10 to 3 Dec 14:02, ended by /new"
+(its end's date left out when it is its start's); a schedule's fresh sessions by when each
+started. `ordered` puts them as a list
 reads best: each conversation's current session first, then its earlier ones, each session's
 child agents after it. The console shows an id only as a tooltip, `--json` as a field.
 
@@ -141,9 +142,11 @@ def _when(
     at = others.index(record)
     if at == len(others) - 1:
         return texts.SESSION_CURRENT.format(since=moment(record.created_at, tz))
-    return texts.SESSION_EARLIER.format(
-        since=moment(record.created_at, tz), until=moment(others[at + 1].created_at, tz)
-    )
+    start, end = record.created_at, others[at + 1].created_at
+    until = moment(end, tz)
+    if datetime.fromtimestamp(start, tz).date() == datetime.fromtimestamp(end, tz).date():
+        until = f"{datetime.fromtimestamp(end, tz):%H:%M}"
+    return texts.SESSION_EARLIER.format(since=moment(start, tz), until=until)
 
 
 def ordered(records: Iterable[SessionRecord]) -> list[SessionRecord]:

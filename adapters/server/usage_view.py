@@ -24,7 +24,7 @@ NO_BUDGETS = "  No budgets are set ([[workspaces.budgets]] in the config)."
 NONE = "none"
 NO_USE = "no model calls"
 NO_LONGER_KEPT = "a session no longer kept"
-NAME_CHARS = 72  # of a session's name in the table: its columns stay on a terminal's line
+NAME_CHARS = 56  # of a session's name in the table: its rows stay near a terminal's width
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,11 @@ class Shown:
     names: Mapping[str, str] = field(default_factory=dict)
 
     def name(self, session_id: str) -> str:
-        return shorten(self.names.get(session_id) or NO_LONGER_KEPT, NAME_CHARS)
+        """Its name, cut to fit the table, its agent kept whole."""
+        name, dot, agent = (self.names.get(session_id) or NO_LONGER_KEPT).rpartition(" \u00b7 ")
+        if not dot:
+            return shorten(agent, NAME_CHARS)
+        return f"{shorten(name, max(NAME_CHARS - len(agent) - 3, 16))}{dot}{agent}"
 
 
 def spend_cells(spend: Spend) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from typing import Any
 from config import load
 from config.schema import BUILTIN_TOOLS
 from runtime import EventType
+from runtime.records import SessionRecord
 from tests.adapters.cli_process import run_to_end
 from tests.adapters.console_harness import YOU, ConsoleHarness
 from tests.config_file import anthropic, workspace, write_config
@@ -24,7 +25,13 @@ from tests.runtime.helpers import wait_for
 TASK = "count the lines of every log file under /var/log and say which file grew the most today"
 
 
-NAME_CHARS = 72  # of a session's name in usage's table
+NAME_CHARS = 56  # of a session's name in usage's table
+
+
+def ended(earlier: SessionRecord, later: SessionRecord) -> str:
+    """When the earlier session ended, as its name says: the time alone on the same day."""
+    start, end = (datetime.fromtimestamp(r.created_at, UTC) for r in (earlier, later))
+    return f"{end:%H:%M}" if start.date() == end.date() else moment(later.created_at)
 
 
 def moment(wall: float) -> str:
@@ -33,8 +40,12 @@ def moment(wall: float) -> str:
     return f"{at.day} {at:%b %H:%M}"
 
 
-def shorten(name: str) -> str:
-    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1].rstrip() + "\u2026"
+def shorten(label: str) -> str:
+    """A ranked session's "name · agent", its name cut so that the whole fits NAME_CHARS."""
+    name, dot, agent = label.rpartition(" \u00b7 ")
+    most = NAME_CHARS - len(agent) - 3
+    name = name if len(name) <= most else name[: most - 1].rstrip() + "\u2026"
+    return f"{name}{dot}{agent}"
 
 
 def unpriced_config(db: Path, fake: FakeAnthropic) -> Path:
@@ -110,8 +121,8 @@ async def test_status_and_usage_name_every_session(
         assert "$0.00" in out and "$0.0" not in out.replace("$0.00", ""), "no price: $0.00"
         named = {
             earlier.id: (
-                f"console (you), earlier, {moment(earlier.created_at)} to {since}, ended by "
-                "/new \u00b7 assistant"
+                f"console (you), {moment(earlier.created_at)} to {ended(earlier, current)}, "
+                "ended by /new \u00b7 assistant"
             ),
             current.id: f"console (you), since {since} \u00b7 assistant",
             child.id: f"child of console (you): {task} \u00b7 assistant/child-1",

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
+from runtime.records import SessionRecord
 from tests.adapters.slack_harness import globex_workspace
 from tests.adapters.telegram_harness import ALICE
 from tests.admin.harness import ACME_ADMIN, ACME_TOKEN, GLOBAL_TOKEN, GLOBEX_ADMIN, AdminClient
@@ -126,6 +127,12 @@ def links(html: str, css_class: str) -> list[tuple[str, str]]:
     return found
 
 
+def ended(earlier: SessionRecord, later: SessionRecord) -> str:
+    """When the earlier session ended, as its name says: the time alone on the same day."""
+    start, end = (datetime.fromtimestamp(r.created_at, UTC) for r in (earlier, later))
+    return f"{end:%H:%M}" if start.date() == end.date() else moment(later.created_at)
+
+
 def moment(wall: float) -> str:
     at = datetime.fromtimestamp(wall, UTC)  # acme's timezone
     return f"{at.day} {at:%b %H:%M}"
@@ -164,7 +171,9 @@ async def test_sessions_are_named_not_numbered_on_every_page(
     named = {
         current.id: f"{DM}, since {since}",
         child.id: f"child of {DM}: {SHORT_TASK}",
-        earlier.id: f"{DM}, earlier, {moment(earlier.created_at)} to {since}, ended by /new",
+        earlier.id: (
+            f"{DM}, {moment(earlier.created_at)} to {ended(earlier, current)}, ended by /new"
+        ),
     }
 
     async with AdminClient(app) as client:

@@ -55,7 +55,5 @@ def test_a_list_puts_the_current_session_first_and_children_after_their_parent()
     assert listed == ["third", "second", "first", "child", "other"]
     names = name_sessions([first, other, second, child, third], {})
     assert names["third"].full == "Slack, chat C1, since 3 Dec 14:02"
-    assert (
-        names["second"].full == "Slack, chat C1, earlier, 3 Dec 14:02 to 3 Dec 14:02, ended by /new"
-    )
+    assert names["second"].full == "Slack, chat C1, 3 Dec 14:02 to 14:02, ended by /new"
     assert names["other"].full == "Slack, chat C2"
