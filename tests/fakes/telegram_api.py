@@ -35,7 +35,7 @@ from aiohttp import web
 
 from tests.fakes.telegram_files import FileRefused, TelegramFiles
 from tests.fakes.telegram_polling import Pollers
-from tests.fakes.telegram_spec import InvalidRequest, check, visible_text
+from tests.fakes.telegram_spec import InvalidRequest, check, check_edit, visible_text
 
 MESSAGES = {"sendMessage", "editMessageText", "copyMessage", "forwardMessage", "sendPhoto"}
 BOT_COUNTED = MESSAGES | {
@@ -365,8 +365,8 @@ class FakeTelegram:
                 chat_id = p.get("chat_id")
                 if method == "sendMessage":  # the message takes the draft's place
                     self.drafts.pop((chat_id, p.get("message_thread_id")), None)
-                else:
-                    self._check_edit(p)
+                else:  # refused as Telegram refuses it
+                    check_edit(self.shown.get(chat_id, {}), self.posted.get(p["message_id"]), p)
                 message: dict[str, Any] = {
                     "message_id": p.get("message_id") or 5000 + next(self._ids),
                     "date": int(time.time()),
@@ -387,20 +387,6 @@ class FakeTelegram:
                 return message
             case _:
                 return True
-
-
-    def _check_edit(self, p: dict[str, Any]) -> None:
-        """editMessageText as Telegram refuses it: a message the chat does not show, or one
-        the edit would leave exactly as it is (its text and its keyboard)."""
-        if p.get("message_id") not in self.shown.get(p.get("chat_id"), {}):
-            raise InvalidRequest("Bad Request: message to edit not found")
-        before = self.posted.get(p["message_id"], {})
-        text = visible_text(p["text"], p.get("parse_mode"))
-        if before.get("text") == text and before.get("reply_markup") == p.get("reply_markup"):
-            raise InvalidRequest(
-                "Bad Request: message is not modified: specified new message content and reply"
-                " markup are exactly the same as a current content and reply markup of the message"
-            )
 
 
 def _error(status: int, description: str, retry_after: int | None = None) -> web.Response:

@@ -158,3 +158,18 @@ def check(method: str, params: dict[str, str]) -> dict[str, Any]:
         if len(visible_text(decoded.get("text", ""), decoded.get("parse_mode"))) > 4096:
             raise InvalidRequest("Bad Request: message is too long")
     return decoded
+
+
+def check_edit(shown: dict[Any, str], before: dict[str, Any] | None, p: dict[str, Any]) -> None:
+    """editMessageText as Telegram refuses it: a message the chat does not show (`shown`, its
+    messages' text by id), or an edit that would leave it exactly as it is (`before`: the
+    message as last sent or edited, its text and its keyboard)."""
+    if p.get("message_id") not in shown:
+        raise InvalidRequest("Bad Request: message to edit not found")
+    text = visible_text(p["text"], p.get("parse_mode"))
+    same_keyboard = before is not None and before.get("reply_markup") == p.get("reply_markup")
+    if same_keyboard and before is not None and before.get("text") == text:
+        raise InvalidRequest(
+            "Bad Request: message is not modified: specified new message content and reply"
+            " markup are exactly the same as a current content and reply markup of the message"
+        )
