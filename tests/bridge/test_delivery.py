@@ -247,4 +247,4 @@ def test_rendering() -> None:
     assert SLACK.render(md) == (
         "*Bold* &amp; &lt;tag&gt; `a&lt;b` <https://example.org/x?a=1&b=2|site>"
     )
-    assert CONSOLE.render(md) == md
+    assert CONSOLE.render(md) == "Bold & <tag> a<b site (https://example.org/x?a=1&b=2)"
