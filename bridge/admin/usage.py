@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from bridge.activity import agent_name
 from bridge.admin.errors import NotPossible
 from bridge.admin.view import AdminView
+from bridge.admin.words import by_admin
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
 from bridge.session_names import costliest_sessions
@@ -20,6 +21,8 @@ from bridge.store import AdminActionRecord
 from config.schema import SwitchboardConfig, WorkspaceConfig
 
 log = logging.getLogger(__name__)
+
+NOT_HELD = "this session's turn no longer waits on a budget (it went on, or ended)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +76,10 @@ async def approve_spend(
     held = bridge.runtime.held
     run = held.of(session_id)
     if run is None or run.held is None:
-        raise NotPossible(f"no turn of session {session_id} waits on a budget now")
+        raise NotPossible(NOT_HELD)
     reason, agent_id = run.held, bridge.runtime.session(session_id).agent_id
-    if held.approve(session_id, f"admin {admin}") is None:  # it went on, or ended, meanwhile
-        raise NotPossible(f"no turn of session {session_id} waits on a budget now")
+    if held.approve(session_id, by_admin(admin)) is None:  # it went on, or ended, meanwhile
+        raise NotPossible(NOT_HELD)
     async with bridge.store.write() as tx:
         tx.admin_action(
             AdminActionRecord(
@@ -85,6 +88,6 @@ async def approve_spend(
         )
     log.info(
         "spend approved",
-        extra={"session_id": session_id, "run_id": run.run_id, "by": f"admin {admin}"},
+        extra={"session_id": session_id, "run_id": run.run_id, "by": by_admin(admin)},
     )
     return words.APPROVED.format(agent=agent_name(agent_id))

@@ -115,12 +115,14 @@ class UsageLedger:
         self, which: UsageFilter, by: GroupBy, limit: int | None = None
     ) -> list[tuple[str | None, Spend]]:
         """Sums per `by` (an agent, a payer, a model, a provider, a session, a purpose), the
-        costliest first. Calls recorded before providers were (runtime migration 13) have the
-        provider None."""
+        costliest first, then the most tokens. Calls recorded before providers were (runtime
+        migration 13) have the provider None."""
         where, params = which.where()
         sql = (
             f"SELECT {by} AS key, {SUMS} FROM model_usage WHERE {where} GROUP BY {by}"
-            f" ORDER BY cost_usd DESC, key{' LIMIT ?' if limit else ''}"
+            # by tokens where the cost ties (a model without a price costs 0)
+            f" ORDER BY cost_usd DESC, SUM(input_tokens + output_tokens) DESC, key"
+            f"{' LIMIT ?' if limit else ''}"
         )
         found = await self._rows(sql, [*params, limit] if limit else params)
         return [(r["key"], _spend(r)) for r in found]

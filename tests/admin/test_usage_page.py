@@ -118,7 +118,9 @@ async def test_a_held_turn_is_approved_from_the_page_and_the_day_adds_up(
         chat = telegram_api.chat(OPERATOR)
         assert "Going on: admin acme/lead approved the spend for this turn." in chat
         status, html = await client.post(f"{PAGE}/held/{session_id}", {"action": "approve"})
-        assert flash(html) == f"Not done: no turn of session {session_id} waits on a budget now."
+        assert flash(html) == (
+            "Not done: this session's turn no longer waits on a budget (it went on, or ended)."
+        )
         assert 'id="no-held"' in html
 
         sums = await stored(app)

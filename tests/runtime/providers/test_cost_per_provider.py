@@ -244,3 +244,19 @@ async def test_usage_sums_by_provider_and_calls_from_before_have_none(db_path: P
         (None, 1, 4500.0),
         ("backup", 2, 2 * (1000 * 0.4 + 100 * 1.6 + 2000 * 0.1)),
     ]
+
+
+async def test_sessions_on_a_model_without_a_price_rank_by_their_tokens(db_path: Path) -> None:
+    """Every call costs 0: the ranking (the top sessions of `switchboard usage` and the
+    console's Usage tab) is by tokens, not by the sessions' ids."""
+    store = await Store.open(db_path)
+    try:
+        async with store.write() as w:
+            for session, tokens in [("s-a", 10), ("s-b", 3000), ("s-c", 200)]:
+                charge = Charge(session, "acme/ops", "alice", f"r-{session}")
+                usage = Usage(tokens, 1, 0, 0)
+                record_call(w, TABLE, charge, "offline", CallPurpose.ROUND, usage, "offline")
+        top = await store.usage.grouped(UsageFilter(since=0), "session_id", limit=2)
+    finally:
+        await store.close()
+    assert [(key, s.cost_usd) for key, s in top] == [("s-b", 0.0), ("s-c", 0.0)]
