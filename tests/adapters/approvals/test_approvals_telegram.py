@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
+from bridge import texts
 from bridge.events import BridgeEventType, InboundRefused
 from runtime import EventType
 from runtime.records import ApprovalStatus
@@ -226,7 +227,8 @@ async def test_a_restart_while_waiting_shows_the_buttons_again_and_runs_once(
         assert buttons(again) == [APPROVE, DENY]
         assert runs(tmp_path) == []
         press(telegram_api, APPROVE, first)  # the old message's buttons still work
-        await until(lambda: "db1 is deployed" in telegram_api.chat(ALICE), wait_s=20)
+        answer = texts.RESUMED_ANSWER.format(answer="db1 is deployed")  # it went on
+        await until(lambda: answer in telegram_api.chat(ALICE), wait_s=20)
         press(telegram_api, APPROVE, again)
         await until(lambda: any("already answered" in t for t in telegram_api.chat(ALICE)))
         await app.bridge.settle()
