@@ -196,7 +196,7 @@ class Commands:
         self, workspace: WorkspaceConfig, argument: str, operator_id: str
     ) -> str | Answer:
         """/schedules lists, with buttons that steer; `pause|resume|run ID` and `cancel
-        WAKE-UP-ID` steer (a press of a button is one of these, typed out)."""
+        WAKE-UP` steer (a press of a button is one of these, typed out)."""
         automations = self._automations
         if automations is None:
             return words.NONE
@@ -224,7 +224,7 @@ class Commands:
                 case "cancel" if name:
                     wakeup = await automations.cancel_wakeup(workspace.id, name, operator_id)
                     return words.CANCELLED.format(
-                        id=wakeup.id, agent=wakeup.agent, note=wakeup.note
+                        agent=wakeup.agent, when=words.when(wakeup.due_at, now), note=wakeup.note
                     )
         except NoSuchSchedule as exc:
             return f"{str(exc).capitalize()}."

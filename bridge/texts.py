@@ -18,7 +18,7 @@ COMMANDS = {
     "approve": (" [id]", "let the tool call waiting for your approval run"),
     "deny": (" [id]", "refuse the tool call waiting for your approval"),
     "schedules": (
-        " [pause|resume|run ID | cancel WAKE-UP-ID]",
+        " [pause|resume|run ID | cancel WAKE-UP]",
         "the schedules and wake-ups: when they run next, how they went; steer them",
     ),
     "usage": ("", "what the agents spent today and this month, against the budgets"),

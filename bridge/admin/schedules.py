@@ -111,7 +111,10 @@ class ScheduleSteering:
                     f"{wakeup.agent}, due {due}: {wakeup.note[:NOTE_IN_AUDIT]!r}",
                 )
             )
-        return f"Wake-up {wakeup.id} of {wakeup.agent} is cancelled; it will not run."
+        return (
+            f"The wake-up {wakeup.agent} had set for {due} is cancelled "
+            f"({wakeup.note[:NOTE_IN_AUDIT]!r}); it will not run."
+        )
 
     async def edited(self, workspace_id: str, schedule_id: str, admin: str, said: str) -> None:
         """An applied edit of a schedule (`change_words`) in the audit of admin actions."""

@@ -16,6 +16,8 @@ from config.current import CurrentConfig
 from runtime import Runtime
 
 log = logging.getLogger(__name__)
+SHORT = 6  # characters of a wake-up's id /schedules shows: its random part's end
+MIN_SHORT = 4  # the fewest that /schedules cancel takes
 
 
 class NoSuchSchedule(LookupError):
@@ -127,9 +129,14 @@ class Automations:
         return await self._schedules.run_now(workspace, schedule, by)
 
     async def cancel_wakeup(self, workspace_id: str, wakeup_id: str, by: str) -> WakeupView:
+        """By its id, or by the end of it that /schedules shows (at least 4 characters, one
+        wake-up's only)."""
         mine = {w.id: w for w in self.wakeups(workspace_id)}
+        if wakeup_id not in mine and len(wakeup_id) >= MIN_SHORT:
+            ending = [i for i in mine if i.endswith(wakeup_id)]
+            wakeup_id = ending[0] if len(ending) == 1 else wakeup_id
         if wakeup_id not in mine or await self._runtime.alarm.cancel(wakeup_id, by) is None:
-            pending = ", ".join(mine) or "none"
+            pending = ", ".join(short(i) for i in mine) or "none"
             raise NoSuchSchedule(f"no pending wake-up {wakeup_id!r} here (pending: {pending})")
         log.info("wake-up cancelled", extra={"wakeup_id": wakeup_id, "by": by})
         return mine[wakeup_id]
@@ -141,3 +148,8 @@ class Automations:
             known = ", ".join(schedules) or "none"
             raise NoSuchSchedule(f"no schedule {schedule_id!r} here (schedules: {known})")
         return schedules[schedule_id]
+
+
+def short(wakeup_id: str) -> str:
+    """A wake-up as an operator types it: the end of its id."""
+    return wakeup_id[-SHORT:]

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bridge.automation.steering import ScheduleView, WakeupView
+from bridge.automation.steering import ScheduleView, WakeupView, short
 from bridge.store.automation import AutomationRun, RunOutcome
 from bridge.types import Answer, Button
 
 USAGE = (
     "/schedules pause ID, /schedules resume ID, /schedules run ID (once, now), "
-    "/schedules cancel WAKE-UP-ID"
+    "/schedules cancel WAKE-UP"
 )
 NONE = "No schedules in this workspace, and no wake-ups set. Schedules are set in the config."
 OUTCOME_WORDS = {
@@ -27,16 +27,14 @@ PAUSED = "Schedule {id} is paused: it does not run until /schedules resume {id}.
 RESUMED = "Schedule {id} runs again; next at {next}."
 RUN_NOW = "Schedule {id} runs now; its answer comes here as usual."
 RUN_NOW_SKIPPED = "Schedule {id} did not run: its previous run is still going."
-CANCELLED = 'Wake-up {id} of {agent} is cancelled ("{note}").'
+CANCELLED = 'The wake-up {agent} had set for {when} is cancelled ("{note}").'
 # The buttons under the list: a schedule's Pause or Resume and Run now, a wake-up's Cancel,
 # for the first few of each (a message holds so many buttons, and a long list is a wall).
 WITH_BUTTONS = 10
 PAUSE, RESUME, RUN = "Pause {id}", "Resume {id}", "Run {id} now"
 CANCEL = "Cancel {agent}'s wake-up at {when}"
 MORE_SCHEDULES = "Buttons for the first {shown} schedules; {more} more: use /schedules pause ID."
-MORE_WAKEUPS = (
-    "Buttons for the first {shown} wake-ups; {more} more: use /schedules cancel WAKE-UP-ID."
-)
+MORE_WAKEUPS = "Buttons for the first {shown} wake-ups; {more} more: use /schedules cancel WAKE-UP."
 
 
 def when(moment: datetime | None, now: datetime) -> str:
@@ -67,8 +65,10 @@ def schedule_line(view: ScheduleView, now: datetime) -> str:
 
 
 def wakeup_line(view: WakeupView, now: datetime) -> str:
+    """Its time, its note and its agent; the short handle `/schedules cancel` takes (its id's
+    end), not the id's 36 characters."""
     note = view.note if len(view.note) <= 80 else view.note[:79] + "\u2026"
-    return f'- {view.id} ({view.agent}): {when(view.due_at, now)}, "{note}"'
+    return f'- {when(view.due_at, now)}: "{note}" ({view.agent}; cancel: {short(view.id)})'
 
 
 def steering_buttons(

@@ -132,7 +132,12 @@ async def test_an_admin_pauses_runs_and_resumes_a_schedule_and_cancels_a_wakeup(
         assert cell(wakeup, "agent") == "assistant" and cell(wakeup, "note") == NOTE
         [session] = re.findall(r'href="(/admin/w/acme/sessions/[^"]+)"', wakeup)
         status, html = await client.post(f"/admin/w/acme/wakeups/{wakeup_id}", {"action": "cancel"})
-        assert flash(html) == f"Wake-up {wakeup_id} of assistant is cancelled; it will not run."
+        assert re.fullmatch(
+            rf"The wake-up assistant had set for \S+ \S+ UTC is cancelled \('{NOTE}'\); "
+            r"it will not run\.",
+            flash(html),
+        )
+        assert wakeup_id not in flash(html)
         assert "data-wakeup=" not in html and 'id="no-wakeups"' in html
 
         _, overview = await client.get("/admin/w/acme/")

@@ -121,4 +121,4 @@ def test_the_first_ten_schedules_and_wakeups_get_buttons_and_the_rest_are_said()
     assert rows[10] == ["/schedules cancel wak_0"] and rows[19] == ["/schedules cancel wak_9"]
     assert "Cancel assistant's wake-up at 14:00:00 UTC" in [b.label for b in answer.buttons]
     assert "first 10 schedules; 2 more: use /schedules pause ID." in answer.text
-    assert "first 10 wake-ups; 1 more: use /schedules cancel WAKE-UP-ID." in answer.text
+    assert "first 10 wake-ups; 1 more: use /schedules cancel WAKE-UP." in answer.text

@@ -119,7 +119,40 @@ async def test_the_buttons_under_schedules_pause_run_and_cancel(
         [run] = anthropic_api.requests[asked:]
         assert "Run now, asked for by alice" in json.dumps(run["messages"])
 
-        await alice.press("cmd:2", listing, f"Wake-up {wakeup.id} of assistant is cancelled")
+        await alice.press("cmd:2", listing, "The wake-up assistant had set for")
+        assert not any(wakeup.id in m for m in telegram_api.chat(ALICE)), "its id shown"
         assert app.bridge.automations.wakeups("acme") == []
+    finally:
+        await app.stop()
+
+
+async def test_a_wake_up_is_listed_and_cancelled_by_its_short_handle_not_its_id(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    """Where there are no buttons to press (the terminal), an operator types what the list
+    shows: six characters, not the wake-up's 36."""
+    anthropic_api.responder = model
+    app = await start_app(
+        db_path,
+        anthropic_api,
+        telegram_api,
+        agent_tools=("notify_operator", "schedule_wakeup"),
+        acme_extra={"schedules": [QUEUE_CHECK]},
+    )
+    alice = Alice(telegram_api)
+    try:
+        telegram_api.push_message(REMIND, user=ALICE)
+        await until(lambda: bool(app.bridge.automations.wakeups("acme")), wait_s=20)
+        [wakeup] = app.bridge.automations.wakeups("acme")
+        listing = (await alice.listing())["text"]
+        assert wakeup.id not in listing
+        [line] = [x for x in listing.split("\n") if "(assistant; cancel: " in x]
+        handle = line.rpartition("cancel: ")[2].rstrip(")")
+        assert len(handle) == 6 and wakeup.id.endswith(handle)
+        before = alice.said("is cancelled")
+        telegram_api.push_message(f"/schedules cancel {handle}", user=ALICE)
+        await alice.answered("The wake-up assistant had set for", before)
+        assert app.bridge.automations.wakeups("acme") == []
+        assert not any(wakeup.id in m for m in telegram_api.chat(ALICE))
     finally:
         await app.stop()
