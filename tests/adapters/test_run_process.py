@@ -35,7 +35,7 @@ async def test_sigterm_stops_cleanly_and_the_work_resumes(tmp_path: Path) -> Non
     assert status.stdout.startswith("Switchboard is not running: no process has SQLite file")
     assert "Workspace local: 1 of 1 session(s) active.\n" in status.stdout, status.stdout
     left = "stopped mid-turn when Switchboard stopped; it goes on at the next start"
-    assert f"  - console \u00b7 you \u00b7 assistant \u00b7 {left}\n" in status.stdout
+    assert f"  - console (you) \u00b7 assistant \u00b7 {left}\n" in status.stdout
 
     proc = await start("--config", config, "run")  # the interrupted turn picks up where it was
     assert proc.stdin is not None
@@ -77,6 +77,6 @@ async def test_a_part_that_fails_to_stop_is_named_and_every_other_part_stops(
     status = switchboard("status", "--config", config)
     assert status.returncode == 0, status.stderr
     left = "stopped mid-turn when Switchboard stopped; it goes on at the next start"
-    assert f"  - console \u00b7 you \u00b7 assistant \u00b7 {left}\n" in status.stdout, (
+    assert f"  - console (you) \u00b7 assistant \u00b7 {left}\n" in status.stdout, (
         status.stdout
     )

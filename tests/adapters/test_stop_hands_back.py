@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bridge import texts
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
@@ -49,9 +50,10 @@ async def test_a_tool_under_way_at_a_stop_finishes_and_the_turn_goes_on_after_it
         await until(lambda: other.active, wait_s=15)
     else:
         await topology.start(topology.folder / "switchboard.toml")
-    await until(lambda: "Deployed, and it went fine." in telegram_api.chat(ALICE), wait_s=30)
+    answer = texts.RESUMED_ANSWER.format(answer="Deployed, and it went fine.")  # it went on
+    await until(lambda: answer in telegram_api.chat(ALICE), wait_s=30)
     assert len(marker.read_text().splitlines()) == 1, "the tool ran once"
     [result] = anthropic_api.requests[-1]["messages"][2]["content"]
     assert '"status": "success"' in result["content"] and "released" in result["content"]
     assert not result.get("is_error"), "the model got the tool's own result"
-    assert telegram_api.chat(ALICE).count("Deployed, and it went fine.") == 1
+    assert telegram_api.chat(ALICE).count(answer) == 1

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import aiohttp
 
+from bridge import texts
 from runtime import CommandToolSpec
 from runtime.store import Store
 from tests.adapters.replicas.processes import (
@@ -102,6 +103,7 @@ async def test_killed_in_the_middle_of_a_turn_the_standby_answers_the_message_on
     never = asyncio.Event()
     anthropic_api.script = [text("the killed replica's answer", hold=never)]
     anthropic_api.responder = lambda body: text("answered after the takeover")
+    answer = texts.RESUMED_ANSWER.format(answer="answered after the takeover")  # it went on
     telegram_api.push_message("what is the state of the build?", user=1001)
     await until(lambda: len(anthropic_api.requests) == 1, wait_s=20)  # a turn waits
     [runner] = (await running_sessions(pg_url)).values()
@@ -110,7 +112,7 @@ async def test_killed_in_the_middle_of_a_turn_the_standby_answers_the_message_on
     killed_replica.kill()
     killed = time.monotonic()
     try:
-        await until(lambda: "answered after the takeover" in telegram_api.chat(1001), TAKEOVER_S)
+        await until(lambda: answer in telegram_api.chat(1001), TAKEOVER_S)
     except AssertionError:  # say where the takeover stood, so a failure can be read
         raise AssertionError(
             f"no answer {time.monotonic() - killed:.1f} s after the kill; chat: "
@@ -120,7 +122,7 @@ async def test_killed_in_the_middle_of_a_turn_the_standby_answers_the_message_on
     await survivor.expect("now the active one")
     await asyncio.sleep(1.0)  # a second answer would come now
     answers = telegram_api.chat(1001)
-    assert answers.count("answered after the takeover") == 1, answers
+    assert answers.count(answer) == 1, answers
     assert "the killed replica's answer" not in answers
     [retried] = anthropic_api.requests[1:]
     assert "what is the state of the build?" in str(retried["messages"])
