@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from adapters.admin.access import current_login, visible_workspaces, workspace_of
 from adapters.admin.deps import DEPS
-from bridge.admin.audit import admin_action_words
+from bridge.admin.audit import admin_action_line
 
 HERE = Path(__file__).parent
 SECRETS = "_secrets"  # the context's key for the process's secrets
@@ -51,7 +51,8 @@ TEMPLATES = jinja2.Environment(
     finalize=_masked,
 )
 TEMPLATES.filters["code"] = _code
-TEMPLATES.filters["did"] = admin_action_words  # "ran a schedule now", not run_schedule
+# who did what to what, in words: "acme/lead ran a schedule now: pulse", not run_schedule
+TEMPLATES.filters["action_line"] = admin_action_line
 
 
 def render(

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bridge.admin.records import AuditEntry
-from bridge.admin.words import by_admin, chars, short_input, took
+from bridge.admin.words import CONFIG_ADMIN, by_admin, chars, short_input, took
 from bridge.approvals import masked
 from bridge.events import AdminAction, AdminActionKind, InboundTruncated, OutputUnroutable
 from bridge.events import NotificationUnroutable as Unroutable
-from bridge.store import NotificationRoute
+from bridge.store import AdminActionRecord, NotificationRoute
 from bridge.types import DeliveryStatus
 from runtime.events import Event
 from runtime.messages import MessageKind, Origin
@@ -65,6 +65,9 @@ _ADMIN_ACTIONS = {
     AdminActionKind.APPROVE_SPEND: "approved the spend of the held turn",
     AdminActionKind.FORGET_MEMORY: "had the agent forget a memory",
 }
+# An action on a delivery: its target is the delivery's id, no one's word; its detail says
+# which delivery it was ("the answer to Telegram, DM with Alice"), and is said instead.
+_ON_DELIVERY = (AdminActionKind.RETRY_DELIVERY, AdminActionKind.DISCARD_DELIVERY)
 # What a message other than an operator's is, in the audit's words.
 _KINDS = {
     MessageKind.TASK_REQUEST: "a task",
@@ -84,6 +87,17 @@ _DELIVERY = {
 def admin_action_words(action: AdminActionKind) -> str:
     """What an admin did, in words ("ran a schedule now"), for every list of their actions."""
     return _ADMIN_ACTIONS.get(action, action.replace("_", " "))
+
+
+def admin_action_line(a: AdminActionRecord) -> str:
+    """An admin's action on the workspace's list of them: who did what to what ("acme/lead
+    paused a schedule: tick (every 2s, agent assistant)", "the admin sent a failed delivery
+    again: the answer to Telegram, DM with Alice; last error: ...")."""
+    who = "the admin" if a.admin == CONFIG_ADMIN else a.admin
+    did = admin_action_words(a.action)
+    if a.action in _ON_DELIVERY:
+        return f"{who} {did}: {a.detail}"
+    return f"{who} {did}: {a.target}" + (f" ({a.detail})" if a.detail else "")
 
 
 def entry(
@@ -251,6 +265,8 @@ def _admin(admin: str, action: AdminActionKind, detail: str) -> str:
         return f"{by_admin(admin)} {did}"
     if action is AdminActionKind.SET_QUEUE_MODE:
         return f"{by_admin(admin)} {did}: {detail.replace(' -> ', ARROW)}"
+    if action in _ON_DELIVERY:
+        return f"{by_admin(admin)} {did}: {detail}"
     return f"{by_admin(admin)} {did} ({detail})"
 
 

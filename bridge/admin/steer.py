@@ -19,6 +19,7 @@ from bridge.approvals import already
 from bridge.dispatch import raised_by
 from bridge.events import AdminActionKind
 from bridge.keyed_locks import KeyedLocks
+from bridge.places import place
 from bridge.service import Bridge
 from bridge.status import NOT_ROUTED_YET
 from bridge.store import AdminActionRecord, Intent, NotificationPost
@@ -148,16 +149,20 @@ class Steering:
     ) -> AdminActionRecord:
         """The audit record of an admin's action on a failed delivery: its kind, where it
         went, what it `said` (the start of it: kept for a discarded one, whose audit event is
-        all that is left of it) and its last error."""
+        all that is left of it) and its last error. Which delivery it was is said in words
+        ("the answer to Telegram, DM with Alice"): its id is no one's word."""
         text = "" if said is None else f": {said[:TEXT_IN_AUDIT]!r}"
+        where = place(intent.route.conversation_key, self._bridge.sessions.names()).where
+        which = texts.BOARD_FAILED_DELIVERY.format(
+            kind=texts.DELIVERY_KIND_WORDS[intent.kind], where=where
+        )
         return AdminActionRecord(
             workspace.id,
             admin,
             kind,
             intent.id,
             self._bridge.sessions.session_of(intent.route),
-            f"{intent.kind} to {intent.route.conversation_key}{text}; last error: "
-            f"{intent.last_error}",
+            f"{which}{text}; last error: {intent.last_error}",
         )
 
     async def _failed(self, workspace: WorkspaceConfig, delivery_id: str) -> Intent:

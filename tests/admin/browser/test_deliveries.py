@@ -1,6 +1,7 @@
 """Fixing a failed delivery from the console, in a real browser: Telegram refused the answer
 (the bot lost its right to post in the group), the console shows it failed with Telegram's
-error; once the group lets the bot post again, Retry delivers it."""
+error; once the group lets the bot post again, Retry delivers it, and the overview's list of
+admin actions says who sent which delivery again in words (the group by its name)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ pytestmark = LOOP
 
 ANSWER = "The nightly build is green."
 SHOWN = "Not enough rights to send text messages to the chat"  # as python-telegram-bot says
+TITLE = "Acme ops"  # the group's title, as Telegram sends it with each message
 
 
 async def test_a_failed_delivery_is_shown_with_its_error_and_retry_delivers_it(
@@ -28,7 +30,7 @@ async def test_a_failed_delivery_is_shown_with_its_error_and_retry_delivers_it(
     anthropic_api.script = [text(ANSWER)]
     operator = int(ALICE["telegram_user_id"])
     telegram_api.push_message(
-        "how is the build?", user=operator, chat=GROUP, chat_type="supergroup"
+        "how is the build?", user=operator, chat=GROUP, chat_type="supergroup", title=TITLE
     )
     failure = await delivery_failed(app)
     assert failure.error is not None and SHOWN in failure.error
@@ -48,4 +50,10 @@ async def test_a_failed_delivery_is_shown_with_its_error_and_retry_delivers_it(
     await console.open("/w/acme/")
     await expect(page.locator("#failed-deliveries")).to_have_text("0")
     retried = page.locator('#admin-actions [data-action="retry_delivery"]')
-    await expect(retried).to_contain_text("admin: retry_delivery")  # who retried it
+    # who sent which delivery again, in words: the conversation by its name, no raw ids
+    await expect(retried).to_contain_text(
+        f"the admin sent a failed delivery again: the answer to Telegram, \u201c{TITLE}\u201d; "
+        f"last error: Telegram 400: {SHOWN}"
+    )
+    for raw in ("dlv_", "turn_result", f"telegram:acme:{GROUP}"):
+        await expect(retried).not_to_contain_text(raw)
