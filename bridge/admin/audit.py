@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bridge import texts
 from bridge.admin.records import AuditEntry
 from bridge.admin.words import CONFIG_ADMIN, by_admin, chars, short_input, took
 from bridge.approvals import masked
 from bridge.events import AdminAction, AdminActionKind, InboundTruncated, OutputUnroutable
 from bridge.events import NotificationUnroutable as Unroutable
+from bridge.places import place
 from bridge.store import AdminActionRecord, NotificationRoute
 from bridge.types import DeliveryStatus
 from runtime.events import Event
@@ -156,13 +158,13 @@ def _message_said(data: object) -> str | None:
             what = _KINDS.get(kind, "a message")
             who = _who(sender, origin)
             return f"{who} sent {what}: {_DECISIONS.get(decision, decision)}"
-        case InterjectionAdmitted(boundary=boundary, sender=sender, message_id=message_id):
-            where = boundary.replace("_", " ")
-            return f"{_who(sender)}'s message {message_id} joined the running turn ({where})"
+        case InterjectionAdmitted(boundary=boundary, sender=sender):
+            where = texts.BOUNDARY_WORDS.get(boundary, boundary.replace("_", " "))
+            return f"{_who(sender)}'s message joined the running turn {where}"
         case InterjectionDrainFailed(boundary=boundary, error=error):
             return f"taking waiting messages in at {boundary} failed ({error}); they wait again"
-        case MessageDropped(reason=reason, sender=sender, message_id=message_id):
-            return f"{_who(sender)}'s message {message_id} was dropped: {reason}"
+        case MessageDropped(reason=reason, sender=sender):
+            return f"{_who(sender)}'s message was dropped: {reason}"
         case InboundTruncated(length=length):
             return f"an operator's message of {length:,} characters was cut to fit"
         case OutputUnroutable(kind=kind):
@@ -278,7 +280,7 @@ def _notification(n: NotificationRequested, route: NotificationRoute | None) -> 
         return f"{head}: not routed yet \u2014 {n.summary}"
     if route.route is None:
         return f"{head}: no route ({route.routing}) \u2014 {n.summary}"
-    where = route.route.conversation_key
+    where = place(route.route.conversation_key, {}).where
     status = route.delivery_status
     sent = _DELIVERY.get(status, str(status)) if status is not None else "not sent yet"
     return f"{head} via {where}, {sent} \u2014 {n.summary}"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge import texts
 from bridge.admin import AdminView, History, NotInWorkspace
 from runtime import QueueMode, SessionState
 from tests.bridge.admin_harness import ALICE, CAROL, dm_in, feed, rows_until, two_workspaces
@@ -84,9 +85,10 @@ async def test_a_session_shows_its_turns_and_audit_trail_in_words(
         audit = [a.summary for a in events.items]
         drained = [s for s in audit if "joined the running turn" in s]
         assert len(drained) == 1 and drained[0].startswith("operator alice's message")
-        assert drained[0].endswith(("(before tool execution)", "(after tool results)"))
+        where = (texts.BOUNDARY_WORDS[b] for b in ("before_tool_execution", "after_tool_results"))
+        assert drained[0].endswith(tuple(where)) and "msg_" not in drained[0]
         [notified] = [s for s in audit if s.startswith("agent notified the primary operator")]
-        assert "via telegram:acme:1001" in notified
+        assert "via Telegram, chat 1001" in notified and "telegram:acme" not in notified
         assert ", delivered \u2014 Disk at 95% on db-1" in notified
         assert any(s.startswith("turn finished after") for s in audit)
         assert not any(a.type == "progress" for a in events.items), "steps are shown live"
