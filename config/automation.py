@@ -208,16 +208,21 @@ def check_floor(text: str) -> str:
 
 
 def check_every_floor(schedules: dict[str, list[ScheduleConfig]], floor: str) -> None:
-    """No workspace's schedule (by workspace id) runs more often than the server's floor."""
+    """No workspace's schedule (by workspace id) runs more often than the server's floor;
+    each one that does is said at its own `every` (its line in the file, its field in the
+    console's form), not at the file's top level."""
     floor_s = parse_duration(floor)
     raise_all(
         [
-            f"workspace {workspace_id!r}, schedule {schedule.id!r}: every = "
-            f"{schedule.every!r} is under this server's floor of {floor} (each run is a "
-            f"model call); use {floor} or more, or cron. Whoever runs the server may "
-            "lower the floor with schedule_min_every under [server] in the config file"
+            Problem(
+                f"every = {schedule.every!r} is under this server's floor of {floor} (each "
+                f"run is a model call); use {floor} or more, or cron. Whoever runs the "
+                "server may lower the floor with schedule_min_every under [server] in the "
+                "config file",
+                ("workspaces", workspace_id, "schedules", index, "every"),
+            )
             for workspace_id, listed in schedules.items()
-            for schedule in listed
+            for index, schedule in enumerate(listed)
             if schedule.every is not None and parse_duration(schedule.every) < floor_s
         ]
     )

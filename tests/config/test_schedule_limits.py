@@ -23,10 +23,15 @@ def refusal(*tables: str, server: str = "") -> str:
 
 
 def test_every_under_the_floor_is_refused_saying_the_floor_and_who_lowers_it() -> None:
+    file = DEFAULT + schedule(every="1s", prompt="Check.")
     said = refusal(schedule(every="1s", prompt="Check."))
-    assert "workspace 'local', schedule 'morning': every = '1s' is under this server's floor" in (
-        said
-    )
+    # said at its own key, on its line
+    [line] = [n for n, text in enumerate(file.splitlines(), 1) if text.strip() == 'every = "1s"']
+    assert (
+        'workspaces[0].schedules[0].every ("local", "morning"): every = \'1s\' is under this '
+        "server's floor"
+    ) in said
+    assert said.endswith(f"(line {line})") and "(top level)" not in said
     assert "of 60s" in said and "schedule_min_every under [server]" in said
     assert "every = '59s'" in refusal(schedule(every="59s", prompt="Check."))
     assert "every = '500ms'" in refusal(schedule(every="500ms", prompt="Check."))
