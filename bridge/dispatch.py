@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 
 from bridge import texts
+from bridge.activity import agent_name
 from bridge.approvals import duration, request_text
 from bridge.automation.runs import Answer, answer_of, source_label
 from bridge.dispatch_cursor import advance
@@ -50,9 +51,10 @@ def raised_by(notification: NotificationRequested) -> str:
     """Who raised a notification: its agent, or a child on its parent's behalf."""
     if notification.target_operator_boundary is OperatorBoundary.PARENT_SUPERVISOR:
         return texts.NOTIFICATION_FROM_CHILD.format(
-            child=notification.requested_by_agent_id, agent=notification.agent_id
+            child=agent_name(notification.requested_by_agent_id),
+            agent=agent_name(notification.agent_id),
         )
-    return texts.NOTIFICATION_FROM.format(agent=notification.agent_id)
+    return texts.NOTIFICATION_FROM.format(agent=agent_name(notification.agent_id))
 
 
 class Dispatcher:
@@ -203,7 +205,7 @@ class Dispatcher:
     async def _notification(self, event: Event, notification: NotificationRequested) -> None:
         route = await self._router.resolve(event.session_id or "", event.run_id)
         text = texts.NOTIFICATION.format(
-            agent=notification.requested_by_agent_id, message=notification.message
+            agent=agent_name(notification.requested_by_agent_id), message=notification.message
         ) + raised_by(notification)
         first = (
             await self._runtime.store.first_message_of_run(event.run_id) if event.run_id else None

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 
 from bridge import texts
+from bridge.activity import agent_name
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.view import AdminView, workspace_of_agent
 from bridge.admin.words import by_admin
@@ -207,7 +208,7 @@ class Steering:
                 f"operator {operator_id} has no direct conversation on a running platform"
             )
         text = texts.NOTIFICATION.format(
-            agent=n.requested_by_agent_id, message=n.message
+            agent=agent_name(n.requested_by_agent_id), message=n.message
         ) + raised_by(NotificationRequested.of(n))
         post = NotificationPost(
             n.notification_id, n.session_id, n.agent_id, n.requested_by_agent_id, n.summary

@@ -81,7 +81,7 @@ async def test_private_childs_notification_reaches_the_parents_conversation(
     console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
     cleanup.append(console)
     console.type("delegate")
-    await console.expect("notice> \U0001f514 local/assistant/child-1:")
+    await console.expect("notice> \U0001f514 assistant/child-1:")
     out = await console.expect("Child needs a human")
     out = await console.expect("agent> parent: child finished")
     assert "agent> child done" not in out, "a child's answer goes to its parent, not to chat"

@@ -103,7 +103,7 @@ async def test_a_reply_to_a_notification_reaches_the_agent_that_raised_it(
 ) -> None:
     notification = await notified(app, telegram_api, anthropic_api)
     assert notification["text"].endswith(
-        "raised by agent acme/assistant. Reply to this message to answer it."
+        "raised by agent assistant. Reply to this message to answer it."
     )
     sent = next(m for m in telegram_api.sent() if m["text"].startswith("\U0001f514"))
     assert sent["reply_markup"]["inline_keyboard"] == BUTTONS
@@ -182,8 +182,8 @@ async def test_a_childs_notification_is_answered_to_its_parent(
         await app.bridge.settle()
         notification = notification_message(telegram_api)
         assert notification["text"].endswith(
-            "raised by acme/assistant/child-1, a child agent of acme/assistant; a reply to "
-            "this message goes to acme/assistant."
+            "raised by assistant/child-1, a child agent of assistant; a reply to "
+            "this message goes to assistant."
         )
         parent_prompts.clear()
         telegram_api.push_message(

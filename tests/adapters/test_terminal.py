@@ -116,7 +116,7 @@ def demo(terminal: Terminal, times: int) -> None:
     terminal.type("work 1")
     terminal.wait_for("agent> Done: 1 step(s). Last result: slept 1s", count=2 * times)
     terminal.type("notify hello")
-    terminal.wait_for("notice> 🔔 local/assistant:", count=times)
+    terminal.wait_for("notice> 🔔 assistant:", count=times)
     terminal.wait_for(texts.TYPE_TO_ANSWER, count=times)  # a terminal has no reply to a message
     terminal.wait_for("Last result: operator notified: hello", count=times)
     terminal.type("spawn check the disk")

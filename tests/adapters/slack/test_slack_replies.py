@@ -52,7 +52,7 @@ async def test_a_thread_reply_under_a_notification_reaches_the_agent(
     posted = notification(slack_api, DM)
     assert posted is not None and posted["thread_ts"] is None, "top level in the DM"
     *sections, actions = posted["blocks"]
-    assert "raised by agent acme/assistant" in sections[-1]["text"]["text"]
+    assert "raised by agent assistant" in sections[-1]["text"]["text"]
     assert [(b["action_id"], b["text"]["text"]) for b in actions["elements"]] == [
         (STOP, "Stop"),
         (STATUS, "Status"),
