@@ -70,6 +70,9 @@ _ADMIN_ACTIONS = {
 # An action on a delivery: its target is the delivery's id, no one's word; its detail says
 # which delivery it was ("the answer to Telegram, DM with Alice"), and is said instead.
 _ON_DELIVERY = (AdminActionKind.RETRY_DELIVERY, AdminActionKind.DISCARD_DELIVERY)
+# A config change: its detail says what changed ("schedule tick changed (every): every 2s"),
+# its target (the workspace, or the schedule the detail names) would only repeat it.
+_SAID_BY_DETAIL = (*_ON_DELIVERY, AdminActionKind.EDIT_CONFIG, AdminActionKind.RELOAD_CONFIG)
 # What a message other than an operator's is, in the audit's words.
 _KINDS = {
     MessageKind.TASK_REQUEST: "a task",
@@ -97,7 +100,7 @@ def admin_action_line(a: AdminActionRecord) -> str:
     again: the answer to Telegram, DM with Alice; last error: ...")."""
     who = "the admin" if a.admin == CONFIG_ADMIN else a.admin
     did = admin_action_words(a.action)
-    if a.action in _ON_DELIVERY:
+    if a.action in _SAID_BY_DETAIL and a.detail:
         return f"{who} {did}: {a.detail}"
     return f"{who} {did}: {a.target}" + (f" ({a.detail})" if a.detail else "")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -92,10 +93,11 @@ async def test_every_hour_changed_to_every_two_seconds_runs_at_once(
 
         await until(lambda: asked(anthropic_api, NEW_PROMPT) >= 2, wait_s=20)
         _, overview = await admin.get("/admin/w/acme/")
-        assert (
-            "acme/lead: edit_config tick (schedule tick changed (every, prompt): "
-            "every 2s, agent assistant)"
-        ) in overview, "in the audit of admin actions"
+        [action] = re.findall(r'<li data-action="edit_config">([^<]*)</li>', overview)
+        assert unescape(action).endswith(
+            "acme/lead changed the workspace's settings: schedule tick changed (every, prompt): "
+            "every 2s, agent assistant"
+        ), "in the audit of admin actions, in words"
     saved = app.path.read_text()
     assert saved.startswith(COMMENT), "the admin's comment stays"
     assert 'every = "2s"' in saved and NEW_PROMPT in saved and '"1h"' not in saved
