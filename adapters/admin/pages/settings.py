@@ -102,8 +102,8 @@ async def apply_settings(request: web.Request) -> web.Response:
     if not report.ok:
         refused = refusal(report.errors, form, workspace)
         return _page(request, refused=refused, order=list(form), status=400)
-    for line in report.lines():
-        flash(request, line)
+    # one notice: each workspace's changed keys under the line that names it (as on Reload)
+    flash(request, "\n".join(report.lines()))
     raise web.HTTPSeeOther(f"/admin/w/{workspace.id}/config")
 
 

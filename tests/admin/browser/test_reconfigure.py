@@ -66,7 +66,10 @@ async def test_a_new_operator_is_heard_at_once_while_another_workspace_runs_on(
     await operators.locator('input[name="op-new-telegram_user_id"]').fill(str(CAROL))
     await operators.locator('input[name="primary"][value="new"]').check()
     await page.get_by_role("button", name="Apply").click()
-    await expect(page.get_by_role("status")).to_contain_text("workspaces changed: acme")
+    # one notice, the workspace's changed keys under the line that names it
+    said = page.get_by_role("status").locator("p")
+    await expect(said.first).to_have_text("workspaces changed: acme")
+    await expect(said.nth(1)).to_contain_text("acme: operators.alice removed")
     await expect(operators.locator('input[name="op-0-id"]')).to_have_value("carol")
 
     telegram_api.push_message("hello again", user=CAROL)
