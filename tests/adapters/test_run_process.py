@@ -77,6 +77,4 @@ async def test_a_part_that_fails_to_stop_is_named_and_every_other_part_stops(
     status = switchboard("status", "--config", config)
     assert status.returncode == 0, status.stderr
     left = "stopped mid-turn when Switchboard stopped; it goes on at the next start"
-    assert f"  - console (you) \u00b7 assistant \u00b7 {left}\n" in status.stdout, (
-        status.stdout
-    )
+    assert f"  - console (you) \u00b7 assistant \u00b7 {left}\n" in status.stdout, status.stdout
