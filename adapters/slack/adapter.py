@@ -36,6 +36,7 @@ from adapters.slack.inbound import (
     message_chat,
 )
 from adapters.slack.names import SlackNames
+from adapters.slack.platform import SLACK
 from adapters.slack.settings import SLACK_SECTION, SlackConfig
 from adapters.slack.socket import SocketIntake
 from adapters.slack.transport import SlackTransport
@@ -47,6 +48,10 @@ from config.schema import WorkspaceConfig
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+SOCKET_LOST = (
+    "its Socket Mode connection to Slack was lost (the network, or Slack closed it); it is "
+    "being opened again"
+)
 STOP_WAIT_S = 2.0  # how long background work (reactions, slash command answers) gets at a stop
 NOT_STARTED = (
     "slack.bot_token was not checked and this workspace's Slack did not start (Switchboard "
@@ -162,6 +167,7 @@ class SlackAdapter:
                 self.settings.app_token.get_secret_value(),
                 self._client(None),
                 self._put,
+                self._socket_state,
             )
             # slack_sdk tries again forever (every 10 s) when the connection fails: a token
             # Slack refuses would hold a start, and a reload, for good.
@@ -178,6 +184,16 @@ class SlackAdapter:
             "slack workspace ready",
             extra={"workspace": self.workspace.id, "socket_mode": self._socket is not None},
         )
+
+    def _socket_state(self, up: bool) -> None:
+        """Socket Mode dropped, or is open again: `/status`, `switchboard status` and the
+        console say so (`bridge/health.py`)."""
+        metrics = self._bridge.metrics
+        if up:
+            metrics.platform_call_ok(SLACK.name, self.workspace.id)
+        else:
+            metrics.platform_call_failed(SLACK.name, self.workspace.id, SOCKET_LOST)
+        metrics.connection(SLACK.name, self.workspace.id, up=up)
 
     async def stop(self) -> None:
         self.identity = None  # what is stored for it waits for the next start

@@ -5,8 +5,11 @@ stored; one not stored is not acknowledged, so Slack sends it again."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
@@ -23,12 +26,23 @@ log = logging.getLogger(__name__)
 
 VERIFIED = "slack socket mode"
 STORED_KINDS = frozenset({"events_api", "slash_commands", "interactive"})
+WATCH_S = 2.0  # how often the connection is looked at: slack_sdk reconnects by itself, silently
 
 
 class SocketIntake:
-    def __init__(self, workspace_id: str, app_token: str, web: AsyncWebClient, put: Put) -> None:
+    def __init__(
+        self,
+        workspace_id: str,
+        app_token: str,
+        web: AsyncWebClient,
+        put: Put,
+        on_state: Callable[[bool], None],
+    ) -> None:
+        """`on_state`: told when the connection drops (False) and when it is open again."""
         self._workspace_id = workspace_id
         self._put = put
+        self._on_state = on_state
+        self._watch: asyncio.Task[None] | None = None
         self.client = SocketModeClient(
             app_token=app_token, web_client=web, logger=logging.getLogger("slack_sdk.socket")
         )
@@ -36,9 +50,28 @@ class SocketIntake:
 
     async def connect(self) -> None:
         await self.client.connect()  # type: ignore[no-untyped-call]
+        self._watch = asyncio.get_running_loop().create_task(
+            self._watching(), name=f"slack-socket-watch-{self._workspace_id}"
+        )
 
     async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
         await self.client.close()  # type: ignore[no-untyped-call]
+
+    async def _watching(self) -> None:
+        """Say when the connection drops and when slack_sdk has it open again."""
+        up = True
+        while True:
+            await asyncio.sleep(WATCH_S)
+            now_up = bool(await self.client.is_connected())
+            if now_up != up:
+                up = now_up
+                fields = {"workspace": self._workspace_id}
+                log.warning("slack socket mode " + ("open again" if up else "lost"), extra=fields)
+                self._on_state(up)
 
     async def _on_request(
         self, client: AsyncBaseSocketModeClient, request: SocketModeRequest

@@ -369,6 +369,10 @@ class FakeSlack:
         self._sockets.pop(team, None)
         return ws
 
+    async def socket_drop(self, team: str) -> None:
+        """Close the team's Socket Mode connection from Slack's side, as a network drop does."""
+        await self._sockets[team].close()
+
     async def socket_send(self, team: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Deliver one envelope over the team's Socket Mode connection; its ack."""
         await asyncio.wait_for(self._connected.setdefault(team, asyncio.Event()).wait(), 10)
