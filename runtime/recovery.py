@@ -122,6 +122,7 @@ async def _finish_answered(store: Store, run: RunRecord, transcript: Transcript)
             error=None,
             duration_s=round(max(w.now() - run.started_at, 0.0), 3),
             message_ids=taken,
+            resumed=True,  # its answer goes out after the restart, saying so
         )
         w.emit(Event(finished, run.session_id, run.id))
     log.warning(

@@ -176,6 +176,7 @@ async def test_an_answer_committed_before_the_crash_is_delivered_not_asked_again
     [finished] = await all_events(rt, EventType.TURN_FINISHED)
     assert isinstance(finished.data, TurnFinished)
     assert finished.data.final_text == "the one answer"
+    assert finished.data.resumed, "its answer goes out after the restart, saying so"
     assert await all_events(rt, EventType.RUN_RECOVERED) == []
     [message] = await rt.store.messages(session_id=sid)
     assert message.status is QueueStatus.PROCESSED
