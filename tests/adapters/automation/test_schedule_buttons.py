@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
+from bridge.automation.steering import WakeupView
 from bridge.events import BridgeEventType
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
@@ -76,9 +77,10 @@ async def paused_by(app: App) -> str | None:
     return view.paused_by
 
 
-async def test_the_buttons_under_schedules_pause_run_and_cancel(
+async def with_a_wakeup(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
-) -> None:
+) -> tuple[App, WakeupView]:
+    """acme with the queue-check schedule, and the wake-up alice asked its agent to set."""
     anthropic_api.responder = model
     app = await start_app(
         db_path,
@@ -87,12 +89,22 @@ async def test_the_buttons_under_schedules_pause_run_and_cancel(
         agent_tools=("notify_operator", "schedule_wakeup"),
         acme_extra={"schedules": [QUEUE_CHECK]},
     )
-    alice = Alice(telegram_api)
     try:
         telegram_api.push_message(REMIND, user=ALICE)
         await until(lambda: bool(app.bridge.automations.wakeups("acme")), wait_s=20)
-        [wakeup] = app.bridge.automations.wakeups("acme")
+    except BaseException:
+        await app.stop()
+        raise
+    [wakeup] = app.bridge.automations.wakeups("acme")
+    return app, wakeup
 
+
+async def test_the_buttons_under_schedules_pause_run_and_cancel(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    app, wakeup = await with_a_wakeup(db_path, anthropic_api, telegram_api)
+    alice = Alice(telegram_api)
+    try:
         listing = await alice.listing()
         pause_row, [(cancel, cancel_data)] = keyboard(listing)
         assert pause_row == [("Pause queue-check", "cmd:0"), ("Run queue-check now", "cmd:1")]
@@ -131,19 +143,9 @@ async def test_a_wake_up_is_listed_and_cancelled_by_its_short_handle_not_its_id(
 ) -> None:
     """Where there are no buttons to press (the terminal), an operator types what the list
     shows: six characters, not the wake-up's 36."""
-    anthropic_api.responder = model
-    app = await start_app(
-        db_path,
-        anthropic_api,
-        telegram_api,
-        agent_tools=("notify_operator", "schedule_wakeup"),
-        acme_extra={"schedules": [QUEUE_CHECK]},
-    )
+    app, wakeup = await with_a_wakeup(db_path, anthropic_api, telegram_api)
     alice = Alice(telegram_api)
     try:
-        telegram_api.push_message(REMIND, user=ALICE)
-        await until(lambda: bool(app.bridge.automations.wakeups("acme")), wait_s=20)
-        [wakeup] = app.bridge.automations.wakeups("acme")
         listing = (await alice.listing())["text"]
         assert wakeup.id not in listing
         [line] = [x for x in listing.split("\n") if "(assistant; cancel: " in x]
