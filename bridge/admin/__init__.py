@@ -4,7 +4,7 @@ actions an admin steers it with. No HTTP here: `adapters/admin/` serves the page
 from bridge.admin.board import Board, Failure, Ref, Waiting, read_board
 from bridge.admin.errors import NotInWorkspace, NotPossible
 from bridge.admin.history import History
-from bridge.admin.live import live_boards, live_sessions
+from bridge.admin.live import Live, SessionPage, live_boards, live_session, live_sessions
 from bridge.admin.memory import MemoryBoard, export_memory, forget_memory, read_memory
 from bridge.admin.providers import ProvidersBoard, read_providers
 from bridge.admin.records import (
@@ -32,6 +32,7 @@ __all__ = [
     "Failure",
     "HeldTurn",
     "History",
+    "Live",
     "MemoryBoard",
     "NotInWorkspace",
     "NotPossible",
@@ -43,6 +44,7 @@ __all__ = [
     "ScheduleBoard",
     "ScheduleSteering",
     "SessionDetail",
+    "SessionPage",
     "SessionRow",
     "Steering",
     "TurnView",
@@ -52,6 +54,7 @@ __all__ = [
     "export_memory",
     "forget_memory",
     "live_boards",
+    "live_session",
     "live_sessions",
     "read_board",
     "read_memory",

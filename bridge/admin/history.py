@@ -132,11 +132,12 @@ def _turn(
         if said is not None or lines:
             steps.append(Step(said, lines))
     return TurnView(
-        run.id, run.started_at, run.status.value, _outcome(run), [_said(m) for m in messages], steps
+        run.id, run.started_at, run.status.value, outcome(run), [_said(m) for m in messages], steps
     )
 
 
-def _outcome(run: RunRecord) -> str:
+def outcome(run: RunRecord) -> str:
+    """How the turn ended (or that it runs), in the words its page and the live region say."""
     ran = took(run.finished_at - run.started_at) if run.finished_at is not None else ""
     why = f": {run.error}" if run.error else ""
     match run.status:

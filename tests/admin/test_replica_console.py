@@ -53,7 +53,7 @@ async def test_the_console_shows_and_stops_a_turn_running_on_another_replica(
         assert status == 200
         assert cell(html, "replica") == f"runs on {other.replica}"
         assert cell(html, "doing").startswith("thinking"), cell(html, "doing")
-        assert 'id="stop-form" data-when="running">' in html, "Stop shown while it runs"
+        assert 'class="danger" id="stop">Stop' in html, "Stop pressable while it runs"
         status, html = await client.post(f"/admin/w/acme/sessions/{session_id}", {"action": "stop"})
         assert status == 200 and '<p class="flash" role="status">Stopped the turn run_' in html
     await until(lambda: not running(other))

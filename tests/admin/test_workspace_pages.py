@@ -54,6 +54,13 @@ def cell(html: str, field: str) -> str:
     return found.group(1)
 
 
+def stop_button(html: str) -> str:
+    """The session page's Stop button's start tag."""
+    found = re.search(r'<button type="submit" name="action" value="stop"[^>]*>', html)
+    assert found is not None, "no Stop button"
+    return found.group(0)
+
+
 async def running_turn(
     app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> tuple[str, asyncio.Event]:
@@ -84,11 +91,12 @@ async def test_a_running_turn_is_shown_and_stopped_from_its_page(
         assert cell(connection, "mode") == "polling" and cell(connection, "up") == "up"
         assert cell(connection, "last_event") != "\u2014", "alice's message arrived"
         status, html = await client.get(f"/admin/w/acme/sessions/{session_id}")
-        assert 'id="stop-form" data-when="running">' in html, "Stop shown while it runs"
-        assert 'button type="submit" name="action" value="stop"' in html
+        assert stop_button(html).endswith('id="stop">'), "Stop pressable while it runs"
         status, html = await client.post(f"/admin/w/acme/sessions/{session_id}", {"action": "stop"})
         assert status == 200 and '<p class="flash" role="status">Stopped the turn run_' in html
-        assert cell(html, "doing") == "idle" and 'data-when="running" hidden' in html
+        assert cell(html, "doing") == "idle"
+        assert 'aria-disabled="true"' in stop_button(html), "Stop kept, not pressable"
+        assert '<span class="muted" id="stop-why">Nothing runs now.</span>' in html
         assert "stopped by admin acme/lead" in html, "the turn says who stopped it"
         _, audit = await client.get(f"/admin/w/acme/sessions/{session_id}/audit")
         assert "admin acme/lead stopped the turn" in audit
@@ -96,7 +104,7 @@ async def test_a_running_turn_is_shown_and_stopped_from_its_page(
             lambda: "Stopped from the admin console by acme/lead." in telegram_api.chat(ALICE)
         )
         status, html = await client.post(f"/admin/w/acme/sessions/{session_id}", {"action": "stop"})
-        assert "Not done: nothing is running in session" in html
+        assert f"Not done: nothing runs in Telegram, DM with user{ALICE} now" in html
 
 
 async def test_the_queue_mode_is_changed_from_the_session_page(

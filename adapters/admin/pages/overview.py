@@ -1,6 +1,7 @@
 """A workspace's overview: its live board (what runs now, what waits for whom, what failed,
 every session by its conversation's name), its connections and admin actions; and the live
-feeds the console's pages follow, as server-sent events."""
+feeds the console's pages follow, as server-sent events: a page's parts as HTML, morphed
+into it (`live.html`), with what its live region says."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from adapters.admin.pages.steering import view_of, when
 from adapters.admin.render import SECRETS, TEMPLATES, code, render
 from bridge import cancel_and_wait
 from bridge.activity import duration
-from bridge.admin import Board, SessionRow, live_boards, live_sessions, read_board
+from bridge.admin import Board, Live, SessionRow, live_boards, live_sessions, read_board
 from config.secrets import Secrets
 
 routes = web.RouteTableDef()
@@ -85,7 +86,15 @@ async def boards_of(request: web.Request, ids: list[str], *, full: bool) -> web.
         found = [await read_board(bridge, w) for w in ids]
         return web.Response(text=board_html(request, found, full=full), content_type="text/html")
     live = live_boards(bridge, ids)
-    return await stream(request, live, lambda b: board_html(request, b, full=full))
+    return await stream(
+        request, live, lambda b: page_update({"board": board_html(request, b.found, full=full)}, b)
+    )
+
+
+def page_update(parts: dict[str, str], live: Live[Any]) -> dict[str, Any]:
+    """A live page's event (`live.html`): the HTML of its elements by id, each drawn as the
+    page draws it, and what its live region says (turns that started or ended)."""
+    return {"parts": parts, "say": live.said}
 
 
 @routes.get("/w/{workspace}/live")

@@ -79,7 +79,7 @@ async def test_stop_on_the_console_stops_the_turn_as_the_operator_sees_in_chat(
     assert len(anthropic_api.requests) == 1, "nor asks the model again"
 
 
-async def test_stop_is_offered_only_while_a_turn_runs(
+async def test_stop_keeps_its_place_and_says_when_nothing_runs(
     console: Console,
     page: Page,
     anthropic_api: FakeAnthropic,
@@ -95,14 +95,21 @@ async def test_stop_is_offered_only_while_a_turn_runs(
     session = page.locator("#session")
     stop = session.get_by_role("button", name="Stop")
     await expect(session.locator('[data-field="doing"]')).to_have_text(RUNNING)
-    await expect(stop).to_be_visible()
+    await expect(stop).not_to_have_attribute("aria-disabled", "true")
     await asyncio.to_thread(gate.touch)
     await until(lambda: telegram_api.chat(OPERATOR) == [DONE])
     await expect(session).to_have_attribute("data-state", "idle")
-    await expect(stop).to_be_hidden()  # the turn ended: nothing to stop, live
+    # the turn ended: nothing to stop, said live where Stop was (a hidden button drops focus)
+    await expect(stop).to_be_visible()
+    await expect(stop).to_have_attribute("aria-disabled", "true")
+    await expect(stop).to_have_accessible_description("Nothing runs now.")
     await page.reload()
     await expect(session.locator('[data-field="doing"]')).to_have_text("idle")
-    await expect(stop).to_be_hidden()  # nor on a fresh page
+    await expect(stop).to_have_attribute("aria-disabled", "true")  # nor on a fresh page
+    await stop.press("Enter")  # not "enabled" to a click: it says so instead
+    await expect(page.locator("#announce")).to_have_text(
+        "Nothing runs now: there is no turn to stop."
+    )
 
 
 async def test_a_new_workspaces_overview_lists_a_session_that_starts_without_a_notice(
