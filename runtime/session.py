@@ -11,9 +11,11 @@ from runtime.clock import Clock
 from runtime.context import ContextUse
 from runtime.messages import QueueMode
 from runtime.payloads import FallbackStanding, Progress, ProgressState
+from runtime.providers.history import History
 from runtime.queue import SessionQueue
 from runtime.records import SessionRecord
 from runtime.results import SessionState, SessionStatus
+from runtime.transcript import Transcript
 
 T = TypeVar("T")
 
@@ -190,6 +192,9 @@ class Session:
     admission: asyncio.Lock = field(default_factory=asyncio.Lock)
     elsewhere: Elsewhere | None = None  # its turn running on another replica
     standing: FallbackStanding | None = None  # off its first provider, as heard from there
+    # Its transcript as the last turn read it: the next turn's read parses only what is new.
+    history: Transcript | None = None
+    prepared: History = field(default_factory=History)  # its rows as last sent: see History
     _arrival: asyncio.Event | None = None
 
     @property

@@ -6,6 +6,7 @@ provider sees, and `check_invariants` is the last word before anything is sent.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -207,6 +208,20 @@ class Transcript:
         self.row_ids.append(row_id)
         self.sources.append(tuple(sources))
         self.tool_use_ids.update(b.id for b in row.tool_uses())
+
+    def after(self, row_id: int, summary: str | None) -> Transcript:
+        """A copy holding the rows after `row_id` (the same row objects, which are never
+        changed once stored) under `summary`: what a read of the store would give for them."""
+        cut = bisect.bisect_right(self.row_ids, row_id)
+        copy = Transcript(self.rows[cut:], self.row_ids[cut:], self.sources[cut:], summary)
+        if cut:
+            copy.tool_use_ids = {b.id for row in copy.rows for b in row.tool_uses()}
+            kept = {a.id for row in copy.rows for a in row.attachments()}
+            copy.files = {k: v for k, v in self.files.items() if k in kept}
+        else:
+            copy.tool_use_ids = set(self.tool_use_ids)
+            copy.files = dict(self.files)
+        return copy
 
     def repeated_tool_ids(self, row: TranscriptMessage) -> str:
         """The tool_use ids of `row` that repeat, in it or in the rows before: such a round

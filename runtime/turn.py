@@ -269,6 +269,7 @@ class Turn:
             max_tokens=self.deps.budget.max_tokens,
             summary=self.transcript.summary,
             files=self.transcript.files,
+            history=self.session.prepared,
         )
 
     async def _fit(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from runtime.providers.history import History, same_prefix
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
     AttachmentBlock,
@@ -47,6 +48,8 @@ class ProviderRequest:
     summary: str | None = None
     # The bytes of every attachment the messages refer to, by id (`AttachmentBlock.id`).
     files: Mapping[str, bytes] = field(default_factory=dict)
+    # The session's history as its last request prepared it: only what is new is prepared.
+    history: History | None = field(default=None, compare=False, repr=False)
 
 
 def attachment_chars(block: AttachmentBlock) -> int:
@@ -80,8 +83,27 @@ def request_chars(request: ProviderRequest) -> int:
     tools = sum(
         len(t.name) + len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools
     )
-    rows = blocks_chars(b for m in request.messages for b in m.blocks)
+    rows = _rows_chars(request.messages, request.history)
     return len(request.system) + tools + len(request.summary or "") + rows
+
+
+@dataclass(slots=True)
+class _Counted:
+    rows: list[TranscriptMessage]
+    sums: list[int]  # sums[i]: the characters of rows[:i]
+
+
+def _rows_chars(rows: list[TranscriptMessage], history: History | None) -> int:
+    """The characters of `rows`, counting only those not counted for the last request."""
+    if history is None:
+        return blocks_chars(b for m in rows for b in m.blocks)
+    counted = history.kept.get("chars")
+    start = same_prefix(counted.rows, rows) if isinstance(counted, _Counted) else 0
+    sums = counted.sums[: start + 1] if isinstance(counted, _Counted) else [0]
+    for row in rows[start:]:
+        sums.append(sums[-1] + blocks_chars(row.blocks))
+    history.kept["chars"] = _Counted(list(rows), sums)
+    return sums[-1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,19 +182,28 @@ class Store:
         """The messages a run took, in their order."""
         return [rows.entry(r) for r in await self._rows(hot_reads.MESSAGES_OF_RUN, (run_id,))]
 
-    async def transcript(self, session_id: str) -> Transcript:
+    async def transcript(self, session_id: str, known: Transcript | None = None) -> Transcript:
         """What the model sees of the session: its latest compaction's summary, then the rows
-        after those it covers (so this read stays as small as the context window)."""
+        after those it covers (so this read stays as small as the context window).
+
+        `known`: what an earlier read of this session returned, unchanged since. Rows are
+        only ever added, in the order of their ids, so only the rows after its last are read
+        and parsed: a turn's read costs what is new, not the whole history."""
         last = await self._rows(hot_reads.LATEST_COMPACTION, (session_id,))
         through = int(last[0]["through_row"]) if last else 0
-        found = await self._rows(hot_reads.TRANSCRIPT_AFTER, (session_id, through))
-        transcript = Transcript(summary=last[0]["summary"] if last else None)
+        summary = last[0]["summary"] if last else None
+        transcript = Transcript(summary=summary)
+        after = through
+        if known is not None:
+            transcript = known.after(through, summary)
+            after = max(through, known.row_ids[-1] if known.row_ids else 0)
+        found = await self._rows(hot_reads.TRANSCRIPT_AFTER, (session_id, after))
+        wanted: list[str] = []
         for r in found:
             row = TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))
             transcript.append(row, int(r["id"]), json.loads(r["source_message_ids"]))
-        transcript.files = await self.files(
-            [a.id for row in transcript.rows for a in row.attachments()]
-        )
+            wanted.extend(a.id for a in row.attachments())
+        transcript.files.update(await self.files(wanted))
         return transcript
 
     async def files(self, ids: Sequence[str]) -> dict[str, bytes]:
