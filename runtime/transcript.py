@@ -7,7 +7,7 @@ provider sees, and `check_invariants` is the last word before anything is sent.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -119,15 +119,20 @@ def normalize(messages: list[TranscriptMessage]) -> list[TranscriptMessage]:
     return merged
 
 
-def check_invariants(messages: list[TranscriptMessage]) -> list[str]:
-    """Every way `messages` would be refused by a strict provider; empty when valid."""
+def check_invariants(
+    messages: list[TranscriptMessage], start: int = 0, used: Container[str] = ()
+) -> list[str]:
+    """Every way `messages` would be refused by a strict provider; empty when valid.
+    `start`: only the messages from there on are checked (those before it passed, and are
+    the same); `used`: the tool_use ids of the messages before `start`."""
     problems: list[str] = []
     if not messages:
         return ["the request has no messages"]
-    if messages[0].role != "user":
+    if start == 0 and messages[0].role != "user":
         problems.append("messages.0: the first message must be a user message")
     seen_ids: set[str] = set()
-    for i, message in enumerate(messages):
+    for i in range(start, len(messages)):
+        message = messages[i]
         where = f"messages.{i}"
         if not message.blocks:
             problems.append(f"{where}: empty message")
@@ -141,7 +146,7 @@ def check_invariants(messages: list[TranscriptMessage]) -> list[str]:
             if isinstance(block, ToolUseBlock):
                 if message.role != "assistant":
                     problems.append(f"{where}.content.{j}: tool_use in a user message")
-                if block.id in seen_ids:
+                if block.id in seen_ids or block.id in used:
                     problems.append(f"{where}.content.{j}: duplicate tool_use id {block.id}")
                 seen_ids.add(block.id)
         problems.extend(_pairing_problems(messages, i))

@@ -23,6 +23,7 @@ import httpx2
 from config.errors import CredentialRefused, PlatformUnreachable
 from runtime.clock import Clock, SystemClock
 from runtime.errors import ContextWindowExceededError, Failure, ProviderError, failure_of
+from runtime.providers.anthropic_body import encoded_body, posted
 from runtime.providers.anthropic_clients import Client, anthropic_client
 from runtime.providers.anthropic_lowering import lower_request
 from runtime.providers.anthropic_stream import read_stream
@@ -184,10 +185,11 @@ class AnthropicProvider:
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
     ) -> ProviderResponse:
         params = lower_request(request)
+        body = encoded_body(request, params) if self._client.sends_body else None
         attempt = 1
         while True:
             try:
-                return await self._stream_once(params, on_text)
+                return await self._stream_once(params, body, on_text)
             except RuntimeError as exc:  # the Bedrock and Vertex clients', finding no credentials
                 if not str(exc).startswith(NO_CREDENTIALS):
                     raise
@@ -221,7 +223,12 @@ class AnthropicProvider:
             return ProviderError(f"{platform} credentials: {exc}", failure=Failure.AUTH)
         return map_api_error(exc, platform)
 
-    async def _stream_once(self, params: dict[str, Any], on_text: TextSink) -> ProviderResponse:
+    async def _stream_once(
+        self, params: dict[str, Any], body: bytes | None, on_text: TextSink
+    ) -> ProviderResponse:
+        if body is not None:  # encoded already: the same bytes `create` would send
+            async with posted(self._client.sdk, body) as response:
+                return await read_stream(response, on_text, self._client.aws_event_stream)
         create = self._client.sdk.messages.with_streaming_response.create
         extra = dict(self._client.body) or None
         async with create(**params, stream=True, extra_body=extra) as response:

@@ -41,6 +41,12 @@ class Client:
     auth_errors: tuple[type[Exception], ...] = ()
 
     @property
+    def sends_body(self) -> bool:
+        """Whether a body encoded beforehand goes as it is (Anthropic's API: Bedrock's and
+        Vertex's clients rewrite the body's fields)."""
+        return isinstance(self.sdk, anthropic.AsyncAnthropic) and not self.body
+
+    @property
     def models_api(self) -> anthropic.AsyncAnthropic | None:
         """The client that can ask the Models API (Anthropic's API only)."""
         return self.sdk if isinstance(self.sdk, anthropic.AsyncAnthropic) else None

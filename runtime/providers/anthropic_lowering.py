@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from runtime.errors import TranscriptInvariantError
 from runtime.prompts import render_summary
 from runtime.providers import tool_ids
+from runtime.providers.anthropic_history import KEY, Lowered, kept_for, lowered_messages
 from runtime.providers.base import ProviderRequest
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
@@ -43,12 +44,29 @@ def _cached(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def lower_request(request: ProviderRequest) -> dict[str, Any]:
-    """SDK params for `request`; raises TranscriptInvariantError instead of sending a bad one."""
-    rows = list(request.messages)
+    """SDK params for `request`; raises TranscriptInvariantError instead of sending a bad one.
+    With the session's `History`, only the messages its new rows changed are lowered."""
     summary = (request.summary or "").strip()
+    history = request.history
+    kept = kept_for(history, summary)
+    rows = list(request.messages)
     if summary:  # first, as a user message: normalize merges it with a user row after it
-        opening = TextBlock(text=render_summary(summary))
-        rows.insert(0, TranscriptMessage(role="user", blocks=[opening]))
+        opening = kept.rows[0] if kept and kept.rows else None
+        rows.insert(0, opening or TranscriptMessage(role="user", blocks=[_opening(summary)]))
+    if history is not None:
+        history.kept.pop(KEY, None)  # put back once it holds this request
+        lowering = _Lowering(request.files, _Same())
+
+        def lower(index: int, message: TranscriptMessage) -> dict[str, Any]:
+            lowered = lowering.message(message)
+            if summary and index == 0:
+                lowered["content"][0] = _cached(lowered["content"][0])
+            return lowered
+
+        done = lowered_messages(rows, summary, kept or Lowered(summary), lower, _missing(request))
+        if done is not None:
+            history.kept[KEY] = done
+            return _params(request, done.lowered)
     messages = normalize(rows)
     problems = check_invariants(messages)
     if problems:
@@ -58,11 +76,23 @@ def lower_request(request: ProviderRequest) -> dict[str, Any]:
     lowered = [_Lowering(request.files, ids).message(m) for m in messages]
     if summary:
         lowered[0]["content"][0] = _cached(lowered[0]["content"][0])
-    lowered[-1]["content"][-1] = _cached(lowered[-1]["content"][-1])
+    return _params(request, lowered)
+
+
+def _opening(summary: str) -> TextBlock:
+    return TextBlock(text=render_summary(summary))
+
+
+def _params(request: ProviderRequest, lowered: list[dict[str, Any]]) -> dict[str, Any]:
+    """The request's params around its lowered messages, the last block of the last one
+    marked as a breakpoint (in a copy: `lowered` may be kept for the next round)."""
+    last = lowered[-1]
+    content = last["content"]
+    marked = {**last, "content": [*content[:-1], _cached(content[-1])]}
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": lowered,
+        "messages": [*lowered[:-1], marked],
     }
     if request.system.strip():
         params["system"] = [_cached({"type": "text", "text": request.system})]
@@ -70,6 +100,18 @@ def lower_request(request: ProviderRequest) -> dict[str, Any]:
         tools = [_map_tool(t) for t in request.tools]
         params["tools"] = [*tools[:-1], _cached(tools[-1])]
     return params
+
+
+class _Same(dict[str, str]):
+    """Every tool-call id sent as it is (the history's lowering checks that each fits)."""
+
+    def __missing__(self, key: str) -> str:
+        return key
+
+
+def _missing(request: ProviderRequest) -> Callable[[TranscriptMessage], bool]:
+    """Whether a message refers to a file whose bytes the request does not carry."""
+    return lambda message: any(a.id not in request.files for a in message.attachments())
 
 
 def _tool_ids(messages: list[TranscriptMessage]) -> list[str]:

@@ -1,0 +1,60 @@
+"""A Messages API request's body encoded from what the session's `History` kept: the
+messages before the last are encoded once each and kept, so a round encodes what is new.
+
+The bytes are the SDK's own for the same params (its encoder's settings, its key order:
+`messages.create` puts max_tokens, messages, model, stream, system, tools in that order);
+tests/runtime/providers/test_encoded_body.py holds them to the SDK's. They go to the SDK's
+`post` as the body (`content`), which skips its copy of every message dict before encoding
+them. Anthropic's API only: Bedrock's and Vertex's clients rewrite the body's fields.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anthropic
+from anthropic._constants import RAW_RESPONSE_HEADER
+from anthropic._response import AsyncResponseContextManager
+
+from runtime.providers.anthropic_clients import SdkClient
+from runtime.providers.anthropic_history import KEY, Lowered
+from runtime.providers.base import ProviderRequest
+from runtime.providers.history import same_prefix
+
+ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+SENT = ("model", "max_tokens", "messages", "system", "tools")  # what lowering gives
+
+
+def encoded_body(request: ProviderRequest, params: dict[str, Any]) -> bytes | None:
+    """The body for `params` (just lowered from `request`); None when the history holds no
+    lowering of it (the whole request was lowered: send `params` the SDK's way)."""
+    kept = request.history.kept.get(KEY) if request.history is not None else None
+    if not isinstance(kept, Lowered) or not set(params) <= set(SENT):
+        return None
+    lowered, sent = kept.lowered, params["messages"]
+    if len(lowered) != len(sent) or same_prefix(lowered, sent) < len(sent) - 1:
+        return None  # not the lowering these params were made from
+    encoded = kept.encoded[: min(kept.start, len(lowered) - 1)]
+    encoded.extend(ENCODER.encode(m) for m in lowered[len(encoded) : len(lowered) - 1])
+    kept.encoded = encoded
+    messages = ",".join([*encoded, ENCODER.encode(sent[-1])])
+    head = ENCODER.encode({"max_tokens": params["max_tokens"]})[:-1]
+    rest = {"model": params["model"], "stream": True}
+    rest.update((k, params[k]) for k in ("system", "tools") if k in params)
+    return f'{head},"messages":[{messages}],{ENCODER.encode(rest)[1:]}'.encode()
+
+
+def posted(sdk: SdkClient, body: bytes) -> AbstractAsyncContextManager[Any]:
+    """The streamed response to `body` sent as `messages.with_streaming_response.create`
+    sends its own: the same path, headers and stream, with the body as it is."""
+    response = sdk.post(
+        "/v1/messages",
+        cast_to=anthropic.types.Message,
+        content=body,
+        options={"headers": {RAW_RESPONSE_HEADER: "stream"}},
+        stream=True,
+        stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
+    )
+    return AsyncResponseContextManager(response)
