@@ -2,19 +2,28 @@
 strikethrough) into a small platform-neutral tree. Each adapter renders the tree in its own
 markup (`PlatformProfile.render`); `bridge.split` cuts long answers on the same parse.
 
-HTML in the source is never markup here: it stays text, and each renderer escapes it."""
+HTML in the source is never markup here: it stays text, and each renderer escapes it.
+
+Parsing is most of a render's cost (a 20,000-character table: some 40 ms, the render of its
+tree 2 ms), and an answer is parsed again and again: measured whole and in parts while it is
+split, then each chunk rendered to be sent. So the recent parses are kept (`RECENT`), and
+`bridge.split`, which knows the parse of each part it cuts from the one parse of the whole,
+leaves those there (`known`) instead of having each part parsed anew."""
 
 from __future__ import annotations
 
+import threading
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
-from markdown_it.tree import SyntaxTreeNode
+# The parser and its tree, for the split and for tests to check the parse against.
+from bridge.markdown_tree import PARSER as PARSER
+from bridge.markdown_tree import Node as Node
+from bridge.markdown_tree import tree as tree
 
-PARSER = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 LINK_SCHEMES = frozenset({"http", "https", "mailto", "tg"})
 
 
@@ -104,13 +113,55 @@ Block = Paragraph | Heading | CodeBlock | ListBlock | Quote | Table | Rule
 RULE_TEXT = "\u2500" * 12
 
 
+class _Recent:
+    """The parses of the markdown seen last, up to `chars` characters of it in all; shared by
+    the threads that render (a lock around each look-up)."""
+
+    def __init__(self, chars: int) -> None:
+        self._chars = chars
+        self._held = 0
+        self._parses: OrderedDict[str, tuple[Block, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, markdown: str) -> tuple[Block, ...] | None:
+        with self._lock:
+            blocks = self._parses.get(markdown)
+            if blocks is not None:
+                self._parses.move_to_end(markdown)
+            return blocks
+
+    def put(self, markdown: str, blocks: tuple[Block, ...]) -> None:
+        if len(markdown) > self._chars:
+            return
+        with self._lock:
+            if markdown in self._parses:
+                return
+            self._parses[markdown] = blocks
+            self._held += len(markdown)
+            while self._held > self._chars:
+                self._held -= len(self._parses.popitem(last=False)[0])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._parses.clear()
+            self._held = 0
+
+
+RECENT = _Recent(chars=500_000)
+
+
 def parse(markdown: str) -> tuple[Block, ...]:
-    return _blocks(SyntaxTreeNode(PARSER.parse(markdown)).children)
+    blocks = RECENT.get(markdown)
+    if blocks is None:
+        blocks = from_tree(tree(markdown).children)
+        RECENT.put(markdown, blocks)
+    return blocks
 
 
-def tree(markdown: str) -> SyntaxTreeNode:
-    """markdown-it's own tree, with source line maps (for splitting)."""
-    return SyntaxTreeNode(PARSER.parse(markdown))
+def known(markdown: str, blocks: tuple[Block, ...]) -> None:
+    """What `parse(markdown)` is, known without parsing it (from the parse of a whole that
+    `markdown` is cut from): kept for the renders about to ask."""
+    RECENT.put(markdown, blocks)
 
 
 def plain(inlines: tuple[Inline, ...]) -> str:
@@ -158,19 +209,21 @@ def table_text(table: Table) -> str:
     """The table as aligned monospace lines (for platforms without tables)."""
     rows = [[_cell(c) for c in table.header], *[[_cell(c) for c in r] for r in table.rows]]
     columns = max(len(r) for r in rows)
-    rows = [r + [""] * (columns - len(r)) for r in rows]
-    widths = [max(1, *(_width(r[i]) for r in rows)) for i in range(columns)]
+    sized = [[(c, _width(c)) for c in r] + [("", 0)] * (columns - len(r)) for r in rows]
+    widths = [max(1, *(r[i][1] for r in sized)) for i in range(columns)]
     aligns = list(table.aligns) + [""] * (columns - len(table.aligns))
 
-    def line(cells: list[str]) -> str:
-        padded = (_pad(c, w, a) for c, w, a in zip(cells, widths, aligns, strict=True))
+    def line(cells: list[tuple[str, int]]) -> str:
+        padded = (_pad(c, w - cw, a) for (c, cw), w, a in zip(cells, widths, aligns, strict=True))
         return " | ".join(padded).rstrip()
 
     rule = "-+-".join("-" * w for w in widths)
-    return "\n".join([line(rows[0]), rule, *(line(r) for r in rows[1:])])
+    return "\n".join([line(sized[0]), rule, *(line(r) for r in sized[1:])])
 
 
 def _cell(inlines: tuple[Inline, ...]) -> str:
+    if len(inlines) == 1 and isinstance(inlines[0], Text | Code):  # most cells: no markup
+        return " ".join(inlines[0].text.split())
     return " ".join(plain(inlines).split())
 
 
@@ -188,8 +241,8 @@ def _width(text: str) -> int:
     )
 
 
-def _pad(text: str, width: int, align: str) -> str:
-    gap = width - _width(text)
+def _pad(text: str, gap: int, align: str) -> str:
+    """The text in its column, `gap` columns wider than it."""
     if align == "right":
         return " " * gap + text
     if align == "center":
@@ -197,11 +250,12 @@ def _pad(text: str, width: int, align: str) -> str:
     return text + " " * gap
 
 
-def _blocks(nodes: list[SyntaxTreeNode]) -> tuple[Block, ...]:
+def from_tree(nodes: list[Node]) -> tuple[Block, ...]:
+    """The blocks of markdown-it's nodes (`tree(markdown).children` for all of `markdown`)."""
     return tuple(b for n in nodes if (b := _block(n)) is not None)
 
 
-def _block(node: SyntaxTreeNode) -> Block | None:
+def _block(node: Node) -> Block | None:
     match node.type:
         case "paragraph":
             return Paragraph(_inline_of(node))
@@ -212,10 +266,10 @@ def _block(node: SyntaxTreeNode) -> Block | None:
             return CodeBlock(language, node.content.removesuffix("\n"))
         case "bullet_list" | "ordered_list":
             start = node.attrs.get("start", 1)
-            items = tuple(_blocks(item.children) for item in node.children)
+            items = tuple(from_tree(item.children) for item in node.children)
             return ListBlock(node.type == "ordered_list", int(start), items)
         case "blockquote":
-            return Quote(_blocks(node.children))
+            return Quote(from_tree(node.children))
         case "table":
             return _table(node)
         case "hr":
@@ -224,7 +278,7 @@ def _block(node: SyntaxTreeNode) -> Block | None:
     return Paragraph((Text(content),)) if content else None
 
 
-def _table(node: SyntaxTreeNode) -> Table:
+def _table(node: Node) -> Table:
     rows = [tr for section in node.children for tr in section.children]
     cells = [tuple(_inline_of(cell) for cell in tr.children) for tr in rows]
     aligns = tuple(
@@ -233,11 +287,11 @@ def _table(node: SyntaxTreeNode) -> Table:
     return Table(cells[0], tuple(cells[1:]), aligns)
 
 
-def _inline_of(node: SyntaxTreeNode) -> tuple[Inline, ...]:
+def _inline_of(node: Node) -> tuple[Inline, ...]:
     return _inlines(node.children[0].children) if node.children else ()
 
 
-def _inlines(nodes: list[SyntaxTreeNode]) -> tuple[Inline, ...]:
+def _inlines(nodes: list[Node]) -> tuple[Inline, ...]:
     out: list[Inline] = []
     for node in nodes:
         match node.type:

@@ -7,27 +7,26 @@ or code fence spans two messages. A block too big for one message is cut on its 
 boundaries: a list into its items, a quote into its blocks, a table into rows (each part
 keeps the header), a code block into lines (each part closed and reopened with its language),
 a paragraph into lines, then at spaces.
+
+The answer is parsed once. A part that is whole blocks of it (a block, a list's item, a
+table's rows under its header, a code block's lines in fences, such parts one after another)
+has its parse taken from that one (`bridge.split_shapes`) and handed to `bridge.markdown`
+before it is measured: measuring renders a tree, and does not parse the part again. Text cut
+inside a block (a paragraph's lines, a quote's blocks) is parsed on its own, as it must be.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TypeVar
 
-from markdown_it.tree import SyntaxTreeNode
-
-from bridge.markdown import tree
+from bridge import markdown as md
+from bridge.split_shapes import Part, Shapes, node_shape, single, table_rows
 
 Measure = Callable[[str], int]
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    text: str
-    code: bool = False  # a code block already cut to size
+T = TypeVar("T")
 
 
 def split(text: str, limit: int, measure: Measure = len) -> list[str]:
@@ -35,28 +34,29 @@ def split(text: str, limit: int, measure: Measure = len) -> list[str]:
     on its own boundaries, else between lines, else at spaces."""
     source = text.strip("\n")
     lines = source.split("\n")
-    blocks = tree(source).children
+    env: dict[str, object] = {}
+    blocks = md.tree(source, env).children
     # Link reference definitions show nothing but are needed wherever their links are: each
     # chunk carries them all.
     shown = {i for node in blocks if node.map for i in range(*node.map)}
     definitions = "\n".join(line for i, line in enumerate(lines) if i not in shown and line.strip())
     tail = f"\n\n{definitions}" if definitions else ""
-    measure = functools.cache(_with(measure, tail))
-    units = [u for node in blocks for u in _units(node, lines, limit, measure)]
-    pieces = [p for u in units for p in ([u.text] if u.code else _fit(u.text, limit, measure))]
-    sizes = [measure(p) + 2 for p in pieces]
-    chunks = _pack(pieces, lambda group: measure("\n\n".join(group)), sizes, limit)
-    return ["\n\n".join(group) + tail for group in chunks] or [""]
+    sizer = Shapes(measure, tail, sure=Shapes.sure_of(source, env, shown, definitions))
+    units = [u for node in blocks for u in _units(node, lines, limit, sizer, 0)]
+    pieces = [p for u in units for p in ([u] if u.code else _fit(u, limit, sizer))]
+    sizes = [sizer.size(p) + 2 for p in pieces]
+    chunks = _pack(pieces, sizer.joined, sizes, limit)
+    return ["\n\n".join(p.text for p in group) + tail for group in chunks] or [""]
 
 
 def _pack(
-    items: list[str], size_of: Callable[[list[str]], int], sizes: list[int], limit: int
-) -> list[list[str]]:
+    items: list[T], size_of: Callable[[list[T]], int], sizes: list[int], limit: int
+) -> list[list[T]]:
     """`items` in order, in the fewest groups whose `size_of` is at most `limit` (an item too
     big alone is a group of its own). `sizes` estimate each item's share: the count is
     guessed from them, then corrected by how far the measured group was from its estimate,
     so a group costs a few measures, not one per item."""
-    groups: list[list[str]] = []
+    groups: list[list[T]] = []
     start = 0
     while start < len(items):
         fits, high = 0, len(items) - start  # known to fit; not yet known not to
@@ -90,72 +90,85 @@ def _estimate(sizes: list[int], limit: float) -> int:
     return len(sizes)
 
 
-def _with(measure: Measure, tail: str) -> Measure:
-    return (lambda s: measure(s + tail)) if tail else measure
-
-
-def _source(node: SyntaxTreeNode, lines: list[str]) -> str:
-    start, end = node.map or (0, 0)
-    return textwrap.dedent("\n".join(lines[start:end])).strip("\n")
-
-
-def _units(node: SyntaxTreeNode, lines: list[str], limit: int, measure: Measure) -> list[_Unit]:
+def _units(node: md.Node, lines: list[str], limit: int, sizer: Shapes, depth: int) -> list[Part]:
     if node.type in ("fence", "code_block"):
-        return _code(node, limit, measure)
-    text = _source(node, lines)
+        return _code(node, limit, sizer)
+    start, end = node.map or (0, 0)
+    raw = "\n".join(lines[start:end])
+    text = textwrap.dedent(raw).strip("\n")
     if not text.strip():
         return []
-    if measure(text) <= limit:
-        return [_Unit(text)]
+    # Its parse is the whole's when it stands as it stood there: a block of the answer itself,
+    # or an item of a list that is, neither moved left.
+    unit = Part(text, node_shape(node, depth) if text == raw.strip("\n") else None)
+    if sizer.size(unit) <= limit:
+        return [unit]
     if node.type in ("bullet_list", "ordered_list", "list_item", "blockquote"):
-        return [u for child in node.children for u in _units(child, lines, limit, measure)]
+        return [u for child in node.children for u in _units(child, lines, limit, sizer, depth + 1)]
     if node.type == "table" and node.map:
-        return _table(text, limit, measure)
-    return [_Unit(text)]
+        return _table(unit, limit, sizer)
+    return [unit]
 
 
-def _code(node: SyntaxTreeNode, limit: int, measure: Measure) -> list[_Unit]:
+def _code(node: md.Node, limit: int, sizer: Shapes) -> list[Part]:
     """The block closed whatever the source did, in parts that fit, each with its fences."""
     fence = node.markup if node.type == "fence" else "```"
     opener = f"{fence}{node.info.strip()}"
+    language = node.info.split()[0] if node.info.strip() else ""
     body = node.content.removesuffix("\n").split("\n")
 
-    def block(part: list[str]) -> str:
-        return "\n".join([opener, *part, fence])
+    def block(part: list[str]) -> Part:
+        code = "\n".join(part)
+        # Known to be that code block unless a line of it could close the fence early.
+        closes = any(line.lstrip(" \t").startswith(fence[0] * 3) for line in part)
+        shape = None if closes else single(md.CodeBlock(language, code))
+        return Part("\n".join([opener, *part, fence]), shape, code=True)
 
-    if measure(block(body)) <= limit:
-        return [_Unit(block(body), code=True)]
+    whole = block(body)
+    if sizer.size(whole) <= limit:
+        return [whole]
     fitting = [
         piece
         for line in body
-        for piece in _cut_line(line, lambda s: measure(block([s])), limit, verbatim=True)
+        for piece in _cut_line(line, lambda s: sizer.size(block([s])), limit, verbatim=True)
     ]
     sizes = [len(line) + 1 for line in fitting]
-    parts = _pack(fitting, lambda part: measure(block(part)), sizes, limit)
-    return [_Unit(block(p), code=True) for p in parts]
+    parts = _pack(fitting, lambda part: sizer.size(block(part)), sizes, limit)
+    return [block(p) for p in parts]
 
 
-def _table(text: str, limit: int, measure: Measure) -> list[_Unit]:
+def _table(unit: Part, limit: int, sizer: Shapes) -> list[Part]:
     """Rows in parts that fit, each part a table with the header."""
-    every = text.split("\n")
+    every = unit.text.split("\n")
     head, rows = every[:2], every[2:]
-    size_of = lambda part: measure("\n".join([*head, *part]))  # noqa: E731
-    parts = _pack(rows, size_of, [len(row) + 1 for row in rows], limit)
-    return [_Unit("\n".join([*head, *p])) for p in parts]
+    table = table_rows(unit.shape, len(rows))
+
+    def part(indices: list[int]) -> Part:
+        text = "\n".join([*head, *(rows[i] for i in indices)])
+        if table is None:
+            return Part(text)
+        picked = tuple(table.rows[i] for i in indices)
+        return Part(text, single(md.Table(table.header, picked, table.aligns)))
+
+    indices = list(range(len(rows)))
+    parts = _pack(indices, lambda p: sizer.size(part(p)), [len(row) + 1 for row in rows], limit)
+    return [part(p) for p in parts]
 
 
-def _fit(unit: str, limit: int, measure: Measure) -> list[str]:
+def _fit(unit: Part, limit: int, sizer: Shapes) -> list[Part]:
     """A block without smaller blocks in it: in lines that fit, a longer line cut at spaces."""
-    if measure(unit) <= limit:
+    if sizer.size(unit) <= limit:
         return [unit]
-    lines = [line.strip() for line in unit.splitlines() if line.strip()]
-    size_of = lambda group: measure("\n".join(group))  # noqa: E731
-    groups = _pack(lines, size_of, [len(line) + 1 for line in lines], limit)
+    lines = [line.strip() for line in unit.text.splitlines() if line.strip()]
+    measure = sizer.measure
+    groups = _pack(
+        lines, lambda group: measure("\n".join(group)), [len(x) + 1 for x in lines], limit
+    )
     out: list[str] = []
     for group in groups:
         joined = "\n".join(group)
         out.extend([joined] if len(group) > 1 else _cut_line(joined, measure, limit))
-    return out
+    return [Part(text) for text in out]
 
 
 def _cut_line(line: str, measure: Measure, limit: int, *, verbatim: bool = False) -> list[str]:
