@@ -146,6 +146,9 @@ async def test_turns_are_paged_and_a_page_stays_put_as_new_turns_come(
     await expect(older).to_have_count(0)
 
     await turn(anthropic_api, telegram_api, "fourth", tools(("check_disk", {"path": "/"})))
+    ended = page.locator("#announce p").last  # the page heard of the turn, live
+    await expect(ended).to_contain_text(": turn ended: answered in ")
+    await expect(asked).to_have_text(["first"])  # and an older page stays as it is
     await page.reload()
     await expect(asked).to_have_text(["first"])  # the same page, though a turn came
     await newer.click()
