@@ -95,6 +95,8 @@ async def live(request: web.Request) -> web.StreamResponse:
     if EVENT_STREAM not in request.headers.get("Accept", ""):
         try:
             return web.json_response(update(await anext(feed)))
+        except StopAsyncIteration:  # it left the workspace since the check
+            raise web.HTTPNotFound(text=f"no session {session_id} here") from None
         finally:
             await feed.aclose()
     return await stream(request, feed, update)
