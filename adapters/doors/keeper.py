@@ -80,6 +80,14 @@ class DoorProcess:
         self._keys = keys
         self._send(keys=keys)
 
+    def tell(self, **message: Any) -> bool:
+        """Send `message` if the process is running; False if it is not (started again
+        later, it hears nothing of what was said meanwhile)."""
+        if self._writer is None or self._writer.is_closing():
+            return False
+        self._send(**message)
+        return True
+
     async def stop(self) -> None:
         """The door process stops taking requests, answers those under way, and exits."""
         self._stopping = True
@@ -144,6 +152,8 @@ class DoorProcess:
                     log.exception("message from the door process not handled")
                 continue
             assert self._exited is not None
+            if self._writer is not None:
+                self._writer.close()  # nothing more is told to the one that went
             status = await self._exited
             if self._stopping:
                 return

@@ -10,7 +10,9 @@ mode are polled here too (`doors.py` runs what each platform's door polls, e.g.
 `adapters/telegram/polling.py`), into the same inbox.
 
 Over the socket pair, one JSON object per line. From the main process: `keys` (the workspaces'
-signing secrets, webhook secret tokens and polling bots, at start and after each reload). To
+signing secrets, webhook secret tokens and polling bots, at start and after each reload),
+`handled` (the ids of stored requests it handed on: removed here, this process being the
+inbox's one writer) and `failed` (an id and why it failed: its attempts counted). To
 it: `listening` (the port) or `cannot_listen` (why not), `stored` after each commit, so that
 it takes the new requests at once, `polling_failed` (a poll failed: the platform, the workspace,
 the error), and `log` records, which it logs as its own (its handlers, its redaction). When
@@ -108,12 +110,24 @@ async def serve(args: argparse.Namespace) -> int:
         while (message := await control.receive()) is not None:
             if "keys" in message:
                 doors.update(message["keys"])
+            elif "handled" in message:
+                inbox.forget(message["handled"]).add_done_callback(_written)
+            elif "failed" in message:
+                request_id, error = message["failed"]
+                inbox.count_failure(int(request_id), str(error)).add_done_callback(_written)
     finally:
         await doors.close()
         await runner.cleanup()  # the requests under way finish: stored and answered
         await proxy.close()
         inbox.close()
     return 0
+
+
+def _written(done: asyncio.Future[None]) -> None:
+    """What the main process asked written failed: logged (the request stays, and is handed
+    on again at the next start, where the bridge's dedupe drops it)."""
+    if not done.cancelled() and (error := done.exception()) is not None:
+        log.error("inbox not updated", exc_info=error)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,34 +2,49 @@
 that an acknowledgement waits on its own commit only, never on the turns' writes to the
 database (on PostgreSQL the shared database holds it: `adapters/intake/shared.py`).
 
-Two processes may open it (SQLite's WAL mode is made for that): the door process only inserts,
-the main process reads and deletes what it handed on; without a door process the main process
-does both. Inserts share commits: the writer thread takes every request queued while the last
-commit ran and commits them in one transaction (group commit), so a burst costs one commit,
-not one per request. A platform id is stored once: a retry of a request still here is
-acknowledged and not stored twice (one already handled and deleted is stored again and
-dropped by the bridge's dedupe). The table and its statements are the intake's one
-definition (`bridge/store/intake.py`); this module keeps the file, its threads and its
-group commit."""
+Two processes may open it (SQLite's WAL mode is made for that), but only one writes: the door
+process inserts what its doors took and removes what the main process says it handed on (the
+main process reads); without a door process the main process does both. A write that had to
+wait for a lock held by another process waits as long as that process holds it, and a
+process turning over model rounds at a lower priority may hold it a long while: with one
+writer no acknowledgement waits on the turns. (The main process's own ways in, Socket Mode and
+polling, may write beside a door process; a commit that finds the file locked is tried again
+shortly, without blocking the loop.)
+
+Inserts share commits, made on the event loop itself: every request queued in one round of
+the loop is committed in one transaction at the end of it (group commit), and answered after
+that COMMIT, so an acknowledged request survives a crash of the process. On a thread of its
+own the writer would have to win the GIL back after each statement from a loop busy taking
+requests, and a batch waited a few milliseconds a statement; a commit in WAL mode with
+synchronous=NORMAL writes the log and does not sync it, tens of microseconds. The log is
+copied into the file (a checkpoint, which syncs) by the reader, so no acknowledgement waits on
+that either; the writer checkpoints only if the log has grown far.
+
+A platform id is stored once: a retry of a request still here is acknowledged and not stored
+twice (one already handled and removed is stored again and dropped by the bridge's dedupe).
+The table and its statements are the intake's one definition (`bridge/store/intake.py`); this
+module keeps the file, its group commit and its checkpoints."""
 
 from __future__ import annotations
 
 import asyncio
-import queue
 import sqlite3
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from adapters.intake.record import Arrival
 from adapters.private_files import create_private
 from bridge.store.intake import InboxTable
-from bridge.store.records import StoredRequest
+from bridge.store.records import NewRequest, StoredRequest
 
 T = TypeVar("T")
+
+RETRY_S = 0.002  # a commit that found the file locked (another writer) is tried again after
+WRITER_CHECKPOINT_PAGES = 10_000  # the writer checkpoints only past this many pages of log
+CHECKPOINT_EVERY_S = 1.0  # the reader copies the log into the file at most this often
 
 
 def inbox_path(database: Path) -> Path:
@@ -47,93 +62,161 @@ def _open(path: Path) -> tuple[sqlite3.Connection, InboxTable]:
     return conn, table
 
 
-_Waiter = tuple[Arrival, "asyncio.Future[bool]"]
+def _busy(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+
+
+class _Locked(Exception):
+    """Another process holds the file's write lock: what was queued waits for the next try."""
 
 
 class InboxWriter:
-    """The door process's side: `put` returns once the request is committed."""
+    """The one writer of the inbox: `put` returns once the request is committed; `forget`
+    and `count_failure` return a future done once what the replay did with a stored request
+    is committed."""
 
     def __init__(self, path: Path, committed: Callable[[int], None]) -> None:
         self._conn, self._table = _open(path)
-        self._committed = committed  # called on the event loop after each commit, with its size
-        self._queue: queue.SimpleQueue[_Waiter | None] = queue.SimpleQueue()
+        self._conn.execute("PRAGMA busy_timeout=0")  # never block the loop: tried again later
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT_PAGES}")
+        self._committed = committed  # called after each commit of requests, with its size
         self._loop = asyncio.get_running_loop()
+        self._puts: list[tuple[NewRequest, asyncio.Future[bool]]] = []
+        self._removals: list[tuple[Sequence[int], asyncio.Future[None]]] = []
+        self._failures: list[tuple[int, str, asyncio.Future[None]]] = []
+        self._flushing: asyncio.Handle | None = None
         self._closed = False
-        self._thread = threading.Thread(target=self._write, name="inbox-writer", daemon=True)
-        self._thread.start()
 
     async def put(self, arrival: Arrival) -> bool:
         """Store `arrival`; False: a copy with its platform id is here already (a retry)."""
         if self._closed:  # stopping: the platform sends it again
             raise RuntimeError("the intake is closed")
         future: asyncio.Future[bool] = self._loop.create_future()
-        self._queue.put((arrival, future))
+        self._puts.append((arrival.request, future))
+        self._schedule()
         return await future
 
+    def forget(self, ids: Sequence[int]) -> asyncio.Future[None]:
+        """Remove these stored requests (handed on)."""
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._removals.append((ids, future))
+        self._schedule()
+        return future
+
+    def count_failure(self, request_id: int, error: str) -> asyncio.Future[None]:
+        """One more failed attempt at handing this request on, and why."""
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._failures.append((request_id, error, future))
+        self._schedule()
+        return future
+
     def close(self) -> None:
-        """Commit what is queued, then stop the writer."""
+        """Commit what is queued (waiting for another writer's lock, if need be), then close."""
         self._closed = True
-        self._queue.put(None)
-        self._thread.join()
+        if self._flushing is not None:
+            self._flushing.cancel()
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._flush()
         self._conn.close()
 
-    def _write(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch = [first]
-            stop = False
-            while not self._queue.empty():
-                more = self._queue.get()
-                if more is None:
-                    stop = True
-                    break
-                batch.append(more)
-            self._commit(batch)
-            if stop:
-                return
+    def _schedule(self, delay: float = 0.0) -> None:
+        """Flush at the end of this round of the loop (the round's requests share the
+        commit), or after `delay`."""
+        if self._flushing is None:
+            loop = self._loop
+            self._flushing = (
+                loop.call_later(delay, self._flush) if delay else loop.call_soon(self._flush)
+            )
 
-    def _commit(self, batch: list[_Waiter]) -> None:
-        outcome: list[bool] | BaseException
+    def _flush(self) -> None:
+        self._flushing = None
+        try:
+            self._insert()  # first: the acknowledgements wait on it
+            self._remove()
+            self._count_failures()
+        except _Locked:
+            self._schedule(RETRY_S)
+
+    def _insert(self) -> None:
+        if not self._puts:
+            return
+        puts, self._puts = self._puts, []
         now = time.time()
         try:
-            outcome = self._table.insert([(arrival.request, now) for arrival, _ in batch])
-        except Exception as exc:  # each waiter's request gets a 500; the platform retries
-            outcome = exc
-        self._loop.call_soon_threadsafe(self._settle, batch, outcome)
+            stored = self._table.insert([(request, now) for request, _ in puts])
+        except sqlite3.Error as exc:
+            self._locked(exc, lambda: self._puts.__setitem__(slice(0, 0), puts))
+            _settle([future for _, future in puts], exc)
+            return
+        for (_, future), new in zip(puts, stored, strict=True):
+            if not future.done():
+                future.set_result(new)
+        self._committed(len(puts))
 
-    def _settle(self, batch: list[_Waiter], outcome: list[bool] | BaseException) -> None:
-        for i, (_, future) in enumerate(batch):
-            if future.done():
-                continue
-            if isinstance(outcome, BaseException):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome[i])
-        if not isinstance(outcome, BaseException):
-            self._committed(len(batch))
+    def _remove(self) -> None:
+        if not self._removals:
+            return
+        removals, self._removals = self._removals, []
+        outcome: BaseException | None = None
+        try:
+            self._table.handled([i for ids, _ in removals for i in ids])
+        except sqlite3.Error as exc:
+            self._locked(exc, lambda: self._removals.__setitem__(slice(0, 0), removals))
+            outcome = exc
+        _settle([future for _, future in removals], outcome)
+
+    def _count_failures(self) -> None:
+        while self._failures:
+            request_id, error, future = self._failures[0]
+            outcome: BaseException | None = None
+            try:
+                self._table.failed(request_id, error)
+            except sqlite3.Error as exc:
+                self._locked(exc, lambda: None)
+                outcome = exc
+            self._failures.pop(0)
+            _settle([future], outcome)
+
+    def _locked(self, exc: sqlite3.Error, requeue: Callable[[], None]) -> None:
+        """Raise `_Locked` once what failed is queued again, if it failed for another
+        writer's lock (and this one is not closing); else its callers get the error."""
+        if _busy(exc) and not self._closed:
+            requeue()
+            raise _Locked from exc
+
+
+def _settle(futures: list[asyncio.Future[Any]], error: BaseException | None) -> None:
+    for future in futures:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
 
 
 class InboxReader:
-    """The main process's side: what is waiting, oldest first; handled requests deleted."""
+    """The main process's side: what is waiting, oldest first. It also copies the log into
+    the file now and then (a checkpoint), so that the writer, whose commits acknowledgements
+    wait on, does not."""
 
     def __init__(self, path: Path) -> None:
         self._conn, self._table = _open(path)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inbox-reader")
+        self._checkpointed = 0.0  # time.monotonic() of the last
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
     async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
-        return await self._run(lambda: self._table.pending(after_id, limit))
+        return await self._run(lambda: self._pending(after_id, limit))
 
-    async def done(self, ids: list[int]) -> None:
-        if ids:
-            await self._run(lambda: self._table.handled(ids))
-
-    async def failed(self, request_id: int, error: str) -> None:
-        await self._run(lambda: self._table.failed(request_id, error))
+    def _pending(self, after_id: int, limit: int) -> list[StoredRequest]:
+        found = self._table.pending(after_id, limit)
+        if time.monotonic() - self._checkpointed > CHECKPOINT_EVERY_S:
+            self._checkpointed = time.monotonic()
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # writers go on meanwhile
+        return found
 
     async def backlog(self) -> tuple[int, float | None]:
         """How many requests wait to be handled, and when the oldest came (epoch seconds)."""

@@ -101,6 +101,7 @@ class WayIn:
             on_polling_failed=self._polling_failed,
             on_failing=self._doors_failing,
         )
+        self._local.write_through(self._process.tell)  # it alone writes the inbox file
         try:
             port = await self._process.start()
         except DoorsFailed as exc:

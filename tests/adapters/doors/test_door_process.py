@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,12 @@ async def until(check: Any, limit_s: float = 20) -> None:
         await asyncio.sleep(0.05)
 
 
+def waiting(inbox: Path) -> int:
+    """Requests stored in the inbox file, not yet removed."""
+    with contextlib.closing(sqlite3.connect(inbox)) as conn:
+        return int(conn.execute("SELECT count(*) FROM intake").fetchone()[0])
+
+
 def echo(body: dict[str, Any]) -> Reply:
     last = body["messages"][-1]["content"]
     said = last if isinstance(last, str) else last[-1].get("text", "")
@@ -211,6 +218,8 @@ async def test_acks_while_the_main_process_is_frozen_and_nothing_is_lost_when_it
         [refusal] = [line for line in second.lines if "telegram update refused" in line]
         assert "Location" in refusal, refusal
         assert not any("where am I" in s for s in prompts(anthropic_api))
+        # Removed once handed on, by the door process (the inbox's one writer), when told.
+        await until(lambda: waiting(tmp_path / "sb.db.inbox") == 0)
     finally:
         await second.stop()
 
