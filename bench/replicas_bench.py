@@ -75,7 +75,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--spread-settle", type=float, default=12.0, help="part 5: seconds between rounds"
     )
     parser.add_argument(
-        "--replicas", default="1,3", help="part 1: PostgreSQL replica counts, e.g. 1,2"
+        "--replicas",
+        default="1,3",
+        help="part 1: PostgreSQL replica counts, e.g. 1,2 (none: SQLite only, `--profile` it)",
     )
     parser.add_argument(
         "--pin", action="store_true", help="part 1: each replica on a core of its own (taskset)"
@@ -114,7 +116,7 @@ async def main(argv: list[str] | None = None) -> None:
                     workspaces=args.workspaces,
                     channels=args.channels,
                 )
-                counts = [int(n) for n in args.replicas.split(",")]
+                counts = [int(n) for n in args.replicas.split(",") if n]
                 results = [
                     await throughput(
                         "SQLite, one process",
@@ -123,6 +125,7 @@ async def main(argv: list[str] | None = None) -> None:
                         1,
                         postgres=None,
                         pin=args.pin,
+                        profile=args.profile if not counts else None,  # `--replicas ''`
                         **common,
                     )
                 ]
