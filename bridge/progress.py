@@ -17,8 +17,9 @@ thread, else in the progress message itself); the complete answer still goes thr
 outbox, and the preview is cleared like any progress. A stopped turn's partial answer stays
 shown, marked stopped. The preview masks the process's secrets, and holds back an end that
 could be the start of one, so none shows a piece at a time. The messages progress shows are
-recorded in the bridge store, so that a crash cannot leave a half-streamed preview behind:
-`sweep` removes them on the next start.
+recorded in the bridge store as each call that posts one returns (`Budget.posted`), so that
+a crash, even in the middle of an update, cannot leave a half-streamed preview behind: `sweep`
+removes them on the next start.
 """
 
 from __future__ import annotations
@@ -289,6 +290,7 @@ class ProgressPresenter:
         if transport is None:
             return True, 0.0, True
         budget = self._platforms.budget(route)
+        budget.on_posted = lambda: self._record(live, transport)
         try:
             await transport.show_progress(route, view, budget)
         except Exception:  # progress is best effort; a failure must not touch the turn

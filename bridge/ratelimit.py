@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 
 from bridge.transport import Call, Pacing, Rule, Scope
@@ -311,6 +311,11 @@ class ProgressBudget:
         self._route = route
         self._taken: list[Ticket] = []
         self.refused: set[Call] = set()  # calls skipped for want of room
+        self.on_posted: Callable[[], Awaitable[None]] | None = None  # the presenter's record
+
+    async def posted(self) -> None:
+        if self.on_posted is not None:
+            await self.on_posted()
 
     def take(self, call: Call) -> bool:
         if self._pacer is None:

@@ -116,12 +116,21 @@ class Budget(Protocol):
         """The platform answered this call with a Retry-After."""
         ...
 
+    async def posted(self) -> None:
+        """A call that posted a message progress shows (`LiveMessages`) has returned: the
+        bridge records it now, before the update's next call, so that a crash later in the
+        update cannot leave it behind unrecorded."""
+        ...
+
 
 class _Unlimited:
     def take(self, call: Call) -> bool:
         return True
 
     def back_off(self, call: Call, seconds: float) -> None:
+        return None
+
+    async def posted(self) -> None:
         return None
 
 

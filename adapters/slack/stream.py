@@ -78,6 +78,7 @@ class SlackStreams:
                 )
                 if started is not None:
                     self._open[key] = (str(started["ts"]), text)
+                    await budget.posted()
                 return True
             ts, sent = opened
             more = answer[len(sent) :][:MAX_MARKDOWN]

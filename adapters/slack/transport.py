@@ -241,6 +241,7 @@ class SlackTransport:
             )
             if posted is not None:
                 self._progress[key] = (str(posted["ts"]), text)
+                await budget.posted()
         elif shown[1] != text:
             ts = shown[0]
             updated = await self._within(

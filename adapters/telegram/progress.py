@@ -95,11 +95,15 @@ class TelegramProgress:
             shown = await self._message(
                 route, view, shown, budget, in_message=view.stopped or not private
             )
+            posted = shown is not None and shown.message.message_id != before
+            if shown is not None and posted:  # recorded before the next call (`Budget.posted`)
+                self._shown[key] = shown
+                await budget.posted()
             if private and not view.stopped and view.answer.strip():
                 # A message sent to the chat takes a draft's place: the progress message is
                 # posted first, and a new one (a first post, or one posted again) means the
                 # draft must be sent again.
-                if shown is not None and shown.message.message_id != before:
+                if posted:
                     self._drafts.pop(key, None)
                 await self._draft(route, view, budget)
             if view.stopped and shown is not None and shown.text.endswith(STOPPED):
@@ -113,6 +117,8 @@ class TelegramProgress:
         finally:
             if shown is not None:
                 self._shown[key] = shown
+            else:
+                self._shown.pop(key, None)
 
     async def _typing(self, route: Route, budget: Budget) -> None:
         thread = int(route.thread_id) if route.thread_id else None

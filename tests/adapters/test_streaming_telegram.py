@@ -178,6 +178,42 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_preview_left(
         await app.stop()
 
 
+async def test_a_crash_inside_an_update_leaves_no_progress_message_it_had_posted(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    """A progress message is recorded as its post returns, not when the whole update is done:
+    a crash while the same update's next call (the answer's draft) is under way leaves nothing
+    of it in the chat once the process is back."""
+    reply, hold = halted()
+    anthropic_api.script = [reply]
+    app = await start_app(db_path, anthropic_api, telegram_api)
+    telegram_api.push_message("explain", user=1001)
+    await until(lambda: any(FIRST.strip() in d for d in drafts(telegram_api)), 30)
+    await until(lambda: len(telegram_api.chat(1001)) == 1)
+    # The user deletes the progress message: the next update's edit finds it gone, and the
+    # one after posts it again and sends the draft again, which Telegram holds.
+    [(first, _)] = telegram_api.shown[1001].items()
+    del telegram_api.shown[1001][first]
+    drafting = telegram_api.gate("sendMessageDraft")
+    await until(lambda: len(drafts(telegram_api)) == 2, 30)
+    [(second, progress)] = telegram_api.shown[1001].items()
+    assert second != first and progress.startswith("\u23f3"), "posted again, by that update"
+    await crash(app)
+    drafting.set()  # the draft Telegram held shows, until a message takes its place
+    hold.set()
+    anthropic_api.script = [text(ANSWER)]  # the interrupted turn runs again
+    await asyncio.sleep(1.0)  # a process starts again no sooner than the chat's second is over
+    app = await start_app(db_path, anthropic_api, telegram_api)
+    try:
+        shown = [texts.RESUMED_ANSWER.format(answer=ANSWER)]
+        await until(lambda: telegram_api.chat(1001) == shown, 30)
+        await app.bridge.settle()
+        assert telegram_api.chat(1001) == shown, "the answer once; the progress message gone"
+        assert_clean(telegram_api)
+    finally:
+        await app.stop()
+
+
 async def test_a_retried_answer_streams_afresh_not_after_the_failed_attempts_words(
     app: App, telegram_api: FakeTelegram, anthropic_api: FakeAnthropic
 ) -> None:

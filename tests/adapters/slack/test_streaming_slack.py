@@ -127,14 +127,14 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_stream_left(
     await SlackSide(app, slack_api).say("explain", channel=DM, thread_ts=parent)
     # the stream shows its first words (on a loaded machine they come after startStream)
     await until(lambda: any(t.startswith("The first half") for t in slack_api.shown(DM)), 30)
-    # ...and the bridge has recorded it as shown: the crash comes after that write (a crash
-    # between startStream's answer and that write would leave the stream, as one between a
-    # post and its record would leave the post).
+    # ...and the bridge has recorded it as shown (as startStream returned): the crash comes
+    # after that write (one between startStream's answer and the write would leave it).
     [stream] = [m["ts"] for m in slack_api.messages[DM] if m["text"].startswith("The first")]
-    for _ in range(300):
-        if stream in {ts for _, ts in await app.bridge.store.live_messages()}:
-            break
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(30):
+        while True:
+            if stream in {ts for _, ts in await app.bridge.store.live_messages()}:
+                break
+            await asyncio.sleep(0.02)
     await crash(app)
     assert any(t.startswith("The first half") for t in slack_api.shown(DM)), "a stream left"
     hold.set()
@@ -144,6 +144,57 @@ async def test_a_crash_mid_stream_ends_with_the_answer_once_and_no_stream_left(
     try:
         shown = [texts.RESUMED_ANSWER.format(answer=ANSWER)]  # told it went on, with it
         await until(lambda: slack_api.shown(DM) == shown, wait_s=30)  # a loaded machine
+        await app.bridge.settle()
+        assert slack_api.shown(DM) == shown, "the answer once; stream and progress gone"
+        assert_clean(slack_api)
+    finally:
+        await app.stop()
+
+
+async def test_a_crash_inside_an_update_leaves_no_stream_it_had_started(
+    db_path: Path, anthropic_api: FakeAnthropic, slack_api: FakeSlack
+) -> None:
+    """A stream is recorded as chat.startStream returns, not when the whole update is done: a
+    crash while the same update's next call (the progress message's edit) is under way leaves
+    no stream in the thread once the process is back."""
+    slack_api.teams["xoxb-test-t1"].assistant = True
+    reply, hold = halted()
+    anthropic_api.script = [reply]
+    patient = {"request_timeout_s": 30}  # Slack's held calls are waited for, not given up
+    app = await start_app(db_path, anthropic_api, slack_api, slack_extra=patient)
+    presenter = app.bridge.presenter
+    # Slack holds the first update's status line until the first words are in and the turn's
+    # time has moved on: the next update starts the stream, then edits the progress message
+    # (its time changed), which Slack holds.
+    status = slack_api.gate("assistant.threads.setStatus")
+    parent = slack_api.add_user_message(DM, "a new thread", "UALICE")
+    await SlackSide(app, slack_api).say("explain", channel=DM, thread_ts=parent)
+
+    def words_in_and_time_moved() -> bool:
+        now = presenter._clock.monotonic()
+        return any(v.answer and now - v.started > 1.5 for v in presenter._live.values())
+
+    await until(lambda: bool(slack_api.method_calls("assistant.threads.setStatus")), 30)
+    await until(words_in_and_time_moved, 30)
+    editing = slack_api.gate("chat.update")
+    del slack_api.gates["assistant.threads.setStatus"]
+    status.set()
+    await until(lambda: bool(slack_api.method_calls("chat.update")), 30)
+    assert [m for m, _, _ in slack_api.calls][-3:] == [
+        "chat.postMessage",  # the first update's progress message
+        "chat.startStream",  # the next update's stream...
+        "chat.update",  # ...and its edit, held
+    ]
+    await crash(app)
+    del slack_api.gates["chat.update"]
+    editing.set()  # the edit Slack held lands on the progress message
+    hold.set()
+    anthropic_api.script = [Reply(blocks=[{"type": "text", "text": FIRST + SECOND}])]
+    await asyncio.sleep(1.0)  # a process starts again no sooner than the channel's second
+    app = await start_app(db_path, anthropic_api, slack_api)
+    try:
+        shown = [texts.RESUMED_ANSWER.format(answer=ANSWER)]
+        await until(lambda: slack_api.shown(DM) == shown, wait_s=30)
         await app.bridge.settle()
         assert slack_api.shown(DM) == shown, "the answer once; stream and progress gone"
         assert_clean(slack_api)
