@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.test-installed-stamp
 
-.PHONY: run test check bench clean chromium
+.PHONY: run test check lowest bench clean chromium
 
 # uv installs exactly what uv.lock pins (about 3 s with its cache warm, where pip took 37 s to
 # resolve and unpack): the uv on PATH, else one pip puts into the venv once. Where uv cannot be
@@ -39,11 +39,16 @@ $(TEST_STAMP): $(STAMP)
 run: $(STAMP)
 	$(BIN)/switchboard run
 
+# deptry: what the product imports is declared, in its dependencies or extras (not only pulled
+# in by another package), and each dependency is used; then the same of tests/ and bench/,
+# which may use the test extra and need not use every dependency.
 check: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/deptry .
+	$(BIN)/deptry tests bench --exclude '\.venv' --ignore DEP002,DEP004
 
 # Six workers on two cores: most of the suite's time is spent waiting on loopback fakes,
 # platform pacing and the processes it starts, not computing; worksteal keeps the long tests
@@ -76,6 +81,12 @@ chromium:
 	echo "The browser tests (tests/admin/browser/) will be SKIPPED."; \
 	echo "Install it with: apt-get install chromium (as root), or set SWITCHBOARD_CHROMIUM."; \
 	echo "******************************************************************************"
+
+# A smoke subset of the tests (config, the Telegram and Slack adapters over their fakes, the
+# Anthropic and OpenAI providers) on the lowest versions pyproject.toml allows, in a venv of
+# its own (.venv/lowest): each floor proven, not guessed.
+lowest: $(STAMP)
+	.ci/lowest
 
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench
