@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import unicodedata
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import urlsplit
 
@@ -97,11 +97,17 @@ class Quote:
     blocks: tuple[Block, ...]
 
 
+Shown = tuple[tuple[str, int], ...]  # a table row's cells as shown, each with its width
+
+
 @dataclass(frozen=True, slots=True)
 class Table:
     header: tuple[tuple[Inline, ...], ...]
     rows: tuple[tuple[tuple[Inline, ...], ...], ...]
     aligns: tuple[str, ...]  # "left", "right", "center" or "" per column
+    # Each row's cells as shown, with their widths, the header's first: worked out once for a
+    # parsed table and taken along by its parts (`bridge.split`); () when not known.
+    shown: tuple[Shown, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,18 +213,24 @@ def linkable(url: str) -> bool:
 
 def table_text(table: Table) -> str:
     """The table as aligned monospace lines (for platforms without tables)."""
-    rows = [[_cell(c) for c in table.header], *[[_cell(c) for c in r] for r in table.rows]]
-    columns = max(len(r) for r in rows)
-    sized = [[(c, _width(c)) for c in r] + [("", 0)] * (columns - len(r)) for r in rows]
+    shown = table.shown or shown_rows(table.header, table.rows)
+    columns = max(len(r) for r in shown)
+    sized = [r if len(r) == columns else (*r, *[("", 0)] * (columns - len(r))) for r in shown]
     widths = [max(1, *(r[i][1] for r in sized)) for i in range(columns)]
     aligns = list(table.aligns) + [""] * (columns - len(table.aligns))
 
-    def line(cells: list[tuple[str, int]]) -> str:
+    def line(cells: Shown) -> str:
         padded = (_pad(c, w - cw, a) for (c, cw), w, a in zip(cells, widths, aligns, strict=True))
         return " | ".join(padded).rstrip()
 
     rule = "-+-".join("-" * w for w in widths)
     return "\n".join([line(sized[0]), rule, *(line(r) for r in sized[1:])])
+
+
+def shown_rows(
+    header: tuple[tuple[Inline, ...], ...], rows: tuple[tuple[tuple[Inline, ...], ...], ...]
+) -> tuple[Shown, ...]:
+    return tuple(tuple((c, _width(c)) for c in map(_cell, row)) for row in (header, *rows))
 
 
 def _cell(inlines: tuple[Inline, ...]) -> str:
@@ -284,7 +296,8 @@ def _table(node: Node) -> Table:
     aligns = tuple(
         str(cell.attrs.get("style", "")).removeprefix("text-align:") for cell in rows[0].children
     )
-    return Table(cells[0], tuple(cells[1:]), aligns)
+    header, body = cells[0], tuple(cells[1:])
+    return Table(header, body, aligns, shown_rows(header, body))
 
 
 def _inline_of(node: Node) -> tuple[Inline, ...]:

@@ -119,9 +119,10 @@ def _code(node: md.Node, limit: int, sizer: Shapes) -> list[Part]:
 
     def block(part: list[str]) -> Part:
         code = "\n".join(part)
-        # Known to be that code block unless a line of it could close the fence early.
+        # Known to be that code block unless a line of it could close the fence early, or the
+        # opener with a "|" could head a table (markdown-it tries tables first).
         closes = any(line.lstrip(" \t").startswith(fence[0] * 3) for line in part)
-        shape = None if closes else single(md.CodeBlock(language, code))
+        shape = None if closes or "|" in opener else single(md.CodeBlock(language, code))
         return Part("\n".join([opener, *part, fence]), shape, code=True)
 
     whole = block(body)
@@ -148,7 +149,8 @@ def _table(unit: Part, limit: int, sizer: Shapes) -> list[Part]:
         if table is None:
             return Part(text)
         picked = tuple(table.rows[i] for i in indices)
-        return Part(text, single(md.Table(table.header, picked, table.aligns)))
+        shown = table.shown and (table.shown[0], *(table.shown[i + 1] for i in indices))
+        return Part(text, single(md.Table(table.header, picked, table.aligns, shown)))
 
     indices = list(range(len(rows)))
     parts = _pack(indices, lambda p: sizer.size(part(p)), [len(row) + 1 for row in rows], limit)
