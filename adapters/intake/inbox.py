@@ -17,8 +17,9 @@ that COMMIT, so an acknowledged request survives a crash of the process. On a th
 own the writer would have to win the GIL back after each statement from a loop busy taking
 requests, and a batch waited a few milliseconds a statement; a commit in WAL mode with
 synchronous=NORMAL writes the log and does not sync it, tens of microseconds. The log is
-copied into the file (a checkpoint, which syncs) by the reader, so no acknowledgement waits on
-that either; the writer checkpoints only if the log has grown far.
+copied into the file (a checkpoint, which syncs) on a thread of the writer's, with a
+connection of its own, at most once a second: one call that holds no lock the commits need
+and gives the GIL up for all of its work, so no acknowledgement waits on it either.
 
 A platform id is stored once: a retry of a request still here is acknowledged and not stored
 twice (one already handled and removed is stored again and dropped by the bridge's dedupe).
@@ -28,10 +29,11 @@ module keeps the file, its group commit and its checkpoints."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,8 +45,7 @@ from bridge.store.records import NewRequest, StoredRequest
 T = TypeVar("T")
 
 RETRY_S = 0.002  # a commit that found the file locked (another writer) is tried again after
-WRITER_CHECKPOINT_PAGES = 10_000  # the writer checkpoints only past this many pages of log
-CHECKPOINT_EVERY_S = 1.0  # the reader copies the log into the file at most this often
+CHECKPOINT_EVERY_S = 1.0  # the log is copied into the file at most this often
 
 
 def inbox_path(database: Path) -> Path:
@@ -78,7 +79,11 @@ class InboxWriter:
     def __init__(self, path: Path, committed: Callable[[int], None]) -> None:
         self._conn, self._table = _open(path)
         self._conn.execute("PRAGMA busy_timeout=0")  # never block the loop: tried again later
-        self._conn.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT_PAGES}")
+        self._conn.execute("PRAGMA wal_autocheckpoint=0")  # never on the loop: `_checkpoint`
+        self._path = path
+        self._checkpoints = ThreadPoolExecutor(1, thread_name_prefix="inbox-checkpoint")
+        self._checkpointing: Future[None] | None = None
+        self._checkpointed = time.monotonic()
         self._committed = committed  # called after each commit of requests, with its size
         self._loop = asyncio.get_running_loop()
         self._puts: list[tuple[NewRequest, asyncio.Future[bool]]] = []
@@ -117,6 +122,7 @@ class InboxWriter:
             self._flushing.cancel()
         self._conn.execute("PRAGMA busy_timeout=5000")
         self._flush()
+        self._checkpoints.shutdown(wait=True)
         self._conn.close()
 
     def _schedule(self, delay: float = 0.0) -> None:
@@ -152,6 +158,17 @@ class InboxWriter:
             if not future.done():
                 future.set_result(new)
         self._committed(len(puts))
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy the log into the file on the checkpoint thread, if a second has passed and
+        the last copy is over."""
+        if self._checkpointing is not None and not self._checkpointing.done():
+            return
+        if time.monotonic() - self._checkpointed < CHECKPOINT_EVERY_S:
+            return
+        self._checkpointed = time.monotonic()
+        self._checkpointing = self._checkpoints.submit(_checkpoint, self._path)
 
     def _remove(self) -> None:
         if not self._removals:
@@ -185,6 +202,12 @@ class InboxWriter:
             raise _Locked from exc
 
 
+def _checkpoint(path: Path) -> None:
+    """PASSIVE: copies what no reader still needs, and never waits for a lock."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 def _settle(futures: list[asyncio.Future[Any]], error: BaseException | None) -> None:
     for future in futures:
         if future.done():
@@ -196,27 +219,17 @@ def _settle(futures: list[asyncio.Future[Any]], error: BaseException | None) -> 
 
 
 class InboxReader:
-    """The main process's side: what is waiting, oldest first. It also copies the log into
-    the file now and then (a checkpoint), so that the writer, whose commits acknowledgements
-    wait on, does not."""
+    """The main process's side: what is waiting, oldest first."""
 
     def __init__(self, path: Path) -> None:
         self._conn, self._table = _open(path)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inbox-reader")
-        self._checkpointed = 0.0  # time.monotonic() of the last
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
     async def pending(self, after_id: int, limit: int) -> list[StoredRequest]:
-        return await self._run(lambda: self._pending(after_id, limit))
-
-    def _pending(self, after_id: int, limit: int) -> list[StoredRequest]:
-        found = self._table.pending(after_id, limit)
-        if time.monotonic() - self._checkpointed > CHECKPOINT_EVERY_S:
-            self._checkpointed = time.monotonic()
-            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # writers go on meanwhile
-        return found
+        return await self._run(lambda: self._table.pending(after_id, limit))
 
     async def backlog(self) -> tuple[int, float | None]:
         """How many requests wait to be handled, and when the oldest came (epoch seconds)."""
