@@ -11,7 +11,7 @@ import pytest
 from runtime import AgentSpec, Runtime
 from runtime.providers import OfflineProvider
 from runtime.store import store as store_module
-from runtime.transcript import TextBlock, Transcript, TranscriptMessage
+from runtime.transcript import BLOCKS, TextBlock, Transcript, TranscriptMessage
 from tests.runtime.helpers import operator
 
 
@@ -29,7 +29,7 @@ async def test_a_turn_parses_only_the_rows_since_the_last(
         await rt.submit(sid, operator(f"message {n}"))
         await rt.wait_idle()
     parsed: list[object] = []
-    blocks = store_module.BLOCKS
+    blocks = BLOCKS
 
     class Counting:
         def validate_json(self, data: Any) -> Any:
