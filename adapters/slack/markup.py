@@ -28,6 +28,8 @@ def render(text: str) -> str:
 
 def _boundaries(text: str) -> str:
     """A zero-width space where a span's marker touches a word character outside it."""
+    if _OPEN not in text and _CLOSE not in text:  # no span (a table, code): nothing to mark
+        return text
     opened: list[str] = []
     before = " "
     for char in text:  # a span's start: look back
