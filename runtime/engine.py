@@ -43,7 +43,7 @@ from runtime.results import (
     SubmitResult,
 )
 from runtime.roster import reconfigured
-from runtime.session import Session
+from runtime.session import Session, WarmSessions
 from runtime.spend import SpendGate
 from runtime.stopping import Stopping, hand_back
 from runtime.store import Store, Writer
@@ -79,6 +79,7 @@ class Runtime:
         self.clock = clock
         self.agents = {a.id: a for a in agents}
         self.sessions: dict[str, Session] = {}
+        self.warm = WarmSessions(self.sessions)
         self._children: dict[str, list[Session]] = {}  # by parent session id
         self._spawning = Spawning()
         self.closing = False

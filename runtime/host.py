@@ -15,7 +15,7 @@ from runtime.messages import InboundMessage
 from runtime.models import Models
 from runtime.providers.base import Provider
 from runtime.results import RuntimeSettings, SubmitResult
-from runtime.session import Session
+from runtime.session import Session, WarmSessions
 from runtime.store import Store, Writer
 from runtime.turn_types import TurnDeps
 
@@ -28,6 +28,7 @@ class Host(Protocol):
     settings: RuntimeSettings
     agents: dict[str, AgentSpec]
     sessions: dict[str, Session]
+    warm: WarmSessions  # whose history is kept between turns
     turn_deps: TurnDeps
     closing: bool  # the process is stopping: no turn starts
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -238,3 +239,25 @@ class Session:
             context_tokens=self.context.last_request_tokens,
             context_window=window,
         )
+
+
+WARM_SESSIONS = 256  # sessions whose history is kept between turns
+
+
+class WarmSessions:
+    """The sessions whose history is kept between turns (`Session.history`, `.prepared`):
+    the `size` that began a turn last. An older one's is let go, so memory stays bounded
+    however many sessions a process holds; its next turn reads and prepares it whole, once."""
+
+    def __init__(self, sessions: dict[str, Session], size: int = WARM_SESSIONS) -> None:
+        self.sessions = sessions
+        self.size = size
+        self._order: OrderedDict[str, None] = OrderedDict()
+
+    def began(self, session: Session) -> None:
+        self._order[session.id] = None
+        self._order.move_to_end(session.id)
+        while len(self._order) > self.size:
+            cold = self.sessions.get(self._order.popitem(last=False)[0])
+            if cold is not None:
+                cold.history, cold.prepared = None, History()

@@ -67,6 +67,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         # A turn a clock started (a schedule, a wake-up) falls back to no dearer model.
         cheaper_only = entries[0].message.origin is Origin.TIMER
         provider = await rt.models.for_turn(agent, session.id, cheaper_only=cheaper_only)
+        rt.warm.began(session)
         transcript = await rt.store.transcript(session.id, session.history)
         session.history = transcript.after(0, transcript.summary)  # the turn changes its own
         # A message taken into a run before (that run was cut off by a crash) has its prompt

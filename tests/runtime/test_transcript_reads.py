@@ -66,3 +66,29 @@ async def test_a_read_after_a_known_one_is_a_whole_read(
     assert _fields(after) == _fields(whole)
     assert whole.summary == "the first three rows" and len(whole.rows) == 2
     assert known.row_ids == ids, "the known read is left as it was"
+
+
+async def test_only_the_sessions_that_ran_last_keep_their_history(
+    db_path: Path, cleanup: list[object]
+) -> None:
+    """Memory stays bounded however many sessions there are: a session that has not run for
+    a while lets its kept history go, and its next turn reads it whole."""
+    rt = await Runtime.open(db_path, provider=OfflineProvider(), agents=[AgentSpec("assistant")])
+    cleanup.append(rt)
+    rt.warm.size = 2
+    sids = [await rt.create_session("assistant") for _ in range(3)]
+    for sid in [*sids, sids[0]]:
+        await rt.submit(sid, operator(f"hello {sid}"))
+        await rt.wait_idle()
+    kept = [rt.sessions[sid].history is not None for sid in sids]
+    assert kept == [True, False, True]
+    assert not rt.sessions[sids[1]].prepared.kept
+    await rt.submit(sids[1], operator("again"))
+    await rt.wait_idle()
+    rows = (await rt.store.transcript(sids[1])).rows
+    assert [r.text() for r in rows] == [
+        f"hello {sids[1]}",
+        f"You said: hello {sids[1]}",
+        "again",
+        "You said: again",
+    ]
