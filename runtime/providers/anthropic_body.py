@@ -19,9 +19,9 @@ from anthropic._constants import RAW_RESPONSE_HEADER
 from anthropic._response import AsyncResponseContextManager
 
 from runtime.providers.anthropic_clients import SdkClient
-from runtime.providers.anthropic_history import KEY, Lowered
 from runtime.providers.base import ProviderRequest
 from runtime.providers.history import same_prefix
+from runtime.providers.lowered_history import KEY, Lowered
 
 ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 SENT = ("model", "max_tokens", "messages", "system", "tools")  # what lowering gives

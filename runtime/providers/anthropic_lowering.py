@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from runtime.errors import TranscriptInvariantError
 from runtime.prompts import render_summary
 from runtime.providers import tool_ids
-from runtime.providers.anthropic_history import KEY, Lowered, kept_for, lowered_messages
 from runtime.providers.base import ProviderRequest
+from runtime.providers.history import SameIds
+from runtime.providers.lowered_history import (
+    KEY,
+    Lowered,
+    kept_for,
+    lowered_messages,
+    missing_files,
+)
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
     AttachmentBlock,
@@ -55,7 +62,7 @@ def lower_request(request: ProviderRequest) -> dict[str, Any]:
         rows.insert(0, opening or TranscriptMessage(role="user", blocks=[_opening(summary)]))
     if history is not None:
         history.kept.pop(KEY, None)  # put back once it holds this request
-        lowering = _Lowering(request.files, _Same())
+        lowering = _Lowering(request.files, SameIds())
 
         def lower(index: int, message: TranscriptMessage) -> dict[str, Any]:
             lowered = lowering.message(message)
@@ -63,7 +70,8 @@ def lower_request(request: ProviderRequest) -> dict[str, Any]:
                 lowered["content"][0] = _cached(lowered["content"][0])
             return lowered
 
-        done = lowered_messages(rows, summary, kept or Lowered(summary), lower, _missing(request))
+        missing = missing_files(request.files)
+        done = lowered_messages(rows, summary, kept or Lowered(summary), lower, missing)
         if done is not None:
             history.kept[KEY] = done
             return _params(request, done.lowered)
@@ -100,18 +108,6 @@ def _params(request: ProviderRequest, lowered: list[dict[str, Any]]) -> dict[str
         tools = [_map_tool(t) for t in request.tools]
         params["tools"] = [*tools[:-1], _cached(tools[-1])]
     return params
-
-
-class _Same(dict[str, str]):
-    """Every tool-call id sent as it is (the history's lowering checks that each fits)."""
-
-    def __missing__(self, key: str) -> str:
-        return key
-
-
-def _missing(request: ProviderRequest) -> Callable[[TranscriptMessage], bool]:
-    """Whether a message refers to a file whose bytes the request does not carry."""
-    return lambda message: any(a.id not in request.files for a in message.attachments())
 
 
 def _tool_ids(messages: list[TranscriptMessage]) -> list[str]:

@@ -21,7 +21,14 @@ from typing import Any
 class History:
     """What each preparer (by its name) kept of the session's last request."""
 
-    kept: dict[str, Any] = field(default_factory=dict)
+    kept: dict[object, Any] = field(default_factory=dict)
+
+
+class SameIds(dict[str, str]):
+    """Every tool-call id sent as it is (where each was checked to fit the provider's shape)."""
+
+    def __missing__(self, key: str) -> str:
+        return key
 
 
 def same_prefix(old: Sequence[object], new: Sequence[object]) -> int:

@@ -37,6 +37,8 @@ from runtime.errors import (
 from runtime.prompts import render_summary
 from runtime.providers import tool_ids
 from runtime.providers.base import ProviderRequest, ProviderResponse, RetryNotice, TextSink
+from runtime.providers.history import SameIds
+from runtime.providers.lowered_history import Lowered, kept_for, lowered_messages, missing_files
 from runtime.providers.openai_stream import read_stream
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
@@ -75,24 +77,40 @@ def lower_request(
 ) -> dict[str, Any]:
     """SDK params for `request` (`limit`: the name the server takes for max_tokens); raises
     TranscriptInvariantError instead of sending a bad one."""
-    rows = list(request.messages)
     summary = (request.summary or "").strip()
+    key = ("openai", id_shape)  # what is kept was checked against this shape
+    kept = kept_for(request.history, summary, key)
+    rows = list(request.messages)
     if summary:  # first, as a user message: normalize merges it with a user row after it
-        opening = TextBlock(text=render_summary(summary))
-        rows.insert(0, TranscriptMessage(role="user", blocks=[opening]))
-    messages = normalize(rows)
-    problems = check_invariants(messages)
-    if problems:
-        raise TranscriptInvariantError(problems)
-    ids = tool_ids.lowered(_tool_call_ids(messages), id_shape)
+        opening = kept.rows[0] if kept and kept.rows else None
+        text = TextBlock(text=render_summary(summary))
+        rows.insert(0, opening or TranscriptMessage(role="user", blocks=[text]))
     lowered: list[dict[str, Any]] = []
     if request.system.strip():
         lowered.append({"role": "system", "content": request.system})
-    for message in messages:
-        if message.role == "assistant":
-            lowered.append(_map_assistant(message, ids))
-        else:
-            lowered.extend(_map_user(message, request.files, ids))
+    done = None
+    if request.history is not None:  # only what the new rows changed is lowered
+        request.history.kept.pop(key, None)  # put back once it holds this request
+        same = SameIds()
+
+        def lower(_: int, message: TranscriptMessage) -> list[dict[str, Any]]:
+            return _map_message(message, request.files, same)
+
+        missing = missing_files(request.files)
+        done = lowered_messages(rows, summary, kept or Lowered(summary), lower, missing, id_shape)
+    if done is not None:
+        assert request.history is not None
+        request.history.kept[key] = done
+        for part in done.lowered:
+            lowered.extend(part)
+    else:
+        messages = normalize(rows)
+        problems = check_invariants(messages)
+        if problems:
+            raise TranscriptInvariantError(problems)
+        ids = tool_ids.lowered(_tool_call_ids(messages), id_shape)
+        for message in messages:
+            lowered.extend(_map_message(message, request.files, ids))
     params: dict[str, Any] = {
         "model": request.model,
         limit: request.max_tokens,
@@ -101,6 +119,14 @@ def lower_request(
     if request.tools:
         params["tools"] = [_map_tool(t) for t in request.tools]
     return params
+
+
+def _map_message(
+    message: TranscriptMessage, files: Mapping[str, bytes], ids: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    if message.role == "assistant":
+        return [_map_assistant(message, ids)]
+    return _map_user(message, files, ids)
 
 
 def _tool_call_ids(messages: list[TranscriptMessage]) -> list[str]:

@@ -1,9 +1,10 @@
 """Property: a session's requests lowered round after round with its kept `History` (only what
-is new lowered) are byte for byte the requests lowered whole, whatever happens between
-rounds: rows added one at a time (blank ones, files, operator words merged into a tool
-result's row), a row replaced by another object (the turn's first row with memories offered),
-the oldest rows compacted into a summary, a file whose bytes were missing, a tool-call id that
-is not sent as it is. And a round's characters counted with the history are the same count."""
+is new lowered) are byte for byte the requests lowered whole, Anthropic's and OpenAI's (ids of
+OpenAI's shape and of nine letters and digits), whatever happens between rounds: rows added
+one at a time (blank ones, files, operator words merged into a tool result's row), a row
+replaced by another object (the turn's first row with memories offered), the oldest rows
+compacted into a summary, a file whose bytes were missing, a tool-call id that is not sent as
+it is. And a round's characters counted with the history are the same count."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime.errors import TranscriptInvariantError
-from runtime.providers import ProviderRequest
+from runtime.providers import ProviderRequest, openai_chat, tool_ids
 from runtime.providers.anthropic_lowering import _Lowering, lower_request
 from runtime.providers.base import request_chars
 from runtime.providers.history import History
@@ -55,16 +56,16 @@ def _encoded(params: dict[str, Any]) -> str:
     return json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _whole(request: ProviderRequest) -> str | list[str]:
-    try:
-        return _encoded(lower_request(ProviderRequest(**{**_fields(request), "history": None})))
-    except TranscriptInvariantError as exc:
-        return exc.problems
+def _whole(request: ProviderRequest, shape: tool_ids.IdShape | None = None) -> str | list[str]:
+    return _kept(ProviderRequest(**{**_fields(request), "history": None}), shape)
 
 
-def _kept(request: ProviderRequest) -> str | list[str]:
+def _kept(request: ProviderRequest, shape: tool_ids.IdShape | None = None) -> str | list[str]:
+    """Anthropic's request, or (`shape`) OpenAI's for a server taking ids of that shape."""
     try:
-        return _encoded(lower_request(request))
+        if shape is None:
+            return _encoded(lower_request(request))
+        return _encoded(openai_chat.lower_request(request, shape))
     except TranscriptInvariantError as exc:
         return exc.problems
 
@@ -115,6 +116,8 @@ def test_requests_lowered_with_the_history_are_the_requests_lowered_whole(
                 history=history,
             )
             assert _kept(request) == _whole(request)
+            for shape in (tool_ids.OPENAI, tool_ids.NINE_ALNUM):
+                assert _kept(request, shape) == _whole(request, shape)
             assert request_chars(request) == request_chars(
                 ProviderRequest(**{**_fields(request), "history": None})
             )

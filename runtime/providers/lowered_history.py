@@ -1,13 +1,15 @@
-"""A session's messages as last lowered for the Messages API, kept between its rounds
-(`History`): a round normalizes, checks and lowers only the messages its new rows changed.
+"""A session's messages as last lowered for a provider (the Messages API's, and OpenAI's
+Chat Completions'), kept between its rounds (`History`): a round normalizes, checks and
+lowers only the messages its new rows changed.
 
 The rows are normalized by the same fold as `transcript.normalize` (blank text dropped,
 same-role rows merged, tool results first), which only ever changes its last message: so
 the messages before the one the first new row went into stay as they were, checked and
 lowered. What is kept is used only where it must come out the same as lowering the whole
 request: rows that are the same objects, the same summary, every tool-call id sent as it is
-(a digest that stands in for an id depends on every id of the request: then the whole
-request is lowered), and no file that was missing when its message was lowered.
+in the provider's shape (a digest that stands in for an id depends on every id of the
+request: then the whole request is lowered), and no file that was missing when its message
+was lowered.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from runtime.transcript import (
 )
 
 KEY = "anthropic"
-Lower = Callable[[int, TranscriptMessage], dict[str, Any]]  # a message, by its index
+Lower = Callable[[int, TranscriptMessage], Any]  # a message, by its index
 
 
 @dataclass(slots=True)
@@ -42,8 +44,8 @@ class Lowered:
     firsts: list[int] = field(default_factory=list)  # per message: the row it began with
     first_use: dict[str, int] = field(default_factory=dict)  # tool_use id -> its message
     uses: list[list[str]] = field(default_factory=list)  # per message: its tool_use ids
-    lowered: list[dict[str, Any]] = field(default_factory=list)  # as sent, less the last's
-    # breakpoint; the summary's is in
+    lowered: list[Any] = field(default_factory=list)  # each message as sent (Anthropic's: less
+    # the last's breakpoint; the summary's is in)
     missing: int | None = None  # the first message lowered without a file's bytes
     start: int = 0  # the first message lowered for this request (those before were kept)
     encoded: list[str] = field(default_factory=list)  # messages before the last, as sent
@@ -62,9 +64,14 @@ class _Before:
         return isinstance(tool_id, str) and self.first_use.get(tool_id, self.start) < self.start
 
 
-def kept_for(history: History | None, summary: str) -> Lowered | None:
-    kept = history.kept.get(KEY) if history is not None else None
+def kept_for(history: History | None, summary: str, key: object = KEY) -> Lowered | None:
+    kept = history.kept.get(key) if history is not None else None
     return kept if isinstance(kept, Lowered) and kept.summary == summary else None
+
+
+def missing_files(files: Mapping[str, bytes]) -> Callable[[TranscriptMessage], bool]:
+    """Whether a message refers to a file whose bytes `files` does not hold."""
+    return lambda message: any(a.id not in files for a in message.attachments())
 
 
 def lowered_messages(
@@ -73,6 +80,7 @@ def lowered_messages(
     kept: Lowered,
     lower: Lower,
     missing: Callable[[TranscriptMessage], bool],
+    shape: tool_ids.IdShape = tool_ids.ANTHROPIC,
 ) -> Lowered | None:
     """`rows` (the opening row first, when there is a summary) normalized, checked and
     lowered, reusing what `kept` holds for the same rows. None when an id is not sent as it
@@ -107,7 +115,7 @@ def lowered_messages(
                 new.first_use.setdefault(block.id, index)
             if isinstance(block, (ToolUseBlock, ToolResultBlock)):
                 tool_id = block.id if isinstance(block, ToolUseBlock) else block.tool_use_id
-                if not tool_ids.ANTHROPIC.fits(tool_id):
+                if not shape.fits(tool_id):
                     return None
         new.uses.append(uses)
     new.lowered = kept.lowered[:start]
