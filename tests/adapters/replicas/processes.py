@@ -67,7 +67,9 @@ async def start_replica(config: Path, name: str) -> Replica:
     process = await start("run", "--config", config, env={"SWITCHBOARD_REPLICA": name})
     replica = Replica(name, process)
     replica._reader = asyncio.get_running_loop().create_task(replica._read())
-    banner = await replica.expect("Switchboard is running")
+    # A start imports the product in two processes (the run and its door process) and opens
+    # the database: on a loaded two-core machine that took over 30 s, as the door tests allow.
+    banner = await replica.expect("Switchboard is running", limit_s=60)
     found = re.search(r"http on [^:]+:(\d+)", banner)
     assert found, banner
     replica.port = int(found.group(1))
@@ -89,3 +91,22 @@ async def running_sessions(pg_url: str) -> dict[str, str]:
 
 def by_name(replicas: list[Replica], name: str) -> Replica:
     return next(r for r in replicas if r.name == name)
+
+
+async def deliveries_settled(pg_url: str, limit_s: float = 30) -> None:
+    """Until every reply written has been sent or given up (none pending or under way): what
+    the outbox was going to send after a takeover, it has. A test then says what never came."""
+    store = await Store.open(pg_url, exclusive=False)
+    try:
+        async with asyncio.timeout(limit_s):
+            while True:
+                rows = await store.read_sql(
+                    "SELECT count(*) AS total,"
+                    " sum(CASE WHEN status IN ('pending', 'sending') THEN 1 ELSE 0 END) AS open"
+                    " FROM deliveries"
+                )
+                if rows[0]["total"] and not rows[0]["open"]:
+                    return
+                await asyncio.sleep(0.1)
+    finally:
+        await store.close()

@@ -19,6 +19,7 @@ from runtime.store import Store
 from tests.adapters.replicas.processes import (
     Replica,
     by_name,
+    deliveries_settled,
     running_sessions,
     start_replica,
 )
@@ -120,7 +121,7 @@ async def test_killed_in_the_middle_of_a_turn_the_standby_answers_the_message_on
             f"replica {survivor.name} said:\n{survivor.output[-3000:]}"
         ) from None
     await survivor.expect("now the active one")
-    await asyncio.sleep(1.0)  # a second answer would come now
+    await deliveries_settled(pg_url)  # a second answer would have been sent by now
     answers = telegram_api.chat(1001)
     assert answers.count(answer) == 1, answers
     assert "the killed replica's answer" not in answers
@@ -209,7 +210,7 @@ async def test_killed_in_the_middle_of_a_send_slack_gets_the_reply_once(
     await until(lambda: "the one reply" in posted(), wait_s=20)  # Slack has it; a never hears
     a.kill()
     await b.expect("now the active one", LEASE_TTL_S + 10)
-    await asyncio.sleep(3.0)  # the outbox's resumed work is done well within this
+    await deliveries_settled(pg_url)  # the outbox's resumed work is done
     assert posted().count("the one reply") == 1, posted()
 
 
