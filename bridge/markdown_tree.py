@@ -35,12 +35,13 @@ PARSER.core.ruler.at("inline", _inline)
 
 class Node:
     """A node of markdown-it's parse, as its `SyntaxTreeNode` has it (the attributes read
-    here), built in one pass over the tokens: a few times cheaper."""
+    here), built in one pass over the tokens: a few times cheaper, and with no link back to
+    its parent (a tree without cycles is freed as soon as it is dropped, not by a garbage
+    collection that walks the whole heap)."""
 
-    __slots__ = ("attrs", "children", "content", "info", "map", "markup", "parent", "tag", "type")
+    __slots__ = ("attrs", "children", "content", "info", "map", "markup", "tag", "type")
 
-    def __init__(self, token: Token, parent: Node | None) -> None:
-        self.parent = parent
+    def __init__(self, token: Token) -> None:
         self.children: list[Node] = []
         # An opening token names its node without the suffix: "bullet_list_open", "bullet_list".
         self.type = token.type[:-5] if token.nesting == 1 else token.type
@@ -51,23 +52,22 @@ class Node:
 def tree(markdown: str, env: dict[str, object] | None = None) -> Node:
     """markdown-it's parse as a tree, with source line maps (for splitting); `env` gets the
     link reference definitions (`references`)."""
-    root = Node(Token("root", "", 0), None)
-    root.children = _nodes(PARSER.parse(markdown, env), root)
+    root = Node(Token("root", "", 0))
+    root.children = _nodes(PARSER.parse(markdown, env))
     return root
 
 
-def _nodes(tokens: list[Token], parent: Node) -> list[Node]:
+def _nodes(tokens: list[Token]) -> list[Node]:
     top: list[Node] = []
-    stack = [(parent, top)]
+    stack = [top]
     for token in tokens:
         if token.nesting == -1:
             stack.pop()
             continue
-        owner, siblings = stack[-1]
-        node = Node(token, owner)
-        siblings.append(node)
+        node = Node(token)
+        stack[-1].append(node)
         if token.nesting == 1:
-            stack.append((node, node.children))
+            stack.append(node.children)
         elif token.children:
-            node.children = _nodes(token.children, node)
+            node.children = _nodes(token.children)
     return top

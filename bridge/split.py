@@ -42,7 +42,7 @@ def split(text: str, limit: int, measure: Measure = len) -> list[str]:
     definitions = "\n".join(line for i, line in enumerate(lines) if i not in shown and line.strip())
     tail = f"\n\n{definitions}" if definitions else ""
     sizer = Shapes(measure, tail, sure=Shapes.sure_of(source, env, shown, definitions))
-    units = [u for node in blocks for u in _units(node, lines, limit, sizer, 0)]
+    units = [u for node in blocks for u in _units(node, lines, limit, sizer, 0, None)]
     pieces = [p for u in units for p in ([u] if u.code else _fit(u, limit, sizer))]
     sizes = [sizer.size(p) + 2 for p in pieces]
     chunks = _pack(pieces, sizer.joined, sizes, limit)
@@ -90,7 +90,9 @@ def _estimate(sizes: list[int], limit: float) -> int:
     return len(sizes)
 
 
-def _units(node: md.Node, lines: list[str], limit: int, sizer: Shapes, depth: int) -> list[Part]:
+def _units(
+    node: md.Node, lines: list[str], limit: int, sizer: Shapes, depth: int, parent: md.Node | None
+) -> list[Part]:
     if node.type in ("fence", "code_block"):
         return _code(node, limit, sizer)
     start, end = node.map or (0, 0)
@@ -100,11 +102,12 @@ def _units(node: md.Node, lines: list[str], limit: int, sizer: Shapes, depth: in
         return []
     # Its parse is the whole's when it stands as it stood there: a block of the answer itself,
     # or an item of a list that is, neither moved left.
-    unit = Part(text, node_shape(node, depth) if text == raw.strip("\n") else None)
+    unit = Part(text, node_shape(node, depth, parent) if text == raw.strip("\n") else None)
     if sizer.size(unit) <= limit:
         return [unit]
     if node.type in ("bullet_list", "ordered_list", "list_item", "blockquote"):
-        return [u for child in node.children for u in _units(child, lines, limit, sizer, depth + 1)]
+        inner = (_units(child, lines, limit, sizer, depth + 1, node) for child in node.children)
+        return [u for units in inner for u in units]
     if node.type == "table" and node.map:
         return _table(unit, limit, sizer)
     return [unit]

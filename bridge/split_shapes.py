@@ -47,16 +47,16 @@ def single(block: md.Block) -> Shape:
     return Shape((block,))
 
 
-def node_shape(node: md.Node, depth: int) -> Shape | None:
+def node_shape(node: md.Node, depth: int, parent: md.Node | None) -> Shape | None:
     """The parse of a node's own source, where it stands as in the answer: a block of the
-    answer (`depth` 0), or an item of such a list (a list of its own, numbered from it)."""
+    answer (`depth` 0), or an item of such a list, its `parent` (a list of its own, numbered
+    from it)."""
     if runs_on([node]):
         return None
     if depth == 0:
         blocks = md.from_tree([node])
         kind = node.markup if node.type in LISTS else ""
         return Shape(blocks, kind, kind) if blocks else None
-    parent = node.parent
     if depth == 1 and node.type == "list_item" and parent is not None:
         ordered = parent.type == "ordered_list"
         item = md.ListBlock(
