@@ -63,5 +63,6 @@ async def test_a_tool_under_way_at_a_stop_finishes_and_the_turn_goes_on_after_it
     [result] = anthropic_api.requests[-1]["messages"][2]["content"]
     assert '"status": "success"' in result["content"] and "released" in result["content"]
     assert not result.get("is_error"), "the model got the tool's own result"
-    await asyncio.sleep(0.5)  # a second answer would come now
+    for app in topology.apps:  # every turn finished and every reply sent: a second is in
+        await asyncio.wait_for(app.bridge.settle(), 30)
     assert len(answered()) == 1, telegram_api.chat(ALICE)
