@@ -118,8 +118,8 @@ async def serve(args: argparse.Namespace) -> int:
                 doors.update(message["keys"])
             elif "handled" in message:
                 inbox.forget(message["handled"]).add_done_callback(_written)
-            elif "failed" in message:
-                request_id, error = message["failed"]
+            elif "replay_failed" in message:
+                request_id, error = message["replay_failed"]
                 inbox.count_failure(int(request_id), str(error)).add_done_callback(_written)
     finally:
         await doors.close()

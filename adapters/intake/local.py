@@ -24,7 +24,7 @@ class LocalIntake:
         self._tell: Callable[..., bool] = lambda **message: False
 
     def write_through(self, tell: Callable[..., Any]) -> None:
-        """The door process writes the file: `tell(handled=ids)` or `tell(failed=[id,
+        """The door process writes the file: `tell(handled=ids)` or `tell(replay_failed=[id,
         error])` tells it what to write; False when it is not running."""
         self._tell = tell
 
@@ -39,7 +39,7 @@ class LocalIntake:
             await self._writer.forget(ids)
 
     async def failed(self, request_id: int, error: str) -> None:
-        if not self._tell(failed=[request_id, error]):
+        if not self._tell(replay_failed=[request_id, error]):
             await self._writer.count_failure(request_id, error)
 
     def close(self) -> None:

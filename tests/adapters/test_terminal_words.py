@@ -154,7 +154,7 @@ def test_a_tool_a_restart_cut_off_reads_interrupted_and_the_audit_in_words(
 
     sessions = asyncio.run(_session_pages(port))
     [(page, audit)] = [p for p in sessions.values() if 'data-tool="sleep"' in p[0]]
-    [sleep] = re.findall(r'<li class="call" data-tool="sleep" data-outcome="([^"]+)"', page)
+    [sleep] = re.findall(r'<li class="call"[^>]* data-tool="sleep" data-outcome="([^"]+)"', page)
     assert sleep == "interrupted"
     assert "tool sleep was interrupted after" in audit and "tool sleep ran" not in audit
     assert "accepted_by_transport" not in audit

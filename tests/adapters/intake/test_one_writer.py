@@ -60,7 +60,7 @@ async def test_the_replay_hands_its_writes_to_the_door_process(tmp_path: Path) -
         with locked(path):  # the file's lock held, as the door's own commit would hold it
             await asyncio.wait_for(main.done([stored.id]), 2)
             await asyncio.wait_for(main.failed(stored.id, "boom"), 2)
-        assert told == [{"handled": [stored.id]}, {"failed": [stored.id, "boom"]}]
+        assert told == [{"handled": [stored.id]}, {"replay_failed": [stored.id, "boom"]}]
         await asyncio.gather(*removed)
         assert rows(path) == [], "the door process removed it"
     finally:
