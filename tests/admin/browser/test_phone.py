@@ -37,6 +37,9 @@ PAGES = [  # after logging in; and one session's page, reached from the overview
 
 
 async def fits(page: Page) -> None:
+    # Measured as a person sees the page, its stylesheets applied: a page reached by a click
+    # may still be loading them (a loaded machine), and unstyled it is as wide as its text.
+    await page.wait_for_load_state("load")
     sideways = await page.evaluate(
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
