@@ -6,6 +6,7 @@ can use (a stranger's pairing state or last refusal; an operator's thread, the a
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 
 from bridge.attachments.intake import FileIntake
@@ -25,6 +26,9 @@ from config.schema import AttachmentsConfig, WorkspaceConfig
 from config.timing import zone
 from runtime import Runtime
 from runtime.errors import UnknownSessionError
+
+PRESS_WAIT_S = 10.0  # how long a press waits for its message's record, while it is on its way
+PRESS_POLL_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +94,18 @@ class Reader:
         if chat.button is None or chat.replied_to is None:
             return chat
         command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
+        # A press can come before its message is recorded as posted (the platform shows it as
+        # its call returns; a busy machine records it later): while a message with buttons is
+        # on its way to this chat, look again before saying the button no longer works.
+        waited_s = 0.0
+        while (
+            command is None
+            and waited_s < PRESS_WAIT_S
+            and await self._buttons.on_the_way(chat.route)
+        ):
+            await asyncio.sleep(PRESS_POLL_S)
+            waited_s += PRESS_POLL_S
+            command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
         return replace(chat, text=command)
 
     async def sender(self, chat: InboundChat) -> Trusted | Refused:

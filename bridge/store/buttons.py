@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from bridge.types import Button, Route
+from bridge.types import OPEN_DELIVERY, Button, Route
 from runtime.store import Store
 
 # A press: the buttons of the delivery posted as this message, in this workspace only (a
@@ -16,6 +16,14 @@ from runtime.store import Store
 BUTTONS_AT = (
     "SELECT d.buttons FROM delivery_posts dp JOIN deliveries d ON d.id = dp.delivery_id"
     " WHERE dp.workspace_key = ? AND dp.message_id = ? AND d.buttons IS NOT NULL LIMIT 1"
+)
+
+# Whether a message with buttons is on its way to this conversation: posted, perhaps, but not
+# yet recorded as posted (its press may come before the record does). Served by the open
+# deliveries' partial index by conversation (tests/runtime/test_query_plans.py).
+BUTTONS_ON_THE_WAY = (
+    "SELECT 1 FROM deliveries WHERE conversation_key = ? AND status IN"
+    f" ({', '.join(repr(s.value) for s in OPEN_DELIVERY)}) AND buttons IS NOT NULL LIMIT 1"
 )
 
 
@@ -44,3 +52,8 @@ class ButtonStore:
         rows = await self._store.read_sql(BUTTONS_AT, (workspace_key, message_id))
         buttons = decode(rows[0]["buttons"]) if rows else ()
         return buttons[place].command if 0 <= place < len(buttons) else None
+
+    async def on_the_way(self, route: Route) -> bool:
+        """Whether a message with buttons to `route`'s conversation is being sent."""
+        rows = await self._store.read_sql(BUTTONS_ON_THE_WAY, (route.conversation_key,))
+        return bool(rows)

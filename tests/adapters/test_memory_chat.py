@@ -113,3 +113,27 @@ async def test_memory_in_a_dm_lists_and_forgets_and_a_group_never_sees_the_priva
         assert PRIVATE not in after["text"] and SHARED in after["text"]
     finally:
         await app.stop()
+
+
+async def test_a_button_pressed_before_its_message_is_recorded_still_works(
+    db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> None:
+    """Telegram shows a message as its sendMessage is done; Switchboard records it once the
+    answer is back. Alice presses Forget in between (here: the answer 1.5 s late), and the
+    press does what the button says, not "that button no longer works"."""
+    app = await start_app(db_path, anthropic_api, telegram_api)
+    try:
+        mine, _ = await seed(app)
+        telegram_api.fail(
+            "sendMessage", 200, stall_s=1.5, when=lambda p: "Memories matching" in p["text"]
+        )
+        found = await answer_to(telegram_api, "/memory Maya", ALICE)
+        [(_, data)] = keyboard(found)
+        before = max(telegram_api.posted)
+        telegram_api.push_callback(data, user=ALICE, message=found)  # while the answer stalls
+        await until(lambda: max(telegram_api.posted) > before, wait_s=20)
+        said = telegram_api.posted[max(telegram_api.posted)]["text"]
+        assert said.startswith(f"Forgotten: {mine}")
+        assert await app.runtime.memories.one(AGENT, mine) is None
+    finally:
+        await app.stop()

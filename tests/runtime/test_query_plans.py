@@ -48,6 +48,7 @@ STATEMENTS = {
     "notification_at": bridge_store.NOTIFICATION_AT,
     "decision_at": bridge_store.DECISION_AT,
     "buttons_at (a press)": bridge_buttons.BUTTONS_AT,
+    "buttons on the way (a press before its record)": bridge_buttons.BUTTONS_ON_THE_WAY,
     "approval": approvals.APPROVAL,
     "approvals of tool calls (two)": approvals.for_tool_uses_sql(2),
     "pending approvals (two sessions)": approvals.pending_sql(2),
