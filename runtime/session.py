@@ -31,6 +31,14 @@ class HandedBack(Exception):
     another replica to resume."""
 
 
+def _abandon(task: asyncio.Future[T]) -> None:
+    """Cancel work the turn will not wait for, its end read when it comes: a cancelled gather
+    ends with an exception, which unread is reported to the event loop's handler (the terminal
+    console's line editor prints it over the chat)."""
+    task.cancel()
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
 @dataclass(slots=True)
 class RunHandle:
     """The running turn as others see it. Stop cancels only the in-flight provider request
@@ -111,10 +119,10 @@ class RunHandle:
         it loses nothing (`request_hand_back` cuts it)."""
         task = asyncio.ensure_future(work)
         if self.stop_requested:
-            task.cancel()
+            _abandon(task)
             raise TurnStopped
         if self.hands_back and cut_safely:
-            task.cancel()
+            _abandon(task)
             raise HandedBack
         self.inflight = task  # type: ignore[assignment]
         self.cut_safely = cut_safely
