@@ -13,15 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from adapters.doors import slow_clients, wire
+from adapters.doors import slow_clients, spawner, wire
 from adapters.doors.restarts import Restarts
 from bridge import cancel_and_wait
 
@@ -61,7 +59,7 @@ class DoorProcess:
         self._on_failing = on_failing
         self._restarts = restarts or Restarts()
         self._started_at = 0.0  # time.monotonic() when the running process said it listened
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: spawner.Forked | None = None
         self._exited: asyncio.Task[int] | None = None  # the process's exit status
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="doors")
         self._reader: asyncio.StreamReader | None = None
@@ -106,24 +104,20 @@ class DoorProcess:
     async def _spawn(self) -> None:
         ours, theirs = socket.socketpair()
         argv = [
-            sys.executable,
-            "-m",
-            "adapters.doors",
-            *("--fd", str(theirs.fileno()), "--inbox", str(self._inbox)),
-            *("--upstream", str(self._upstream), "--host", self._host),
-            *("--port", str(self.port)),
+            *("--inbox", str(self._inbox), "--upstream", str(self._upstream)),
+            *("--host", self._host, "--port", str(self.port)),
             *("--log-level", logging.getLevelName(logging.getLogger().getEffectiveLevel())),
             *("--headers-timeout", str(slow_clients.HEADERS_S)),
             *("--body-timeout", str(slow_clients.BODY_S)),
         ]
         loop = asyncio.get_running_loop()
         with theirs:
-            self._process = process = await loop.run_in_executor(
-                self._thread,
-                lambda: subprocess.Popen(
-                    argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL
-                ),
-            )
+            try:
+                self._process = process = await loop.run_in_executor(
+                    self._thread, lambda: spawner.spawn(argv, theirs.fileno())
+                )
+            except OSError as exc:
+                raise DoorsFailed(str(exc)) from None
         self._exited = loop.create_task(_exit_status(process), name="doors-exit")
         self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
         self._send(keys=self._keys)
@@ -215,9 +209,8 @@ class DoorProcess:
             logging.getLogger(name).log(level, text, extra=fields)
 
 
-async def _exit_status(process: subprocess.Popen[bytes]) -> int:
-    """Once the process has exited, its status. Looked for rather than waited for on a
-    thread: a thread blocked in `wait()` would hold up this interpreter's exit."""
+async def _exit_status(process: spawner.Forked) -> int:
+    """Once the process has exited, its status (told by the starter that forked it)."""
     while (status := process.poll()) is None:  # noqa: ASYNC110 - an exit sets no event
         await asyncio.sleep(EXITED_POLL_S)
     return status
