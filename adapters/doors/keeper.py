@@ -2,10 +2,10 @@
 start and after a reload), passes its log records on, wakes the inbox's replay when it has
 stored something, and starts it again should it die.
 
-The door process is started (and started again) from a thread of its own, made before the
-main process lowers its priority (`adapters/server/intake.py`): on Linux a thread's nice
-value is its own and a child takes its parent thread's, so a door process started again
-after a crash keeps the priority the first one had. One that keeps failing is started again
+The door process is forked by a starter (`spawner.py`) started from a thread of its own, made
+before the main process lowers its priority (`adapters/server/run_cli.py`): on Linux a
+thread's nice value is its own and a child takes its parent thread's, so a door process
+started again after a crash keeps the priority the first one had. One that keeps failing is started again
 less and less often, and the operator is told once (`restarts.py`)."""
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ process serves everything else on a Unix socket behind it."""
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -29,8 +28,6 @@ from bridge import Bridge
 from bridge.parts import Part
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
-
-MAIN_NICE = 5  # how much lower this process's priority is than the door process's
 
 
 def wanted(config: SwitchboardConfig) -> bool:
@@ -110,10 +107,6 @@ class WayIn:
                 f"cannot listen on {server.host}:{server.port} ({exc}); is another Switchboard "
                 "running? Set [server] port in the config to use another port."
             ) from None
-        # When both want the CPU, the doors get it first: acknowledgements stay fast, turns
-        # fall behind. (This thread's, on Linux; the door process is started from one of its
-        # own, made before, so one started again after a crash keeps its priority.)
-        os.nice(MAIN_NICE)
         return port
 
     def replay(self, decoders: Mapping[str, Decoder]) -> Part:

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -54,6 +55,9 @@ def run_command(args: argparse.Namespace, path: Path, config: SwitchboardConfig)
         return 1
 
 
+MAIN_NICE = 5  # how much lower this process's priority is than the door process's
+
+
 async def run(
     config: SwitchboardConfig, path: Path | None = None, secrets: Secrets | None = None
 ) -> int:
@@ -68,6 +72,14 @@ async def run(
     started = on_sighup(app.reload, config.storage.path, path)
     await app.start()
     started.set()
+    if app.way_in.separate:
+        # When both want the CPU, the doors get it first: acknowledgements stay fast, turns
+        # fall behind. (This thread's, on Linux, and those it makes from now on; the door
+        # processes are forked by a starter made from a thread made before, so one started
+        # again after a crash keeps the priority the first had: adapters/doors/spawner.py.)
+        # Here, not in the App: lowering is the process's choice, not that of a library object
+        # (the tests run many Apps in one process).
+        os.nice(MAIN_NICE)
     # Everything built so far (modules, clients, config) lives as long as the process. Frozen,
     # a full garbage collection no longer walks it: that walk paused the loop for about 130 ms
     # under load, enough to push Slack acks past their p99 budget (docs/benchmarks.md).
