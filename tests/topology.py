@@ -109,31 +109,26 @@ def _awaited() -> str:
 
 
 async def topology_started(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
-    # `switchboard run` lowers its own priority below the door process's; a test worker that
-    # did so for every test would run the rest of the suite at the lowest priority.
-    monkeypatch.setattr("adapters.server.intake.MAIN_NICE", 0)
     topology = Topology(request.param, tmp_path)
     yield topology
     await topology.stop()
 
 
 @pytest.fixture(params=EVERY)
-async def topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Topology]:
+async def topology(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Topology]:
     """Every topology: process, inline and replicas."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 
 @pytest.fixture(params=CONSOLE)
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """Where the console is served: process and inline."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 

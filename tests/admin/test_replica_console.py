@@ -28,9 +28,7 @@ async def replicas(
     anthropic_api: FakeAnthropic,
     telegram_api: FakeTelegram,
     slack_api: FakeSlack,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> AsyncIterator[Topology]:
-    monkeypatch.setattr("adapters.server.intake.MAIN_NICE", 0)
     topology = Topology("replicas", tmp_path)
     await start_console(db_path, anthropic_api, telegram_api, slack_api, topology=topology)
     yield topology

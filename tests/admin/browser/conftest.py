@@ -130,10 +130,10 @@ def gate(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture(loop_scope="session", params=CONSOLE)
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """Each topology that serves the console (`tests/topology.py`), in the browser's loop."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 

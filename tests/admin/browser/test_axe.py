@@ -73,10 +73,10 @@ TABS = [
 
 @pytest_asyncio.fixture(loop_scope="session", params=["inline"])
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """One topology: the pages are the same in each."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 

@@ -36,10 +36,10 @@ FOCUSED = "document.activeElement"
 
 @pytest_asyncio.fixture(loop_scope="session", params=["inline"])
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """One topology: a keyboard reads the same pages in each."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 

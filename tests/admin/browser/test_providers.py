@@ -35,10 +35,10 @@ pytestmark = LOOP
 
 @pytest_asyncio.fixture(loop_scope="session", params=["inline"])
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """One topology: tests/admin/test_providers_page.py reads the page on each."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 

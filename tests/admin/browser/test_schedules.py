@@ -63,11 +63,11 @@ def answer(body: dict[str, Any]) -> Reply:
 
 @pytest_asyncio.fixture(loop_scope="session", params=["inline"])
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """One topology: the page is the same in each (tests/admin/test_schedules_page.py steers
     it over HTTP on every console topology)."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 

@@ -41,10 +41,10 @@ CHECKED = "All checks passed."
 
 @pytest_asyncio.fixture(loop_scope="session", params=["inline"])
 async def console_topology(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Topology]:
     """One topology: the pages are the same in each."""
-    async for started in topology_started(request, tmp_path, monkeypatch):
+    async for started in topology_started(request, tmp_path):
         yield started
 
 
