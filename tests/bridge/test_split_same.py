@@ -2,12 +2,16 @@
 every part it measured (`split_before`, the old code kept as the reference): for the corpus of
 model answers, long answers and any markdown hypothesis makes, on every platform's renderer and
 limit, measured in characters and in UTF-16 units (Telegram's count). Each parse the split
-derives instead of parsing is checked against the parse itself as it is handed over."""
+derives instead of parsing is checked against the parse itself as it is handed over.
+
+The reference's chunks for the corpus are kept as digests (`split_expected.json`, written from
+the reference by `python -m tests.bridge.split_expected`); the reference is run only where the
+split's chunks are not those, to show how they differ. Hypothesis's documents, small, are
+split by the reference each time."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,37 +20,32 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from adapters.console.profile import CONSOLE
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
 from bench.markdown_bench import long_answers
 from bridge import PlatformProfile
 from bridge import markdown as md
 from bridge.split import split
+from tests.bridge import split_expected
 from tests.bridge.split_before import split as split_before
+from tests.bridge.split_corpus import ANSWERS, PROFILES, cases, in_characters, in_utf16
 
-CORPUS = Path(__file__).parents[1] / "adapters/markdown_corpus"
-PROFILES: list[PlatformProfile] = [TELEGRAM, SLACK, CONSOLE]
 # markdown-it as it comes, to check the bridge's own tree and parser settings against.
 STOCK = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 KNOWN = md.known
-
-
-def _in_characters(profile: PlatformProfile) -> Callable[[str], int]:
-    return lambda s: len(profile.render(s))
-
-
-def _in_utf16(profile: PlatformProfile) -> Callable[[str], int]:
-    return lambda s: len(profile.render(s).encode("utf-16-le")) // 2
+EXPECTED = split_expected.expected()
 
 
 @pytest.fixture(autouse=True)
 def checked_parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every parse the split hands over is the real one."""
     real = md.known
+    parses: dict[str, tuple[md.Block, ...]] = {}  # a part handed over again is parsed once
 
     def known(markdown: str, blocks: tuple[md.Block, ...]) -> None:
-        assert blocks == md.from_tree(md.tree(markdown).children), markdown
+        if markdown not in parses:
+            parses[markdown] = md.from_tree(md.tree(markdown).children)
+        assert blocks == parses[markdown], markdown
         for table in _tables(blocks):  # the cells as shown, which equality leaves out
             assert table.shown in ((), md.shown_rows(table.header, table.rows)), markdown
         real(markdown, blocks)
@@ -92,71 +91,31 @@ def test_a_long_table_is_parsed_once_to_be_split_and_sent(
 
     monkeypatch.setattr(md.PARSER, "parse", counted)
     table = long_answers()["table 20k"]
-    chunks = split(table, profile.limits.max_chars, _in_characters(profile))
+    chunks = split(table, profile.limits.max_chars, in_characters(profile))
     shown = [profile.render(chunk) for chunk in chunks]
     assert len(chunks) > 4 and all(len(s) <= profile.limits.max_chars for s in shown)
     assert parsed == [len(table)]
 
 
-def _edge_cases() -> dict[str, str]:
-    emoji = "👍🏽 " * 30 + "😀" * 50
-    return {
-        "emoji": f"{emoji}\n\n- {emoji}\n- 日本語 e\u0301 {emoji}",
-        "escaping": "a < b && c > d <br> &amp; " * 40 + "\n\n| < | & |\n|---|---|\n| > | <b> |",
-        "long word": "x" * 900 + " tail\n\n`" + "y" * 500 + "`",
-        "nested lists": "\n".join(
-            f"{i}. item {i} **bold**\n   - sub [link](https://x.org/{i})\n     1. deep `c`"
-            for i in range(1, 40)
-        ),
-        "lists of two kinds": "- a\n- b\n\n* c\n* d\n\n1. e\n2. f\n\n1) g\n2) h\n\n+ i\n" * 20,
-        "loose list": "\n\n".join(f"- item {i}\n\n  more of {i}" for i in range(60)),
-        "code in items": "\n".join(
-            f"- step {i}\n\n  ```sh\n  run {i} < in\n  ```" for i in range(40)
-        ),
-        "references": "See [the docs][d] and [x].\n\n"
-        + "\n\n".join(f"Para {i} with [d] and [x][]." for i in range(80))
-        + "\n\n[d]: https://x.org/docs\n[x]: https://x.org/x 'X'",
-        "nested reference": "- [a] here\n- [a]: https://x.org/a\n\n" + "[a] text. " * 300,
-        "indented definition": "[a] " * 200 + "\n\n  [a]: https://x.org/a",
-        "quotes": "\n".join(f"> line {i} with *em*\n>\n> > inner {i}" for i in range(60)),
-        "table with markup": "| a | b |\n|:-:|--:|\n"
-        + "\n".join(f"| **{i}** [l](https://x.org/{i}) | `a\\|b` ~~s~~ |" for i in range(150)),
-        "table in a list": "- | a | b |\n  |---|---|\n"
-        + "\n".join(f"  | {i} | row {i} |" for i in range(200)),
-        "ragged table": "| a | b | c |\n|---|---|---|\n"
-        + "\n".join("| x |" if i % 3 else f"| {i} | y | z | extra |" for i in range(200)),
-        "code fences": "~~~~python\n"
-        + "```\n" * 3
-        + "x = 1\n" * 300
-        + "~~~~\n\n```\n"
-        + "ab " * 900,
-        "indented code": "text\n\n" + "\n".join(f"    line {i} ``` < &" for i in range(300)),
-        "tilde inside backticks": "```\n" + "~~~\n" * 200 + "```",
-        "fence like a table's head": "``` sh |\n" + "| x |\n|---|\n" * 200 + "```",
-        "crlf": "para one\r\n\r\n- a\r\n- b\r\n\r\n" + "word " * 900,
-        "headings and rules": "\n\n".join(f"## Part {i}\n\ntext {i}\n\n---" for i in range(80)),
-        "spaces in blank lines": "- a\n  \n  b\n" * 100 + "\n   \n" + "para " * 200,
-    }
-
-
-ANSWERS = (
-    {p.stem: p.read_text() for p in sorted(CORPUS.glob("*.md"))} | long_answers() | _edge_cases()
-)
-
-
 @pytest.mark.parametrize("name", sorted(ANSWERS))
 def test_the_corpus_splits_as_before_on_every_platform(name: str) -> None:
     """At each platform's limits (with buttons too), in characters as the outbox measures;
-    short answers also at small limits, and in UTF-16 units."""
+    short answers also at small limits, and in UTF-16 units (`split_corpus.cases`)."""
     markdown = ANSWERS[name]
-    short = len(markdown) < 5000
-    for profile in PROFILES:
-        limits = {profile.limits.max_chars, profile.limits.max_chars_with_buttons or 300}
-        for limit in sorted(limits | ({300, 1000} if short else set())):
-            if limit < 100_000 or not short:  # the console: only long answers
-                _same(markdown, limit, _in_characters(profile))
-        if short:
-            _same(markdown, 300, _in_utf16(profile))
+    for case in cases(name):
+        md.RECENT.clear()
+        chunks = split(markdown, case.limit, case.measure)
+        if split_expected.digest(chunks) != EXPECTED.get(case.key):
+            assert chunks == split_expected.reference(markdown, case), case.key
+            pytest.fail(
+                f"{case.key}: the reference's chunks are not those {split_expected.FILE.name} keeps"
+                f" (the corpus or a render changed?); regenerate it: {split_expected.REGENERATE}"
+            )
+
+
+def test_the_kept_digests_are_the_corpus_cases() -> None:
+    """No digest is kept for a case the corpus no longer has (it would go unnoticed)."""
+    assert sorted(EXPECTED) == sorted(case.key for name in ANSWERS for case in cases(name))
 
 
 WORDS = st.sampled_from(
@@ -242,7 +201,7 @@ DOCUMENTS = st.lists(
 def test_any_markdown_splits_as_before(
     markdown: str, limit: int, profile: PlatformProfile, utf16: bool
 ) -> None:
-    _same(markdown, limit, (_in_utf16 if utf16 else _in_characters)(profile))
+    _same(markdown, limit, (in_utf16 if utf16 else in_characters)(profile))
 
 
 def _stock(nodes: list[SyntaxTreeNode]) -> list[tuple[Any, ...]]:
