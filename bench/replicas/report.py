@@ -51,6 +51,10 @@ def print_throughput(results: list[Throughput], concurrency: int, spread: str) -
                 f"| {r.replicas} replicas / one replica | {r.acks_per_s / one.acks_per_s:.2f}x "
                 f"| {r.turns_per_s / one.turns_per_s:.2f}x | | | |"
             )
+    for r in results:  # SQLite's too: `--replicas '' --profile F`
+        if r.profile is not None:
+            print(f"\n{r.label}: the active replica's CPU by area (py-spy)\n")
+            print(r.profile.table(r.per_turn_ms("active"), r.cpu["active"]))
     for r in pg:
         assert r.lock is not None
         print(f"\n{r.label}: the fleet's write lock (sampled) {r.lock.describe()}")
@@ -68,9 +72,6 @@ def print_throughput(results: list[Throughput], concurrency: int, spread: str) -
                 f"{r.xacts / r.events:.1f} transactions committed by PostgreSQL "
                 "(pg_stat_database.xact_commit: reads in autocommit too)"
             )
-        if r.profile is not None:
-            print(f"\n{r.label}: the active replica's CPU by area (py-spy)\n")
-            print(r.profile.table(r.per_turn_ms("active"), r.cpu["active"]))
 
 
 def print_failover(
