@@ -268,22 +268,25 @@ class Memories:
         self, memory: Memory, key: str, visible: stored.Visible, evicting: tuple[Memory, ...]
     ) -> None:
         engine = self._store.engine
-        async with self._store.write() as w:
-            stored.insert(w, engine, _new(memory, key))
-            if memory.supersedes is not None:
-                stored.superseded(w, visible, memory.supersedes, memory.id)
-            for gone in evicting:
-                stored.removed(w, engine, gone.id, _every(memory.agent_id))
-            if evicting:
-                evicted = MemoryEvicted(
-                    agent_id=memory.agent_id,
-                    scope=memory.scope.value,
-                    operator_id=memory.operator_id,
-                    limit=self._limit_of(memory),
-                    memory_ids=[m.id for m in evicting],
-                    kept_id=memory.id,
-                )
-                w.emit(Event(evicted, memory.session_id))
+        try:
+            async with self._store.write() as w:
+                stored.insert(w, engine, _new(memory, key))
+                if memory.supersedes is not None:
+                    stored.superseded(w, visible, memory.supersedes, memory.id)
+                for gone in evicting:
+                    stored.removed(w, engine, gone.id, _every(memory.agent_id))
+                if evicting:
+                    evicted = MemoryEvicted(
+                        agent_id=memory.agent_id,
+                        scope=memory.scope.value,
+                        operator_id=memory.operator_id,
+                        limit=self._limit_of(memory),
+                        memory_ids=[m.id for m in evicting],
+                        kept_id=memory.id,
+                    )
+                    w.emit(Event(evicted, memory.session_id))
+        finally:
+            self._rows.kept(memory.agent_id)
 
     async def _replaceable(self, audience: Audience, memory_id: str) -> None:
         found = await self._rows.one(audience.visible, memory_id)
@@ -311,6 +314,8 @@ class Memories:
         self, visible: stored.Visible, query: str, limit: int, now: float
     ) -> list[Recalled]:
         terms = terms_of(query)
+        if not terms or not await self._rows.any_of(visible.agent_id):
+            return []
         found = [_memory(r) for r in await self._rows.candidates(visible, terms, CANDIDATES)]
         found.sort(key=lambda m: m.id)  # the ranker sees them alike from either engine
         docs = [

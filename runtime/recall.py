@@ -25,7 +25,6 @@ from runtime.memory import (
     Recalled,
 )
 from runtime.messages import InboundMessage, Origin, Trust
-from runtime.store import Store
 from runtime.tools.envelope import ToolResult
 from runtime.transcript import TextBlock, TranscriptMessage
 
@@ -197,22 +196,21 @@ class TurnMemory:
 
 async def turn_memory(
     memories: Memories | None,
-    store: Store,
     agent: AgentSpec,
     session_id: str,
-    message_ids: Sequence[str],
+    message_id: str | None,
+    message: InboundMessage | None,
 ) -> TurnMemory:
-    """A turn's memory, from the first message it took (none: a turn a restart resumed with
-    no message of its own), with the memories its words recall offered."""
+    """A turn's memory, from the first message it took, `message_id` (none: a turn a restart
+    resumed with no message of its own), with the memories its words recall offered.
+    `message`: that message, as the worker took it (not read again)."""
     if memories is None or agent.memory is None:
         return TurnMemory(None, Audience(agent.id, None, False), session_id, None, AGENT, agent.id)
-    first = await store.messages_by_id(message_ids[:1])
-    message = first[0].message if first else None
     memory = TurnMemory(
         memories,
         audience_of(agent.memory, message),
         session_id,
-        message_ids[0] if message_ids else None,
+        message_id,
         source_of(message),
         agent.id,
     )

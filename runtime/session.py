@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from runtime.clock import Clock
 from runtime.context import ContextUse
-from runtime.messages import QueueMode
+from runtime.messages import InboundMessage, QueueMode
 from runtime.payloads import FallbackStanding, Progress, ProgressState
 from runtime.providers.history import History
 from runtime.queue import SessionQueue
@@ -47,6 +47,7 @@ class RunHandle:
     run_id: str
     started_at: float  # monotonic
     message_ids: list[str]
+    first_message: InboundMessage | None = None  # message_ids[0]'s, as the worker took it
     step: str = "starting"
     resumed: bool = False  # it goes on with messages a run a restart cut off had taken
     stop_requested: bool = False

@@ -114,10 +114,10 @@ class ToolRunner:
         before its first model call; its tool calls remember, recall and forget as that."""
         self.memory = await turn_memory(
             self.deps.memories,
-            self.deps.store,
             self.agent,
             self.session.id,
-            self.handle.message_ids,
+            self.handle.message_ids[0] if self.handle.message_ids else None,
+            self.handle.first_message,
         )
         if self.memory.memories is not None:
             offered = MemoryOffered(

@@ -81,6 +81,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
             handle.message_ids = [e.id for e in entries]
             fresh = []
         handle.resumed = len(fresh) < len(entries)
+        handle.first_message = entries[0].message if entries else None
         row = turn_input_row(fresh)
         async with rt.store.write() as w:
             w.set_message_status(handle.message_ids, QueueStatus.DEQUEUED, run_id=handle.run_id)

@@ -31,6 +31,7 @@ COMMON_FOR_S = 600.0  # how long a term found common is taken as common without 
 COMMON_KEPT = 10_000  # common terms remembered so, at most
 RECENT = 25  # of the memories holding only a query's common terms, the newest this many
 BY_KEY = f"SELECT {COLUMNS} FROM memories m WHERE m.agent_id = ? AND m.key = ?"
+ANY = "SELECT 1 FROM memories WHERE agent_id = ? LIMIT 1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +166,40 @@ def fts5_query(terms: Sequence[str]) -> str:
 
 
 class MemoryRows:
+    """`shared`: other processes write the database too (replicas), so this one cannot know
+    that an agent keeps no memory without asking (`any_of`)."""
+
     def __init__(
-        self, rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]], engine: Engine
+        self,
+        rows: Callable[[str, Sequence[Any]], Awaitable[list[Row]]],
+        engine: Engine,
+        *,
+        shared: bool,
     ) -> None:
         self._rows = rows
         self._engine = engine
         self._common: dict[str, float] = {}  # a term found common: until when (monotonic)
+        self._shared = shared
+        self._none: set[str] = set()  # agents found to keep no memory, none kept here since
+        self._kept = 0  # memories this process has written (or tried to), for `any_of`
+
+    async def any_of(self, agent_id: str) -> bool:
+        """Whether the agent keeps any memory: asked once, then (where this process is the
+        only writer) known until it keeps one, so a turn of an agent that keeps none reads
+        nothing to recall (most agents, most of the time, at first)."""
+        if agent_id in self._none:
+            return False
+        kept = self._kept
+        found = bool(await self._rows(ANY, (agent_id,)))
+        if not found and not self._shared and kept == self._kept:  # none kept meanwhile
+            self._none.add(agent_id)
+        return found
+
+    def kept(self, agent_id: str) -> None:
+        """A memory of the agent was written (once its transaction is over, whatever its
+        outcome): `any_of` asks again."""
+        self._kept += 1
+        self._none.discard(agent_id)
 
     async def by_key(self, agent_id: str, key: str) -> Row | None:
         found = await self._rows(BY_KEY, (agent_id, key))

@@ -70,7 +70,8 @@ class Store:
         self.history = History(self._rows)  # runtime/store/history.py: pages for people
         self.wakeups = Wakeups(self._rows)  # runtime/store/wakeups.py
         self.usage = UsageLedger(self._rows)  # runtime/store/usage.py: what calls cost
-        self.memories = MemoryRows(self._rows, db.engine)  # runtime/store/memory.py
+        # runtime/store/memory.py
+        self.memories = MemoryRows(self._rows, db.engine, shared=db.shared)
         self.feed = EventFeed(self.events_after)
         self._publisher = Publisher(self.feed, self.events_after)
         self._tx = Transactions(db, clock, self._publisher, self.secrets)
