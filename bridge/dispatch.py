@@ -173,7 +173,7 @@ class Dispatcher:
             return
         if not text.strip():
             return
-        route = await self._router.resolve(session_id, run_id)
+        route = await self._router.resolve(session_id, run_id, first)
         await self._deliver(event, route, DeliveryKind.TURN_RESULT, text)
 
     async def _automated(
@@ -312,6 +312,6 @@ class Dispatcher:
         if run_id not in self._routes:
             first = await self._runtime.store.first_message_of_run(run_id)
             unasked = first is not None and first.message.origin in (Origin.TIMER, Origin.CHANNEL)
-            route = None if unasked else await self._router.resolve(session_id, run_id)
+            route = None if unasked else await self._router.resolve(session_id, run_id, first)
             self._routes[run_id] = route
         return self._routes[run_id]

@@ -15,6 +15,7 @@ from bridge.types import Route
 from config.current import CurrentConfig
 from config.schema import OperatorConfig, WorkspaceConfig
 from runtime import Runtime
+from runtime.messages import QueueEntry
 
 
 class Router:
@@ -32,9 +33,13 @@ class Router:
         self._platforms = platforms  # the running ones, in the order they were attached
         self._failed = failed
 
-    async def resolve(self, session_id: str, run_id: str | None) -> Route | None:
+    async def resolve(
+        self, session_id: str, run_id: str | None, first: QueueEntry | None = None
+    ) -> Route | None:
+        """`first`: the run's first message, when the caller has read it already (it is
+        read here unless it is of the run the route is resolved for)."""
         session_id, run_id = await self._supervising(session_id, run_id)
-        trigger = await self._trigger_route(run_id) if run_id else None
+        trigger = await self._trigger_route(run_id, first) if run_id else None
         if trigger is not None and self._usable(trigger):
             return trigger
         own = self._sessions.route_of(session_id)
@@ -52,8 +57,9 @@ class Router:
         parent_run = await self._runtime.store.latest_run(record.parent_session_id)
         return record.parent_session_id, parent_run.id if parent_run else None
 
-    async def _trigger_route(self, run_id: str) -> Route | None:
-        first = await self._runtime.store.first_message_of_run(run_id)
+    async def _trigger_route(self, run_id: str, first: QueueEntry | None) -> Route | None:
+        if first is None or first.run_id != run_id:
+            first = await self._runtime.store.first_message_of_run(run_id)
         route = first.message.provenance.reply_route if first else None
         return Route.model_validate(route) if route else None
 

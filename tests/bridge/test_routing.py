@@ -100,3 +100,37 @@ async def test_nowhere_keeps_the_notification_and_status_lists_it(
         assert "notification_unroutable" in events and "output_unroutable" in events
     finally:
         await close_bridge(bridge)
+
+
+async def test_a_route_is_resolved_from_the_first_message_the_caller_has_read(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """A turn's result resolves its route with the run's first message dispatch read for it,
+    not read again (issue 45: a store read a turn); one of another run is read again."""
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    anthropic_api.script = [text("first"), text("second")]
+    try:
+        await bridge.receive(dm("hi", chat="-100", update_id=5))
+        await bridge.settle()
+        await bridge.receive(dm("again", chat="-100", update_id=6))
+        await bridge.settle()
+        session_id = bridge.sessions.session_of(transport.sent[0].route)
+        assert session_id is not None
+        store = bridge.runtime.store
+        one, two = await store.runs(session_id=session_id)
+        first = await store.first_message_of_run(one.id)
+        reads: list[str] = []
+        read = store.first_message_of_run
+
+        async def counted(run_id: str) -> object:
+            reads.append(run_id)
+            return await read(run_id)
+
+        store.first_message_of_run = counted  # type: ignore[method-assign]
+        route = await bridge.router.resolve(session_id, one.id, first)
+        assert route == transport.sent[0].route and reads == []
+        route = await bridge.router.resolve(session_id, two.id, first)
+        assert route == transport.sent[1].route and reads == [two.id]
+    finally:
+        await close_bridge(bridge)
