@@ -262,7 +262,7 @@ class Runtime:
                 self.homes.claim_new(w, record.id)
             if also is not None:
                 also(w, record.id)
-        self.adopt(record)
+        self.adopt(record).unwritten = not self.store.db.shared
         return record.id
 
     async def create_child_session(self, parent: Session, run_id: str) -> Session:
