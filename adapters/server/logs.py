@@ -24,7 +24,7 @@ from config.secrets import MASK, Secrets
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
 # Libraries that log every request at INFO; their lines are wanted only when debugging.
-_CHATTY = ("httpx", "httpcore", "aiosqlite", "anthropic")
+_CHATTY = ("httpx", "httpx2", "httpcore", "aiosqlite", "anthropic")  # httpx2: the SDKs'
 TRACE_INDENT = "    "  # every line of a traceback starts so: a reader sees where a record ends
 
 

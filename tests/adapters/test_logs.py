@@ -193,3 +193,23 @@ def test_a_pairing_code_is_never_logged() -> None:
         "sendMessage text='Your pairing code is [redacted]. Give it' and '/approve [redacted]'"
     )
     assert redactor.redact("pairing code 0OIL1234") == "pairing code 0OIL1234", "not a code"
+
+
+def test_the_model_sdks_http_client_logs_no_line_per_request(tmp_path: Path) -> None:
+    """The Anthropic and OpenAI SDKs send through httpx2, which logs each request at INFO:
+    a line per model call (and its CPU: issue 45), wanted only when debugging."""
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        for level in ("info", "debug"):
+            logs.configure(
+                LoggingConfig(file=str(tmp_path / "sb.log"), level=level),
+                secrets=[],
+                to_stderr=False,
+                default_file=tmp_path / "unused.log",
+            )
+            debugging = level == "debug"
+            assert logging.getLogger("httpx2").isEnabledFor(logging.INFO) is debugging, level
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
