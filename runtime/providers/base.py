@@ -80,9 +80,7 @@ def blocks_chars(blocks: Iterable[Block]) -> int:
 
 def request_chars(request: ProviderRequest) -> int:
     """The characters of everything `request` sends: system, tools, summary, messages."""
-    tools = sum(
-        len(t.name) + len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools
-    )
+    tools = sum(t.chars for t in request.tools)
     rows = _rows_chars(request.messages, request.history)
     return len(request.system) + tools + len(request.summary or "") + rows
 

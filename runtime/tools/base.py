@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runtime.tools.envelope import ToolResult
@@ -14,6 +15,12 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+    # The characters a model reads of it (a request's estimate): counted once, not each round.
+    chars: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        schema = len(json.dumps(self.input_schema))
+        object.__setattr__(self, "chars", len(self.name) + len(self.description) + schema)
 
 
 @dataclass(frozen=True, slots=True)
