@@ -15,12 +15,16 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
-    # The characters a model reads of it (a request's estimate): counted once, not each round.
-    chars: int = field(init=False, repr=False, compare=False)
+    _chars: int = field(default=-1, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        schema = len(json.dumps(self.input_schema))
-        object.__setattr__(self, "chars", len(self.name) + len(self.description) + schema)
+    @property
+    def chars(self) -> int:
+        """The characters a model reads of it (a request's estimate): counted when first
+        asked, not each round (an MCP server's tools are made anew as they are listed)."""
+        if self._chars < 0:
+            schema = len(json.dumps(self.input_schema))
+            object.__setattr__(self, "_chars", len(self.name) + len(self.description) + schema)
+        return self._chars
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """A round's estimate counts its tools' characters without encoding their schemas again (issue
-45: CPU per turn): each tool counts its own once, and the count is the one a round made."""
+45: CPU per turn): each tool counts its own once, and the count stays the one a round made."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def test_a_round_counts_its_tools_without_encoding_them(monkeypatch: pytest.Monk
         max_tokens=100,
     )
     schemas = sum(len(t.name) + len(t.description) + len(json.dumps(t.input_schema)) for t in tools)
+    assert base.request_chars(request) == len("be brief") + schemas + len("hello")
     encoded: list[Any] = []
     monkeypatch.setattr(base.json, "dumps", lambda value, **kw: encoded.append(value) or "")
     assert base.request_chars(request) == len("be brief") + schemas + len("hello")
-    assert encoded == [], "no schema encoded in a round"
+    assert encoded == [], "the next round encodes no schema"
