@@ -262,7 +262,7 @@ class Runtime:
                 self.homes.claim_new(w, record.id)
             if also is not None:
                 also(w, record.id)
-        self.adopt(record).unwritten = not self.store.db.shared
+        self.adopt(record)
         return record.id
 
     async def create_child_session(self, parent: Session, run_id: str) -> Session:

@@ -204,9 +204,6 @@ class Session:
     standing: FallbackStanding | None = None  # off its first provider, as heard from there
     # Its transcript as the last turn read it: the next turn's read parses only what is new.
     history: Transcript | None = None
-    # Created here, on a database no other process writes, and nothing of its transcript
-    # stored since (no turn, no compaction): its first turn has nothing to read.
-    unwritten: bool = False
     prepared: History = field(default_factory=History)  # its rows as last sent: see History
     _arrival: asyncio.Event | None = None
 

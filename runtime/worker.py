@@ -21,7 +21,6 @@ from runtime.scheduler import collect_wait
 from runtime.session import HandedBack, RunHandle, Session
 from runtime.spend import CallPurpose
 from runtime.tool_round import waiting_round
-from runtime.transcript import Transcript
 from runtime.turn import Turn
 from runtime.turn_types import TurnOutcome
 
@@ -69,11 +68,7 @@ async def run_turn(rt: Host, session: Session, entries: list[QueueEntry]) -> Non
         cheaper_only = entries[0].message.origin is Origin.TIMER
         provider = await rt.models.for_turn(agent, session.id, cheaper_only=cheaper_only)
         rt.warm.began(session)
-        if session.unwritten:  # a new session's first turn: no row, no summary to read
-            transcript = Transcript()
-        else:
-            transcript = await rt.store.transcript(session.id, session.history)
-        session.unwritten = False
+        transcript = await rt.store.transcript(session.id, session.history)
         session.history = transcript.after(0, transcript.summary)  # the turn changes its own
         # A message taken into a run before (that run was cut off by a crash) has its prompt
         # in the transcript already: taking it and appending its prompt were one transaction.
@@ -254,7 +249,6 @@ async def compact_idle(rt: Host, session: Session) -> None:
         if not session.compact_requested:
             return  # a turn took the request
         session.compact_requested = False
-        session.unwritten = False
         try:
             transcript = await rt.store.transcript(session.id)
             agent = rt.agents.get(session.record.agent_id)
