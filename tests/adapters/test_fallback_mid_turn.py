@@ -36,7 +36,6 @@ PRICES = {
 }
 pytestmark = [
     pytest.mark.parametrize("topology", ["process"], indirect=True),
-    pytest.mark.usefixtures("fast_telegram"),  # replies, not pacing, are tried here
 ]
 
 

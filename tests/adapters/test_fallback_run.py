@@ -9,8 +9,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from runtime.store.usage import UsageFilter
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes import openai_api
@@ -19,8 +17,6 @@ from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import counting_tool, until
 from tests.topology import Topology
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 ALICE = 1001
 BACKUP_MODEL = "gpt-4.1-mini"

@@ -30,8 +30,6 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 AGENT = "acme/assistant"
 
 

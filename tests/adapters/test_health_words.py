@@ -11,8 +11,6 @@ import html
 import re
 from pathlib import Path
 
-import pytest
-
 from bridge.store.health import HealthStore
 from tests.adapters.cli_process import switchboard
 from tests.adapters.telegram_harness import start_app
@@ -21,8 +19,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")
 
 ALICE = 1001
 MISSING = {"name": "files", "command": "/nonexistent/files-mcp"}

@@ -11,16 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
 from runtime.memory import Audience, MemoryScope, MemorySource
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 ALICE, GROUP = 1001, -100
 AGENT = "acme/assistant"

@@ -6,11 +6,8 @@ replies follow one another in one chat: Telegram's second between them is shorte
 
 from __future__ import annotations
 
-import pytest
-
 from bridge import texts
 from runtime.memory_flush import FLUSH_REQUEST
-from tests.adapters.fast_pacing import faster_telegram
 from tests.adapters.telegram_harness import replies, start_app
 from tests.adapters.test_memory_telegram import DEPLOY, offered_in
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
@@ -30,9 +27,7 @@ async def test_a_fact_told_on_day_one_outlives_compactions_new_and_a_restart(
     topology: Topology,
     anthropic_api: FakeAnthropic,
     telegram_api: FakeTelegram,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    faster_telegram(monkeypatch, telegram_api)
     anthropic_api.script = [tools(("remember", {"text": DEPLOY})), text("Noted.")]
     for n in range(COMPACTIONS):
         # a day's chat, then /compact: the flush (nothing new to keep), then the summary

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from bridge import texts
 from runtime.memory_flush import FLUSH_REQUEST
 from runtime.recall import HEADER, UNTRUSTED_MARK
@@ -20,8 +18,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 ALICE = 1001
 GROUP = -100

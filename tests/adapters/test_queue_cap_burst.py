@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
-from tests.adapters.fast_pacing import faster_telegram
 from tests.adapters.telegram_harness import ALICE, replies
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic, text
@@ -43,9 +40,7 @@ async def test_a_burst_at_the_queue_cap_never_wedges_the_chat(
     topology: Topology,
     anthropic_api: FakeAnthropic,
     telegram_api: FakeTelegram,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    faster_telegram(monkeypatch, telegram_api)
     anthropic_api.responder = lambda body: text(f"answer to {last_user_text(body)}")
     app = await start(topology, anthropic_api, telegram_api)
     for n in range(BURST):

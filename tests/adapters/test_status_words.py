@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
 from runtime import EventType
 from tests.adapters.approvals.telegram_approvals import ALICE, approval_messages, start
@@ -18,8 +16,6 @@ from tests.adapters.telegram_harness import replies
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 STEER = (
     "Queue: empty (mode steer: a message sent during a turn reaches the agent at its next step)."

@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
 from bridge import command_menu
 from bridge.commands import CommandName
@@ -19,8 +17,6 @@ from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram
 from tests.runtime.helpers import until
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 ALICE, STRANGER = 1001, 666
 GROUP, OTHER_GROUP = -100, -200

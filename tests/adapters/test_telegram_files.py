@@ -22,8 +22,6 @@ from tests.files_samples import jpeg, pdf, png
 from tests.runtime.helpers import until
 from tests.topology import Topology
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 
 @pytest.fixture
 async def app(

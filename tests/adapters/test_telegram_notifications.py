@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.adapters.telegram_harness import start_app
 from tests.adapters.test_telegram_replies import (
     ALICE,
@@ -19,8 +17,6 @@ from tests.adapters.test_telegram_replies import (
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram
 from tests.runtime.helpers import until
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 
 async def test_a_notification_that_opens_with_a_code_block_shows_it_as_code(

@@ -9,10 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
+
+pytestmark = pytest.mark.real_pacing  # the pacing itself is tried here
 
 
 def working_then_answering(answer: Callable[[str], str], rounds: int = 1) -> Any:

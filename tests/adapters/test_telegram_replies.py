@@ -21,8 +21,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 ALICE, STRANGER = 1001, 666
 GROUP = -100  # allowed for acme
 BUTTONS = [

@@ -34,8 +34,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 SECRET_INPUT = {"host": "db1", "password": "hunter2", "note": "uses TOKEN"}
 
 

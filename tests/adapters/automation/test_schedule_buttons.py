@@ -10,8 +10,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
 from bridge.automation.steering import WakeupView
 from bridge.events import BridgeEventType
@@ -19,8 +17,6 @@ from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 ALICE, STRANGER = 1001, 666
 REMIND = "remind me to check the deploy"

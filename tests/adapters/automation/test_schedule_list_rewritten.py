@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.adapters.automation.test_schedule_buttons import (
     ALICE,
     QUEUE_CHECK,
@@ -24,8 +22,6 @@ from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")
 
 
 def shown_now(telegram: FakeTelegram, message: dict[str, Any]) -> dict[str, Any]:

@@ -18,8 +18,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 ALICE_CHAT = 1001
 
 

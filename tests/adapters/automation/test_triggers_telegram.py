@@ -11,7 +11,6 @@ import hmac
 import json
 
 import aiohttp
-import pytest
 
 from adapters.hooks.door import TRIGGER_HEADER
 from adapters.intake.record import Arrival
@@ -21,8 +20,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology, drained
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 SECRET = "ci-webhook-secret-0123456789"
 DELIVERY = "72d3162e-cc78-11e3-81ab-4c9367dc0958"

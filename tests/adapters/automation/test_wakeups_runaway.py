@@ -11,8 +11,6 @@ import json
 import time
 from typing import Any
 
-import pytest
-
 from bridge import texts
 from runtime import QueueStatus, Runtime
 from runtime.wakeups import is_wakeup
@@ -21,8 +19,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 ALICE = 1001
 FLOOR_S = 1.0

@@ -51,8 +51,6 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 # -- examples: Telegram -----------------------------------------------------------------------
 
 TELEGRAM_BAD: list[tuple[str, bytes | str, str]] = [

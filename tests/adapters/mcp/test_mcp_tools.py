@@ -23,8 +23,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 SERVER = Path(__file__).resolve().parents[2] / "fakes" / "mcp_server.py"
 
 

@@ -24,8 +24,6 @@ from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 ALICE, BOB, CAROL, DAVE = 1001, 4242, 4343, 4444
 CODE = re.compile(r"Your pairing code is ([A-Z2-9]{8})\.")
 KEY = "\U0001f511"

@@ -7,8 +7,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from adapters.server.app import App
 from bridge.types import DeliveryStatus
 from runtime import QueueStatus
@@ -17,8 +15,6 @@ from tests.adapters.telegram_harness import replies
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
-
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
 
 
 def prompt_of(body: dict[str, Any]) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.adapters.slack_harness import (
     OPS,
     SlackSide,
@@ -15,6 +17,8 @@ from tests.adapters.slack_harness import (
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
+
+pytestmark = pytest.mark.real_pacing  # the pacing itself is tried here
 
 
 async def test_eight_busy_threads_keep_progress_within_slacks_limits(

@@ -22,8 +22,6 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 ALICE, BOB = 1001, 1002
 OPERATORS = [
     {"id": "alice", "telegram_user_id": ALICE, "notify_via": "telegram"},

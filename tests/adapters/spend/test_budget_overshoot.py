@@ -25,8 +25,6 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
 from tests.topology import Topology
 
-pytestmark = pytest.mark.usefixtures("fast_telegram")  # replies, not pacing, are tried here
-
 USERS = [2001 + n for n in range(6)]
 OPERATORS = [
     {"id": f"op{n}", "telegram_user_id": u, "notify_via": "telegram", "primary": n == 0}

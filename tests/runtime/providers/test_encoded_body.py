@@ -4,14 +4,16 @@ body, the same headers, round after round, with a summary, files and tool calls.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from runtime.providers import ProviderRequest
-from runtime.providers.anthropic import AnthropicProvider
+from runtime.providers import ProviderRequest, anthropic_body
+from runtime.providers.anthropic import AnthropicProvider, lower_request
 from runtime.providers.history import History
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
@@ -92,3 +94,42 @@ async def test_bodies_encoded_from_the_history_are_the_sdk_s_bytes(
         await whole.close()
     assert not fake.refused
     assert history.kept, "the history was kept (the encoded path was taken)"
+
+
+def test_a_bodys_model_system_and_tools_are_encoded_once_per_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 45 (CPU per turn): a round of an agent whose model, system prompt and tools were
+    encoded before encodes none of them again; another agent's are its own."""
+    encoded: list[Any] = []
+    encode = anthropic_body.ENCODER.encode
+
+    class Counting:
+        def encode(self, value: Any) -> str:
+            encoded.append(value)
+            return encode(value)
+
+    monkeypatch.setattr(anthropic_body, "ENCODER", Counting())
+    wait = ToolSpec("wait", "waits too", {"type": "object"})
+
+    def body(system: str, tools: list[ToolSpec]) -> dict[str, Any]:
+        request = ProviderRequest(
+            model="claude-test-model",
+            system=system,
+            messages=_rows(1),
+            tools=tools,
+            max_tokens=100,
+            history=History(),
+        )
+        sent = anthropic_body.encoded_body(request, lower_request(request))
+        assert sent is not None
+        return dict(json.loads(sent))
+
+    first = body("Be brief.", [SLEEP])
+    encoded.clear()
+    assert body("Be brief.", [SLEEP]) == first
+    assert not [v for v in encoded if isinstance(v, dict) and "tools" in v], "not again"
+    other = body("Be thorough.", [SLEEP, wait])
+    assert other["system"][0]["text"] == "Be thorough."
+    assert [t["name"] for t in other["tools"]] == ["sleep", "wait"]
+    assert body("Be brief.", [wait])["tools"][0]["name"] == "wait"
