@@ -22,9 +22,15 @@ from runtime.providers.anthropic_clients import SdkClient
 from runtime.providers.base import ProviderRequest
 from runtime.providers.history import same_prefix
 from runtime.providers.lowered_history import KEY, Lowered
+from runtime.tools.base import ToolSpec
 
 ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 SENT = ("model", "max_tokens", "messages", "system", "tools")  # what lowering gives
+TAILS = 16  # body tails kept: one an agent (its model, system prompt and tools), not a session
+# The body's tail (model, stream, system, tools) by what it is made of: the same model, system
+# prompt and tool objects (never changed once made) give the same bytes, so it is encoded once,
+# not each round. The tools are held with it, so the ids in its key stay theirs.
+_tails: dict[tuple[str, str, tuple[int, ...]], tuple[list[ToolSpec], str]] = {}
 
 
 def encoded_body(request: ProviderRequest, params: dict[str, Any]) -> bytes | None:
@@ -41,9 +47,20 @@ def encoded_body(request: ProviderRequest, params: dict[str, Any]) -> bytes | No
     kept.encoded = encoded
     messages = ",".join([*encoded, ENCODER.encode(sent[-1])])
     head = ENCODER.encode({"max_tokens": params["max_tokens"]})[:-1]
-    rest = {"model": params["model"], "stream": True}
-    rest.update((k, params[k]) for k in ("system", "tools") if k in params)
-    return f'{head},"messages":[{messages}],{ENCODER.encode(rest)[1:]}'.encode()
+    return f'{head},"messages":[{messages}],{_tail(request, params)}'.encode()
+
+
+def _tail(request: ProviderRequest, params: dict[str, Any]) -> str:
+    """`params`' model, stream, system and tools, encoded (without the opening brace)."""
+    key = (request.model, request.system, tuple(map(id, request.tools)))
+    kept = _tails.get(key)
+    if kept is None:
+        rest = {"model": params["model"], "stream": True}
+        rest.update((k, params[k]) for k in ("system", "tools") if k in params)
+        if len(_tails) >= TAILS:
+            _tails.clear()
+        kept = _tails[key] = (list(request.tools), ENCODER.encode(rest)[1:])
+    return kept[1]
 
 
 def posted(sdk: SdkClient, body: bytes) -> AbstractAsyncContextManager[Any]:
