@@ -138,13 +138,18 @@ class Outbox:
             await asyncio.gather(*self._workers.values(), return_exceptions=True)
 
     async def _work(self, conversation_key: str) -> None:
+        # One process (no replicas): every intent is enqueued here, and its commit wakes this
+        # (`wake`). So when the one just sent was the only one waiting as it was read, the
+        # worker stops unless woken since, without reading the queue again (issue 45).
         try:
             while True:
                 self._look_again.discard(conversation_key)
-                intent = await self._store.next_intent(conversation_key)
+                intent, more = await self._store.next_intent(conversation_key)
                 if intent is not None:
                     await self._deliver(intent)
-                elif conversation_key not in self._look_again:
+                    if more or not self._placement.everything:
+                        continue
+                if conversation_key not in self._look_again:
                     return
         except asyncio.CancelledError:
             raise

@@ -52,7 +52,7 @@ REFUSAL_REPLIED_AT = "SELECT replied_at FROM refusals WHERE sender_key = ?"
 CURSOR = "SELECT seq FROM cursors WHERE name = ?"
 NEXT_INTENT = (
     f"SELECT * FROM deliveries WHERE conversation_key = ? AND status IN ({_OPEN})"
-    " ORDER BY seq LIMIT 1"
+    " ORDER BY seq LIMIT 2"
 )
 
 NOTIFICATION_AT = (
@@ -219,10 +219,10 @@ class BridgeStore:
         )
         return [r["conversation_key"] for r in rows]
 
-    async def next_intent(self, conversation_key: str) -> Intent | None:
-        """The conversation's oldest intent not yet accepted."""
+    async def next_intent(self, conversation_key: str) -> tuple[Intent | None, bool]:
+        """The conversation's oldest intent not yet accepted, and whether another waits."""
         rows = await self._store.read_sql(NEXT_INTENT, (conversation_key,))
-        return read_intent(rows[0]) if rows else None
+        return (read_intent(rows[0]) if rows else None), len(rows) > 1
 
     async def intents(self, status: DeliveryStatus | None = None) -> list[Intent]:
         """Every intent (or those in `status`), oldest first."""

@@ -12,6 +12,7 @@ from adapters.telegram.platform import TELEGRAM
 from bridge import Bridge, DeliveryError
 from bridge.outbox import MAX_ATTEMPTS, Outbox
 from bridge.split import split
+from bridge.store import BridgeStore
 from bridge.types import DeliveryStatus
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
@@ -248,3 +249,62 @@ def test_rendering() -> None:
         "*Bold* &amp; &lt;tag&gt; `a&lt;b` <https://example.org/x?a=1&b=2|site>"
     )
     assert CONSOLE.render(md) == "Bold & <tag> a<b site (https://example.org/x?a=1&b=2)"
+
+
+async def test_a_reply_reads_its_conversations_queue_once(
+    anthropic_api: FakeAnthropic, db_path: Path
+) -> None:
+    """Issue 45 (CPU per turn): one process enqueues every intent and is woken by each, so
+    once the reply it read was the only one waiting, its worker stops without reading again."""
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        reads: list[str] = []
+        read = bridge.store.next_intent
+
+        async def counted(conversation_key: str) -> object:
+            reads.append(conversation_key)
+            return await read(conversation_key)
+
+        bridge.store.next_intent = counted  # type: ignore[method-assign]
+        await bridge.receive(dm("hi"))
+        await bridge.settle()
+        assert [s.text for s in transport.sent] == ["ok"]
+        assert len(reads) == 1, reads
+    finally:
+        await close_bridge(bridge)
+
+
+async def test_replies_waiting_together_are_each_sent_in_order(
+    anthropic_api: FakeAnthropic, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three replies a crash left waiting in one conversation: the worker its restart starts
+    sends them all, oldest first, though each read told of the next one only."""
+    config = config_for(db_path, anthropic_api)
+    anthropic_api.script = [text("one"), text("two"), text("three")]
+    monkeypatch.setattr(Outbox, "wake", lambda self, key: None)  # dies before any send
+    bridge = await open_bridge(config, RecordingTransport())
+    for n, words in enumerate(("a", "b", "c"), start=1):
+        await bridge.receive(dm(words, update_id=n))
+        await bridge.runtime.wait_idle()
+    await bridge.followers.caught_up(bridge.runtime.store.last_seq)
+    assert [r["status"] for r in await deliveries(bridge)] == ["pending"] * 3
+    await close_bridge(bridge)
+    monkeypatch.undo()
+
+    reads: list[str] = []
+    read = BridgeStore.next_intent
+
+    async def counted(store: BridgeStore, conversation_key: str) -> object:
+        reads.append(conversation_key)
+        return await read(store, conversation_key)
+
+    monkeypatch.setattr(BridgeStore, "next_intent", counted)
+    transport = RecordingTransport()
+    bridge = await open_bridge(config, transport)
+    try:
+        await bridge.settle()
+        assert [s.text for s in transport.sent] == ["one", "two", "three"]
+        assert len(reads) == 3, "a read each, none after the last"
+    finally:
+        await close_bridge(bridge)
