@@ -96,16 +96,17 @@ class Reader:
         command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
         # A press can come before its message is recorded as posted (the platform shows it as
         # its call returns; a busy machine records it later): while a message with buttons is
-        # on its way to this chat, look again before saying the button no longer works.
+        # on its way to this chat, look again before saying the button no longer works. Each
+        # look comes after asking whether one is on its way: a record committed in between
+        # (the send done, in the one transaction with its status) is then seen, not missed.
         waited_s = 0.0
-        while (
-            command is None
-            and waited_s < PRESS_WAIT_S
-            and await self._buttons.on_the_way(chat.route)
-        ):
+        while command is None and waited_s < PRESS_WAIT_S:
+            on_the_way = await self._buttons.on_the_way(chat.route)
+            command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
+            if command is not None or not on_the_way:
+                break
             await asyncio.sleep(PRESS_POLL_S)
             waited_s += PRESS_POLL_S
-            command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
         return replace(chat, text=command)
 
     async def sender(self, chat: InboundChat) -> Trusted | Refused:
