@@ -5,8 +5,8 @@ stored something, and starts it again should it die.
 The door process is forked by a starter (`spawner.py`) started from a thread of its own, made
 before the main process lowers its priority (`adapters/server/run_cli.py`): on Linux a
 thread's nice value is its own and a child takes its parent thread's, so a door process
-started again after a crash keeps the priority the first one had. One that keeps failing is started again
-less and less often, and the operator is told once (`restarts.py`)."""
+started again after a crash keeps the priority the first one had. One that keeps failing is
+started again less and less often, and the operator is told once (`restarts.py`)."""
 
 from __future__ import annotations
 
