@@ -20,6 +20,8 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
 
+pytestmark = pytest.mark.real_pacing  # streams and progress run at the platforms' own pace
+
 FIRST, SECOND = "The first half of the answer, ", "and the second half."
 ANSWER = FIRST + SECOND
 GROUP = -100

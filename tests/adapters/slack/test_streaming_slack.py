@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from adapters.server.app import App
 from bridge import texts
 from tests.adapters.crash import crash
@@ -15,6 +17,8 @@ from tests.adapters.slack_harness import OPS, SlackSide, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply
 from tests.fakes.slack_api import FakeSlack
 from tests.runtime.helpers import until
+
+pytestmark = pytest.mark.real_pacing  # streams and progress run at the platforms' own pace
 
 FIRST, SECOND = "The first half of the **answer**, ", "and the second half."
 ANSWER = "The first half of the *answer*, and the second half."  # as mrkdwn
