@@ -33,7 +33,8 @@ from bench.engines_bench import fresh, postgres
 from bench.runtime_bench import ZeroLatencyProvider, prompt
 from runtime import AgentSpec, Runtime
 from runtime.clock import ManualClock
-from runtime.memory import Audience, Memories, MemoryLimits, MemoryScope, MemorySource
+from runtime.memory import Memories
+from runtime.memory_values import Audience, MemoryLimits, MemoryScope, MemorySource
 from runtime.store import Store
 from runtime.store import memory as stored
 

@@ -13,7 +13,7 @@ from bridge.sessions import Sessions, agent_key
 from bridge.types import Answer, Button, Route
 from config.schema import WorkspaceConfig
 from runtime import Runtime
-from runtime.memory import Audience, Memory
+from runtime.memory_values import Audience, Memory
 
 LISTED = 10  # memories in one answer, each with a Forget button
 SHOWN_TEXT = 200  # characters of a memory's text in its line

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from runtime.memory import MemoryLimits
+from runtime.memory_values import MemoryLimits
 from runtime.records import AgentProfile
 from runtime.tools.builtins import CHILD_BUILTINS
 from runtime.tools.memory import CHILD_MEMORY_TOOLS, MEMORY_TOOLS

@@ -24,7 +24,7 @@ from runtime.agents import AgentSpec
 from runtime.compaction import Flush, Guard, unguarded
 from runtime.errors import ProviderError, TranscriptInvariantError
 from runtime.host import Host
-from runtime.memory import Memory, MemoryScope
+from runtime.memory_values import Memory, MemoryScope
 from runtime.messages import InboundMessage
 from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
 from runtime.recall import UNTRUSTED, UNTRUSTED_MARK, TurnMemory, audience_of, source_of

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from runtime.agents import AgentSpec
-from runtime.memory import (
+from runtime.memory import Memories
+from runtime.memory_values import (
     Audience,
-    Memories,
     Memory,
     MemoryRefused,
     MemoryScope,

@@ -23,7 +23,7 @@ from runtime import (
     SystemClock,
     WakeupLimits,
 )
-from runtime.memory import MemoryLimits
+from runtime.memory_values import MemoryLimits
 from runtime.providers import Provider
 from runtime.providers.cooldowns import DisabledNotice
 from runtime.tools.base import Approval

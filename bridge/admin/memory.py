@@ -16,7 +16,7 @@ from bridge.service import Bridge
 from bridge.sessions import agent_key
 from bridge.store import AdminActionRecord
 from config.schema import WorkspaceConfig
-from runtime.memory import Memory
+from runtime.memory_values import Memory
 
 SHOWN = 100  # memories on the page, newest (or, searched, best) first
 

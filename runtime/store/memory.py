@@ -229,7 +229,7 @@ class MemoryRows:
         return await self._rows(sql, [*params, limit])
 
     async def tombstoned(self, agent_id: str, origin: str) -> bool:
-        """A memory of this origin (see `runtime.memory.origin_of`) was forgotten."""
+        """A memory of this origin (see `runtime.memory_values.origin_of`) was forgotten."""
         return bool(await self._rows(TOMBSTONED, (agent_id, origin)))
 
     async def candidates(self, visible: Visible, terms: Sequence[str], limit: int) -> list[Row]:

@@ -17,7 +17,7 @@ from adapters.server.app import App
 from bridge.events import BridgeEventType
 from bridge.store.buttons import ButtonStore
 from bridge.types import Route
-from runtime.memory import Audience, MemoryScope, MemorySource
+from runtime.memory_values import Audience, MemoryScope, MemorySource
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.server.app import App
-from runtime.memory import Audience, MemoryScope, MemorySource
+from runtime.memory_values import Audience, MemoryScope, MemorySource
 from tests.admin.harness import ACME_TOKEN, GLOBEX_TOKEN, AdminClient, start_console
 from tests.admin.page_parts import cell, flash, row
 from tests.fakes.anthropic_api import FakeAnthropic

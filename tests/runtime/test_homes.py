@@ -10,7 +10,7 @@ from typing import Any
 
 from runtime import EventType
 from runtime.homes import Homes
-from runtime.memory import Audience
+from runtime.memory_values import Audience
 from runtime.records import SessionRecord
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.runtime.helpers import all_events, open_runtime, operator, until

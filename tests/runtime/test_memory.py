@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from runtime.clock import ManualClock
-from runtime.memory import (
-    Audience,
-    Memories,
-    Memory,
-    MemoryRefused,
-    MemoryScope,
-    MemorySource,
-)
+from runtime.memory import Memories
+from runtime.memory_values import Audience, Memory, MemoryRefused, MemoryScope, MemorySource
 from runtime.store import Store
 from runtime.store import memory as stored
 from runtime.store.database import Engine

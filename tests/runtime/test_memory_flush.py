@@ -14,8 +14,8 @@ from typing import Any
 
 from runtime import AgentSpec, CompactStatus, EventType, Runtime, RuntimeSettings
 from runtime.compaction import SUMMARY_SYSTEM
-from runtime.memory import Audience
 from runtime.memory_flush import FLUSH_REQUEST, ROUNDS
+from runtime.memory_values import Audience
 from runtime.payloads import ContextCompacted
 from runtime.recall import HEADER
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from runtime.clock import ManualClock
-from runtime.memory import (
+from runtime.memory import Memories
+from runtime.memory_values import (
     Audience,
     Kept,
-    Memories,
     MemoryLimits,
     MemoryRefused,
     MemoryScope,

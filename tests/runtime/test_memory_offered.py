@@ -4,7 +4,7 @@ the block is bounded and framed as data; the audience comes from the turn's firs
 from __future__ import annotations
 
 from runtime import InboundMessage, Provenance, Trust
-from runtime.memory import Memory, MemoryScope, MemorySource, Recalled
+from runtime.memory_values import Memory, MemoryScope, MemorySource, Recalled
 from runtime.messages import MessageKind, Origin
 from runtime.recall import (
     FOOTER,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from runtime.clock import ManualClock
-from runtime.memory import Audience, Memories, Memory, MemoryScope, MemorySource
+from runtime.memory import Memories
+from runtime.memory_values import Audience, Memory, MemoryScope, MemorySource
 from runtime.store import Store
 
 AGENT = "acme/ops"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime import Runtime
-from runtime.memory import MemorySource
+from runtime.memory_values import MemorySource
 from runtime.store.database import Engine, Row
 from runtime.store.memory import ANY, MemoryRows
 from tests.fakes.anthropic_api import FakeAnthropic, text

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from runtime.clock import ManualClock
-from runtime.memory import CANDIDATES, Audience, Memories, MemoryScope, MemorySource
+from runtime.memory import CANDIDATES, Memories
+from runtime.memory_values import Audience, MemoryScope, MemorySource
 from runtime.store import Store
 from runtime.store import memory as stored
 

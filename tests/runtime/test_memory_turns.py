@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime import AgentSpec, InboundMessage, Provenance, Runtime, Trust
-from runtime.memory import Audience, MemoryScope, MemorySource
+from runtime.memory_values import Audience, MemoryScope, MemorySource
 from runtime.messages import Origin
 from runtime.recall import HEADER, UNTRUSTED_MARK
 from runtime.tools.command import CommandToolSpec
