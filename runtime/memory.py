@@ -8,7 +8,7 @@ told the agent) only in that person's private chats. A group chat never sees one
 its owner asks there, since others read the answer.
 
 Bounded: a full scope makes room for a new memory by removing its least used and oldest
-(`MemoryLimits`; `Memories.remembered` says which, to tell the operator). Forgetting and
+(`MemoryLimits`; `Memories.remember` returns which, to tell the operator). Forgetting and
 removing are audited in the ledger; a forgotten memory's tombstone keeps the same message
 from teaching the same text again."""
 
