@@ -6,7 +6,6 @@ can use (a stranger's pairing state or last refusal; an operator's thread, the a
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 
 from bridge.attachments.intake import FileIntake
@@ -26,9 +25,6 @@ from config.schema import AttachmentsConfig, WorkspaceConfig
 from config.timing import zone
 from runtime import Runtime
 from runtime.errors import UnknownSessionError
-
-PRESS_WAIT_S = 10.0  # how long a press waits for its message's record, while it is on its way
-PRESS_POLL_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,24 +85,16 @@ class Reader:
 
     async def pressed(self, chat: InboundChat) -> InboundChat:
         """A press of a button under a command's answer, as the command that button stands
-        for (read from the message's delivery, in this workspace only); unknown here, its
-        text stays None and `decide` says the button no longer works."""
+        for: read from the delivery the press names (the rendering it was pressed on, sent
+        to this conversation), or for a button posted before presses named it, from the
+        delivery recorded as posted on its message. Unknown here, its text stays None and
+        `decide` says the button no longer works."""
         if chat.button is None or chat.replied_to is None:
             return chat
-        command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
-        # A press can come before its message is recorded as posted (the platform shows it as
-        # its call returns; a busy machine records it later): while a message with buttons is
-        # on its way to this chat, look again before saying the button no longer works. Each
-        # look comes after asking whether one is on its way: a record committed in between
-        # (the send done, in the one transaction with its status) is then seen, not missed.
-        waited_s = 0.0
-        while command is None and waited_s < PRESS_WAIT_S:
-            on_the_way = await self._buttons.on_the_way(chat.route)
+        if chat.button_of is not None:
+            command = await self._buttons.command_of(chat, chat.button_of, chat.button)
+        else:
             command = await self._buttons.command_at(chat.route, chat.replied_to, chat.button)
-            if command is not None or not on_the_way:
-                break
-            await asyncio.sleep(PRESS_POLL_S)
-            waited_s += PRESS_POLL_S
         return replace(chat, text=command)
 
     async def sender(self, chat: InboundChat) -> Trusted | Refused:

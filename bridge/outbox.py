@@ -258,7 +258,8 @@ class Outbox:
 
     async def _rewrite(self, intent: Intent, transport: Transport, text: str) -> bool:
         """The message `intent.replaces` rewritten in place, recorded as this delivery's post
-        (so a press of it finds its new buttons); False when it cannot be (gone, too old),
+        (a reply to it, or a press of a button posted before presses named their delivery,
+        finds this one); False when it cannot be (gone, too old),
         and the delivery is posted anew. A failure that may pass is tried again, as a send
         is (a rewrite done twice is done once)."""
         assert intent.replaces is not None and isinstance(transport, Rewriting)

@@ -172,9 +172,10 @@ class Transport(Protocol):
         kept so a reply to that message can be matched (`InboundChat.replied_to` names a
         message the same way). A notification's first chunk carries the Stop and Status
         buttons where the platform has buttons. `buttons` (the last chunk's) go under it in
-        their rows (`button_rows`), each naming only its place: a press of one comes back as
-        `InboundChat.button` on this message, and the bridge finds its command. Raises
-        DeliveryError when it did not work."""
+        their rows (`button_rows`), each naming its place and the post's `intent_id`: a press
+        of one comes back as `InboundChat.button` and `button_of` on this message, and the
+        bridge finds its command in that delivery (so a message rewritten since runs what
+        was pressed). Raises DeliveryError when it did not work."""
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
         """Show (or, with None, clear) the live state of a running turn, with the answer so
@@ -193,8 +194,9 @@ class Rewriting(Protocol):
     a pressed list shows its new state where it was pressed."""
 
     async def rewrite(self, post: Post, message_id: str) -> None:
-        """Put `post` (one rendered chunk, with its buttons) in the place of message
-        `message_id` (as `send` named it). A rewrite that changes nothing is no failure.
+        """Put `post` (one rendered chunk, with its buttons, each naming `post.intent_id` as
+        `send`'s do) in the place of message `message_id` (as `send` named it). A rewrite
+        that changes nothing is no failure.
         Raises DeliveryError when it did not work (`retryable=False`: the message cannot be
         rewritten, and the bridge posts it anew instead)."""
         ...

@@ -126,9 +126,11 @@ class InboundChat:
     # a stranger's press is refused like their message, but it never asks to pair.
     pressed: bool = False
     # Which of the buttons under the bot's message `replied_to` was pressed (a command
-    # reply's `Button`, by its place): `text` is None until the bridge reads the command it
-    # stands for from that message's delivery.
+    # reply's `Button`, by its place), and the delivery whose rendering of that message
+    # showed it (None: a button posted before presses named it, found by the message's
+    # delivery now): `text` is None until the bridge reads the command it stands for.
     button: int | None = None
+    button_of: str | None = None
 
 
 class DeliveryStatus(StrEnum):

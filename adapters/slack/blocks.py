@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.slack.inbound import APPROVAL_ACTIONS, NOTIFICATION_ACTIONS, STOP_ACTION, action_of
-from bridge import Button, DeliveryKind, button_rows
+from bridge import DeliveryKind, button_rows
+from bridge.transport import Post
 
 SECTION_TEXT = 3000  # a section block's text, at most
 BUTTON_TEXT = 75  # a button's label, at most
@@ -51,20 +52,19 @@ def progress_blocks(text: str, *, stop: bool = True) -> list[dict[str, Any]]:
     return [section, {"type": "actions", "elements": [stop_button]}]
 
 
-def message_blocks(
-    text: str, kind: DeliveryKind, chunk: int, buttons: tuple[Button, ...]
-) -> list[dict[str, Any]] | None:
-    """The text as one section, then its buttons: its kind's on the first part, then its own
-    row by row (an actions block each), each one's value its place (a press names it; the
-    bridge finds the command). None: no buttons, plain text. The bridge splits such a
-    message at the section block's 3,000 characters (`max_chars_with_buttons`)."""
+def message_blocks(post: Post) -> list[dict[str, Any]] | None:
+    """The post's text as one section, then its buttons: its kind's on the first part, then
+    its own row by row (an actions block each), each one's action id its place and its value
+    the post's delivery (a press names both, and the bridge finds the command this
+    rendering showed). None: no buttons, plain text. The bridge splits such a message at the
+    section block's 3,000 characters (`max_chars_with_buttons`)."""
     rows = []
-    if chunk == 0 and kind in KIND_BUTTONS:
-        rows.append([_button(a, label, a, style) for a, label, style in KIND_BUTTONS[kind]])
-    for row in button_rows(buttons):
-        rows.append([_button(action_of(place), b.label, str(place)) for place, b in row])
+    if post.chunk == 0 and post.kind in KIND_BUTTONS:
+        rows.append([_button(a, label, a, style) for a, label, style in KIND_BUTTONS[post.kind]])
+    for row in button_rows(post.buttons):
+        rows.append([_button(action_of(place), b.label, post.intent_id) for place, b in row])
     if not rows:
         return None
-    section = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": post.text}}
     actions = [{"type": "actions", "elements": row[:MAX_ELEMENTS]} for row in rows]
     return [section, *actions[: MAX_BLOCKS - 1]]

@@ -25,8 +25,10 @@ APPROVAL_ACTIONS = {"switchboard_approve": "/approve", "switchboard_deny": "/den
 # Buttons about the message they sit on (the bridge finds what it is from the message).
 MESSAGE_ACTIONS = {**NOTIFICATION_ACTIONS, **APPROVAL_ACTIONS}
 BUTTONS = {STOP_ACTION: "/stop", **MESSAGE_ACTIONS}  # the bot's buttons of one command each
-# A button under a command's answer: its action id ends with its place among that message's
-# buttons, and its value is that place (the command is kept with the message's delivery).
+# A button under a command's answer: its action id ends with its place among the buttons of
+# the delivery that showed it, and its value is that delivery's id (the command is kept with
+# it; a value holds 2,000 characters). A value that is the place itself: a button posted
+# before presses named their delivery.
 COMMAND_ACTION = re.compile(r"^switchboard_command_(\d+)$")
 
 
@@ -208,7 +210,8 @@ def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | Non
     the progress message's Stop (about the conversation's turn), a notification's Stop or
     Status (about the agent that raised it: the bridge finds it from the message pressed), an
     approval request's Approve or Deny (about that request, found the same way), or a button
-    under a command's answer (as its place: the bridge finds its command from the message)."""
+    under a command's answer (as its place and the delivery its value names: the bridge
+    finds its command there)."""
     channel = _text((body.get("channel") or {}).get("id"))
     message = body.get("message") or {}
     actions = body.get("actions") or []
@@ -238,4 +241,12 @@ def button_chat(body: dict[str, Any], *, workspace_id: str) -> InboundChat | Non
         pressed=True,
         replied_to=f"{channel}:{ts}" if on_message else None,
         button=int(placed.group(1)) if placed else None,
+        button_of=_delivery_of(actions[0]) if placed else None,
     )
+
+
+def _delivery_of(action: dict[str, Any]) -> str | None:
+    """The delivery a command button's value names; None for one posted before presses
+    named it (its value is its place)."""
+    value = _text(action.get("value"))
+    return None if value is None or value.isdecimal() else value

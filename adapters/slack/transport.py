@@ -59,7 +59,7 @@ class SlackTransport:
                 channel=route.conversation_id,
                 thread_ts=route.thread_id,
                 text=post.text,
-                blocks=message_blocks(post.text, post.kind, chunk, post.buttons),
+                blocks=message_blocks(post),
                 unfurl_links=False,
                 unfurl_media=False,
                 metadata={
@@ -85,7 +85,7 @@ class SlackTransport:
         (`chat.update`); one Slack cannot find or update is a failure not retried (the
         bridge posts it anew)."""
         channel, _, ts = message_id.partition(":")
-        blocks = message_blocks(post.text, post.kind, 0, post.buttons) or []
+        blocks = message_blocks(post) or []
         try:
             await self._client.chat_update(channel=channel, ts=ts, text=post.text, blocks=blocks)
         except SlackApiError as exc:

@@ -31,8 +31,10 @@ NOTIFICATION_BUTTONS = {"notification_stop": "/stop", "notification_status": "/s
 # The callback data of an approval request's buttons, and the command each one is.
 APPROVAL_BUTTONS = {"approval_approve": "/approve", "approval_deny": "/deny"}
 MESSAGE_BUTTONS = {**NOTIFICATION_BUTTONS, **APPROVAL_BUTTONS}
-# The callback data of a button under a command's answer: its place among that message's
-# buttons (callback_data holds 64 bytes; the command is kept with the message's delivery).
+# The callback data of a button under a command's answer: `cmd:<place>:<delivery>`, its place
+# among the buttons of the delivery that showed it (the command is kept with that delivery).
+# callback_data holds 1-64 bytes: the bridge's ids of deliveries with buttons are at most 32
+# (`dlv_` and 28 hex). `cmd:<place>` alone: a button posted before presses named it.
 COMMAND_BUTTON = "cmd:"
 ATTACHMENTS = (
     "sticker",
@@ -269,29 +271,38 @@ def stop_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
     )
 
 
-def button_data(place: int) -> str:
-    """The callback data of the button at `place` under a command's answer."""
-    return f"{COMMAND_BUTTON}{place}"
+def button_data(delivery_id: str, place: int) -> str:
+    """The callback data of the button at `place` under a command's answer, as delivery
+    `delivery_id` shows it."""
+    return f"{COMMAND_BUTTON}{place}:{delivery_id}"
 
 
-def _button_place(data: str) -> int | None:
-    place = data.removeprefix(COMMAND_BUTTON)
-    return int(place) if data.startswith(COMMAND_BUTTON) and place.isdecimal() else None
+def _command_button(data: str) -> tuple[int, str | None] | None:
+    """The place and the delivery a button's callback data names (None: one posted before
+    presses named it); None when it is no button under a command's answer."""
+    if not data.startswith(COMMAND_BUTTON):
+        return None
+    place, named, delivery_id = data.removeprefix(COMMAND_BUTTON).partition(":")
+    if not place.isdecimal() or (named and not delivery_id):
+        return None
+    return int(place), delivery_id or None
 
 
 def message_button_chat(update: Update, *, workspace_id: str) -> InboundChat | None:
     """A press of a notification's Stop or Status button, or of an approval request's Approve
     or Deny, as that command about what the message is (the bridge finds the agent or the
     request from the message the button is on); a press of a button under a command's
-    answer, as its place there (the bridge finds its command from the message); None for
+    answer, as its place there and the delivery that showed it (the bridge finds its command
+    from that delivery); None for
     any other button, or one on a message the bot can no longer see."""
     query = update.callback_query
     if query is None or not isinstance(query.message, Message):
         return None
     command = MESSAGE_BUTTONS.get(query.data or "")
-    place = _button_place(query.data or "")
-    if command is None and place is None:
+    pressed = _command_button(query.data or "")
+    if command is None and pressed is None:
         return None
+    place, delivery_id = pressed or (None, None)
     message = query.message
     return InboundChat(
         route=route(message, workspace_id=workspace_id),
@@ -304,4 +315,5 @@ def message_button_chat(update: Update, *, workspace_id: str) -> InboundChat | N
         pressed=True,
         replied_to=f"{message.chat.id}:{message.message_id}",
         button=place,
+        button_of=delivery_id,
     )

@@ -23,7 +23,6 @@ from adapters.telegram.inbound import APPROVAL_BUTTONS, NOTIFICATION_BUTTONS, bu
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.progress import TelegramProgress, retry_after_s, within
 from bridge import (
-    Button,
     DeliveryError,
     DeliveryKind,
     PlatformProfile,
@@ -64,16 +63,19 @@ KEYBOARDS = {
 }
 
 
-def _markup(
-    kind: DeliveryKind, chunk: int, buttons: tuple[Button, ...]
-) -> InlineKeyboardMarkup | None:
+def _markup(post: Post) -> InlineKeyboardMarkup | None:
     """The keyboard of one part: its kind's buttons on the first, then the message's own
-    buttons (a command's answer) in their rows, each sending its place as callback data."""
+    buttons (a command's answer) in their rows, each sending its place and the post's
+    delivery as callback data (a press runs what this rendering showed, whatever shows now)."""
+    kind = post.kind
     rows = [list(row) for row in KEYBOARDS[kind].inline_keyboard] if kind in KEYBOARDS else []
-    rows = rows if chunk == 0 else []
+    rows = rows if post.chunk == 0 else []
     rows += [
-        [InlineKeyboardButton(b.label, callback_data=button_data(place)) for place, b in row]
-        for row in button_rows(buttons)
+        [
+            InlineKeyboardButton(b.label, callback_data=button_data(post.intent_id, place))
+            for place, b in row
+        ]
+        for row in button_rows(post.buttons)
     ]
     return InlineKeyboardMarkup(rows) if rows else None
 
@@ -100,14 +102,7 @@ class TelegramTransport:
         self._live = TelegramProgress(lambda: application.bot)
 
     async def send(self, post: Post) -> str | None:
-        route, text, kind, intent_id, chunk, buttons = (
-            post.route,
-            post.text,
-            post.kind,
-            post.intent_id,
-            post.chunk,
-            post.buttons,
-        )
+        route, text, intent_id, chunk = post.route, post.text, post.intent_id, post.chunk
         reply = (
             ReplyParameters(message_id=int(route.reply_to), allow_sending_without_reply=True)
             if route.reply_to and chunk == 0
@@ -118,7 +113,7 @@ class TelegramTransport:
             "message_thread_id": int(route.thread_id) if route.thread_id else None,
             "reply_parameters": reply,
         }
-        markup = _markup(kind, chunk, buttons)
+        markup = _markup(post)
         if markup is not None:
             kwargs["reply_markup"] = markup
         try:
@@ -146,7 +141,7 @@ class TelegramTransport:
         kwargs: dict[str, Any] = {
             "chat_id": int(chat_id),
             "message_id": int(message),
-            "reply_markup": _markup(post.kind, 0, post.buttons),
+            "reply_markup": _markup(post),
         }
         try:
             try:

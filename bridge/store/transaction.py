@@ -249,8 +249,8 @@ class BridgeTx:
     ) -> None:
         """The platform's id of a chunk it accepted (unique in the workspace), so a reply to
         that message can be matched. `rewritten`: the message was another delivery's,
-        rewritten in place by this one, which it is from now on (a press of it runs this
-        one's buttons)."""
+        rewritten in place by this one, which it is from now on (a press of a button that
+        names no delivery runs this one's)."""
         if rewritten:
             self._w.write_sql(
                 "DELETE FROM delivery_posts WHERE workspace_key = ? AND message_id = ?",

@@ -1,6 +1,7 @@
 """Buttons under a command's answer (issue 31): kept with the delivery, so a restart before
-the send keeps them; sent under the answer's last part; a press names only its place, and the
-bridge reads the command back from the message's delivery, in that message's workspace only."""
+the send keeps them; sent under the answer's last part; a press that names only its place (as
+a button an older version posted does) has the bridge read the command back from the message's
+delivery, in that message's workspace only."""
 
 from __future__ import annotations
 

@@ -42,6 +42,19 @@ def keyboard(message: dict[str, Any]) -> list[list[tuple[str, str]]]:
     return [[(b["text"], b["callback_data"]) for b in row] for row in markup["inline_keyboard"]]
 
 
+def places(message: dict[str, Any]) -> list[list[tuple[str, str]]]:
+    """The buttons under a posted message, row by row: (label, `cmd:<place>`), their callback
+    data less the delivery it names (the same for all of them, one this message showed)."""
+    named = {data.split(":", 2)[2] for row in keyboard(message) for _, data in row}
+    assert len(named) == 1, f"the buttons name {named}, not one delivery each"
+    return [[(label, data.rpartition(":")[0]) for label, data in row] for row in keyboard(message)]
+
+
+def data_of(message: dict[str, Any], label: str) -> str:
+    """The callback data of the button labelled `label` under `message`."""
+    return next(data for row in keyboard(message) for shown, data in row if shown == label)
+
+
 class Alice:
     """alice's chat with the bot: what she types, presses and reads."""
 
@@ -102,32 +115,34 @@ async def test_the_buttons_under_schedules_pause_run_and_cancel(
     alice = Alice(telegram_api)
     try:
         listing = await alice.listing()
-        pause_row, [(cancel, cancel_data)] = keyboard(listing)
+        pause_row, [(cancel, cancel_data)] = places(listing)
         assert pause_row == [("Pause queue-check", "cmd:0"), ("Run queue-check now", "cmd:1")]
         assert cancel.startswith("Cancel assistant's wake-up at ") and cancel.endswith(" UTC")
         assert cancel_data == "cmd:2"
 
-        telegram_api.push_callback("cmd:0", user=STRANGER, message=listing)
+        pause = data_of(listing, "Pause queue-check")
+        telegram_api.push_callback(pause, user=STRANGER, message=listing)
         refused = await wait_for(app.runtime, BridgeEventType.INBOUND_REFUSED)
         assert refused.data.sender_id == str(STRANGER)
         await app.bridge.settle()
         assert await paused_by(app) is None, "a stranger's press paused the schedule"
 
-        await alice.press("cmd:0", listing, "Schedule queue-check is paused")
+        await alice.press(pause, listing, "Schedule queue-check is paused")
         assert await paused_by(app) == "alice"
         listing = await alice.listing()
-        assert keyboard(listing)[0] == [
+        assert places(listing)[0] == [
             ("Resume queue-check", "cmd:0"),
             ("Run queue-check now", "cmd:1"),
         ]
 
         asked = len(anthropic_api.requests)
-        await alice.press("cmd:1", listing, "Schedule queue-check runs now")
+        run_now = data_of(listing, "Run queue-check now")
+        await alice.press(run_now, listing, "Schedule queue-check runs now")
         await alice.answered("Queue checked: nothing stuck.", 0)
         [run] = anthropic_api.requests[asked:]
         assert "Run now, asked for by alice" in json.dumps(run["messages"])
 
-        await alice.press("cmd:2", listing, "The wake-up assistant had set for")
+        await alice.press(data_of(listing, cancel), listing, "The wake-up assistant had set for")
         assert not any(wakeup.id in m for m in telegram_api.chat(ALICE)), "its id shown"
         assert app.bridge.automations.wakeups("acme") == []
     finally:

@@ -15,8 +15,10 @@ from tests.adapters.automation.test_schedule_buttons import (
     QUEUE_CHECK,
     REMIND,
     Alice,
+    data_of,
     keyboard,
     model,
+    places,
 )
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -46,24 +48,29 @@ async def test_a_pressed_schedules_list_edits_itself_to_its_new_state(
         await until(lambda: bool(app.bridge.automations.wakeups("acme")), wait_s=20)
         [wakeup] = app.bridge.automations.wakeups("acme")
         listing = await alice.listing()
-        assert keyboard(listing)[0][0] == ("Pause queue-check", "cmd:0")
+        assert places(listing)[0][0] == ("Pause queue-check", "cmd:0")
 
-        await alice.press("cmd:0", listing, "Schedule queue-check is paused")
+        pause = data_of(listing, "Pause queue-check")
+        await alice.press(pause, listing, "Schedule queue-check is paused")
         await until(lambda: "paused by alice" in shown_now(telegram_api, listing)["text"])
         pressed = shown_now(telegram_api, listing)
-        assert keyboard(pressed)[0] == [
+        assert places(pressed)[0] == [
             ("Resume queue-check", "cmd:0"),
             ("Run queue-check now", "cmd:1"),
         ], "the pressed list still offers Pause"
+        assert data_of(pressed, "Resume queue-check") != pause, "the old list's data"
         # Edited in place: the confirmation comes as its own message, no second list.
         assert sum("Schedules:" in m for m in telegram_api.chat(ALICE)) == 1
 
         # Its new Resume button works, and the list turns back.
-        await alice.press("cmd:0", pressed, "Schedule queue-check runs again")
+        resume = data_of(pressed, "Resume queue-check")
+        await alice.press(resume, pressed, "Schedule queue-check runs again")
         await until(lambda: "paused by" not in shown_now(telegram_api, listing)["text"])
-        assert keyboard(shown_now(telegram_api, listing))[0][0] == ("Pause queue-check", "cmd:0")
+        assert places(shown_now(telegram_api, listing))[0][0] == ("Pause queue-check", "cmd:0")
 
-        await alice.press("cmd:2", shown_now(telegram_api, listing), "is cancelled")
+        now = shown_now(telegram_api, listing)
+        [[(cancel, _)]] = [row for row in keyboard(now) if row[0][0].startswith("Cancel")]
+        await alice.press(data_of(now, cancel), now, "is cancelled")
         await until(lambda: wakeup.id not in shown_now(telegram_api, listing)["text"])
         assert [row[0][0] for row in keyboard(shown_now(telegram_api, listing))] == [
             "Pause queue-check"

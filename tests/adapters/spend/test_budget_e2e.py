@@ -127,7 +127,7 @@ async def test_a_looping_turn_stops_at_the_daily_limit_and_everyone_can_see_it(
 
     # Approve spend: this one turn goes on past the limit, and finishes.
     model.stop = True
-    telegram_api.push_callback("cmd:0", user=ALICE, message=to_alice)
+    telegram_api.push_callback(keyboard(to_alice)[0][0][1], user=ALICE, message=to_alice)
     await until(lambda: "Stopped looping." in chat(telegram_api, ALICE), wait_s=30)
     assert any(
         t.startswith("Going on: alice approved the spend") for t in chat(telegram_api, ALICE)

@@ -129,7 +129,7 @@ async def test_an_approval_covers_one_step_then_the_turn_holds_again_and_says_so
 
     # One approval: about $0.025 more (four calls or so), then it holds again, saying why.
     to_user = posted(telegram_api, user, HELD)
-    telegram_api.push_callback("cmd:0", user=user, message=to_user)
+    telegram_api.push_callback(keyboard(to_user)[0][0][1], user=user, message=to_user)
     again = f"{HELD}: it has spent the {money(0.025)} approved past the workspace's daily budget"
     await until(lambda: any(t.startswith(again) for t in telegram_api.chat(user)), wait_s=60)
     [after] = await store.read_sql(SUMS)
