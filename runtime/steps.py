@@ -127,7 +127,7 @@ def resolve_tools(
 ) -> NextRound | EndForWakeup:
     """What comes after a tool round: another model round, or the turn's end when a call
     set a wake-up (schedule_wakeup says so in its result) and no operator message was
-    admitted after the results (the model answers that one first)."""
+    admitted before or after the tools ran (the model has read neither: it answers first)."""
     ending = [r for r in results if r.ends_turn]
     if ending and not admitted:
         return EndForWakeup(step.text.strip() or ending[0].summary_text)

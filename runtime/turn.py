@@ -250,15 +250,15 @@ class Turn:
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> tuple[list[ToolResult], bool]:
         """The round's tool calls run between their two safe points: their results, and
-        whether an operator message was admitted after them."""
-        self.tool_runner.admitted_before_tools = bool(
-            await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION)
-        )
+        whether an operator message was admitted at either (the model reads both with the
+        results, so a round that set a wake-up goes on to answer them)."""
+        before = bool(await self.checkpoint(Boundary.BEFORE_TOOL_EXECUTION))
+        self.tool_runner.admitted_before_tools = before
         self.handle.raise_if_stopped()
         results = await self.tool_runner.run(calls, self.rounds)
         self._announced_round = self.rounds + 1
-        admitted = bool(await self.checkpoint(Boundary.AFTER_TOOL_RESULTS))
-        return results, admitted
+        after = bool(await self.checkpoint(Boundary.AFTER_TOOL_RESULTS))
+        return results, before or after
 
     def _request(self) -> ProviderRequest:
         return ProviderRequest(

@@ -74,6 +74,34 @@ async def test_a_wakeup_ends_the_turn_and_fires_once_after_a_restart(
     assert len(anthropic_api.requests) == 2, "the wake-up fired twice"
 
 
+async def test_an_operator_message_taken_in_as_the_wakeup_is_set_is_answered_in_that_turn(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    """The operator writes while the model is asking for a wake-up: the message steers in
+    just before the round's tools run, and the turn goes on to answer it rather than ending
+    for the wake-up (it would have waited for the wake-up's turn, an hour later)."""
+    clock = ManualClock()
+    hold = asyncio.Event()
+    anthropic_api.script = [tools(WAKE, hold=hold), text("The logs are clean.")]
+    rt = await open_runtime(db_path, anthropic_api, tools=["schedule_wakeup"], clock=clock)
+    cleanup.append(rt)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("tell me when the build is green"))
+    await until(lambda: len(anthropic_api.requests) == 1)
+    asked = await rt.submit(sid, operator("also look at the logs"))
+    assert asked.status == "waiting_for_safe_point"
+    hold.set()
+    await rt.wait_idle()
+    assert len(anthropic_api.requests) == 2, "the operator's message waits for the wake-up"
+    assert "also look at the logs" in _texts(anthropic_api.requests[1])
+    [run] = await rt.store.runs(session_id=sid)
+    assert run.final_text == "The logs are clean."
+    [entry] = await rt.store.messages_by_id([asked.message_id])
+    assert entry.run_id == run.id
+    [pending] = await rt.store.wakeups.pending()  # the wake-up is still set
+    assert pending.note == "look at the build again"
+
+
 async def test_a_cancelled_wakeup_never_fires(
     anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
 ) -> None:
