@@ -102,9 +102,18 @@ class Terminal:
     def _until(self, shows: Callable[[str], bool], what: str, limit_s: float) -> str:
         deadline = time.monotonic() + limit_s
         while not shows(shown := self.screen()):
-            assert time.monotonic() < deadline, f"{what} never showed; the screen:\n{shown}"
+            assert time.monotonic() < deadline, (
+                f"{what} never showed; the screen:\n{shown}\nthe log's end:\n{self.log_end()}"
+            )
             time.sleep(0.1)
         return shown
+
+    def log_end(self, lines: int = 40) -> str:
+        """The last lines of the app's log (in the data folder), for a failure's message."""
+        log = self.folder / "var/switchboard.log"
+        if not log.exists():
+            return "(no log yet)"
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
     def wait_exit(self, limit_s: float = 30) -> int:
         self.wait_for("[exit ", count=self.runs, limit_s=limit_s)

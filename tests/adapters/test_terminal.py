@@ -45,15 +45,15 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     terminal.paste("first line\nsecond line\nthird line")
     terminal.keys("Enter")
     shown = terminal.wait_for("agent> You said: first line")
-    assert "agent> You said: first line\n       second line\n       third line\n" in shown
-    assert shown.count("You said:") == 1 and "Noted your message" not in shown, "one message"
+    assert "agent> You said: first line\n       second line\n       third line\n" in shown, shown
+    assert shown.count("You said:") == 1 and "Noted your message" not in shown, f"one:\n{shown}"
 
     # 10,199 characters: a terminal's own line editing holds 4,095; this editor has no limit
     long = " ".join(f"w{i:04d}" for i in range(1700))
     terminal.paste(long)
     terminal.keys("Enter")
     shown = terminal.wait_for(f"agent> You said: {long}\n")
-    assert "was cut" not in shown and "left out" not in shown
+    assert "was cut" not in shown and "left out" not in shown, shown
 
     terminal.type("work 2")
     terminal.wait_for("Step 1 of 2: sleep.")
@@ -61,10 +61,10 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     terminal.type("still typ", enter=False)  # and half a line when the answer comes
     terminal.wait_for("While I worked you said: “also check the disk”.")
     shown = terminal.wait_for_line("you> still typ")  # whole, below what was printed
-    assert shown.count("still typ") == 1, "nothing printed split the line being typed"
+    assert shown.count("still typ") == 1, f"the line being typed was split:\n{shown}"
     lines = re.findall(r"Step (\d) of 2|\(your message reached the agent", shown)
-    assert [n for n in lines if n] == ["1", "2"], "each step printed once, in order"
-    assert lines.count("") == 1, "and the note on the message typed meanwhile"
+    assert [n for n in lines if n] == ["1", "2"], f"each step once, in order:\n{shown}"
+    assert lines.count("") == 1, f"and the note on the message typed meanwhile:\n{shown}"
     terminal.type("ing")
     terminal.wait_for("agent> You said: still typing")
 
@@ -77,7 +77,7 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     terminal.wait_for(f"switchboard> {texts.STOPPED}")
     terminal.type("are you there?")
     shown = terminal.wait_for("agent> You said: are you there?")
-    assert "Done: 5 step(s)" not in shown
+    assert "Done: 5 step(s)" not in shown, shown
 
     terminal.type("half a thought", enter=False)
     terminal.keys("C-c")  # nothing runs: the line is cleared, as in a shell
@@ -86,7 +86,7 @@ def test_typing_pasting_and_stopping_in_a_real_terminal(terminal: Terminal) -> N
     terminal.wait_for(HOW_TO_QUIT)
     terminal.type("still here")
     shown = terminal.wait_for("agent> You said: still here\n")
-    assert "half a thought" not in shown and terminal.exit_status() is None
+    assert "half a thought" not in shown and terminal.exit_status() is None, shown
 
     terminal.type("work 20")
     terminal.wait_for("Step 1 of 20: sleep.")
