@@ -15,10 +15,10 @@ from typing import TextIO, cast
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-from prompt_toolkit.input import create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.output import Output, create_output
+from prompt_toolkit.output import Output
 
+from adapters.console.held_terminal import held
 from adapters.console.keys import Verdict
 from adapters.console.transport import Screen
 
@@ -104,25 +104,25 @@ async def edit_lines(
         event.current_buffer.insert_text("\n")
 
     terminal = screen.out
-    output = create_output(terminal)
-    session: PromptSession[str] = PromptSession(
-        PROMPT,
-        history=remembered,
-        key_bindings=keys,
-        multiline=False,
-        input=create_input(stdin),
-        output=output,
-    )
-    above = AbovePrompt(output)
-    screen.out = cast(TextIO, above)  # file-like: `write` and `flush` are all it needs
-    try:
-        while True:
-            try:
-                text = await session.prompt_async()
-            except EOFError:
-                return
-            if text.strip():
-                take(text)
-    finally:
-        above.close()
-        screen.out = terminal
+    with held(stdin, terminal) as (typed, output):
+        session: PromptSession[str] = PromptSession(
+            PROMPT,
+            history=remembered,
+            key_bindings=keys,
+            multiline=False,
+            input=typed,
+            output=output,
+        )
+        above = AbovePrompt(output)
+        screen.out = cast(TextIO, above)  # file-like: `write` and `flush` are all it needs
+        try:
+            while True:
+                try:
+                    text = await session.prompt_async()
+                except EOFError:
+                    return
+                if text.strip():
+                    take(text)
+        finally:
+            above.close()
+            screen.out = terminal
