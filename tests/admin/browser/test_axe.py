@@ -102,9 +102,12 @@ async def app(
     await console_topology.stop()  # while the fakes still answer
 
 
-async def live_data(app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram) -> None:
+async def live_data(
+    app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
+) -> asyncio.Event:
     """A turn that answered after a tool call and a notification, a run of `pulse`, and a
-    deploy waiting for alice's approval."""
+    deploy waiting for alice's approval, whose request is still being sent (Telegram answers
+    it once the returned event is set): Deliveries shows it, several lines long."""
     anthropic_api.script = [
         calls(("check_disk", {"path": "/"}), ("notify_operator", {"message": "Disk is fine."})),
         text("Done: the disk."),
@@ -119,7 +122,9 @@ async def live_data(app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTe
                 break
             await asyncio.sleep(0.05)
     anthropic_api.script = [calls(("deploy", {"release": "1.4"})), text("Deployed.")]
+    held = telegram_api.gate("sendMessage", lambda params: "wants to run deploy" in params["text"])
     telegram_api.push_message("deploy 1.4", user=OPERATOR)
+    return held
 
 
 async def pages(page: Page, base: str) -> list[str]:
@@ -145,7 +150,7 @@ def described(url: str, width: int, violation: dict[str, Any]) -> list[str]:
 async def test_no_serious_violation_on_any_page_at_either_width(
     browser: Browser, app: App, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
-    await live_data(app, anthropic_api, telegram_api)
+    held = await live_data(app, anthropic_api, telegram_api)
     base, axe, found = f"http://127.0.0.1:{app.port}", Axe(), []
     for size in (DESKTOP, PHONE):
         context = await browser.new_context(viewport=size, bypass_csp=True)  # type: ignore[arg-type]
@@ -168,6 +173,7 @@ async def test_no_serious_violation_on_any_page_at_either_width(
         await expect(page.get_by_role("heading", name="Config reload")).to_be_visible()
         found += await check(page, axe, size["width"])
         await context.close()
+    held.set()
     assert found == [], "axe found:\n" + "\n".join(found)
 
 
