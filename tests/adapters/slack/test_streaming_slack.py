@@ -184,11 +184,12 @@ async def test_a_crash_inside_an_update_leaves_no_stream_it_had_started(
     del slack_api.gates["assistant.threads.setStatus"]
     status.set()
     await until(lambda: bool(slack_api.method_calls("chat.update")), 30)
-    assert [m for m, _, _ in slack_api.calls][-3:] == [
+    called = [m for m, _, _ in slack_api.calls]
+    assert called[-3:] == [
         "chat.postMessage",  # the first update's progress message
         "chat.startStream",  # the next update's stream...
         "chat.update",  # ...and its edit, held
-    ]
+    ], f"Slack was called: {called}"
     await crash(app)
     del slack_api.gates["chat.update"]
     editing.set()  # the edit Slack held lands on the progress message
