@@ -63,7 +63,7 @@ suite: $(TEST_STAMP) chromium
 	$(BIN)/pytest -n 6 --dist worksteal -rfEs
 
 # The lint first (seconds), then mypy beside the suite: a fresh clone's mypy takes about 25 s
-# of one core with no cache, which the suite, waiting more than computing, has to spare.
+# of one core with no cache, and alone it left the other core idle that long.
 test: lint
 	@$(MAKE) --no-print-directory -j 2 typecheck suite
 
