@@ -37,11 +37,16 @@ class ConsoleTransport:
 
     def __init__(self, out: TextIO) -> None:
         self.screen = Screen(out)
-        self._runs: dict[str, str] = {}  # conversation -> the run whose progress shows there
+        # conversation -> the turns whose progress shows there, not yet cleared, oldest first
+        self._runs: dict[str, list[str]] = {}
 
     def running(self, route: Route) -> str | None:
-        """The run working for this conversation now, if any (its progress is shown)."""
-        return self._runs.get(route.conversation_key)
+        """The run working for this conversation now, if any: the newest whose progress
+        shows. Known from its first printed line on (the line and this notion come together,
+        so a Ctrl-C the operator presses once they see it stops that turn), not from the
+        bridge's paced view of it, which waits for the turn before it to clear."""
+        runs = self._runs.get(route.conversation_key)
+        return runs[-1] if runs else None
 
     async def send(self, post: Post) -> str | None:
         kind, text = post.kind, post.text
@@ -59,14 +64,26 @@ class ConsoleTransport:
         return None
 
     def log_progress(self, route: Route, view: ProgressView) -> None:
+        self._started(route, view.run_id)
         if view.note is not None:
             self.screen.print(f"    {view.note}")
         else:
             self.screen.print(f"    ... {view.step} ({view.elapsed_s:.1f}s)")
 
     async def show_progress(self, route: Route, view: ProgressView | None, budget: Budget) -> None:
-        """Nothing to print (`log_progress` printed every line): whether a turn runs here."""
-        if view is None:
-            self._runs.pop(route.conversation_key, None)
-        else:
-            self._runs[route.conversation_key] = view.run_id
+        """Nothing to print (`log_progress` printed every line): whether a turn runs here. The
+        bridge clears the turns of a conversation one by one, in the order they started, each
+        once (this takes nothing from the budget: no clear is refused and tried again), so a
+        clear is the oldest turn's, even when it comes after the next turn's first line."""
+        key = route.conversation_key
+        if view is not None:
+            self._started(route, view.run_id)
+        elif runs := self._runs.get(key):
+            runs.pop(0)
+            if not runs:
+                del self._runs[key]
+
+    def _started(self, route: Route, run_id: str) -> None:
+        runs = self._runs.setdefault(route.conversation_key, [])
+        if run_id not in runs:
+            runs.append(run_id)
