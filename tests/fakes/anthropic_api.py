@@ -41,6 +41,7 @@ class Reply:
     error_message: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     hold: asyncio.Event | None = None  # answer only once this is set (streams: after block 0)
+    begin: asyncio.Event | None = None  # streams: no block before this is set
     stream_error: str = ""  # an SSE `error` event of this type instead of the end
     stream_cut: bool = False  # the stream ends after the first block, without message_stop
 
@@ -254,6 +255,8 @@ class FakeAnthropic:
             },
         )
         await send("ping", {"type": "ping"})
+        if reply.begin:
+            await reply.begin.wait()
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
                 await send(

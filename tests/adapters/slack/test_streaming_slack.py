@@ -163,6 +163,11 @@ async def test_a_crash_inside_an_update_leaves_no_stream_it_had_started(
     no stream in the thread once the process is back."""
     slack_api.teams["xoxb-test-t1"].assistant = True
     reply, hold = halted()
+    # The model says nothing until the first update is under way. Else, on a loaded machine,
+    # its first words can be in before that update looks (the bridge's lookup of the turn's
+    # route is slow; the words queue behind it), and it starts the stream before it posts
+    # the progress message: no call of that update would be left to hold after startStream.
+    reply.begin = asyncio.Event()
     anthropic_api.script = [reply]
     patient = {"request_timeout_s": 30}  # Slack's held calls are waited for, not given up
     app = await start_app(db_path, anthropic_api, slack_api, slack_extra=patient)
@@ -179,6 +184,7 @@ async def test_a_crash_inside_an_update_leaves_no_stream_it_had_started(
         return any(v.answer and now - v.started > 1.5 for v in presenter._live.values())
 
     await until(lambda: bool(slack_api.method_calls("assistant.threads.setStatus")), 30)
+    reply.begin.set()  # the first update looked before any words: it shows none
     await until(words_in_and_time_moved, 30)
     editing = slack_api.gate("chat.update")
     del slack_api.gates["assistant.threads.setStatus"]
@@ -191,6 +197,7 @@ async def test_a_crash_inside_an_update_leaves_no_stream_it_had_started(
         "chat.update",  # ...and its edit, held
     ], f"Slack was called: {called}"
     await crash(app)
+    assert any(t.startswith("The first half") for t in slack_api.shown(DM)), "a stream left"
     del slack_api.gates["chat.update"]
     editing.set()  # the edit Slack held lands on the progress message
     hold.set()
