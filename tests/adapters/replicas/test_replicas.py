@@ -137,10 +137,17 @@ async def test_a_session_whose_replica_stops_renewing_moves_and_its_late_writes_
     a.runtime.homes.share = Share(most=100)  # a may run sessions again
     started = time.monotonic()
     answer = texts.RESUMED_ANSWER.format(answer="from the new one")  # it went on
-    await until(lambda: answer in slack_texts(slack_api), wait_s=LEASE_TTL_S + 10)
-    assert time.monotonic() - started < LEASE_TTL_S + 5
+    try:
+        await until(lambda: answer in slack_texts(slack_api), wait_s=LEASE_TTL_S + 10)
+    except AssertionError:
+        raise AssertionError(f"not answered after the takeover: {slack_texts(slack_api)}") from None
+    took_s = time.monotonic() - started
+    assert took_s < LEASE_TTL_S + 5, f"answered {took_s:.1f} s after b stopped renewing"
     held.set()  # b's model call answers: its turn's next write is refused
-    await until(lambda: not any(s.running for s in b.runtime.sessions.values()))
+    try:
+        await until(lambda: not any(s.running for s in b.runtime.sessions.values()))
+    except AssertionError:
+        raise AssertionError(f"b's turn still runs: {b.runtime.sessions}") from None
     await a.bridge.settle()
     assert "from the paused replica" not in slack_texts(slack_api)
     assert slack_texts(slack_api).count(answer) == 1
