@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from adapters.intake.record import Put
-from bridge import Bridge, FileSource, PlatformProfile, Transport
-from bridge.store import StoredRequest
+from bridge.attachments.source import FileSource
+from bridge.platform import PlatformProfile
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
+from bridge.transport import Transport
 from config.schema import WorkspaceConfig
 
 

@@ -38,7 +38,7 @@ import psycopg
 from bench.replicas.processes import Postgres
 from runtime.holdings import MOST_AT_ONCE, Holdings
 from runtime.records import Lease
-from runtime.store import Store
+from runtime.store.store import Store
 
 UPDATE = "UPDATE leases SET expires_at = %s WHERE holder = %s AND expires_at >= %s"
 HELD_BY = "SELECT * FROM leases WHERE holder = %s AND expires_at >= %s ORDER BY name"

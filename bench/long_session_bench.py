@@ -13,7 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from runtime import AgentSpec, InboundMessage, Runtime, RuntimeSettings
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.messages import InboundMessage
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
@@ -23,6 +25,7 @@ from runtime.providers.base import (
     Usage,
     request_chars,
 )
+from runtime.results import RuntimeSettings
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock
 
 TURNS = 1_000

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
-from bridge import PlatformProfile
 from bridge import markdown as md
+from bridge.platform import PlatformProfile
 from bridge.split import split
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests/adapters/markdown_corpus"

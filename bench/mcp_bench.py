@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.runtime_bench import prompt
-from runtime import AgentSpec, CommandToolSpec, Runtime, RuntimeSettings
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
@@ -28,6 +29,8 @@ from runtime.providers.base import (
     StopReason,
     TextSink,
 )
+from runtime.results import RuntimeSettings
+from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpServerSpec, McpTools
 from runtime.transcript import TextBlock, ToolUseBlock
 

@@ -31,12 +31,13 @@ import psycopg
 
 from bench.engines_bench import fresh, postgres
 from bench.runtime_bench import ZeroLatencyProvider, prompt
-from runtime import AgentSpec, Runtime
+from runtime.agents import AgentSpec
 from runtime.clock import ManualClock
+from runtime.engine import Runtime
 from runtime.memory import Memories
 from runtime.memory_values import Audience, MemoryLimits, MemoryScope, MemorySource
-from runtime.store import Store
 from runtime.store import memory as stored
+from runtime.store.store import Store
 
 AGENT = "a"
 AUDIENCE = Audience(AGENT, None, private=False)

@@ -11,7 +11,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from runtime import AgentSpec, InboundMessage, Priority, QueueMode, Runtime, RuntimeSettings
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.messages import InboundMessage, Priority, QueueMode
 from runtime.providers.base import (
     ProviderRequest,
     ProviderResponse,
@@ -19,6 +21,7 @@ from runtime.providers.base import (
     StopReason,
     TextSink,
 )
+from runtime.results import RuntimeSettings
 from runtime.transcript import TextBlock, ToolUseBlock
 
 

@@ -25,10 +25,11 @@ from pathlib import Path
 from adapters.server.assembly import open_runtime
 from adapters.telegram.platform import TELEGRAM
 from bench.runtime_bench import ZeroLatencyProvider
-from bridge import Bridge, InboundChat, Route
 from bridge.retention import DAY_S
+from bridge.service import Bridge
+from bridge.types import InboundChat, Route
 from config import load
-from runtime import ManualClock
+from runtime.clock import ManualClock
 from tests.bridge.fakes import RecordingTransport
 from tests.config_file import workspace, write_config
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bench.runtime_bench import busy_runtime, prompt
-from runtime import Priority
+from runtime.messages import Priority
 from runtime.store.sqlite_db import PRAGMAS
 
 TABLE = "CREATE TABLE rows (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, text TEXT, at REAL)"

@@ -87,7 +87,7 @@ async def paced_delivery(chats: int = 40, per_chat: int = 3) -> Delivered:
     """Messages to many chats through the real outbox and bot, against a fake that answers
     429 whenever Telegram's limits (1/s per chat, 30/s overall) are broken."""
     from adapters.telegram.platform import TELEGRAM
-    from bridge import DeliveryKind, Route
+    from bridge.types import DeliveryKind, Route
 
     fake = FakeTelegram(per_chat_interval_s=1.0, global_per_second=30)
     runner, fake.url = await serve(fake.app())

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.replicas.profile import Breakdown, Spy
-from runtime import AgentSpec, InboundMessage, Runtime, RuntimeSettings
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.messages import InboundMessage
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.base import (
     Provider,
@@ -37,6 +39,7 @@ from runtime.providers.base import (
     TextSink,
     Usage,
 )
+from runtime.results import RuntimeSettings
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock
 
 WORDS = "The operator explains what they need in a few sentences of ordinary text. " * 3

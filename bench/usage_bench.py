@@ -47,9 +47,10 @@ from bench.usage_setup import (
     reads,
     seed,
 )
-from runtime import AgentSpec, InboundMessage, Runtime, RuntimeSettings
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
 from runtime.events import Event
-from runtime.messages import Provenance
+from runtime.messages import InboundMessage, Provenance
 from runtime.payloads import AssistantText
 from runtime.providers.base import (
     ProviderRequest,
@@ -58,6 +59,7 @@ from runtime.providers.base import (
     TextSink,
     request_chars,
 )
+from runtime.results import RuntimeSettings
 from runtime.spend import CallPurpose, Charge, NoLimits, SpendGate
 from runtime.store.usage import UsageFilter, record_call
 from runtime.transcript import ToolUseBlock, TranscriptMessage

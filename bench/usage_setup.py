@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from bridge.spend.budgets import Standing, applies, usage_filter
 from bridge.spend.periods import period_bounds
 from config.budgets import BudgetConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.providers.base import Usage
 from runtime.spend import CallPurpose, Charge, PlannedCall, SpendHold, UsageRecord, cost_of
 from runtime.store.usage import record

@@ -19,11 +19,12 @@ from bridge.durations import duration as duration  # said the one way: bridge/du
 from bridge.places import Place, place
 from bridge.session_names import name_sessions, read_tasks
 from bridge.spend import words as spend_words
-from bridge.store import BridgeStore, ConversationName
+from bridge.store.records import ConversationName
 from bridge.store.spend import Held, SpendStore
+from bridge.store.store import BridgeStore
 from runtime.messages import QueueStatus
 from runtime.records import ApprovalRecord, RunRecord, RunStatus, SessionRecord, ToolCallRecord
-from runtime.store import Store
+from runtime.store.store import Store
 
 ERROR_CHARS = 240  # of an error shown: it fits a phone's screen
 

@@ -17,7 +17,7 @@ from bridge.sessions import Sessions
 from bridge.types import Route
 from config.schema import WorkspaceConfig
 from config.secrets import MASK
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.payloads import ApprovalRequested
 from runtime.records import ApprovalRecord, ApprovalStatus
 

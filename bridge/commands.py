@@ -21,14 +21,10 @@ from bridge.status import Status
 from bridge.store.automation import RunOutcome
 from bridge.types import Answer, Route
 from config.schema import WorkspaceConfig
-from runtime import (
-    CompactStatus,
-    QueueMode,
-    Runtime,
-    StaleRunError,
-    StopStatus,
-    UnknownRunError,
-)
+from runtime.engine import Runtime
+from runtime.errors import StaleRunError, UnknownRunError
+from runtime.messages import QueueMode
+from runtime.results import CompactStatus, StopStatus
 
 log = logging.getLogger(__name__)
 

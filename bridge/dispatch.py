@@ -17,11 +17,14 @@ from bridge.metrics import Metrics
 from bridge.progress import ProgressPresenter
 from bridge.routing import Router
 from bridge.spend.notices import SpendNotices
-from bridge.store import BridgeStore, BridgeTx, NotificationPost
 from bridge.store.automation import run_ended
+from bridge.store.records import NotificationPost
+from bridge.store.store import BridgeStore
+from bridge.store.transaction import BridgeTx
 from bridge.types import DeliveryKind, Route
-from runtime import Origin, Runtime
+from runtime.engine import Runtime
 from runtime.events import Event
+from runtime.messages import Origin
 from runtime.notifications import summarize
 from runtime.payloads import (
     ApprovalDecided,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from bridge.store import BridgeTx
+from bridge.store.transaction import BridgeTx
 
 ONE_PROCESS = "dispatch"  # also where a replica's cursors start, when they have none yet
 NO_WORKSPACE = "dispatch:-"

@@ -16,14 +16,15 @@ from bridge.platforms import Platforms
 from bridge.replies import Framing, Pointing
 from bridge.sessions import Sessions
 from bridge.spend.notices import held_now
-from bridge.store import BridgeStore, NotificationPost
 from bridge.store.buttons import ButtonStore
+from bridge.store.records import NotificationPost
+from bridge.store.store import BridgeStore
 from bridge.trust import Refused, Trusted, classify, sender_key, stranger
 from bridge.types import Answer, InboundChat, Quoted
 from config.current import CurrentConfig
 from config.schema import AttachmentsConfig, WorkspaceConfig
 from config.timing import zone
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.errors import UnknownSessionError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime import Runtime
+from runtime.engine import Runtime
 
 
 @dataclass(slots=True)

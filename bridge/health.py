@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bridge.connections import Connection
 from config.schema import WorkspaceConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 
 FAILING_FOR_S = 120.0  # a call failed within this, and none succeeded since: it is failing
 

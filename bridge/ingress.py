@@ -24,7 +24,8 @@ from bridge.pairing import Pairing, record_step
 from bridge.places import named
 from bridge.platforms import Platforms
 from bridge.sessions import Sessions
-from bridge.store import BridgeStore, BridgeTx
+from bridge.store.store import BridgeStore
+from bridge.store.transaction import BridgeTx
 from bridge.trust import Refused
 from bridge.types import Answer, DeliveryKind, InboundChat
 from bridge.verdicts import (
@@ -42,10 +43,11 @@ from bridge.verdicts import (
     decide,
 )
 from config.current import CurrentConfig
-from runtime import Runtime, Trust
+from runtime.engine import Runtime
 from runtime.errors import StoreConflictError
 from runtime.ids import new_id
-from runtime.store import Writer
+from runtime.messages import Trust
+from runtime.store.writer import Writer
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from bridge.dispatch_cursor import CURSOR, ONE_PROCESS, advance, cursor_of
 from bridge.events import DeliveryQueued
 from bridge.placement import Placement
-from bridge.store import BridgeStore
-from runtime import Runtime
+from bridge.store.store import BridgeStore
+from runtime.engine import Runtime
 from runtime.events import Event
 from runtime.tasks import cancel_and_wait
 

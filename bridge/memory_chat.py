@@ -12,7 +12,7 @@ from bridge.bindings import agent_for
 from bridge.sessions import Sessions, agent_key
 from bridge.types import Answer, Button, Route
 from config.schema import WorkspaceConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.memory_values import Audience, Memory
 
 LISTED = 10  # memories in one answer, each with a Forget button

@@ -17,7 +17,7 @@ from bridge.dispatch_cursor import advance
 from bridge.events import OutputUnroutable
 from bridge.routing import Router
 from bridge.spend.periods import period_bounds
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
 from bridge.types import DeliveryKind
 from config.timing import zone
 from runtime.events import Event

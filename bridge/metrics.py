@@ -29,9 +29,10 @@ from bridge.gauges import Work, work_by_workspace
 from bridge.provider_health import chains as provider_chains
 from bridge.provider_metrics import ProviderCollector
 from bridge.spend.metrics import UsageCollector
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
 from bridge.types import OPEN_DELIVERY
-from runtime import QueueStatus, Runtime
+from runtime.engine import Runtime
+from runtime.messages import QueueStatus
 
 TURN_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
 OFFERED_BUCKETS = (0, 1, 2, 3, 4, 5)  # runtime/recall.py offers at most 5 a turn

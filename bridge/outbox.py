@@ -20,7 +20,8 @@ from bridge.metrics import Metrics
 from bridge.placement import Placement
 from bridge.platforms import Platforms
 from bridge.split import split
-from bridge.store import BridgeStore, Intent
+from bridge.store.records import Intent
+from bridge.store.store import BridgeStore
 from bridge.transport import Call, DeliveryError, Post, Rewriting, Transport
 from bridge.types import DeliveryStatus, Route, workspace_of_key
 from runtime.clock import Clock

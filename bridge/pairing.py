@@ -23,7 +23,6 @@ from bridge import texts
 from bridge.events import PairingDecided
 from bridge.platform import PlatformProfile
 from bridge.routing import Router
-from bridge.store import BridgeStore, BridgeTx
 from bridge.store.pairing import (
     PairedSender,
     PairingRequest,
@@ -35,6 +34,8 @@ from bridge.store.pairing import (
     reminded,
     revoke,
 )
+from bridge.store.store import BridgeStore
+from bridge.store.transaction import BridgeTx
 from bridge.types import DeliveryKind, InboundChat, Route
 from config.schema import OperatorConfig, WorkspaceConfig
 from runtime.clock import Clock

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bridge import texts
-from bridge.store import ConversationName
+from bridge.store.records import ConversationName
 from bridge.types import InboundChat
 
 # Control characters (C0, DEL, C1) and the bidirectional overrides: a group's title or a

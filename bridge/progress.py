@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from bridge.placement import Placement
 from bridge.platforms import Platforms
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
 from bridge.transport import Call, LiveMessages, ProgressLog, ProgressView
 from bridge.types import Route
 from config.secrets import Secrets

@@ -4,7 +4,7 @@ goes to the model at once (`ingress.py`) or after its files are in (`attachments
 from __future__ import annotations
 
 from bridge.types import Route
-from runtime import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
+from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
 from runtime.transcript import AttachmentBlock
 
 

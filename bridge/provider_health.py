@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from bridge import texts
 from bridge.approvals import duration
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.providers.cooldowns import State
 from runtime.providers.fallback import ChainSnapshot
 

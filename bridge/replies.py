@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from bridge.platform import PlatformProfile
 from bridge.platforms import Platforms
 from bridge.sessions import Sessions
-from bridge.store import BridgeStore, NotificationPost
+from bridge.store.records import NotificationPost
+from bridge.store.store import BridgeStore
 from bridge.transport import Call, ThreadReader
 from bridge.types import InboundChat, Quoted, Route, Via
 from config.schema import OperatorConfig, WorkspaceConfig

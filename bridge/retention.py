@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
 
 from bridge.dispatch_cursor import ONE_PROCESS
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
 from bridge.verdicts import REFUSAL_REPLY_INTERVAL_S
 from config.schema import RetentionConfig
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

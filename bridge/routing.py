@@ -14,7 +14,7 @@ from bridge.sessions import Sessions
 from bridge.types import Route
 from config.current import CurrentConfig
 from config.schema import OperatorConfig, WorkspaceConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.messages import QueueEntry
 
 

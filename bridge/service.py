@@ -33,16 +33,16 @@ from bridge.routing import Router
 from bridge.sessions import Sessions
 from bridge.spend.gate import BudgetGate
 from bridge.status import Status
-from bridge.store import BridgeStore
 from bridge.store.automation import AutomationStore
 from bridge.store.health import HealthStore
+from bridge.store.store import BridgeStore
 from bridge.transport import Transport
 from bridge.types import InboundChat, Route
 from bridge.verdicts import Outcome
 from config.current import CurrentConfig
 from config.schema import SwitchboardConfig, WorkspaceConfig
 from config.secrets import Secrets
-from runtime import Runtime
+from runtime.engine import Runtime
 
 
 class Bridge:

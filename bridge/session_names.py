@@ -24,12 +24,13 @@ from bridge import texts
 from bridge.places import place
 from bridge.spend.periods import period_bounds
 from bridge.spend.report import TOP_SESSIONS, UsageReport
-from bridge.store import BridgeStore, ConversationName
+from bridge.store.records import ConversationName
+from bridge.store.store import BridgeStore
 from config.timing import zone
 from runtime.messages import MessageKind
 from runtime.records import SessionRecord
 from runtime.spend import Spend
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.store.usage import UsageFilter, UsageLedger
 
 TASK_CHARS = 60  # of a child agent's task, in its name: a phone's line

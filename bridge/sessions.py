@@ -7,10 +7,13 @@ from dataclasses import replace
 
 from bridge.bindings import agent_for
 from bridge.keyed_locks import KeyedLocks
-from bridge.store import BridgeStore, BridgeTx, ConversationName
+from bridge.store.records import ConversationName
+from bridge.store.store import BridgeStore
+from bridge.store.transaction import BridgeTx
 from bridge.types import Route
 from config.schema import WorkspaceConfig
-from runtime import QueueMode, Runtime
+from runtime.engine import Runtime
+from runtime.messages import QueueMode
 
 
 def agent_key(workspace_id: str, agent_id: str) -> str:

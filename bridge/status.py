@@ -13,12 +13,13 @@ from bridge.activity import ActivityReader, agent_name, duration, plain_error
 from bridge.health import HealthLine, summary
 from bridge.places import place
 from bridge.provider_health import fallback_line, on_fallback
-from bridge.store import BridgeStore, NotificationRouting
+from bridge.store.records import NotificationRouting
+from bridge.store.store import BridgeStore
 from bridge.types import DeliveryStatus
 from config.schema import WorkspaceConfig
 from config.timing import zone
-from runtime import Runtime
-from runtime.store import Store
+from runtime.engine import Runtime
+from runtime.store.store import Store
 
 NOT_ROUTED_YET = texts.NOT_ROUTED_YET
 

@@ -9,7 +9,7 @@ import logging
 
 from bridge import texts
 from bridge.routing import Router
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
 from bridge.types import DeliveryKind
 from config.current import CurrentConfig
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from bridge.store.records import NotificationRouting
 from bridge.types import DeliveryKind, DeliveryStatus
-from runtime import Boundary, QueueMode, RunStatus
+from runtime.boundaries import Boundary
+from runtime.messages import QueueMode
 from runtime.providers.cooldowns import State
+from runtime.records import RunStatus
 
 # Every command with its arguments and what it does: the /help text, Telegram's `/` menu and
 # the Slack slash command's help are all made from this one list.

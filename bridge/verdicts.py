@@ -21,7 +21,7 @@ from bridge.pairing import PairingStep, next_step
 from bridge.prompt import operator_prompt
 from bridge.trust import Refused, Trusted, sender_key, stranger
 from bridge.types import Answer, InboundChat
-from runtime import InboundMessage
+from runtime.messages import InboundMessage
 
 MAX_PROMPT_CHARS = 50_000
 REFUSAL_REPLY_INTERVAL_S = 3600.0  # a stranger is told they are one at most this often

@@ -48,8 +48,8 @@ from runtime.records import Lease, RunRecord, RunStatus, SessionRecord
 from runtime.results import CompactStatus, StopResult, StopStatus
 from runtime.session import Elsewhere, Session
 from runtime.spend import HoldKind
-from runtime.store import Store
 from runtime.store.fencing import fenced_by
+from runtime.store.store import Store
 from runtime.wakeups import Alarm, is_wakeup
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,8 @@ from runtime.payloads import MessageArrived, MessageDropped, MessageQueued, Prog
 from runtime.results import RuntimeSettings, SubmitResult
 from runtime.scheduler import Decision, DecisionKind, SessionView, SubmitStatus, decide
 from runtime.session import Session
-from runtime.store import Store, Writer
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 
 
 @dataclass(frozen=True, slots=True)

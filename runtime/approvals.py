@@ -22,7 +22,7 @@ from runtime.events import Event
 from runtime.ids import new_id
 from runtime.payloads import ApprovalDecided, ApprovalRequested
 from runtime.records import ApprovalRecord, ApprovalStatus
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.tools.base import Approval
 from runtime.tools.envelope import ToolResult
 from runtime.transcript import ToolUseBlock

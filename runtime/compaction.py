@@ -26,7 +26,7 @@ from runtime.providers.base import (
     Usage,
     request_chars,
 )
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.store.usage import Bill
 from runtime.transcript import (
     AttachmentBlock,

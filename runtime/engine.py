@@ -46,9 +46,10 @@ from runtime.roster import reconfigured
 from runtime.session import Session, WarmSessions
 from runtime.spend import SpendGate
 from runtime.stopping import Stopping, hand_back
-from runtime.store import Store, Writer
 from runtime.store.database import Migration
 from runtime.store.fencing import fenced_by
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 from runtime.tasks import cancel_and_wait
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpTools

@@ -42,9 +42,9 @@ from runtime.records import Lease, RunStatus
 from runtime.recovery import recover
 from runtime.session import Elsewhere, Session
 from runtime.share import Share, busy
-from runtime.store import Writer
 from runtime.store.fencing import FENCE, fenced_by
 from runtime.store.leases import SESSION
+from runtime.store.writer import Writer
 from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

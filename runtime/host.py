@@ -16,7 +16,8 @@ from runtime.models import Models
 from runtime.providers.base import Provider
 from runtime.results import RuntimeSettings, SubmitResult
 from runtime.session import Session, WarmSessions
-from runtime.store import Store, Writer
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 from runtime.turn_types import TurnDeps
 
 

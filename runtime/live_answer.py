@@ -11,7 +11,7 @@ from typing import Any
 
 from runtime.events import Event, Payload
 from runtime.payloads import AssistantTextDelta, ProviderRetry
-from runtime.store import Store
+from runtime.store.store import Store
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,9 @@ from runtime.memory_values import (
     scope_for,
 )
 from runtime.payloads import MemoryEvicted, MemoryForgotten
-from runtime.store import Store
 from runtime.store import memory as stored
 from runtime.store.database import Row
+from runtime.store.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from runtime.providers.base import Provider, ProviderRequest, StopReason, Usage
 from runtime.recall import UNTRUSTED, UNTRUSTED_MARK, TurnMemory, audience_of, source_of
 from runtime.session import Session
 from runtime.spend import CallPurpose, Charge
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.store.usage import Bill, bill_of
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.memory import MEMORY_TOOLS

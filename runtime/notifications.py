@@ -9,7 +9,7 @@ from runtime.host import Host
 from runtime.payloads import NotificationRequested
 from runtime.records import AgentProfile, NotificationRecord, OperatorBoundary
 from runtime.session import Session
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.tools.envelope import ToolResult
 
 SUMMARY_LIMIT = 160

@@ -13,7 +13,8 @@ from runtime.events import Event
 from runtime.messages import QueueStatus
 from runtime.payloads import RunRecovered, ToolFinished, TurnFinished
 from runtime.records import ApprovalStatus, RunRecord, RunStatus
-from runtime.store import Store, Writer
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.transcript import (
     Block,

@@ -16,7 +16,7 @@ from runtime.payloads import ProgressState
 from runtime.records import RunStatus
 from runtime.results import StopResult, StopStatus
 from runtime.session import Session
-from runtime.store import Store
+from runtime.store.store import Store
 
 log = logging.getLogger(__name__)
 

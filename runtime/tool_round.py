@@ -34,7 +34,8 @@ from runtime.records import ApprovalStatus
 from runtime.recovery import INTERRUPTED, answer_open_tool_calls
 from runtime.session import RunHandle, Session
 from runtime.steps import WaitForApproval
-from runtime.store import Store, Writer
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 from runtime.tools.base import Approval, ToolContext
 from runtime.tools.envelope import ToolImage, ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry

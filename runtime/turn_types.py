@@ -16,7 +16,7 @@ from runtime.providers.base import Provider, Usage
 from runtime.records import RunStatus
 from runtime.session import Session
 from runtime.spend import SpendGate
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.tool_round import ToolDeps
 from runtime.tools.envelope import ToolResult
 from runtime.tools.registry import ToolRegistry

@@ -41,8 +41,9 @@ from runtime.payloads import WakeupCancelled, WakeupFired, WakeupScheduled
 from runtime.prompts import WAKEUP_HEADER, frame_wakeup_note
 from runtime.records import WakeupRecord, WakeupStatus
 from runtime.session import Session
-from runtime.store import Store, Writer
 from runtime.store import wakeups as stored
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 from runtime.tasks import cancel_and_wait
 from runtime.tools.envelope import ToolResult
 

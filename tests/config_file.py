@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime import CommandToolSpec
+from runtime.tools.command import CommandToolSpec
 
 Table = Mapping[str, Any]
 OFFLINE: Table = {"kind": "offline"}

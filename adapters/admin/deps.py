@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from bridge import Bridge
+from bridge.service import Bridge
 from config.diff import ReloadReport
 from config.edit import WorkspaceEdit
 from config.schema import SwitchboardConfig

@@ -17,7 +17,8 @@ from adapters.console.keys import AtCtrlC, Verdict, on_ctrl_c
 from adapters.console.lines import is_terminal, read_lines
 from adapters.console.profile import CONVERSATION, NAME
 from adapters.console.transport import ConsoleTransport
-from bridge import Bridge, InboundChat, Route
+from bridge.service import Bridge
+from bridge.types import InboundChat, Route
 from config.schema import WorkspaceConfig
 
 log = logging.getLogger(__name__)

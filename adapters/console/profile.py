@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adapters.console.markup import render
-from bridge import TransportLimits
+from bridge.types import TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
 
 NAME = "console"

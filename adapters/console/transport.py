@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import TextIO
 
 from adapters.console.profile import CONSOLE
-from bridge import DeliveryKind, PlatformProfile, ProgressView, Route, texts
-from bridge.transport import Budget, Post
+from bridge import texts
+from bridge.platform import PlatformProfile
+from bridge.transport import Budget, Post, ProgressView
+from bridge.types import DeliveryKind, Route
 
 PREFIX = {
     DeliveryKind.TURN_RESULT: "agent> ",

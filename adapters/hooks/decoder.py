@@ -6,9 +6,9 @@ from __future__ import annotations
 from adapters.hooks.door import TRIGGER_HEADER
 from adapters.hooks.schemes import shown_values
 from adapters.hooks.verify import digest, timestamp_of
-from bridge import Bridge
 from bridge.automation.triggers import TriggerEvent
-from bridge.store import StoredRequest
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
 
 
 class HooksDecoder:

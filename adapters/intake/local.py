@@ -12,7 +12,7 @@ from typing import Any
 
 from adapters.intake.inbox import InboxReader, InboxWriter
 from adapters.intake.record import Arrival
-from bridge.store import StoredRequest
+from bridge.store.records import StoredRequest
 
 
 class LocalIntake:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from adapters.intake.record import Decoder, Intake, NotReady
 from bridge import cancel_and_wait
 from bridge.placement import Placement
-from bridge.store import StoredRequest
+from bridge.store.records import StoredRequest
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ import contextlib
 from collections.abc import Callable
 
 from adapters.intake.record import Arrival
-from bridge import Bridge
 from bridge.events import RequestForwarded
-from bridge.store import StoredRequest
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
 
 
 class SharedIntake:

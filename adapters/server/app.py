@@ -23,17 +23,18 @@ from adapters.server.role import Role
 from adapters.server.serving import HttpServer
 from adapters.server.terminal import TerminalChat
 from adapters.server.workspace_leases import WorkspaceLeases
-from bridge import Bridge
 from bridge.parts import Change, Part, Parts, Refused, StopFailed
+from bridge.service import Bridge
 from bridge.system_notices import SystemNotices
 from config.current import CurrentConfig
 from config.diff import ReloadReport
 from config.edit import WorkspaceEdit
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets, known_secrets
-from runtime import Clock, Runtime
+from runtime.clock import Clock
+from runtime.engine import Runtime
 from runtime.errors import ProviderError
-from runtime.providers import Provider
+from runtime.providers.base import Provider
 from runtime.providers.cooldowns import Candidate
 
 log = logging.getLogger(__name__)

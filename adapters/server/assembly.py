@@ -12,21 +12,16 @@ from config.mcp import McpServerConfig
 from config.prices import PriceTable
 from config.schema import SwitchboardConfig
 from config.secrets import Secrets
-from runtime import (
-    AgentSpec,
-    Clock,
-    CommandToolSpec,
-    DropPolicy,
-    QueueMode,
-    Runtime,
-    RuntimeSettings,
-    SystemClock,
-    WakeupLimits,
-)
+from runtime.agents import AgentSpec, WakeupLimits
+from runtime.clock import Clock, SystemClock
+from runtime.engine import Runtime
 from runtime.memory_values import MemoryLimits
-from runtime.providers import Provider
+from runtime.messages import DropPolicy, QueueMode
+from runtime.providers.base import Provider
 from runtime.providers.cooldowns import DisabledNotice
+from runtime.results import RuntimeSettings
 from runtime.tools.base import Approval
+from runtime.tools.command import CommandToolSpec
 from runtime.tools.mcp import McpServerSpec, McpTools
 
 

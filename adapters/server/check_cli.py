@@ -137,9 +137,9 @@ def _log_destination(config: SwitchboardConfig) -> str:
 async def paired_operators(config: SwitchboardConfig) -> list[str]:
     """The senders paired by DM beside the file's operators (from the SQLite file, when it
     exists; on PostgreSQL `switchboard status` says, as check-config stays offline)."""
-    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
     from bridge.store.pairing import PairingStore
-    from runtime.store import Store
+    from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
+    from runtime.store.store import Store
 
     store = await Store.open(
         config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False

@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from adapters.admin import AdminDeps, admin_app
 from adapters.doors.doors import Doors
 from adapters.intake.door import DOOR_METRICS, MAX_REQUEST_BYTES
-from bridge import Bridge
+from bridge.service import Bridge
 from config.errors import ConfigError
 
 

@@ -24,8 +24,8 @@ from adapters.intake.local import LocalIntake
 from adapters.intake.record import Decoder
 from adapters.intake.replay import Replayer
 from adapters.intake.shared import SharedIntake
-from bridge import Bridge
 from bridge.parts import Part
+from bridge.service import Bridge
 from config.errors import ConfigError
 from config.schema import SwitchboardConfig
 

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 
 from runtime.holdings import Holdings
 from runtime.records import Lease
-from runtime.store import Store
+from runtime.store.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from adapters.hooks.door import PLATFORM
 from adapters.intake.record import Decoder, NotReady, Put
 from adapters.platforms import platforms
 from adapters.server.workspaces import FilesPerWorkspace, PerWorkspace
-from bridge import Bridge
-from bridge.store import StoredRequest
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 

@@ -37,10 +37,10 @@ def pairing_command(args: argparse.Namespace, config: SwitchboardConfig) -> int:
 
 async def _command(args: argparse.Namespace, config: SwitchboardConfig) -> int:
     from bridge.pairing import revoke_sender
-    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
-    from bridge.store import BridgeStore
     from bridge.store.pairing import PairingStatus, PairingStore, decide
-    from runtime.store import Store
+    from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.store.store import BridgeStore
+    from runtime.store.store import Store
 
     store = await Store.open(
         config.storage.location, extra_migrations={"bridge": BRIDGE_MIGRATIONS}, exclusive=False

@@ -13,10 +13,10 @@ from bridge.sessions import agent_key
 from config.prices import PriceTable
 from config.providers import DEFAULT, Connection, Link
 from config.schema import SwitchboardConfig
-from runtime import Clock
+from runtime.clock import Clock
 from runtime.context import window_of
 from runtime.errors import ProviderError
-from runtime.providers import OfflineProvider, Provider
+from runtime.providers.base import Provider
 from runtime.providers.cooldowns import (
     Candidate,
     CooldownPolicy,
@@ -25,6 +25,7 @@ from runtime.providers.cooldowns import (
     key_label,
 )
 from runtime.providers.fallback import Chain, FallbackPolicy, blended_price
+from runtime.providers.offline import OfflineProvider
 
 if TYPE_CHECKING:
     from runtime.providers.anthropic_clients import Client

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from adapters.server.leadership import Leadership
 from bridge.parts import Step
 from runtime.records import Lease
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.tasks import cancel_and_wait
 
 

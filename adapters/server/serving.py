@@ -12,7 +12,7 @@ from adapters.admin import AdminDeps
 from adapters.doors import slow_clients
 from adapters.server.http import build_app, listen
 from adapters.server.intake import WayIn
-from bridge import Bridge
+from bridge.service import Bridge
 
 log = logging.getLogger(__name__)
 

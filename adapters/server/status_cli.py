@@ -28,16 +28,17 @@ from bridge.health import kept_lines
 from bridge.places import place
 from bridge.session_names import ordered
 from bridge.status import undelivered_notifications
-from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
-from bridge.store import BridgeStore, ConversationName, Intent
 from bridge.store.health import HealthStore
 from bridge.store.pairing import PairingStore
+from bridge.store.records import ConversationName, Intent
+from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
+from bridge.store.store import BridgeStore
 from bridge.types import DeliveryStatus
 from config.schema import SwitchboardConfig
 from config.timing import zone
 from runtime.homes import REPLICA as REPLICA_LEASE
 from runtime.records import Lease
-from runtime.store import Store
+from runtime.store.store import Store
 
 RUNNING = "Switchboard is running: {who} on {where}, since {since} ({ago} ago)."
 RUNNING_REPLICA = "Switchboard is running: replica {holder} is active on {where} (lease {left})."

@@ -7,8 +7,10 @@ import asyncio
 from pathlib import Path
 from typing import TextIO
 
-from adapters.console import CONSOLE, ConsoleAdapter, ConsoleTransport, Ending
-from bridge import Bridge
+from adapters.console.adapter import ConsoleAdapter, Ending
+from adapters.console.profile import CONSOLE
+from adapters.console.transport import ConsoleTransport
+from bridge.service import Bridge
 from config.schema import WorkspaceConfig
 from runtime.tasks import cancel_and_wait
 

@@ -130,9 +130,9 @@ async def _read(
     from adapters.server.usage_view import Shown
     from bridge.session_names import costliest_sessions, session_labels
     from bridge.spend.report import usage_report
-    from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
-    from bridge.store import BridgeStore
-    from runtime.store import Store
+    from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
+    from bridge.store.store import BridgeStore
+    from runtime.store.store import Store
     from runtime.store.usage import UsageFilter
 
     store = await Store.open(

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from bridge.placement import Placement
 from runtime.holdings import Holdings
 from runtime.records import Lease
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

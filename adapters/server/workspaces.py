@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bridge import (
+from bridge.attachments.source import FetchError, FileSource
+from bridge.metrics import Metrics
+from bridge.platform import PlatformProfile
+from bridge.transport import (
+    Budget,
     DeliveryError,
-    FetchError,
-    FileSource,
-    InboundFile,
-    PlatformProfile,
+    LiveMessages,
+    Post,
     ProgressView,
-    Quoted,
-    Route,
+    Rewriting,
+    ThreadReader,
     Transport,
 )
-from bridge.metrics import Metrics
-from bridge.transport import Budget, LiveMessages, Post, Rewriting, ThreadReader
+from bridge.types import InboundFile, Quoted, Route
 
 
 class PerWorkspace:

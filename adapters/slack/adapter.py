@@ -40,8 +40,11 @@ from adapters.slack.platform import SLACK
 from adapters.slack.settings import SLACK_SECTION, SlackConfig
 from adapters.slack.socket import SocketIntake
 from adapters.slack.transport import SlackTransport
-from bridge import Bridge, InboundChat, Outcome, cancel_and_wait, texts
-from bridge.store import StoredRequest
+from bridge import cancel_and_wait, texts
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
+from bridge.types import InboundChat
+from bridge.verdicts import Outcome
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 

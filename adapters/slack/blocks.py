@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.slack.inbound import APPROVAL_ACTIONS, NOTIFICATION_ACTIONS, STOP_ACTION, action_of
-from bridge import DeliveryKind, button_rows
 from bridge.transport import Post
+from bridge.types import DeliveryKind, button_rows
 
 SECTION_TEXT = 3000  # a section block's text, at most
 BUTTON_TEXT = 75  # a button's label, at most

@@ -19,7 +19,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.inbound import files
 from adapters.slack.platform import NAME
-from bridge import FetchError, InboundFile
+from bridge.attachments.source import FetchError
+from bridge.types import InboundFile
 
 DOWNLOAD_TIMEOUT_S = 120.0
 CHUNK = 64 * 1024

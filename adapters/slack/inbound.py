@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.slack.platform import NAME
-from bridge import FileKind, InboundChat, InboundFile, Quoted, Route, Via
+from bridge.types import FileKind, InboundChat, InboundFile, Quoted, Route, Via
 
 STOP_ACTION = "switchboard_stop"
 # A notification's buttons, and the command each one is.

@@ -16,8 +16,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters import platform_calls
-from bridge import Route
 from bridge.transport import Budget, Call
+from bridge.types import Route
 
 log = logging.getLogger(__name__)
 

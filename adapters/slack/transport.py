@@ -18,16 +18,11 @@ from adapters.slack.blocks import SECTION_TEXT, message_blocks, progress_blocks
 from adapters.slack.markup import escape
 from adapters.slack.platform import SLACK
 from adapters.slack.stream import SlackStreams, within
-from bridge import (
-    DeliveryError,
-    PlatformProfile,
-    ProgressView,
-    Quoted,
-    Route,
-    texts,
-)
+from bridge import texts
+from bridge.platform import PlatformProfile
 from bridge.preview import tail
-from bridge.transport import UNLIMITED, Budget, Call, Post
+from bridge.transport import UNLIMITED, Budget, Call, DeliveryError, Post, ProgressView
+from bridge.types import Quoted, Route
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,11 @@ from adapters.telegram.inbound import BotUser, message_button_chat, message_chat
 from adapters.telegram.settings import TELEGRAM_SECTION
 from adapters.telegram.transport import TelegramTransport
 from adapters.telegram.updates import parse_update
-from bridge import Bridge, Outcome, cancel_and_wait, command_menu
-from bridge.store import StoredRequest
+from bridge import cancel_and_wait
+from bridge.commands import menu as command_menu
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
+from bridge.verdicts import Outcome
 from config.errors import ConfigError, PlatformUnreachable
 from config.schema import WorkspaceConfig
 

@@ -7,7 +7,7 @@ from adapters.intake.record import Put
 from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.files import TelegramFiles
 from adapters.telegram.platform import TELEGRAM
-from bridge import Bridge
+from bridge.service import Bridge
 from config.schema import WorkspaceConfig
 
 

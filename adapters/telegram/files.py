@@ -19,7 +19,8 @@ from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application
 
 from adapters.telegram.platform import NAME
-from bridge import FetchError, InboundFile
+from bridge.attachments.source import FetchError
+from bridge.types import InboundFile
 
 log = logging.getLogger(__name__)
 

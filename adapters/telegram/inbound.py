@@ -23,7 +23,7 @@ from telegram import (
 )
 
 from adapters.telegram.platform import NAME
-from bridge import FileKind, InboundChat, InboundFile, Quoted, Route, Via
+from bridge.types import FileKind, InboundChat, InboundFile, Quoted, Route, Via
 
 STOP = "stop"  # the callback data of a progress message's Stop button
 # The callback data of a notification's buttons, and the command each one is.

@@ -25,9 +25,10 @@ from telegram.error import BadRequest, RetryAfter, TelegramError
 from adapters import platform_calls
 from adapters.telegram.inbound import STOP
 from adapters.telegram.platform import TELEGRAM
-from bridge import ProgressView, Route, texts
+from bridge import texts
 from bridge.preview import tail
-from bridge.transport import Budget, Call
+from bridge.transport import Budget, Call, ProgressView
+from bridge.types import Route
 
 log = logging.getLogger(__name__)
 

@@ -22,16 +22,10 @@ from telegram.ext import Application
 from adapters.telegram.inbound import APPROVAL_BUTTONS, NOTIFICATION_BUTTONS, button_data
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.progress import TelegramProgress, retry_after_s, within
-from bridge import (
-    DeliveryError,
-    DeliveryKind,
-    PlatformProfile,
-    ProgressView,
-    Route,
-    button_rows,
-)
+from bridge.platform import PlatformProfile
 from bridge.ratelimit import ProgressBudget
-from bridge.transport import Budget, Call, Post
+from bridge.transport import Budget, Call, DeliveryError, Post, ProgressView
+from bridge.types import DeliveryKind, Route, button_rows
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from bench.replicas.processes import (
     until,
 )
 from bench.replicas.slack_side import Replies, SlackSide, fakes, last_text
-from runtime import CommandToolSpec
+from runtime.tools.command import CommandToolSpec
 from tests.config_file import anthropic, write_config
 from tests.fakes.anthropic_api import Reply, text, tools
 

@@ -14,7 +14,7 @@ from bridge.approvals import masked
 from bridge.events import AdminAction, AdminActionKind, InboundTruncated, OutputUnroutable
 from bridge.events import NotificationUnroutable as Unroutable
 from bridge.places import place
-from bridge.store import AdminActionRecord, NotificationRoute
+from bridge.store.records import AdminActionRecord, NotificationRoute
 from bridge.types import DeliveryStatus
 from runtime.events import Event
 from runtime.messages import MessageKind, Origin

@@ -21,8 +21,9 @@ from bridge.admin.records import Paged, SessionDetail, SessionRow, TurnView
 from bridge.admin.view import AdminView, workspace_of_agent
 from bridge.service import Bridge
 from config.schema import SwitchboardConfig
-from runtime import Event, SessionState
+from runtime.events import Event
 from runtime.payloads import AssistantTextDelta
+from runtime.results import SessionState
 from runtime.tasks import cancel_and_wait
 
 TICK_S = 1.0

@@ -14,7 +14,7 @@ from bridge.admin.words import by_admin
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
 from bridge.sessions import agent_key
-from bridge.store import AdminActionRecord
+from bridge.store.records import AdminActionRecord
 from config.schema import WorkspaceConfig
 from runtime.memory_values import Memory
 

@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 
 from bridge import texts
 from bridge.admin.history import outcome
-from runtime import Event, RunStatus
+from runtime.events import Event
 from runtime.payloads import RunRecovered, TurnFinished, TurnStarted
-from runtime.store import Store
+from runtime.records import RunStatus
+from runtime.store.store import Store
 
 NEWS = (TurnStarted, TurnFinished, RunRecovered)  # the events a page says something of
 STARTED = "{name}: turn started"

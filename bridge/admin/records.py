@@ -7,9 +7,11 @@ from typing import Any, Generic, TypeVar
 
 from bridge.admin.board import Board
 from bridge.connections import Connection
-from bridge.store import AdminActionRecord
+from bridge.store.records import AdminActionRecord
 from bridge.types import DeliveryKind, DeliveryStatus
-from runtime import AgentProfile, QueueMode, SessionState
+from runtime.messages import QueueMode
+from runtime.records import AgentProfile
+from runtime.results import SessionState
 
 T = TypeVar("T")
 

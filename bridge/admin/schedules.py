@@ -17,8 +17,8 @@ from bridge.automation.steering import NoSuchSchedule, ScheduleView, WakeupView,
 from bridge.automation.words import when
 from bridge.events import AdminActionKind
 from bridge.service import Bridge
-from bridge.store import AdminActionRecord
 from bridge.store.automation import AutomationRun, RunOutcome
+from bridge.store.records import AdminActionRecord
 from config.automation import ScheduleConfig
 
 NOTE_IN_AUDIT = 200  # characters of a cancelled wake-up's note kept in its audit event

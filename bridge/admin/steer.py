@@ -23,13 +23,15 @@ from bridge.keyed_locks import KeyedLocks
 from bridge.places import place
 from bridge.service import Bridge
 from bridge.status import NOT_ROUTED_YET
-from bridge.store import AdminActionRecord, Intent, NotificationPost
+from bridge.store.records import AdminActionRecord, Intent, NotificationPost
 from bridge.types import DeliveryKind, DeliveryStatus
 from config.schema import SwitchboardConfig, WorkspaceConfig
-from runtime import QueueMode, StaleRunError, StopStatus, UnknownRunError
+from runtime.errors import StaleRunError, UnknownRunError
 from runtime.ids import new_id
+from runtime.messages import QueueMode
 from runtime.payloads import NotificationRequested
 from runtime.records import ApprovalStatus
+from runtime.results import StopStatus
 
 log = logging.getLogger(__name__)
 

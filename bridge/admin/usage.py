@@ -17,7 +17,7 @@ from bridge.service import Bridge
 from bridge.session_names import costliest_sessions
 from bridge.spend import words
 from bridge.spend.report import UsageReport, usage_report
-from bridge.store import AdminActionRecord
+from bridge.store.records import AdminActionRecord
 from config.schema import SwitchboardConfig, WorkspaceConfig
 
 log = logging.getLogger(__name__)

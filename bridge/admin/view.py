@@ -23,7 +23,7 @@ from bridge.places import place
 from bridge.service import Bridge
 from bridge.session_names import ordered
 from bridge.status import Undelivered, undelivered_notifications
-from bridge.store import Intent
+from bridge.store.records import Intent
 from bridge.types import DeliveryStatus
 from config.schema import SwitchboardConfig, WorkspaceConfig
 from runtime.session import Session

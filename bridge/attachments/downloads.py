@@ -30,14 +30,13 @@ from bridge.events import InboundFilesSkipped, InboundRejected
 from bridge.placement import Placement
 from bridge.prompt import operator_prompt
 from bridge.sessions import Sessions
-from bridge.store import BridgeStore, BridgeTx
+from bridge.store.store import BridgeStore
+from bridge.store.transaction import BridgeTx
 from bridge.types import DeliveryKind, InboundFile, Route
 from config.current import CurrentConfig
-from runtime import (
-    Runtime,
-)
+from runtime.engine import Runtime
 from runtime.ids import new_id
-from runtime.store import Writer
+from runtime.store.writer import Writer
 from runtime.tasks import cancel_and_wait
 from runtime.transcript import AttachmentBlock
 

@@ -14,7 +14,7 @@ from bridge.attachments.held import Addressee, HeldFile, HeldMessage, Undescribe
 from bridge.attachments.policy import plan
 from bridge.commands import parse
 from bridge.events import InboundFilesHeld, InboundFilesSkipped, InboundRejected
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
 from bridge.types import DeliveryKind, InboundChat
 from config.schema import AttachmentsConfig
 from runtime.ids import new_id

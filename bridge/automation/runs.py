@@ -15,7 +15,6 @@ from typing import Literal
 from bridge.keyed_locks import KeyedLocks
 from bridge.routing import Router
 from bridge.sessions import agent_key
-from bridge.store import BridgeStore
 from bridge.store.automation import (
     AutomationKind,
     AutomationRun,
@@ -25,21 +24,22 @@ from bridge.store.automation import (
     keep_session,
     record_run,
 )
+from bridge.store.store import BridgeStore
 from config.automation import HEARTBEAT_OK
 from config.schema import WorkspaceConfig
-from runtime import (
+from runtime.engine import Runtime
+from runtime.messages import (
     InboundMessage,
     MessageKind,
     Origin,
     Priority,
     Provenance,
+    QueueEntry,
     QueueMode,
-    RunStatus,
-    Runtime,
     Trust,
 )
-from runtime.messages import QueueEntry
-from runtime.store import Writer
+from runtime.records import RunStatus
+from runtime.store.writer import Writer
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 
 from bridge.automation.runs import Fire, Runs, Source
 from bridge.metrics import Metrics
-from bridge.store import BridgeStore
 from bridge.store.automation import (
     AutomationKind,
     AutomationStore,
@@ -29,10 +28,11 @@ from bridge.store.automation import (
     retimed,
     set_paused,
 )
+from bridge.store.store import BridgeStore
 from config.automation import ScheduleConfig
 from config.current import CurrentConfig
 from config.schema import WorkspaceConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.errors import StoreConflictError
 from runtime.tasks import cancel_and_wait
 

@@ -13,7 +13,7 @@ from bridge.sessions import agent_key
 from bridge.store.automation import AutomationKind, AutomationRun, AutomationStore, RunOutcome
 from config.automation import ScheduleConfig
 from config.current import CurrentConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 
 log = logging.getLogger(__name__)
 SHORT = 6  # characters of a wake-up's id /schedules shows: its random part's end

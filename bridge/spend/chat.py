@@ -9,7 +9,7 @@ from bridge.spend import words
 from bridge.spend.report import UsageReport, tokens_line, usage_report
 from bridge.types import Route
 from config.schema import WorkspaceConfig
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.spend import Spend
 
 log = logging.getLogger(__name__)

@@ -18,14 +18,14 @@ from typing import Protocol
 from bridge.routing import Router
 from bridge.spend import words
 from bridge.spend.budgets import Standing, applies, standing, usage_filter
-from bridge.store import BridgeStore
 from bridge.store.spend import Ceiling, SpendStore, release, reserve, warning_sent
+from bridge.store.store import BridgeStore
 from bridge.types import DeliveryKind
 from config.budgets import BudgetConfig
 from config.current import CurrentConfig
 from config.schema import WorkspaceConfig
 from config.timing import zone
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.errors import ConditionFailedError, LeaseLostError, StoreConflictError
 from runtime.spend import CallRecording, Charge, HoldKind, PlannedCall, SpendHold, cost_of
 

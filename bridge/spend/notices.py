@@ -10,12 +10,13 @@ from zoneinfo import ZoneInfo
 from bridge.dispatch_cursor import advance
 from bridge.routing import Router
 from bridge.spend import words
-from bridge.store import BridgeStore
 from bridge.store.spend import SpendStore, hold_ended, hold_recorded
+from bridge.store.store import BridgeStore
 from bridge.types import Answer, Button, DeliveryKind, Route
 from config.timing import zone
-from runtime import Origin, Runtime
+from runtime.engine import Runtime
 from runtime.events import Event
+from runtime.messages import Origin
 from runtime.payloads import SpendHeld, SpendReleased
 from runtime.spend import HoldKind
 

@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.store.transaction import BridgeTx
-from runtime.store import Store
+from runtime.store.store import Store
 
 
 class AutomationKind(StrEnum):

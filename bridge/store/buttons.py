@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 
 from bridge.types import Button, InboundChat, Route
-from runtime.store import Store
+from runtime.store.store import Store
 
 # A press naming its delivery: that delivery's buttons, and where it was sent (to check it
 # is the press's conversation). Served by deliveries' unique id.

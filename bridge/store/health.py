@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime.store import Store
+from runtime.store.store import Store
 
 UPSERT = (
     "INSERT INTO health (subject, workspace_id, ok, words, replica, checked_at)"

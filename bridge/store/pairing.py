@@ -10,7 +10,7 @@ from typing import Any
 
 from bridge.store.transaction import BridgeTx
 from bridge.types import Route
-from runtime.store import Store
+from runtime.store.store import Store
 
 
 class PairingStatus(StrEnum):

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 
 from bridge.store.transaction import BridgeTx
 from runtime.spend import CallRecording, Charge
-from runtime.store import Store, Writer
+from runtime.store.store import Store
 from runtime.store.usage import UsageFilter, spent_sql
+from runtime.store.writer import Writer
 
 WARNED = "SELECT 1 FROM spend_warnings WHERE workspace_id = ? AND budget = ? AND period_start = ?"
 RESERVATION_TTL_S = 900.0  # a reservation a crash left behind stops counting after this

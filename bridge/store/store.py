@@ -32,8 +32,9 @@ from bridge.store.records import (
 from bridge.store.transaction import BridgeTx
 from bridge.types import OPEN_DELIVERY, DeliveryKind, DeliveryStatus, Route
 from runtime.errors import StoreConflictError
-from runtime.store import Store, Writer
 from runtime.store.retention import BATCH, in_batches
+from runtime.store.store import Store
+from runtime.store.writer import Writer
 
 
 def _among(statuses: Sequence[DeliveryStatus]) -> str:

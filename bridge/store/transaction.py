@@ -24,7 +24,7 @@ from bridge.store.records import (
 )
 from bridge.types import Button, DeliveryKind, DeliveryStatus, Route, workspace_of_key
 from runtime.events import Event, Payload
-from runtime.store import Writer
+from runtime.store.writer import Writer
 
 
 class BridgeTx:

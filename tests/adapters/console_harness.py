@@ -12,7 +12,7 @@ from typing import Any
 from adapters.server.app import App
 from config import SwitchboardConfig, load
 from config.schema import BUILTIN_TOOLS
-from runtime import CommandToolSpec
+from runtime.tools.command import CommandToolSpec
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 

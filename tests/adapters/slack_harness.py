@@ -20,7 +20,7 @@ import jsonschema
 
 from adapters.server.app import App
 from config import load
-from runtime import CommandToolSpec
+from runtime.tools.command import CommandToolSpec
 from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import aiohttp
 
-from runtime import EventType, QueueStatus
+from runtime.events import EventType
+from runtime.messages import QueueStatus
 from tests.adapters.console_harness import ConsoleHarness, make_config
 from tests.adapters.test_metrics import parse, value
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools

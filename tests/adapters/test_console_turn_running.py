@@ -22,10 +22,10 @@ import pytest
 from adapters.console.adapter import HOW_TO_QUIT, ConsoleAdapter, Ending
 from adapters.console.profile import CONVERSATION, NAME
 from adapters.console.transport import ConsoleTransport
-from bridge import InboundChat, ProgressView, Route
 from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter
-from bridge.transport import Budget
+from bridge.transport import Budget, ProgressView
+from bridge.types import InboundChat, Route
 from config.schema import WorkspaceConfig
 from runtime.clock import SystemClock
 

@@ -19,8 +19,8 @@ from telegram.ext import Application
 from adapters.server.app import App
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
-from bridge import DeliveryError, DeliveryKind, Route
-from bridge.transport import Post
+from bridge.transport import DeliveryError, Post
+from bridge.types import DeliveryKind, Route
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import FakeTelegram

@@ -19,7 +19,7 @@ import pytest
 
 from adapters.server.app import App
 from bridge import texts
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.provider_fakes import Fake, Served, serve
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes import openai_api

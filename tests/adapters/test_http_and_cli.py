@@ -10,7 +10,7 @@ import aiohttp
 
 from config import load
 from config.schema import BUILTIN_TOOLS
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.approvals.telegram_approvals import deploy_tool
 from tests.adapters.cli_process import run_to_end
 from tests.adapters.console_harness import ConsoleHarness, config_file, make_config

@@ -18,9 +18,10 @@ from adapters.slack.platform import SLACK
 from adapters.slack.transport import SlackTransport
 from adapters.telegram.platform import TELEGRAM
 from adapters.telegram.transport import TelegramTransport
-from bridge import DeliveryKind, PlatformProfile, Route
+from bridge.platform import PlatformProfile
 from bridge.split import split
 from bridge.transport import Post
+from bridge.types import DeliveryKind, Route
 from tests.adapters.markdown_view import (
     code_blocks,
     expected_words,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.server.app import App
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.telegram_api import FakeTelegram

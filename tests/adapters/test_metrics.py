@@ -14,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.server.app import App
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters import slack_harness, telegram_harness
 from tests.adapters.slack_harness import SlackSide
 from tests.adapters.telegram_harness import replies

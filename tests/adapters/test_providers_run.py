@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bridge import texts
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.provider_fakes import KINDS, Served, serve
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.telegram_api import FakeTelegram

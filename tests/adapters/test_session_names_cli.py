@@ -14,7 +14,7 @@ from typing import Any
 
 from config import load
 from config.schema import BUILTIN_TOOLS
-from runtime import EventType
+from runtime.events import EventType
 from runtime.records import SessionRecord
 from tests.adapters.cli_process import run_to_end
 from tests.adapters.console_harness import YOU, ConsoleHarness

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.server.app import App
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.approvals.telegram_approvals import ALICE, approval_messages, start
 from tests.adapters.telegram_harness import replies
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools

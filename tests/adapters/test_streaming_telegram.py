@@ -13,7 +13,7 @@ import pytest
 
 from adapters.server.app import App
 from bridge import texts
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.crash import crash
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text

@@ -15,8 +15,8 @@ from pytest_aiohttp import AiohttpServer
 
 from adapters.server.app import App
 from config import ConfigError
-from runtime import EventType
-from runtime.store import Store
+from runtime.events import EventType
+from runtime.store.store import Store
 from tests.adapters.cli_process import run_to_end
 from tests.adapters.telegram_harness import replies, start_app
 from tests.config_file import workspace

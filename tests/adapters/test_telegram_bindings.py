@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from adapters.server.app import App
-from bridge import command_menu
 from bridge.commands import CommandName
+from bridge.commands import menu as command_menu
 from bridge.events import BridgeEventType
-from runtime.store import Store
+from runtime.store.store import Store
 from tests.adapters.telegram_harness import replies, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
-from bridge import DeliveryKind
 from bridge.events import DeliveryAccepted
-from runtime import EventType
+from bridge.types import DeliveryKind
+from runtime.events import EventType
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram

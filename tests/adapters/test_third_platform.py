@@ -26,7 +26,7 @@ from adapters.server.app import App
 from adapters.server.init_config import Answers
 from adapters.server.init_interview import Interview
 from config import load
-from runtime import MessageKind
+from runtime.messages import MessageKind
 from tests.adapters.toy_platform.bots import ToyBot
 from tests.adapters.toy_platform.plugin import TOY_PLATFORM
 from tests.adapters.toy_platform.probe import GOOD

@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bridge.spend.words import money
-from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
 from config import load
-from runtime.store import Store
+from runtime.store.store import Store
 from tests.adapters.cli_process import run_to_end, switchboard
 from tests.adapters.console_harness import YOU, ConsoleHarness
 from tests.adapters.test_cli import a_config

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
-from runtime import QueueMode, SessionState
+from runtime.messages import QueueMode
+from runtime.results import SessionState
 from tests.admin.harness import ACME_TOKEN, GLOBAL_TOKEN, AdminClient, start_console
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.fakes.slack_api import FakeSlack

@@ -7,8 +7,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 
 from adapters.telegram.platform import TELEGRAM
-from bridge import Bridge, InboundChat, Route
-from bridge.admin import SessionRow, live_sessions
+from bridge.admin.live import live_sessions
+from bridge.admin.records import SessionRow
+from bridge.service import Bridge
+from bridge.types import InboundChat, Route
 from config import SwitchboardConfig, load
 from tests.backends import folder_of
 from tests.config_file import anthropic, workspace, write_config

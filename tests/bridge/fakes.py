@@ -6,14 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from adapters.telegram.platform import TelegramProfile
-from bridge import (
-    DeliveryError,
-    PlatformProfile,
-    ProgressView,
-    Route,
-    TransportLimits,
-)
-from bridge.transport import Budget, Post
+from bridge.platform import PlatformProfile
+from bridge.transport import Budget, DeliveryError, Post, ProgressView
+from bridge.types import Route, TransportLimits
 
 
 @dataclass

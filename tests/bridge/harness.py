@@ -6,7 +6,8 @@ from pathlib import Path
 
 from adapters.server.assembly import open_runtime
 from adapters.telegram.platform import TELEGRAM
-from bridge import Bridge, InboundChat, Route
+from bridge.service import Bridge
+from bridge.types import InboundChat, Route
 from config import SwitchboardConfig, load
 from tests.backends import folder_of
 from tests.bridge.fakes import RecordingTransport

@@ -11,7 +11,7 @@ from adapters.console.profile import CONSOLE
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
 from bench.markdown_bench import long_answers
-from bridge import PlatformProfile
+from bridge.platform import PlatformProfile
 
 CORPUS = Path(__file__).parents[1] / "adapters/markdown_corpus"
 PROFILES: list[PlatformProfile] = [TELEGRAM, SLACK, CONSOLE]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.admin import History, history
+from bridge.admin import history
+from bridge.admin.history import History
 from tests.bridge.admin_harness import ALICE, dm_in, two_workspaces
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, open_bridge

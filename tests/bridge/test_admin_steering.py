@@ -9,14 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from bridge import DeliveryError
-from bridge.admin import AdminView, AuditEntry, History, NotInWorkspace, NotPossible, Steering
+from bridge.admin.errors import NotInWorkspace, NotPossible
+from bridge.admin.history import History
+from bridge.admin.records import AuditEntry
+from bridge.admin.steer import Steering
+from bridge.admin.view import AdminView
 from bridge.events import AdminActionKind
 from bridge.ledger_followers import LedgerFollowers
 from bridge.service import Bridge
+from bridge.transport import DeliveryError
 from bridge.types import DeliveryStatus, TransportLimits
 from config.schema import SwitchboardConfig
-from runtime import QueueMode, RunStatus, SessionState
+from runtime.messages import QueueMode
+from runtime.records import RunStatus
+from runtime.results import SessionState
 from tests.bridge.admin_harness import ALICE, BOB, CAROL, dm_in, feed, rows_until, two_workspaces
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, open_bridge

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from bridge import texts
-from bridge.admin import AdminView, History, NotInWorkspace
-from runtime import QueueMode, SessionState
+from bridge.admin.errors import NotInWorkspace
+from bridge.admin.history import History
+from bridge.admin.view import AdminView
+from runtime.messages import QueueMode
+from runtime.results import SessionState
 from tests.bridge.admin_harness import ALICE, CAROL, dm_in, feed, rows_until, two_workspaces
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, open_bridge

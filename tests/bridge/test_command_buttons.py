@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from adapters.telegram.platform import TELEGRAM
-from bridge import InboundChat, Route, TransportLimits
 from bridge.automation.steering import ScheduleView, WakeupView
 from bridge.automation.words import listing
 from bridge.outbox import Outbox
-from bridge.types import Button
+from bridge.types import Button, InboundChat, Route, TransportLimits
 from config import SwitchboardConfig, load
 from tests.backends import folder_of
 from tests.bridge.fakes import RecordingTransport

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from adapters.console import CONSOLE
+from adapters.console.profile import CONSOLE
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
-from bridge import Bridge, DeliveryError
 from bridge.outbox import MAX_ATTEMPTS, Outbox
+from bridge.service import Bridge
 from bridge.split import split
-from bridge.store import BridgeStore
+from bridge.store.store import BridgeStore
+from bridge.transport import DeliveryError
 from bridge.types import DeliveryStatus
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge

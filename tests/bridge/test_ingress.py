@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge, Outcome
-from bridge.store import BridgeStore
-from bridge.verdicts import MAX_PROMPT_CHARS
+from bridge.service import Bridge
+from bridge.store.store import BridgeStore
+from bridge.verdicts import MAX_PROMPT_CHARS, Outcome
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic

@@ -9,12 +9,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bridge import InboundChat, Outcome, PlatformProfile, Route, TransportLimits
 from bridge.admin.view import AdminView
+from bridge.platform import PlatformProfile
 from bridge.sessions import agent_key
 from bridge.transport import Post
+from bridge.types import InboundChat, Route, TransportLimits
+from bridge.verdicts import Outcome
 from config.schema import OperatorConfig, PairingConfig, WorkspaceConfig
-from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
+from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Trust
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from adapters.telegram.platform import TELEGRAM
-from bridge import Route, TransportLimits
 from bridge.platforms import Platforms
 from bridge.progress import ProgressPresenter
 from bridge.ratelimit import RateLimiter
 from bridge.transport import Budget, Call, Pacing, ProgressView, Rule, Scope
-from runtime import ManualClock
+from bridge.types import Route, TransportLimits
+from runtime.clock import ManualClock
 from tests.bridge.fakes import RecordingTransport
 
 ROUTE = Route(platform=TELEGRAM.name, workspace_id="acme", conversation_id="1")

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
-from bridge import Route
 from bridge.ratelimit import RateLimiter
-from bridge.types import TransportLimits
-from runtime import ManualClock
+from bridge.types import Route, TransportLimits
+from runtime.clock import ManualClock
 from tests.bridge.test_pacing_and_progress import windows_hold
 
 STEP_S = 0.001

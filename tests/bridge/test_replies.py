@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge, DeliveryKind, TransportLimits
+from bridge.service import Bridge
+from bridge.types import DeliveryKind, TransportLimits
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools

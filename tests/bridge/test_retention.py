@@ -13,17 +13,20 @@ import pytest
 
 from adapters.server.assembly import open_runtime
 from adapters.telegram.platform import TELEGRAM
-from bridge import Bridge, Outcome, Route
 from bridge.dispatch_cursor import ONE_PROCESS as CURSOR
 from bridge.events import InboundRejected
 from bridge.retention import DAY_S, Retention
-from bridge.store import MIGRATIONS, BridgeStore
-from bridge.types import DeliveryKind, DeliveryStatus
+from bridge.service import Bridge
+from bridge.store.schema import MIGRATIONS
+from bridge.store.store import BridgeStore
+from bridge.types import DeliveryKind, DeliveryStatus, Route
+from bridge.verdicts import Outcome
 from config.schema import RetentionConfig
-from runtime import ManualClock
+from runtime.clock import ManualClock
 from runtime.events import Event
-from runtime.store import Store, sqlite_db
+from runtime.store import sqlite_db
 from runtime.store.database import Engine
+from runtime.store.store import Store
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm
 from tests.fakes.anthropic_api import FakeAnthropic

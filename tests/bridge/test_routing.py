@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.telegram.platform import TELEGRAM
-from bridge import Route
 from bridge.sessions import agent_key
 from bridge.status import Status, undelivered_notifications
-from runtime import InboundMessage, MessageKind, Origin, Priority, Trust
+from bridge.types import Route
+from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Trust
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools

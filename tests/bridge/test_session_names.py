@@ -7,9 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bridge.session_names import name_sessions, ordered
-from bridge.store import ConversationName
-from runtime import AgentProfile
-from runtime.records import SessionRecord
+from bridge.store.records import ConversationName
+from runtime.records import AgentProfile, SessionRecord
 
 DEC_3 = datetime(2026, 12, 3, 14, 2, tzinfo=UTC).timestamp()
 KEY = "slack:acme:C1"

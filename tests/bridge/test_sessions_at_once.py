@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bridge.store import BridgeTx
+from bridge.store.transaction import BridgeTx
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic

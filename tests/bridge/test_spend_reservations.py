@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
+from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store.spend import Ceiling, SpendStore, release, reserve
 from config.prices import PriceConfig, PriceTable
 from runtime.errors import ConditionFailedError
 from runtime.providers.base import Usage
 from runtime.spend import CallPurpose, Charge
-from runtime.store import Store
+from runtime.store.store import Store
 from runtime.store.usage import UsageFilter, record_call
 
 PRICES = PriceTable.with_overrides({"m": PriceConfig(input=1.0, output=1.0)})

@@ -23,8 +23,8 @@ from markdown_it.tree import SyntaxTreeNode
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
 from bench.markdown_bench import long_answers
-from bridge import PlatformProfile
 from bridge import markdown as md
+from bridge.platform import PlatformProfile
 from bridge.split import split
 from tests.bridge import split_expected
 from tests.bridge.split_before import split as split_before

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from bridge import InboundChat, Route, texts
+from bridge import texts
 from bridge.commands import Command, CommandName
 from bridge.facts import Facts, command_of
 from bridge.replies import compose
 from bridge.trust import Refused, Trusted
-from bridge.types import Answer, FileKind, InboundFile
+from bridge.types import Answer, FileKind, InboundChat, InboundFile, Route
 from bridge.verdicts import (
     MAX_PROMPT_CHARS,
     REFUSAL_REPLY_INTERVAL_S,

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bridge import InboundChat, Quoted, Route, Via, texts
+from bridge import texts
 from bridge.attachments.downloads import skipped_notice
 from bridge.attachments.policy import Skipped, name_of, too_large
 from bridge.events import InboundRefused
 from bridge.facts import Facts
 from bridge.pairing import PairingLook
-from bridge.store import NotificationPost
 from bridge.store.pairing import PairingRequest, PairingStatus
+from bridge.store.records import NotificationPost
 from bridge.trust import Refused, Trusted
-from bridge.types import FileKind, InboundFile
+from bridge.types import FileKind, InboundChat, InboundFile, Quoted, Route, Via
 from bridge.verdicts import (
     MAX_PROMPT_CHARS,
     Duplicate,

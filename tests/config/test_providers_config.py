@@ -12,10 +12,11 @@ from adapters.server.providers import build_chains
 from config import ConfigError
 from config.loading import parse
 from config.schema import SwitchboardConfig
-from runtime import AgentSpec, ManualClock
+from runtime.agents import AgentSpec
+from runtime.clock import ManualClock
 from runtime.context import Budget, window_of
 from runtime.models import Models
-from runtime.providers import OfflineProvider
+from runtime.providers.offline import OfflineProvider
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = (ROOT / "config/switchboard.toml").read_text()

@@ -10,7 +10,7 @@ import pytest
 from adapters.server.assembly import runtime_roster
 from config import ConfigError
 from config.loading import parse
-from runtime import WakeupLimits
+from runtime.agents import WakeupLimits
 from tests.adapters.cli_process import switchboard
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from runtime import Priority
+from runtime.messages import Priority
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.runtime.helpers import counting_tool, open_runtime, operator
 

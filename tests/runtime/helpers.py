@@ -7,23 +7,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from runtime import (
-    AgentSpec,
-    Clock,
-    CommandToolSpec,
-    Event,
-    EventType,
-    InboundMessage,
-    MessageKind,
-    Origin,
-    Priority,
-    Provenance,
-    Runtime,
-    RuntimeSettings,
-    Trust,
-    WakeupLimits,
-)
+from runtime.agents import AgentSpec, WakeupLimits
+from runtime.clock import Clock
+from runtime.engine import Runtime
+from runtime.events import Event, EventType
+from runtime.messages import InboundMessage, MessageKind, Origin, Priority, Provenance, Trust
 from runtime.providers.anthropic import AnthropicProvider
+from runtime.results import RuntimeSettings
+from runtime.tools.command import CommandToolSpec
 from tests.fakes.anthropic_api import FakeAnthropic
 
 MODEL = "claude-test-model"

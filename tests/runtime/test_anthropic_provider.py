@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime import EventType, RunStatus, Runtime
+from runtime.engine import Runtime
 from runtime.errors import TranscriptInvariantError
-from runtime.providers import ProviderRequest
+from runtime.events import EventType
 from runtime.providers.anthropic import lower_request
+from runtime.providers.base import ProviderRequest
+from runtime.records import RunStatus
 from runtime.steps import REFUSAL_TEXT, TRUNCATED_NOTE
 from runtime.transcript import TextBlock, ToolUseBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime import AgentSpec, EventType, Runtime
+from runtime.agents import AgentSpec
 from runtime.compaction import record_of
-from runtime.providers import OfflineProvider, ProviderRequest
-from runtime.providers.base import IMAGE_CHARS, request_chars
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.providers.base import IMAGE_CHARS, ProviderRequest, request_chars
+from runtime.providers.offline import OfflineProvider
 from runtime.transcript import AttachmentBlock, AttachmentForm, TextBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.files_samples import jpeg, pdf, png

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tools import CommandToolSpec, ToolContext, ToolRegistry, ToolResult, ToolStatus
+from runtime.tools.base import ToolContext
+from runtime.tools.command import CommandToolSpec
+from runtime.tools.envelope import ToolResult, ToolStatus
+from runtime.tools.registry import ToolRegistry
 from tests.runtime.helpers import process_alive
 
 

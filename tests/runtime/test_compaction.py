@@ -9,9 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runtime import CompactStatus, EventType, RunStatus, RuntimeSettings
 from runtime.compaction import SUMMARY_SYSTEM, choose_cut, starts_round
+from runtime.events import EventType
 from runtime.payloads import ContextCompacted
+from runtime.records import RunStatus
+from runtime.results import CompactStatus, RuntimeSettings
 from runtime.transcript import (
     TextBlock,
     ToolResultBlock,

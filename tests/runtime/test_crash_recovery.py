@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from runtime import EventType, QueueStatus, RunStatus
+from runtime.events import EventType
+from runtime.messages import QueueStatus
 from runtime.payloads import TurnFinished
+from runtime.records import RunStatus
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import all_events, blocking_tool, counting_tool, open_runtime, operator
 

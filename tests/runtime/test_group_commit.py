@@ -17,8 +17,9 @@ from runtime.errors import StoreConflictError
 from runtime.events import Event
 from runtime.payloads import Progress, ProgressState
 from runtime.records import AgentProfile, SessionRecord
-from runtime.store import Store, sqlite_db
+from runtime.store import sqlite_db
 from runtime.store.database import Statement
+from runtime.store.store import Store
 from tests.runtime.helpers import until
 
 

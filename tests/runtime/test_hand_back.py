@@ -13,12 +13,15 @@ from typing import Any
 
 import pytest
 
-from runtime import CommandToolSpec, EventType, QueueStatus, RunStatus, Runtime
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.messages import QueueStatus
 from runtime.payloads import ApprovalRequested
-from runtime.records import ApprovalStatus
+from runtime.records import ApprovalStatus, RunStatus
 from runtime.results import StopStatus
 from runtime.tool_round import ToolRunner
 from runtime.tools.base import Approval
+from runtime.tools.command import CommandToolSpec
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import (
     all_events,

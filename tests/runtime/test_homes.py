@@ -8,7 +8,7 @@ import asyncio
 import json
 from typing import Any
 
-from runtime import EventType
+from runtime.events import EventType
 from runtime.homes import Homes
 from runtime.memory_values import Audience
 from runtime.records import SessionRecord

@@ -12,7 +12,7 @@ from runtime.clock import ManualClock, SystemClock
 from runtime.errors import LeaseLostError
 from runtime.holdings import Holdings
 from runtime.records import AgentProfile, Lease, SessionRecord
-from runtime.store import Store
+from runtime.store.store import Store
 
 
 async def two_stores(db_path: Path | str, clock: ManualClock) -> tuple[Store, Store]:

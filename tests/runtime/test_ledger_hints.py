@@ -11,9 +11,9 @@ from typing import ClassVar
 import psycopg
 
 from runtime.events import Event, Payload
-from runtime.store import Store
 from runtime.store.postgres import LEDGER_CHANNEL
 from runtime.store.publishing import BACKSTOP_S
+from runtime.store.store import Store
 from tests.runtime.helpers import until
 
 

@@ -13,9 +13,9 @@ import pytest
 from runtime.clock import ManualClock
 from runtime.memory import Memories
 from runtime.memory_values import Audience, Memory, MemoryRefused, MemoryScope, MemorySource
-from runtime.store import Store
 from runtime.store import memory as stored
 from runtime.store.database import Engine
+from runtime.store.store import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.postgres import fresh_database
 from tests.runtime.helpers import open_runtime

@@ -12,12 +12,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runtime import AgentSpec, CompactStatus, EventType, Runtime, RuntimeSettings
+from runtime.agents import AgentSpec
 from runtime.compaction import SUMMARY_SYSTEM
+from runtime.engine import Runtime
+from runtime.events import EventType
 from runtime.memory_flush import FLUSH_REQUEST, ROUNDS
 from runtime.memory_values import Audience
 from runtime.payloads import ContextCompacted
 from runtime.recall import HEADER
+from runtime.results import CompactStatus, RuntimeSettings
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error, text, tools
 from tests.runtime.helpers import all_events, provider_for, until
 from tests.runtime.test_memory_turns import dm, offered_in, tool_names

@@ -21,7 +21,7 @@ from runtime.memory_values import (
     MemoryScope,
     MemorySource,
 )
-from runtime.store import Store
+from runtime.store.store import Store
 
 AGENT = "acme/ops"
 ALICE_DM = Audience(AGENT, "alice", private=True)

@@ -3,9 +3,8 @@ the block is bounded and framed as data; the audience comes from the turn's firs
 
 from __future__ import annotations
 
-from runtime import InboundMessage, Provenance, Trust
 from runtime.memory_values import Memory, MemoryScope, MemorySource, Recalled
-from runtime.messages import MessageKind, Origin
+from runtime.messages import InboundMessage, MessageKind, Origin, Provenance, Trust
 from runtime.recall import (
     FOOTER,
     HEADER,

@@ -12,7 +12,7 @@ import pytest
 from runtime.clock import ManualClock
 from runtime.memory import Memories
 from runtime.memory_values import Audience, Memory, MemoryScope, MemorySource
-from runtime.store import Store
+from runtime.store.store import Store
 
 AGENT = "acme/ops"
 ALICE_DM = Audience(AGENT, "alice", private=True)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime import Runtime
+from runtime.engine import Runtime
 from runtime.memory_values import MemorySource
 from runtime.store.database import Engine, Row
 from runtime.store.memory import ANY, MemoryRows

@@ -13,8 +13,8 @@ import pytest
 from runtime.clock import ManualClock
 from runtime.memory import CANDIDATES, Memories
 from runtime.memory_values import Audience, MemoryScope, MemorySource
-from runtime.store import Store
 from runtime.store import memory as stored
+from runtime.store.store import Store
 
 AGENT = "acme/ops"
 TEAM = Audience(AGENT, None, private=False)

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runtime import AgentSpec, InboundMessage, Provenance, Runtime, Trust
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
 from runtime.memory_values import Audience, MemoryScope, MemorySource
-from runtime.messages import Origin
+from runtime.messages import InboundMessage, Origin, Provenance, Trust
 from runtime.recall import HEADER, UNTRUSTED_MARK
 from runtime.tools.command import CommandToolSpec
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools

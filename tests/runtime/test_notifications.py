@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runtime import EventType, MessageKind, OperatorBoundary, QueueStatus
+from runtime.events import EventType
+from runtime.messages import MessageKind, QueueStatus
 from runtime.notifications import summarize
 from runtime.prompts import TASK_RESULT_HEADER
+from runtime.records import OperatorBoundary
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import all_events, open_runtime, operator
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from runtime import AgentSpec, Runtime
-from runtime.providers import OfflineProvider
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.providers.offline import OfflineProvider
 from tests.runtime.helpers import operator
 
 

@@ -6,8 +6,12 @@ import asyncio
 import math
 from pathlib import Path
 
-from runtime import AgentSpec, EventType, ManualClock, Runtime
-from runtime.providers import OfflineProvider, ProviderRequest
+from runtime.agents import AgentSpec
+from runtime.clock import ManualClock
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.providers.base import ProviderRequest
+from runtime.providers.offline import OfflineProvider
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.runtime.helpers import all_events, operator, wait_for
 

@@ -9,8 +9,8 @@ import pytest
 
 from runtime.events import Event
 from runtime.payloads import Progress
-from runtime.store import Store
 from runtime.store.postgres import PostgresDatabase
+from runtime.store.store import Store
 
 
 async def test_writes_go_on_after_the_server_ends_the_write_connection(pg_url: str) -> None:

@@ -8,12 +8,11 @@ from typing import Any
 import anthropic
 import pytest
 
-from runtime import RunStatus
 from runtime.errors import ContextWindowExceededError
 from runtime.prompts import SUMMARY_HEADER
-from runtime.providers import ProviderRequest
 from runtime.providers.anthropic import AnthropicProvider, lower_request
-from runtime.providers.base import ProviderResponse, Usage
+from runtime.providers.base import ProviderRequest, ProviderResponse, Usage
+from runtime.records import RunStatus
 from runtime.tools.base import ToolSpec
 from runtime.transcript import TextBlock, ToolResultBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools

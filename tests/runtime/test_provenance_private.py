@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime import Provenance
+from runtime.messages import Provenance
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.runtime.helpers import open_runtime, operator
 

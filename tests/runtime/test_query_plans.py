@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bridge.store import MIGRATIONS as BRIDGE_MIGRATIONS
 from bridge.store import buttons as bridge_buttons
 from bridge.store import store as bridge_store
-from runtime.store import Store, approvals, history, hot_reads, retention, wakeups
+from bridge.store.schema import MIGRATIONS as BRIDGE_MIGRATIONS
+from runtime.store import approvals, history, hot_reads, retention, wakeups
+from runtime.store.store import Store
 from runtime.store.usage import UsageFilter, total_sql
 
 DAY = (1_795_734_000.0, 1_795_820_400.0)  # a day in Berlin: whole quarters

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from runtime import DropPolicy, QueueMode, QueueStatus, Runtime, RuntimeSettings, SubmitStatus
+from runtime.engine import Runtime
+from runtime.messages import DropPolicy, QueueMode, QueueStatus
+from runtime.results import RuntimeSettings
+from runtime.scheduler import SubmitStatus
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.runtime.helpers import open_runtime, operator
 

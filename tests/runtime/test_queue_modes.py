@@ -6,20 +6,20 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from runtime import (
+from runtime.clock import ManualClock
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.messages import (
     DropPolicy,
-    EventType,
-    ManualClock,
     MessageKind,
     Origin,
     Priority,
     QueueMode,
     QueueStatus,
-    RunStatus,
-    Runtime,
-    RuntimeSettings,
     Trust,
 )
+from runtime.records import RunStatus
+from runtime.results import RuntimeSettings
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.runtime.helpers import all_events, open_runtime, operator, until, wait_for
 

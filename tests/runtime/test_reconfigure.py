@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from runtime import AgentSpec, EventType, QueueStatus
+from runtime.agents import AgentSpec
+from runtime.events import EventType
+from runtime.messages import QueueStatus
 from runtime.payloads import TurnFinished
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import counting_tool, open_runtime, operator, until, wait_for

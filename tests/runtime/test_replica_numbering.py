@@ -18,9 +18,9 @@ from runtime.errors import LeaseLostError
 from runtime.events import Event, Payload
 from runtime.messages import QueueStatus
 from runtime.records import AgentProfile, Lease, SessionRecord
-from runtime.store import Store
 from runtime.store.database import Statement
 from runtime.store.postgres import WRITE_LOCK
+from runtime.store.store import Store
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.runtime.helpers import operator, until
 

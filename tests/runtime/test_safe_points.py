@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime import Boundary, EventType, QueueStatus, RunStatus
-from runtime.messages import QueueEntry
+from runtime.boundaries import Boundary
+from runtime.events import EventType
+from runtime.messages import QueueEntry, QueueStatus
 from runtime.prompts import INTERJECTION_HEADER
-from runtime.store import Writer
+from runtime.records import RunStatus
+from runtime.store.writer import Writer
 from runtime.transcript import TranscriptMessage
 from runtime.turn import Turn
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import itertools
 
-from runtime import DropPolicy, InboundMessage, MessageKind, Origin, Priority, QueueMode, Trust
-from runtime.messages import may_interject
+from runtime.messages import (
+    DropPolicy,
+    InboundMessage,
+    MessageKind,
+    Origin,
+    Priority,
+    QueueMode,
+    Trust,
+    may_interject,
+)
 from runtime.scheduler import DecisionKind, SessionView, collect_wait, decide
 
 MESSAGES = [

@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from config.prices import PriceConfig, PriceTable
-from runtime import EventType, RunStatus, Runtime, WakeupLimits
+from runtime.agents import WakeupLimits
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.records import RunStatus
 from runtime.results import RuntimeSettings
 from runtime.spend import HoldKind, NoLimits, PlannedCall, SpendHold
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools

@@ -8,15 +8,11 @@ from typing import Any
 
 import pytest
 
-from runtime import (
-    EventType,
-    Priority,
-    QueueStatus,
-    RunStatus,
-    Runtime,
-    StaleRunError,
-    UnknownRunError,
-)
+from runtime.engine import Runtime
+from runtime.errors import StaleRunError, UnknownRunError
+from runtime.events import EventType
+from runtime.messages import Priority, QueueStatus
+from runtime.records import RunStatus
 from runtime.transcript import check_invariants, normalize
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import (

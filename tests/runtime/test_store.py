@@ -6,12 +6,13 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from runtime import AgentSpec, EventType, Runtime
-from runtime.events import Event, Payload, Unrecognized
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.events import Event, EventType, Payload, Unrecognized
 from runtime.payloads import Progress, ProgressState
-from runtime.providers import OfflineProvider
-from runtime.store import Store
+from runtime.providers.offline import OfflineProvider
 from runtime.store.schema import MIGRATIONS
+from runtime.store.store import Store
 from tests.runtime.helpers import operator
 
 

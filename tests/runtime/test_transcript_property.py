@@ -13,14 +13,10 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime import (
-    Priority,
-    QueueStatus,
-    RunStatus,
-    RuntimeSettings,
-    StaleRunError,
-    UnknownRunError,
-)
+from runtime.errors import StaleRunError, UnknownRunError
+from runtime.messages import Priority, QueueStatus
+from runtime.records import RunStatus
+from runtime.results import RuntimeSettings
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.runtime.helpers import open_runtime, operator
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from runtime import AgentSpec, Runtime
-from runtime.providers import OfflineProvider
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.providers.offline import OfflineProvider
 from runtime.store import store as store_module
 from runtime.transcript import BLOCKS, TextBlock, Transcript, TranscriptMessage
 from tests.runtime.helpers import operator

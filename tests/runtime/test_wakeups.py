@@ -10,16 +10,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runtime import (
-    EventType,
-    MessageKind,
-    Origin,
-    QueueStatus,
-    Runtime,
-    Trust,
-    WakeupLimits,
-)
+from runtime.agents import WakeupLimits
 from runtime.clock import ManualClock
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.messages import MessageKind, Origin, QueueStatus, Trust
 from runtime.prompts import WAKEUP_HEADER, framed_wakeup_note
 from runtime.records import WakeupStatus
 from runtime.wakeups import when_text

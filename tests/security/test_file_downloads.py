@@ -29,7 +29,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.server.app import App
 from adapters.slack.files import SlackFiles
-from bridge import FetchError, FileKind, InboundFile
+from bridge.attachments.source import FetchError
+from bridge.types import FileKind, InboundFile
 from tests.adapters.slack_harness import ALICE, SlackSide
 from tests.adapters.slack_harness import start_app as start_slack
 from tests.adapters.telegram_harness import replies

@@ -10,7 +10,7 @@ from adapters.admin.deps import DEPS
 from adapters.admin.pages.overview import board_html, boards_of
 from adapters.admin.platform_fields import surfaces
 from adapters.admin.render import render
-from bridge.admin import read_board
+from bridge.admin.board import read_board
 
 routes = web.RouteTableDef()
 

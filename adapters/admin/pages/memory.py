@@ -12,7 +12,8 @@ from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import act, action_of, label_of, when
 from adapters.admin.render import render
-from bridge.admin import NotInWorkspace, export_memory, forget_memory, read_memory
+from bridge.admin.errors import NotInWorkspace
+from bridge.admin.memory import export_memory, forget_memory, read_memory
 
 routes = web.RouteTableDef()
 

@@ -20,7 +20,9 @@ from adapters.admin.pages.steering import view_of, when
 from adapters.admin.render import SECRETS, TEMPLATES, code, render
 from bridge import cancel_and_wait
 from bridge.activity import duration
-from bridge.admin import Board, Live, SessionRow, live_boards, live_sessions, read_board
+from bridge.admin.board import Board, read_board
+from bridge.admin.live import Live, live_boards, live_sessions
+from bridge.admin.records import SessionRow
 from config.secrets import Secrets
 
 routes = web.RouteTableDef()

@@ -9,7 +9,7 @@ from aiohttp import web
 from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.render import render
-from bridge.admin import read_providers
+from bridge.admin.providers import read_providers
 
 routes = web.RouteTableDef()
 

@@ -12,7 +12,7 @@ from adapters.admin.access import workspace_of
 from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import act, action_of, label_of, when
 from adapters.admin.render import render
-from bridge.admin import ScheduleSteering, read_schedules
+from bridge.admin.schedules import ScheduleSteering, read_schedules
 from bridge.automation.words import OUTCOME_WORDS
 from bridge.store.automation import RunOutcome
 

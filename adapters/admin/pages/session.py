@@ -16,7 +16,10 @@ from adapters.admin.deps import DEPS
 from adapters.admin.pages.overview import EVENT_STREAM, page_update, stream
 from adapters.admin.pages.steering import act, label_of, one_of, steering_of, view_of, when
 from adapters.admin.render import SECRETS, TEMPLATES, render
-from bridge.admin import History, Live, NotInWorkspace, QueueMode, SessionPage, live_session
+from bridge.admin import QueueMode
+from bridge.admin.errors import NotInWorkspace
+from bridge.admin.history import History
+from bridge.admin.live import Live, SessionPage, live_session
 from config.schema import WorkspaceConfig
 
 routes = web.RouteTableDef()

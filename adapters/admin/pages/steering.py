@@ -12,7 +12,9 @@ from multidict import MultiDictProxy
 
 from adapters.admin.access import admin_of, checked_form, flash
 from adapters.admin.deps import DEPS
-from bridge.admin import AdminView, NotInWorkspace, NotPossible, Steering
+from bridge.admin.errors import NotInWorkspace, NotPossible
+from bridge.admin.steer import Steering
+from bridge.admin.view import AdminView
 
 
 def view_of(request: web.Request) -> AdminView:

@@ -13,7 +13,7 @@ from adapters.admin.deps import DEPS
 from adapters.admin.pages.steering import act, action_of, label_of
 from adapters.admin.render import render
 from adapters.admin.usage_chart import day_bars
-from bridge.admin import approve_spend, read_usage
+from bridge.admin.usage import approve_spend, read_usage
 from bridge.durations import duration
 from bridge.spend.budgets import Standing
 from bridge.spend.words import amount, budget_title, money

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.server.app import App
-from runtime import CommandToolSpec
 from runtime.tools.base import Approval
+from runtime.tools.command import CommandToolSpec
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram

@@ -16,7 +16,7 @@ import pytest
 from adapters.server.app import App
 from bridge import texts
 from bridge.events import BridgeEventType, InboundRefused
-from runtime import EventType
+from runtime.events import EventType
 from runtime.records import ApprovalStatus
 from tests.adapters.approvals.telegram_approvals import (
     ALICE,

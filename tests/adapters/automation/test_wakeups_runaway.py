@@ -12,7 +12,8 @@ import time
 from typing import Any
 
 from bridge import texts
-from runtime import QueueStatus, Runtime
+from runtime.engine import Runtime
+from runtime.messages import QueueStatus
 from runtime.wakeups import is_wakeup
 from tests.adapters.telegram_harness import start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, tools

@@ -23,7 +23,7 @@ import pytest
 
 from adapters.intake.record import NotReady
 from adapters.server.app import App
-from bridge.store import StoredRequest
+from bridge.store.records import StoredRequest
 from tests.adapters.hooks import payloads
 from tests.adapters.hostile.send import intake_fails, server_errors
 from tests.config_file import anthropic, workspace, write_config

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from adapters.server.app import App
-from runtime import MessageKind
+from runtime.messages import MessageKind
 from tests.adapters.slack_harness import ACME_SECRET
 from tests.topology import drained
 

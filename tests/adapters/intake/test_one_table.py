@@ -12,10 +12,11 @@ import psycopg
 
 from adapters.intake.inbox import InboxReader, InboxWriter, inbox_path
 from adapters.intake.record import Arrival
-from bridge.store import MIGRATIONS, BridgeStore
-from runtime.store import Store
+from bridge.store.schema import MIGRATIONS
+from bridge.store.store import BridgeStore
 from runtime.store.database import Migration
 from runtime.store.postgres import WRITE_LOCK
+from runtime.store.store import Store
 from tests.postgres import pg_url
 
 __all__ = ["pg_url"]

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.intake.record import NotReady
 from adapters.intake.replay import Replayer
-from bridge.store import StoredRequest
+from bridge.store.records import StoredRequest
 from tests.runtime.helpers import until
 
 

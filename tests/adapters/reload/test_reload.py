@@ -9,7 +9,7 @@ from typing import Any
 
 from adapters.server.app import App
 from bridge.types import DeliveryStatus
-from runtime import QueueStatus
+from runtime.messages import QueueStatus
 from tests.adapters.reload.harness import CAROL, edit
 from tests.adapters.telegram_harness import replies
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 
 from adapters.server.app import App
-from bridge.store import Intent
+from bridge.store.records import Intent
 from bridge.types import DeliveryStatus
 from tests.adapters.reload.harness import CAROL, edit
 from tests.adapters.telegram_harness import replies, start_app

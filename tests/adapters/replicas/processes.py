@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.store import Store
+from runtime.store.store import Store
 from tests.adapters.cli_process import start
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import aiohttp
 
 from bridge import texts
-from runtime import CommandToolSpec
-from runtime.store import Store
+from runtime.store.store import Store
+from runtime.tools.command import CommandToolSpec
 from tests.adapters.replicas.processes import (
     Replica,
     by_name,

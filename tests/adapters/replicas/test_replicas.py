@@ -13,8 +13,8 @@ import aiohttp
 
 from adapters.server.app import App
 from bridge import texts
-from runtime import EventType
 from runtime.errors import LeaseLostError
+from runtime.events import EventType
 from runtime.homes import Share
 from runtime.payloads import InterjectionAdmitted
 from runtime.records import Lease, RunStatus

@@ -15,7 +15,7 @@ import pytest
 from adapters.server.app import App
 from adapters.server.status_cli import status
 from bridge import ledger_followers, outbox
-from bridge.store import Intent
+from bridge.store.records import Intent
 from bridge.types import DeliveryKind, Route
 from config import load
 from runtime.errors import LeaseLostError

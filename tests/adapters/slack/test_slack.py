@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from adapters.server.app import App
-from bridge import DeliveryKind, InboundChat, Outcome
+from bridge.types import DeliveryKind, InboundChat
+from bridge.verdicts import Outcome
 from config import ConfigError
-from runtime import EventType
-from runtime.store import Store
+from runtime.events import EventType
+from runtime.store.store import Store
 from tests.adapters.slack_harness import (
     ACME_SECRET,
     ALICE,

@@ -11,7 +11,7 @@ from typing import Any
 
 from adapters.server.app import App
 from bridge.events import BridgeEventType
-from runtime.store import Store
+from runtime.store.store import Store
 from tests.adapters.slack_harness import ALICE, MALLORY, OPS, SlackSide, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack

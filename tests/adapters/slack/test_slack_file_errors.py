@@ -10,7 +10,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.files import SlackFiles
-from bridge import FetchError, FileKind, InboundFile
+from bridge.attachments.source import FetchError
+from bridge.types import FileKind, InboundFile
 
 TOKEN = "xoxb-test-secret-not-a-real-token"
 

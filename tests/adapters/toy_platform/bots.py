@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 
 from adapters.bots import PlatformKind
 from adapters.intake.record import Put
-from bridge import Bridge, InboundChat, PlatformProfile, Route, TransportLimits
-from bridge.store import StoredRequest
+from bridge.platform import PlatformProfile
+from bridge.service import Bridge
+from bridge.store.records import StoredRequest
+from bridge.types import InboundChat, Route, TransportLimits
 from config.schema import OperatorConfig, WorkspaceConfig
 from tests.adapters.toy_platform.settings import TOY_SECTION
 from tests.bridge.fakes import RecordingTransport

@@ -20,7 +20,7 @@ from axe_playwright_python.async_playwright import Axe  # type: ignore[import-un
 from playwright.async_api import Browser, Page, expect
 
 from adapters.server.app import App
-from bridge.admin import ScheduleSteering
+from bridge.admin.schedules import ScheduleSteering
 from tests.admin.browser.chromium import LOOP
 from tests.admin.browser.conftest import WAIT_MS
 from tests.admin.browser.session_walk import OPERATOR, tools

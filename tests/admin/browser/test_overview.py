@@ -15,7 +15,7 @@ import pytest_asyncio
 from playwright.async_api import Page, expect
 
 from adapters.server.app import App
-from runtime import EventType
+from runtime.events import EventType
 from tests.adapters.telegram_harness import ALICE
 from tests.admin.browser.chromium import LOOP
 from tests.admin.browser.walk import GATED, GROUP, NO_RIGHTS, Console, answering, gated_tool

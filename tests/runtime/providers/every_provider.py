@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from runtime.providers import Provider, tool_ids
+from runtime.providers import tool_ids
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.anthropic_clients import bedrock_client, vertex_client
+from runtime.providers.base import Provider
 from runtime.providers.openai_chat import OpenAIChatProvider
 from tests.fakes import anthropic_api, openai_api
 from tests.fakes.bedrock_api import ACCESS_KEY, SECRET_KEY, FakeBedrock

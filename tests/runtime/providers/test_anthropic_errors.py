@@ -9,8 +9,8 @@ import pytest
 
 from runtime.clock import ManualClock
 from runtime.errors import Failure, ProviderError
-from runtime.providers import ProviderRequest
 from runtime.providers.anthropic import AnthropicProvider
+from runtime.providers.base import ProviderRequest
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, error
 from tests.runtime.helpers import MODEL

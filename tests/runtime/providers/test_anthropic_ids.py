@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.providers import ProviderRequest, tool_ids
+from runtime.providers import tool_ids
 from runtime.providers.anthropic import AnthropicProvider, lower_request
+from runtime.providers.base import ProviderRequest
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
 from tests.runtime.helpers import MODEL, provider_for

@@ -12,8 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.providers import ProviderRequest, tool_ids
+from runtime.providers import tool_ids
 from runtime.providers.anthropic_lowering import lower_request
+from runtime.providers.base import ProviderRequest
 from runtime.tools.base import ToolSpec
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
 from tests.fakes.anthropic_rules import check_request

@@ -13,9 +13,9 @@ from aiohttp.test_utils import TestServer as AiohttpServer
 
 from config.errors import CredentialRefused
 from runtime.errors import ContextWindowExceededError, Failure, ProviderError
-from runtime.providers import ProviderRequest
 from runtime.providers.anthropic import AnthropicProvider, check_claude
 from runtime.providers.anthropic_clients import Client, bedrock_client
+from runtime.providers.base import ProviderRequest
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.fakes.anthropic_api import Reply, error, text
 from tests.fakes.bedrock_api import ACCESS_KEY, SECRET_KEY, FakeBedrock

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer as AiohttpServer
 
-from runtime import AgentSpec, RunStatus, Runtime
-from runtime.providers import ProviderRequest, StopReason
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.anthropic_clients import bedrock_client
-from runtime.providers.base import Usage
+from runtime.providers.base import ProviderRequest, StopReason, Usage
+from runtime.records import RunStatus
 from runtime.tools.base import ToolSpec
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
 from tests.fakes.anthropic_api import text, tools

@@ -15,14 +15,13 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from config.prices import DEFAULT_PRICES, MAINTAINED, Price, PriceTable
-from runtime.providers import Provider, ProviderRequest
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.anthropic_clients import bedrock_client, vertex_client
-from runtime.providers.base import Usage
+from runtime.providers.base import Provider, ProviderRequest, Usage
 from runtime.providers.openai_chat import OpenAIChatProvider
 from runtime.spend import CallPurpose, Charge
-from runtime.store import Store
 from runtime.store.schema import MIGRATIONS
+from runtime.store.store import Store
 from runtime.store.usage import UsageFilter, record_call
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.fakes import openai_api

@@ -12,8 +12,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from runtime.providers import ProviderRequest, anthropic_body
+from runtime.providers import anthropic_body
 from runtime.providers.anthropic import AnthropicProvider, lower_request
+from runtime.providers.base import ProviderRequest
 from runtime.providers.history import History
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from runtime import AgentSpec, RunStatus, Runtime
+from runtime.agents import AgentSpec
 from runtime.clock import SystemClock
+from runtime.engine import Runtime
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.cooldowns import Candidate, Cooldowns
 from runtime.providers.fallback import Chain, FallbackPolicy
+from runtime.records import RunStatus
 from runtime.spend import CallRecording, Charge, HoldKind, PlannedCall, SpendHold
 from tests.fakes.anthropic_api import FakeAnthropic, error, text
 from tests.runtime.helpers import operator

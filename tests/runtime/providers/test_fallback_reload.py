@@ -10,8 +10,9 @@ from pathlib import Path
 
 from pytest_aiohttp import AiohttpServer
 
-from runtime import AgentSpec, Runtime
+from runtime.agents import AgentSpec
 from runtime.clock import SystemClock
+from runtime.engine import Runtime
 from runtime.errors import ProviderError
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.base import ProviderRequest, ProviderResponse, RetryNotice, TextSink

@@ -10,12 +10,15 @@ from pathlib import Path
 
 from pytest_aiohttp import AiohttpServer
 
-from runtime import AgentSpec, EventType, RunStatus, Runtime
+from runtime.agents import AgentSpec
 from runtime.clock import SystemClock
+from runtime.engine import Runtime
+from runtime.events import EventType
 from runtime.providers.anthropic import AnthropicProvider
 from runtime.providers.base import ProviderRequest, ProviderResponse, RetryNotice, TextSink
 from runtime.providers.cooldowns import Candidate, Cooldowns, State
 from runtime.providers.fallback import Chain
+from runtime.records import RunStatus
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.runtime.helpers import all_events, operator
 

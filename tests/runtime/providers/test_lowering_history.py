@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime.errors import TranscriptInvariantError
-from runtime.providers import ProviderRequest, openai_chat, tool_ids
+from runtime.providers import openai_chat, tool_ids
 from runtime.providers.anthropic_lowering import _Lowering, lower_request
-from runtime.providers.base import request_chars
+from runtime.providers.base import ProviderRequest, request_chars
 from runtime.providers.history import History
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (

@@ -12,11 +12,14 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
-from runtime import AgentSpec, RunStatus, Runtime
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
 from runtime.errors import ProviderError, TranscriptInvariantError
 from runtime.prompts import render_summary
-from runtime.providers import ProviderRequest, StopReason, tool_ids
+from runtime.providers import tool_ids
+from runtime.providers.base import ProviderRequest, StopReason
 from runtime.providers.openai_chat import OpenAIChatProvider, lower_request
+from runtime.records import RunStatus
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
     AttachmentBlock,

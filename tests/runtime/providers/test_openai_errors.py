@@ -12,7 +12,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from runtime.errors import ContextWindowExceededError, Failure, ProviderError
-from runtime.providers import ProviderRequest
+from runtime.providers.base import ProviderRequest
 from runtime.providers.openai_chat import EMBED_BATCH, OpenAIChatProvider, lower_request
 from runtime.transcript import TextBlock, TranscriptMessage
 from tests.fakes.openai_api import FakeOpenAI, Reply, embedding_of, error, text

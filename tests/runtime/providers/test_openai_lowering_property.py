@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.providers import ProviderRequest, tool_ids
+from runtime.providers import tool_ids
+from runtime.providers.base import ProviderRequest
 from runtime.providers.openai_chat import lower_request
 from runtime.transcript import (
     TextBlock,

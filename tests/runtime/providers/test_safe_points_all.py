@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from runtime import AgentSpec, CommandToolSpec, EventType, Provenance, RunStatus, Runtime
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.events import EventType
+from runtime.messages import Provenance
+from runtime.records import RunStatus
+from runtime.tools.command import CommandToolSpec
 from tests.runtime.helpers import all_events, blocking_tool, counting_tool, operator, until
 from tests.runtime.helpers import wait_for as wait_event
 from tests.runtime.providers.every_provider import KINDS, Fake, Round, fake_of, provider_of

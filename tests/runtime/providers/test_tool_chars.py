@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from runtime.providers import ProviderRequest, base
+from runtime.providers import base
+from runtime.providers.base import ProviderRequest
 from runtime.tools.base import ToolSpec
 from runtime.tools.memory import Remember
 from runtime.transcript import TextBlock, TranscriptMessage

@@ -18,16 +18,12 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime import (
-    AgentSpec,
-    Priority,
-    QueueStatus,
-    RunStatus,
-    Runtime,
-    RuntimeSettings,
-    StaleRunError,
-    UnknownRunError,
-)
+from runtime.agents import AgentSpec
+from runtime.engine import Runtime
+from runtime.errors import StaleRunError, UnknownRunError
+from runtime.messages import Priority, QueueStatus
+from runtime.records import RunStatus
+from runtime.results import RuntimeSettings
 from tests.runtime.helpers import operator
 from tests.runtime.providers.every_provider import KINDS, Round, fake_of, provider_of
 

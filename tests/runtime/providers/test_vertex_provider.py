@@ -12,10 +12,9 @@ from aiohttp.test_utils import TestServer as AiohttpServer
 
 from config.errors import CredentialRefused, PlatformUnreachable
 from runtime.errors import Failure, ProviderError
-from runtime.providers import ProviderRequest, StopReason
 from runtime.providers.anthropic import AnthropicProvider, check_claude
 from runtime.providers.anthropic_clients import Client, vertex_client
-from runtime.providers.base import Usage
+from runtime.providers.base import ProviderRequest, StopReason, Usage
 from runtime.tools.base import ToolSpec
 from runtime.transcript import TextBlock, ToolResultBlock, ToolUseBlock, TranscriptMessage
 from tests.fakes.anthropic_api import Reply, error, text, tools
