@@ -4,7 +4,9 @@ the arguments in the order they type them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -27,7 +29,7 @@ def switchboard(
     assert SCRIPT.exists(), f"{SCRIPT} is not installed: run `make test`, which installs it"
     argv = [str(SCRIPT), *map(str, args)]
     full_env = {**os.environ, **(env or {})}
-    if COLD:
+    if COLD or _fresh_interpreter_needed(env):
         return subprocess.run(
             argv,
             capture_output=True,
@@ -55,7 +57,7 @@ def _spawn(argv: list[str], env: Mapping[str, str], cwd: Path, out: int, err: in
     try:
         with open(os.devnull, "rb") as devnull:
             fds = [devnull.fileno(), out, err]
-            return WarmCli.get().spawn(Path(argv[0]), argv[1:], env, cwd, fds)
+            return Child(WarmCli.get().spawn(Path(argv[0]), argv[1:], env, cwd, fds))
     finally:
         os.close(out)
         if err != out:
@@ -69,20 +71,108 @@ def _read_all(fd: int) -> str:
 
 async def start(
     *args: str | Path, env: Mapping[str, str] | None = None, cwd: Path = ROOT
-) -> asyncio.subprocess.Process:
-    """`switchboard ARGS` in the background; its stdout and stderr on one pipe."""
-    return await asyncio.create_subprocess_exec(
-        str(SCRIPT),
-        *map(str, args),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-    )
+) -> Running:
+    """`switchboard ARGS` in the background; its stdout and stderr on one pipe. Forked from
+    this worker's warm CLI (`warm_cli.py`) unless SWITCHBOARD_TEST_COLD_CLI is set or the
+    command is given a variable only a fresh interpreter reads."""
+    argv = [str(SCRIPT), *map(str, args)]
+    full_env = {**os.environ, **(env or {})}
+    if COLD or _fresh_interpreter_needed(env):
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=cwd,
+            env=full_env,
+        )
+    return await WarmProcess.start(argv, full_env, cwd)
 
 
-async def read_until(proc: asyncio.subprocess.Process, text: str, limit_s: float = 30) -> str:
+def _fresh_interpreter_needed(env: Mapping[str, str] | None) -> bool:
+    """Python reads its own variables (PYTHONPATH and the like) only as it starts."""
+    return any(name.startswith("PYTHON") for name in env or {})
+
+
+class WarmProcess:
+    """A command forked from the warm CLI, driven as an `asyncio.subprocess.Process` is: its
+    pid, stdin and stdout as streams, `returncode` once it has ended, `wait`, signals."""
+
+    def __init__(
+        self,
+        pid: int,
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        ended: asyncio.Task[int],
+    ) -> None:
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self._ended = ended
+
+    def __del__(self) -> None:
+        """As asyncio kills a child whose transport is dropped: none outlives its test."""
+        if not self._ended.done():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    @classmethod
+    async def start(cls, argv: list[str], env: Mapping[str, str], cwd: Path) -> WarmProcess:
+        loop = asyncio.get_running_loop()
+        server = await asyncio.to_thread(WarmCli.get)  # its first start imports for seconds
+        (stdin_r, stdin_w), (stdout_r, stdout_w) = os.pipe(), os.pipe()
+        try:
+            conn = server.spawn(Path(argv[0]), argv[1:], env, cwd, [stdin_r, stdout_w, stdout_w])
+        finally:
+            os.close(stdin_r)
+            os.close(stdout_w)
+        conn.setblocking(False)
+        said, asking = await asyncio.open_unix_connection(sock=conn)
+        pid = int(await said.readline())
+        stdout = asyncio.StreamReader()
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(stdout_r, "rb", buffering=0)
+        )
+        writing, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(stdin_w, "wb", buffering=0)
+        )
+        stdin = asyncio.StreamWriter(writing, protocol, None, loop)
+        return cls(pid, stdin, stdout, loop.create_task(_status(said, asking)))
+
+    @property
+    def returncode(self) -> int | None:
+        return self._ended.result() if self._ended.done() else None
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._ended)
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is not None:  # its pid may be another process's by now
+            raise ProcessLookupError(self.pid)
+        os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+async def _status(said: asyncio.StreamReader, asking: asyncio.StreamWriter) -> int:
+    """The exit status the server writes once the command has ended. (`asking` is held
+    until then: a dropped writer closes the connection.)"""
+    try:
+        line = await said.readline()
+    finally:
+        asking.close()
+    assert line, "the warm CLI server ended before the command did"
+    return int(line)
+
+
+Running = asyncio.subprocess.Process | WarmProcess
+
+
+async def read_until(proc: Running, text: str, limit_s: float = 30) -> str:
     """The process's output up to and including the line that contains `text`."""
     assert proc.stdout is not None
     seen = ""
@@ -97,21 +187,14 @@ async def read_until(proc: asyncio.subprocess.Process, text: str, limit_s: float
 async def run_to_end(
     *args: str | Path, env: Mapping[str, str] | None = None, limit_s: float = 60, cwd: Path = ROOT
 ) -> tuple[int, str]:
-    """`switchboard ARGS` to its end, without blocking the loop (the fakes it talks to run
-    in this loop): its exit status and everything it printed. Forked from this worker's warm
-    CLI (`warm_cli.py`) unless SWITCHBOARD_TEST_COLD_CLI is set."""
-    if COLD:
-        proc = await start(*args, env=env, cwd=cwd)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.close()
+    """`switchboard ARGS` to its end, stdin empty, without blocking the loop (the fakes it
+    talks to run in this loop): its exit status and everything it printed."""
+    proc = await start(*args, env=env, cwd=cwd)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    try:
         output = await asyncio.wait_for(proc.stdout.read(), limit_s)
         return await asyncio.wait_for(proc.wait(), limit_s), output.decode()
-    argv = [str(SCRIPT), *map(str, args)]
-    out, out_w = os.pipe()
-    full_env = {**os.environ, **(env or {})}
-    child = await asyncio.to_thread(_spawn, argv, full_env, cwd, out_w, out_w)
-    try:
-        output = await asyncio.wait_for(asyncio.to_thread(_read_all, out), limit_s)
-        return await asyncio.wait_for(asyncio.to_thread(child.status), limit_s), output
     finally:
-        child.kill()  # ended already, unless it ran past the limit
+        if proc.returncode is None:  # it ran past the limit
+            proc.kill()

@@ -1,12 +1,14 @@
-"""`switchboard ARGS` run to its end without paying its start-up each time: one process per
-test worker imports the CLI once (about 0.8 s of CPU, several seconds on a loaded machine),
-then forks a child for each command. The child is a process of its own, as the console script
-would be: its own pid, its arguments in `sys.argv` (its name the script's), the environment and
-working directory the test gives it, stdin, stdout and stderr the test's pipes, its exit status
-the command's. What it cannot be is a fresh interpreter: what a module computed as it was
-imported (nothing of the product reads the environment then) is the server's. A test that sends
-a signal, or runs a process in the background, starts the console script itself
-(`cli_process.start`)."""
+"""`switchboard ARGS` without paying its start-up each time: one process per test worker
+imports the CLI and what `run` loads (the model SDKs, the platforms' libraries: about 3 s of
+CPU, several times that on a loaded machine) once, then forks a child for each command. The
+child is a process of its own, as the console script would be: its own pid, its arguments in
+`sys.argv` (its name the script's), the environment and working directory the test gives it,
+stdin, stdout and stderr the test's pipes, signals sent to its pid, its exit status the
+command's (the server reaps it, so a signal's death reads as -signum, as a Popen's does). What
+it cannot be is a fresh interpreter: what a module computed as it was imported (nothing of the
+product reads the environment then) is the server's, and variables Python reads only as it
+starts (`PYTHONPATH`, say: the fault-injecting `sitecustomize`) would be ignored, so a command
+given any `PYTHON*` variable of its own starts the console script itself (`cli_process.py`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import atexit
 import contextlib
 import json
 import os
+import selectors
 import signal
 import socket
 import subprocess
@@ -22,14 +25,29 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-PRELOAD = ("adapters.server.cli",)
+PRELOAD = (
+    "adapters.server.cli",
+    "adapters.server.run_cli",
+    "adapters.server.app",
+    "adapters.server.reloading",
+    "adapters.server.check_cli",
+    "adapters.server.status_cli",
+    "adapters.server.providers",
+    "runtime.providers.anthropic",
+    "runtime.providers.openai_chat",
+    "telegram.ext",
+    "slack_bolt.async_app",
+    "mcp",
+)
 READY = b"ready\n"
 
 
 def serve(path: str) -> None:
-    """The server: import the CLI, then fork a child for each request on the socket."""
+    """The server: import, then fork a child for each request on the socket, and write each
+    child's exit status to its requester once it has ended."""
     import gc
     import importlib
 
@@ -40,36 +58,65 @@ def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
+    woken, waker = socket.socketpair()
+    waker.setblocking(False)
+    signal.set_wakeup_fd(waker.fileno())
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # a child ended: `woken` becomes readable
+    requesters: dict[int, socket.socket] = {}  # pid: where its exit status is written
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
-    while True:
-        conn, _ = listener.accept()
-        message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-        if os.fork() == 0:
-            listener.close()
-            _child(conn, json.loads(message), fds)  # never returns
-        conn.close()
-        for fd in fds:
-            os.close(fd)
+    with selectors.DefaultSelector() as selector:
+        selector.register(listener, selectors.EVENT_READ)
+        selector.register(woken, selectors.EVENT_READ)
+        while True:
+            for key, _ in selector.select():
+                if key.fileobj is woken:
+                    woken.recv(4096)
+                    _reap(requesters)
+                    continue
+                conn, _ = listener.accept()
+                message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+                pid = os.fork()
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    selector.close()
+                    for kept in (listener, woken, waker, *requesters.values()):
+                        kept.close()
+                    _child(json.loads(message), fds)  # never returns
+                conn.sendall(f"{pid}\n".encode())
+                requesters[pid] = conn
+                for fd in fds:
+                    os.close(fd)
 
 
-def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> None:
-    """Become `switchboard ARGS`: tell the client the pid, run the command, tell its status."""
+def _reap(requesters: dict[int, socket.socket]) -> None:
+    """Every child that has ended: its exit status to its requester."""
+    while requesters:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            return
+        conn = requesters.pop(pid, None)
+        if conn is not None:
+            with contextlib.suppress(OSError):  # the requester has gone
+                conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+            conn.close()
+
+
+def _child(request: dict[str, Any], fds: list[int]) -> None:
+    """Become `switchboard ARGS` and run it to its end."""
     import random
     import time
 
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
     os.environ.clear()
-    os.environ.update(request["env"])  # type: ignore[arg-type]
+    os.environ.update(request["env"])
     time.tzset()
     random.seed()
     os.chdir(str(request["cwd"]))
-    sys.argv = [str(request["script"]), *request["args"]]  # type: ignore[misc]
-    conn.sendall(f"{os.getpid()}\n".encode())
+    sys.argv = [str(request["script"]), *request["args"]]
     code: object = 0
     try:
         from adapters.server.cli import main
@@ -77,6 +124,9 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         code = main()
     except SystemExit as exc:
         code = exc.code
+    except KeyboardInterrupt:  # as a fresh interpreter ends on an uncaught Ctrl-C: by SIGINT
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     except BaseException:
         import traceback
 
@@ -85,11 +135,6 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
     status = code if isinstance(code, int) else (0 if code is None else 1)
     if not isinstance(code, int | None):
         print(code, file=sys.stderr)
-    with contextlib.suppress(OSError):
-        sys.stdout.flush()
-        sys.stderr.flush()
-    conn.sendall(f"{status}\n".encode())
-    conn.close()
     sys.exit(status)  # the interpreter's usual end: atexit, logging's flush
 
 
@@ -134,13 +179,14 @@ class WarmCli:
 
     def spawn(
         self, script: Path, args: list[str], env: Mapping[str, str], cwd: Path, fds: list[int]
-    ) -> Child:
-        """A child running `script ARGS` with these stdin, stdout and stderr."""
+    ) -> socket.socket:
+        """Ask for a child running `script ARGS` with these stdin, stdout and stderr: on the
+        socket returned, its pid comes as a line, then its exit status as a line once it ends."""
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(self.path)
         request = {"script": str(script), "args": args, "env": dict(env), "cwd": str(cwd)}
         socket.send_fds(conn, [json.dumps(request).encode()], fds)
-        return Child(conn)
+        return conn
 
 
 class Child:
@@ -152,11 +198,12 @@ class Child:
         self.pid = int(self._lines.readline())
 
     def status(self) -> int:
-        """Its exit status (blocking until it ends); -9 when it was killed."""
+        """Its exit status (blocking until it ends): -N when signal N ended it."""
         line = self._lines.readline()
         self._lines.close()
         self._conn.close()
-        return int(line) if line else -signal.SIGKILL
+        assert line, "the warm CLI server ended before the command did"
+        return int(line)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.store.store import Store
-from tests.adapters.cli_process import start
+from tests.adapters.cli_process import Running, start
 
 
 @dataclass
 class Replica:
     name: str
-    process: asyncio.subprocess.Process
+    process: Running
     lines: list[str] = field(default_factory=list)
     port: int = 0
     _reader: asyncio.Task[None] | None = None
