@@ -2,8 +2,8 @@
 once (`adapters/platforms.py`). The door process, the main process, the config, `init`,
 `check-config` and the console take what they need of it and never name a platform.
 
-Its door is imported with it (the door process uses nothing else); its bots, which load the
-platform's SDK, only when the main process runs them."""
+The door process imports its door alone (`adapters/doors/registry.py`); its bots, which load
+the platform's SDK, are imported only when the main process runs them."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ from adapters.doors.registry import kinds
 from adapters.intake.door import Door
 from adapters.intake.record import Arrival, Put
 from bridge import cancel_and_wait
-from bridge.placement import Placement
 
 if TYPE_CHECKING:
+    from bridge.placement import Placement
     from config.schema import SwitchboardConfig
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class Doors:
         }
         # What is polled, by workspace and key (None: not polling).
         self._polling: dict[tuple[str, Hashable], asyncio.Task[None]] | None = None
-        self._placement = Placement()  # every workspace's (the door process's)
+        self._placement: Placement | None = None  # None: every workspace's (the door process)
         self.update(keys)
 
     def route(self, app: web.Application) -> None:
@@ -82,19 +82,21 @@ class Doors:
     def _poll(self) -> list[asyncio.Task[None]]:
         """Start what is to be polled now, and stop what is not: the polls stopped."""
         assert self._polling is not None
+        placement = self._placement
         wanted = {
             key: poll
             for door in self._doors.values()
             for key, poll in door.pollers().items()
-            if self._placement.serves(key[0])
+            if placement is None or placement.serves(key[0])
         }
         stopped = [self._polling.pop(key) for key in set(self._polling) - set(wanted)]
         for task in stopped:
             task.cancel()
         for key, poll in wanted.items():
             if key not in self._polling:
+                context = None if placement is None else placement.context(key[0])
                 self._polling[key] = asyncio.get_running_loop().create_task(
-                    poll(), name="poll", context=self._placement.context(key[0])
+                    poll(), name="poll", context=context
                 )
         return stopped
 

@@ -1,6 +1,6 @@
 """Door processes forked from the starter (`zygote.py`): one starter for this process, started
 by the first door process asked for and again should it have gone; each door process forked
-from it in milliseconds, where a fresh interpreter spends about 0.7 s of CPU importing.
+from it in milliseconds, where a fresh interpreter spends about 0.35 s of CPU importing.
 
 The starter is started from the calling thread, whose priority it and every door process it
 forks keep (`keeper.py` calls from a thread made before the main process lowers its own)."""

@@ -3,5 +3,6 @@ polled Telegram update) is checked at its door, stored as an `Arrival` in the in
 answered, and later handed to its platform's decoder by the one `Replayer`.
 
 Imported by the door process too, which runs none of the bridge or the runtime: it writes the
-inbox file through the intake table's store module (`bridge/store/intake.py`), and importing
-that loads the bridge's package with it."""
+inbox file through the intake table's store module (`bridge/store/intake.py`) and its records
+(`bridge/store/records.py`), which import none of the bridge's models
+(`tests/adapters/doors/test_door_imports.py`)."""

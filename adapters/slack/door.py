@@ -14,7 +14,6 @@ from slack_sdk.signature import SignatureVerifier
 
 from adapters.intake.door import DoorKind, Failed, Poll, Store
 from adapters.intake.record import Arrival, Put
-from adapters.slack.settings import SLACK_SECTION
 from adapters.slack.verify import SlackKey, check
 
 if TYPE_CHECKING:
@@ -26,6 +25,9 @@ VERIFIED = "slack signature"
 
 def keys(config: SwitchboardConfig) -> Any:
     """Each workspace's team and signing secret (one in Socket Mode alone has none)."""
+    # The config's models: the main process's, which alone calls this (not the door process).
+    from adapters.slack.settings import SLACK_SECTION
+
     found = [
         {"workspace": w.id, "team": slack.team_id, "secret": secret.get_secret_value()}
         for w in config.workspaces

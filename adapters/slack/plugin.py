@@ -1,5 +1,6 @@
 """Slack as one platform (`adapters/platform.py`), registered in `adapters/platforms.py`.
-What loads slack-bolt (its bots) is imported when it is used: the door process imports this."""
+Its bots and its probe are imported when they are used; the door process imports its door
+alone (`adapters/doors/registry.py`)."""
 
 from __future__ import annotations
 

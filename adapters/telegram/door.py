@@ -15,7 +15,6 @@ from adapters.intake.door import DoorKind, Failed, Poll, Store
 from adapters.intake.record import Arrival, Put
 from adapters.telegram import shape
 from adapters.telegram.polling import Poller, PollingKey
-from adapters.telegram.settings import TELEGRAM_SECTION
 from adapters.telegram.verify import checked_json, secret_matches
 
 if TYPE_CHECKING:
@@ -27,6 +26,9 @@ VERIFIED = "telegram secret token"
 
 def keys(config: SwitchboardConfig) -> Any:
     """Each webhook's secret token; each polling bot's token and API."""
+    # The config's models: the main process's, which alone calls this (not the door process).
+    from adapters.telegram.settings import TELEGRAM_SECTION
+
     bots = {w.id: bot for w in config.workspaces if (bot := TELEGRAM_SECTION.of(w)) is not None}
     webhooks = {
         workspace: secret.get_secret_value()

@@ -1,6 +1,6 @@
 """Telegram as one platform (`adapters/platform.py`), registered in `adapters/platforms.py`.
-What loads python-telegram-bot (its bots, its probe) is imported when it is used, so the door
-process, which imports this, does not load it."""
+What loads python-telegram-bot (its bots, its probe) is imported when it is used; the door
+process imports its door alone (`adapters/doors/registry.py`)."""
 
 from __future__ import annotations
 

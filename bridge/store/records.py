@@ -1,14 +1,18 @@
-"""What the bridge keeps in its own tables, as the bridge's code reads it."""
+"""What the bridge keeps in its own tables, as the bridge's code reads it.
+
+The door process imports it too, for the requests it stores (`NewRequest`): what it imports is
+what the door process's start costs, so the bridge's models are imported where an intent is
+read (`read_intent`), and elsewhere are types only."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bridge.events import AdminActionKind
-from bridge.store.buttons import decode
-from bridge.types import Button, DeliveryKind, DeliveryStatus, Route
+if TYPE_CHECKING:
+    from bridge.events import AdminActionKind
+    from bridge.types import Button, DeliveryKind, DeliveryStatus, Route
 
 
 class NotificationRouting(StrEnum):
@@ -39,6 +43,9 @@ class Intent:
 
 def read_intent(r: Any) -> Intent:
     """An intent from a row of `deliveries`."""
+    from bridge.store.buttons import decode
+    from bridge.types import DeliveryKind, DeliveryStatus, Route
+
     return Intent(
         id=r["id"],
         seq=r["seq"],
