@@ -3,4 +3,4 @@ its `init` questions (`setup.py`), its probe (`probe.py`), its door (`door.py`: 
 checked, stored; Socket Mode, `socket.py`), each workspace's bot (`bots.py`, `adapter.py`:
 what was stored handed to its bolt app, whose listeners make the bridge's messages with
 `inbound.py`), and replies and progress out (`transport.py`). Importing the package loads
-nothing: the door process imports only `plugin.py`, which loads the bots when they run."""
+nothing: the door process imports only `door.py`; `plugin.py` loads the bots when they run."""
