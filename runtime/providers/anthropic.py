@@ -23,9 +23,10 @@ import httpx2
 from config.errors import CredentialRefused, PlatformUnreachable
 from runtime.clock import Clock, SystemClock
 from runtime.errors import ContextWindowExceededError, Failure, ProviderError, failure_of
-from runtime.providers.anthropic_body import encoded_body, posted
+from runtime.providers.anthropic_body import encoded_body
 from runtime.providers.anthropic_clients import Client, anthropic_client
 from runtime.providers.anthropic_lowering import lower_request
+from runtime.providers.anthropic_post import Poster
 from runtime.providers.anthropic_stream import read_stream
 from runtime.providers.base import (
     ProviderRequest,
@@ -154,6 +155,10 @@ class AnthropicProvider:
         self.max_attempts = max_attempts
         self._clock = clock or SystemClock()
         self._client = client or anthropic_client(api_key, base_url, timeout_s)
+        sdk = self._client.sdk
+        self._poster: Poster | None = None  # a body encoded beforehand: Anthropic's API alone
+        if isinstance(sdk, anthropic.AsyncAnthropic) and self._client.sends_body:
+            self._poster = Poster(sdk)
         self._failures: tuple[type[Exception], ...] = (
             anthropic.AnthropicError,
             httpx2.TransportError,
@@ -185,7 +190,7 @@ class AnthropicProvider:
         self, request: ProviderRequest, on_text: TextSink, on_retry: RetryNotice
     ) -> ProviderResponse:
         params = lower_request(request)
-        body = encoded_body(request, params) if self._client.sends_body else None
+        body = encoded_body(request, params) if self._poster is not None else None
         attempt = 1
         while True:
             try:
@@ -226,9 +231,9 @@ class AnthropicProvider:
     async def _stream_once(
         self, params: dict[str, Any], body: bytes | None, on_text: TextSink
     ) -> ProviderResponse:
-        if body is not None:  # encoded already: the same bytes `create` would send
-            async with posted(self._client.sdk, body) as response:
-                return await read_stream(response, on_text, self._client.aws_event_stream)
+        if body is not None and self._poster is not None:  # encoded: the bytes `create` sends
+            async with self._poster.post(body) as response:
+                return await read_stream(response, on_text)
         create = self._client.sdk.messages.with_streaming_response.create
         extra = dict(self._client.body) or None
         async with create(**params, stream=True, extra_body=extra) as response:

@@ -15,12 +15,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 import anthropic
+import httpx2
 
 from runtime.providers.base import ProviderResponse, StopReason, TextSink, Usage
 from runtime.transcript import TextBlock, ToolUseBlock
+
+
+class SseResponse(Protocol):
+    """What is read of a streamed response: the SDK's, or aiohttp's (`anthropic_post.py`)."""
+
+    @property
+    def http_response(self) -> httpx2.Response: ...
+
+    def iter_lines(self) -> AsyncIterator[str]: ...
 
 
 class _Answer:
@@ -84,12 +94,17 @@ class _Answer:
 
 
 async def read_stream(
-    response: anthropic.AsyncAPIResponse[Any], on_text: TextSink, aws_event_stream: bool = False
+    response: SseResponse, on_text: TextSink, aws_event_stream: bool = False
 ) -> ProviderResponse:
     """The answer the events of a streamed response make up; `on_text` hears each piece of
-    text. `aws_event_stream`: the events come in AWS event-stream frames (Bedrock)."""
+    text. `aws_event_stream`: the events come in AWS event-stream frames (Bedrock, through the
+    SDK)."""
     answer = _Answer()
-    events = _aws_events(response) if aws_event_stream else _sse_events(response)
+    if aws_event_stream:
+        assert isinstance(response, anthropic.AsyncAPIResponse)
+        events = _aws_events(response)
+    else:
+        events = _sse_events(response)
     async for event_name, data in events:
         if event_name == "error" or data.get("type") == "error":
             error = data.get("error") or {}
@@ -104,9 +119,7 @@ async def read_stream(
     return answer.response()
 
 
-async def _sse_events(
-    response: anthropic.AsyncAPIResponse[Any],
-) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+async def _sse_events(response: SseResponse) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Each server-sent event's name and data."""
     event_name = ""
     async for line in response.iter_lines():
