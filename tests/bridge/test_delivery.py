@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from adapters.console.profile import CONSOLE
 from adapters.slack.platform import SLACK
 from adapters.telegram.platform import TELEGRAM
-from bridge.outbox import MAX_ATTEMPTS, Outbox
+from bridge.outbox import MAX_ATTEMPTS, SPLIT_ON_LOOP_CHARS, Outbox
 from bridge.service import Bridge
 from bridge.split import split
 from bridge.store.store import BridgeStore
 from bridge.transport import DeliveryError
-from bridge.types import DeliveryStatus
+from bridge.types import DeliveryKind, DeliveryStatus
 from tests.bridge.fakes import RecordingTransport
 from tests.bridge.harness import close_bridge, config_for, dm, open_bridge
 from tests.fakes.anthropic_api import FakeAnthropic, text
+
+T = TypeVar("T")
 
 
 async def deliveries(bridge: Bridge) -> list[dict[str, object]]:
@@ -274,6 +279,42 @@ async def test_a_reply_reads_its_conversations_queue_once(
         assert len(reads) == 1, reads
     finally:
         await close_bridge(bridge)
+
+
+@pytest.mark.parametrize("length", [4, SPLIT_ON_LOOP_CHARS, SPLIT_ON_LOOP_CHARS + 1, 8_000])
+async def test_a_short_reply_is_split_on_the_event_loop_and_a_long_one_off_it(
+    anthropic_api: FakeAnthropic,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    length: int,
+) -> None:
+    """Issue 45 (CPU per turn): handing a short reply's split to a thread and back cost more
+    than the split; a long one still does not hold the event loop. Either way, the same
+    chunks."""
+    answer = ("word " * length)[:length]
+    anthropic_api.script = [text(answer)]
+    off_loop: list[object] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(fn: Callable[..., T], *args: object) -> T:
+        off_loop.append(fn)
+        return await to_thread(fn, *args)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    transport = RecordingTransport()
+    bridge = await open_bridge(config_for(db_path, anthropic_api), transport)
+    try:
+        await bridge.receive(dm("say it"))
+        await bridge.settle()
+    finally:
+        await close_bridge(bridge)
+    splits = [fn for fn in off_loop if fn is split]  # the model's SDK hands work off too
+    assert splits == ([split] if length > SPLIT_ON_LOOP_CHARS else [])
+    profile = transport.profile
+    limit = profile.limits.max_chars_for(DeliveryKind.TURN_RESULT, buttons=False)
+    chunks = split(answer, limit, lambda s: len(profile.render(s)))
+    assert [s.text for s in transport.sent] == [profile.render(c) for c in chunks]
+    assert len(chunks) == (1 if length <= 4096 else 2)
 
 
 async def test_replies_waiting_together_are_each_sent_in_order(
