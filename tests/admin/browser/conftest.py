@@ -1,6 +1,7 @@
 """The browser tests' fixtures: Debian's Chromium driven by Playwright, one browser per test
-worker, a fresh page (its own cookies) per test, and on a failure a screenshot and the page's
-HTML in the test's tmp dir, their paths printed with the failure.
+worker, one page per worker that each test gets as a new page would be (`SharedPage`), and on
+a failure a screenshot and the page's HTML in the test's tmp dir, their paths printed with
+the failure.
 
 The browser outlives a test, so it lives in the worker's session event loop; every test here
 runs in that loop too (`pytestmark = LOOP` in each module, see chromium.py), and so must
@@ -17,7 +18,16 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Error,
+    Page,
+    ViewportSize,
+    async_playwright,
+    expect,
+)
 
 from adapters.server.app import App
 from tests.admin.browser.chromium import CHROMIUM, FLAGS, missing_browser
@@ -54,21 +64,78 @@ async def browser() -> AsyncIterator[Browser]:
         await browser.close()
 
 
+class SharedPage:
+    """The worker's page, lent to one test at a time. A new context and page cost Chromium a
+    renderer process and its warm-up, most of a second of CPU (half of a short test's), so a
+    test that passed hands its page on: left for a blank one (its scripts and live feeds
+    end), then, before the next test, its cookies (the login) cleared and its viewport and
+    mouse as a new page's. What else a page keeps is per origin (storage, cache): each test's
+    console has a port of its own, and its pages are not cached (no-store). After a failure
+    the next test gets a new context and page."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.context: BrowserContext | None = None
+        self.page: Page | None = None
+        self.viewport: ViewportSize | None = None  # a new page's
+
+    async def lend(self) -> Page:
+        if self.context is None or self.page is None or self.page.is_closed():
+            await self.close()
+            self.context = await self.browser.new_context()
+            self.context.set_default_timeout(WAIT_MS)
+            self.page = await self.context.new_page()
+            self.viewport = self.page.viewport_size
+            return self.page
+        await self.context.clear_cookies()
+        if self.viewport is not None and self.page.viewport_size != self.viewport:
+            await self.page.set_viewport_size(self.viewport)
+        await self.page.mouse.move(0, 0)
+        return self.page
+
+    async def take_back(self, *, failed: bool) -> None:
+        if failed or self.page is None or self.page.is_closed():
+            await self.close()
+        else:
+            await self.page.goto("about:blank")
+
+    async def close(self) -> None:
+        if self.context is not None:
+            await self.context.close()
+        self.context = self.page = None
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def shared_page(browser: Browser) -> AsyncIterator[SharedPage]:
+    shared = SharedPage(browser)
+    yield shared
+    await shared.close()
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def page(
-    browser: Browser, request: pytest.FixtureRequest, tmp_path: Path
+    shared_page: SharedPage, request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Page]:
-    context = await browser.new_context()
-    context.set_default_timeout(WAIT_MS)
-    page = await context.new_page()
+    page = await shared_page.lend()
     broken: list[str] = []  # what broke the pages' scripts: a console that stops updating
-    page.on("pageerror", lambda error: broken.append(f"uncaught: {error}"))
-    page.on("console", lambda m: broken.append(m.text) if _refused_by_csp(m) else None)
+
+    def uncaught(error: Error) -> None:
+        broken.append(f"uncaught: {error}")
+
+    def refused(message: ConsoleMessage) -> None:
+        if _refused_by_csp(message):
+            broken.append(message.text)
+
+    page.on("pageerror", uncaught)
+    page.on("console", refused)
     yield page
     reports = request.node.stash.get(_REPORTS, {})
-    if any(r.failed for r in reports.values()):
+    failed = any(r.failed for r in reports.values())
+    if failed:
         await _keep(page, tmp_path)
-    await context.close()
+    await shared_page.take_back(failed=failed)
+    page.remove_listener("pageerror", uncaught)
+    page.remove_listener("console", refused)
     assert broken == [], "the console's pages must run their scripts without an error"
 
 
