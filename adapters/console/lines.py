@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
@@ -29,9 +30,11 @@ async def read_lines(stream: TextIO, take: Callable[[str], Awaitable[None]]) -> 
 async def _line_reader(stream: TextIO) -> LineSource:
     loop = asyncio.get_running_loop()
     try:
+        if stat.S_ISREG(os.fstat(stream.fileno()).st_mode):  # asyncio's pipes refuse a file
+            raise ValueError("a regular file")
         reader = asyncio.StreamReader(limit=LONGEST_LINE)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
-    except (ValueError, OSError):  # a regular file: read it in a thread
+    except (ValueError, OSError):  # a file (or no descriptor): read it in a thread
 
         async def from_thread() -> str | None:
             line = await asyncio.to_thread(stream.readline)
