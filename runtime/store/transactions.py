@@ -87,7 +87,7 @@ class Transactions:
         rows: list[Sequence[Any]] = []
         first = last = None
         if self.db.numbers_events:
-            rows = [(e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable]
+            rows = [(e.type, e.session_id, e.run_id, writer.data_json(e), e.at) for e in durable]
             if durable:
                 self._publisher.numbering()
         else:
@@ -95,7 +95,7 @@ class Transactions:
                 event.seq = self.seq.event
                 self.seq.event += 1
             params: list[Sequence[Any]] = [
-                (e.seq, e.type, e.session_id, e.run_id, e.data_json(), e.at) for e in durable
+                (e.seq, e.type, e.session_id, e.run_id, writer.data_json(e), e.at) for e in durable
             ]
             statements = [*statements, Statement(INSERT_EVENT, params, many=True)]
             first = durable[0].seq if durable else None

@@ -54,14 +54,25 @@ class Writer:
         self.statements: list[Statement] = []
         self.events: list[Event] = []
         self.on_commit: list[Callable[[], None]] = []
+        # An event's data as JSON, by the event's id(), where `emit` encoded it to look for
+        # secrets and found none: its row is written with it, not encoded again.
+        self._encoded: dict[int, str] = {}
 
     def emit(self, event: Event) -> Event:
         if not event.at:
             event.at = self._clock.wall()
-        if self._secrets and self._secrets.found_in(event.data_json()):
-            event.data = self._secrets.masked(event.data)
+        if self._secrets:
+            encoded = event.data_json()
+            if self._secrets.found_in(encoded):
+                event.data = self._secrets.masked(event.data)
+            else:
+                self._encoded[id(event)] = encoded
         self.events.append(event)
         return event
+
+    def data_json(self, event: Event) -> str:
+        """The JSON of the data of `event` (one emitted here), as its row stores it."""
+        return self._encoded.get(id(event)) or event.data_json()
 
     def mask(self, text: str) -> str:
         """`text` as a layer above stores what people read (an outgoing message, an admin's

@@ -6,10 +6,13 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from config.secrets import Secrets
 from runtime.agents import AgentSpec
 from runtime.engine import Runtime
 from runtime.events import Event, EventType, Payload, Unrecognized
-from runtime.payloads import Progress, ProgressState
+from runtime.payloads import MessageDropped, Progress, ProgressState
 from runtime.providers.offline import OfflineProvider
 from runtime.store.schema import MIGRATIONS
 from runtime.store.store import Store
@@ -103,3 +106,41 @@ def test_a_stored_event_this_code_cannot_type_is_kept_as_it_was() -> None:
     assert isinstance(broken, Unrecognized) and broken.data == {"step": "no state"}
     typed = Payload.decode(EventType.PROGRESS, Event(Progress.queued()).data_json())
     assert typed == Progress.queued()
+
+
+async def test_an_event_is_encoded_once_unless_a_secret_in_it_is_masked(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 45 (CPU per turn): the JSON an event was searched for secrets in is the JSON its
+    row stores; one that held a secret is stored as masked."""
+    secret = "sk-live-0123456789abcdef"
+    store = await Store.open(db_path, secrets=Secrets([secret]))
+    encoded: list[str] = []
+    data_json = Event.data_json
+
+    def counted(event: Event) -> str:
+        text = data_json(event)
+        encoded.append(text)
+        return text
+
+    monkeypatch.setattr(Event, "data_json", counted)
+    said = [f"the key is {secret}", "nothing to hide"]
+    try:
+        async with store.write() as w:
+            for text in said:
+                w.emit(
+                    Event(
+                        MessageDropped(
+                            message_id="m", reason="full", sender=None, reply_route=None, text=text
+                        ),
+                        "s",
+                    )
+                )
+        stored = [e.data for e in await store.events_after(0)]
+    finally:
+        await store.close()
+    assert [d.text for d in stored if isinstance(d, MessageDropped)] == [
+        "the key is [redacted]",
+        "nothing to hide",
+    ]
+    assert len(encoded) == 3, encoded  # each once to search; the masked one again for its row
