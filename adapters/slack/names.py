@@ -55,11 +55,19 @@ class SlackNames:
     async def of(self, channel: str, user: str, *, direct: bool) -> tuple[str | None, str | None]:
         """(the channel's name, "#ops", or None in a DM; the person's name), None where Slack
         did not tell within `LOOKUP_TIMEOUT_S`."""
-        person = self._known(f"user:{user}", lambda: self._person(user))
         if direct:
-            return None, await person
-        place = self._known(f"channel:{channel}", lambda: self._channel(channel))
-        named_place, named_person = await asyncio.gather(place, person)
+            return None, await self._known(f"user:{user}", lambda: self._person(user))
+        place_key, person_key = f"channel:{channel}", f"user:{user}"
+        (place_kept, place), (person_kept, person) = (
+            self._cache.get(place_key),
+            self._cache.get(person_key),
+        )
+        if place_kept and person_kept:  # the usual case: no tasks started to read two names
+            return place, person
+        named_place, named_person = await asyncio.gather(
+            self._known(place_key, lambda: self._channel(channel)),
+            self._known(person_key, lambda: self._person(user)),
+        )
         return named_place, named_person
 
     async def _known(self, key: str, ask: Callable[[], Awaitable[str | None]]) -> str | None:
