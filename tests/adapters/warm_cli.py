@@ -47,7 +47,8 @@ READY = b"ready\n"
 
 def serve(path: str) -> None:
     """The server: import, then fork a child for each request on the socket, and write each
-    child's exit status to its requester once it has ended."""
+    child's exit status to its requester once it has ended. It ends when the worker that
+    started it does (its stdin closes), even one that ended without running its atexit."""
     import gc
     import importlib
 
@@ -68,8 +69,11 @@ def serve(path: str) -> None:
     with selectors.DefaultSelector() as selector:
         selector.register(listener, selectors.EVENT_READ)
         selector.register(woken, selectors.EVENT_READ)
+        selector.register(sys.stdin, selectors.EVENT_READ)  # the worker's end: closed as it ends
         while True:
             for key, _ in selector.select():
+                if key.fileobj is sys.stdin:  # the worker has ended, however it ended: so do we
+                    return
                 if key.fileobj is woken:
                     woken.recv(4096)
                     _reap(requesters)
@@ -154,7 +158,7 @@ class WarmCli:
                 f"from tests.adapters.warm_cli import serve; serve({self.path!r})",
             ],
             cwd=ROOT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # never written: the server ends when it closes
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": _pythonpath()},
         )
