@@ -18,6 +18,7 @@ import pytest
 from hypothesis import settings
 from pytest_aiohttp import AiohttpServer
 
+from tests import postgres
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.topology import console_topology, topology
 
@@ -40,6 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _compile_the_project()
     _rewrite_the_tests(config)
     _trust_one_root(config)
+    if config.getoption("numprocesses", None):
+        folder = postgres.share_with_workers()
+        config.add_cleanup(lambda: postgres.stop_shared(folder))
 
 
 def _compile_the_project() -> None:
