@@ -49,6 +49,7 @@ from runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
+FLEET_COUNTED = "replicas in the fleet counted"  # logged when the count changes
 IDLE_S = 10.0  # a held session with nothing under way this long is let go, over the share
 LONG_IDLE_S = 600.0  # and any, after this long
 REPLICA = "replica:"  # each replica's own lease: how many replicas are live
@@ -200,6 +201,8 @@ class Homes:
         share = self.share
         if recount:
             held, replicas = await leases.live(f"{SESSION}%"), await leases.live(f"{REPLICA}%")
+            if max(1, replicas) != share.replicas:
+                log.info(FLEET_COUNTED, extra={"replicas": replicas, "replica": self.holder})
             share = replace(share, held_in_fleet=held, replicas=max(1, replicas))
             await self._wake_at_next_expiry()
         self.share = replace(share, waiting=len(waiting))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge import texts
+from runtime.homes import FLEET_COUNTED
 from tests.adapters.replicas.processes import (
     Replica,
     by_name,
@@ -88,6 +89,9 @@ async def test_twelve_operators_turns_spread_over_three_replicas_and_a_kill_lose
     path = config(tmp_path, pg_url, anthropic_api, telegram_api)
     for name in ("a", "b", "c"):
         replicas.append(await start_replica(path, name))
+    # a replica counts the fleet once a renewal period: until `a`, which takes the messages,
+    # has counted the other two, the fleet is itself alone and its share every session
+    await replicas[0].expect(f"{FLEET_COUNTED} replicas=3")
     gate = asyncio.Event()  # every turn waits on the model until the kill
 
     def answer(body: dict[str, Any]) -> Reply:
