@@ -19,6 +19,7 @@ from hypothesis import settings
 from pytest_aiohttp import AiohttpServer
 
 from tests import postgres
+from tests.adapters.warm_cli import WarmCli
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.topology import console_topology, topology
 
@@ -41,9 +42,11 @@ def pytest_configure(config: pytest.Config) -> None:
     _compile_the_project()
     _rewrite_the_tests(config)
     _trust_one_root(config)
-    if config.getoption("numprocesses", None):
+    if config.getoption("numprocesses", None):  # what the workers share: started once
         folder = postgres.share_with_workers()
         config.add_cleanup(lambda: postgres.stop_shared(folder))
+        if not os.environ.get("SWITCHBOARD_TEST_COLD_CLI"):
+            WarmCli.share_with_workers()
 
 
 def _compile_the_project() -> None:

@@ -1,4 +1,4 @@
-"""`switchboard ARGS` without paying its start-up each time: one process per test worker
+"""`switchboard ARGS` without paying its start-up each time: one process for the run's workers
 imports the CLI and what `run` loads (the model SDKs, the platforms' libraries: about 3 s of
 CPU, several times that on a loaded machine) once, then forks a child for each command. The
 child is a process of its own, as the console script would be: its own pid, its arguments in
@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,6 @@ def _reap(requesters: dict[int, socket.socket]) -> None:
 def _child(request: dict[str, Any], fds: list[int]) -> None:
     """Become `switchboard ARGS` and run it to its end."""
     import random
-    import time
 
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
@@ -142,55 +142,91 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     sys.exit(status)  # the interpreter's usual end: atexit, logging's flush
 
 
+SHARED = "SWITCHBOARD_TEST_WARM_CLI"  # the main process's server's socket, for its workers
+CONNECT_LIMIT_S = 120.0  # a shared server still importing on a loaded machine
+
+
 class WarmCli:
-    """This worker's server, started at first use and stopped when the worker ends."""
+    """The server this process forks its commands from. Under xdist the main process starts
+    one for all its workers (`share_with_workers`): one import instead of one a worker. Else
+    this process starts its own at first use; either ends with the process that started it."""
 
     _lock = threading.Lock()
     _started: WarmCli | None = None
 
-    def __init__(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix="sb-cli-")
-        self.path = os.path.join(self.folder, "fork.sock")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                f"from tests.adapters.warm_cli import serve; serve({self.path!r})",
-            ],
+    def __init__(self, path: str, proc: subprocess.Popen[bytes] | None) -> None:
+        self.path = path
+        self.proc = proc  # None: the main process's, shared
+
+    @classmethod
+    def launch(cls, *, wait: bool = True) -> WarmCli:
+        """A server of this process's own; `wait`: until it is ready (else its socket appears
+        once it is, and `spawn` waits for that)."""
+        folder = tempfile.mkdtemp(prefix="sb-cli-")
+        path = os.path.join(folder, "fork.sock")
+        proc = subprocess.Popen(
+            [sys.executable, "-c", f"from tests.adapters.warm_cli import serve; serve({path!r})"],
             cwd=ROOT,
             stdin=subprocess.PIPE,  # never written: the server ends when it closes
-            stdout=subprocess.PIPE,
+            stdout=subprocess.PIPE if wait else subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": _pythonpath()},
         )
-        assert self.proc.stdout is not None
-        ready = self.proc.stdout.readline()
-        assert ready == READY, f"the warm CLI server did not start: {ready!r}"
-        atexit.register(self.stop)
+        if wait:
+            assert proc.stdout is not None
+            ready = proc.stdout.readline()
+            assert ready == READY, f"the warm CLI server did not start: {ready!r}"
+        server = cls(path, proc)
+        atexit.register(server.stop)
+        return server
+
+    @classmethod
+    def share_with_workers(cls) -> WarmCli:
+        """In the main process, before the workers start (they inherit the environment)."""
+        server = cls.launch(wait=False)
+        os.environ[SHARED] = server.path
+        return server
 
     @classmethod
     def get(cls) -> WarmCli:
         with cls._lock:
-            if cls._started is None or cls._started.proc.poll() is not None:
-                cls._started = WarmCli()
+            started = cls._started
+            if started is None or (started.proc is not None and started.proc.poll() is not None):
+                shared = os.environ.get(SHARED)
+                cls._started = cls(shared, None) if shared else cls.launch()
             return cls._started
 
     def stop(self) -> None:
+        assert self.proc is not None, "the shared server is the main process's to stop"
         self.proc.kill()
         self.proc.wait()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
-            os.rmdir(self.folder)
+            os.rmdir(os.path.dirname(self.path))
 
     def spawn(
         self, script: Path, args: list[str], env: Mapping[str, str], cwd: Path, fds: list[int]
     ) -> socket.socket:
         """Ask for a child running `script ARGS` with these stdin, stdout and stderr: on the
         socket returned, its pid comes as a line, then its exit status as a line once it ends."""
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(self.path)
+        conn = self._connect()
         request = {"script": str(script), "args": args, "env": dict(env), "cwd": str(cwd)}
         socket.send_fds(conn, [json.dumps(request).encode()], fds)
         return conn
+
+    def _connect(self) -> socket.socket:
+        """Connected to the server: one still importing has not made its socket yet."""
+        deadline = time.monotonic() + CONNECT_LIMIT_S
+        while True:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                conn.connect(self.path)
+                return conn
+            except (FileNotFoundError, ConnectionRefusedError):
+                conn.close()
+                if self.proc is not None and self.proc.poll() is not None:
+                    raise AssertionError("the warm CLI server ended") from None
+                assert time.monotonic() < deadline, f"no warm CLI server at {self.path}"
+                time.sleep(0.02)
 
 
 class Child:
