@@ -20,6 +20,7 @@ from typing import Any
 
 from adapters.private_files import create_private
 from config.schema import LoggingConfig
+from config.secret_scan import SecretScan
 from config.secrets import MASK, Secrets
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
@@ -31,37 +32,51 @@ TRACE_INDENT = "    "  # every line of a traceback starts so: a reader sees wher
 # A DM pairing code, wherever a line quotes a message that carries one (python-telegram-bot
 # logs the parameters of each call at debug level): it is a one-time credential.
 PAIRING_CODE = re.compile(r"(?i)(pairing code(?: is)?|/approve|/deny)\s+[A-HJ-NP-Z2-9]{8}\b")
+PAIRING_WORDS = ("pairing code", "/approve", "/deny")  # one of them starts every match
 
 
 class Redactor(logging.Filter):
     """Masks every secret the process knows (`config.secrets`: a set the running process
     keeps learning, as a reload brings new tokens), and every pairing code, in a record's
     message, arguments, traceback and extra fields. Attached to every handler, so it sees
-    records of every logger."""
+    records of every logger.
+
+    A record is first looked at whole by `SecretScan` (`config/secret_scan.py`): one that
+    holds no secret's form and no word a pairing code follows, as most do, is not searched
+    field by field (two lines a turn: issue 45)."""
 
     def __init__(self, secrets: Secrets | Iterable[str]) -> None:
         super().__init__()
         self._secrets = secrets if isinstance(secrets, Secrets) else Secrets(secrets)
+        self._scan = SecretScan(self._secrets, PAIRING_WORDS)
 
     def redact(self, text: str) -> str:
         text = PAIRING_CODE.sub(lambda m: f"{m.group(1)} {MASK}", text)
         return self._secrets.mask(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.redact(record.getMessage())
+        message = record.getMessage()
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
+        extra = [
+            (key, value if isinstance(value, str) else repr(value))
+            for key, value in record.__dict__.items()
+            if key not in _STANDARD
+        ]
+        whole = [message, record.exc_text or "", record.stack_info or ""]
+        if not self._scan.maybe("\n".join([*whole, *(text for _, text in extra)])):
+            record.msg = message
+            return True
+        record.msg = self.redact(message)
         if record.exc_text:
             record.exc_text = self.redact(record.exc_text)
         if record.stack_info:
             record.stack_info = self.redact(record.stack_info)
-        for key, value in list(record.__dict__.items()):
-            if key in _STANDARD:
-                continue
-            text = value if isinstance(value, str) else repr(value)
-            if self.redact(text) != text:
-                setattr(record, key, self.redact(text))
+        for key, text in extra:
+            redacted = self.redact(text)
+            if redacted != text:
+                setattr(record, key, redacted)
         return True
 
 
@@ -166,4 +181,8 @@ def configure(
     for name in _CHATTY:
         logging.getLogger(name).setLevel(level if level == logging.DEBUG else logging.WARNING)
     logging.captureWarnings(True)
+    # No line shows where it was logged from, nor the thread or process: not looked up for
+    # each record (logging's own switches for that, `Optimization` in its HOWTO).
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     return file

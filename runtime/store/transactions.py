@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from config.secret_scan import SecretScan
 from config.secrets import Secrets
 from runtime.clock import Clock
 from runtime.events import Event
@@ -67,6 +68,7 @@ class Transactions:
         self.db = db
         self.clock = clock
         self.secrets = secrets
+        self.scan = SecretScan(secrets)
         self.lock = asyncio.Lock()
         self.seq = Sequences()  # the next numbers to give out
         self.committed = 0  # the newest ledger event committed, as far as this process knows
@@ -192,7 +194,7 @@ class _Transaction:
             block = await tx.db.begin()
             if block is not None:
                 tx.seq = block
-            self._writer = Writer(tx.clock, tx.seq, tx.secrets)
+            self._writer = Writer(tx.clock, tx.seq, tx.secrets, tx.scan)
             for lease in (tx.fence, *FENCE.get()):  # the store's, and this task's
                 if lease is not None:
                     self._writer.fenced(lease)

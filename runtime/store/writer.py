@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from config.secret_scan import SecretScan
 from config.secrets import Secrets
 from runtime.clock import Clock
 from runtime.events import Event
@@ -45,12 +46,16 @@ def dumps(value: Any) -> str:
 class Writer:
     """One open write transaction. Events emitted here commit with it, every secret in them
     masked: the ledger is the audit people read (the console, `switchboard status`), and the
-    runtime -> bridge contract, so chat never gets a secret from it either."""
+    runtime -> bridge contract, so chat never gets a secret from it either. `scan` looks first
+    (`config/secret_scan.py`): a text it says holds no secret is not searched by the mask."""
 
-    def __init__(self, clock: Clock, sequences: Sequences, secrets: Secrets) -> None:
+    def __init__(
+        self, clock: Clock, sequences: Sequences, secrets: Secrets, scan: SecretScan
+    ) -> None:
         self._clock = clock
         self._seq = sequences
         self._secrets = secrets
+        self._scan = scan
         self.statements: list[Statement] = []
         self.events: list[Event] = []
         self.on_commit: list[Callable[[], None]] = []
@@ -63,7 +68,7 @@ class Writer:
             event.at = self._clock.wall()
         if self._secrets:
             encoded = event.data_json()
-            if self._secrets.found_in(encoded):
+            if self._scan.maybe(encoded) and self._secrets.found_in(encoded):
                 event.data = self._secrets.masked(event.data)
             else:
                 self._encoded[id(event)] = encoded
@@ -77,7 +82,7 @@ class Writer:
     def mask(self, text: str) -> str:
         """`text` as a layer above stores what people read (an outgoing message, an admin's
         action): every secret masked."""
-        return self._secrets.mask(text)
+        return self._secrets.mask(text) if self._scan.maybe(text) else text
 
     def now(self) -> float:
         return self._clock.wall()
