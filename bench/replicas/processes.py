@@ -42,6 +42,18 @@ def cpu_s(pid: int, *, children: bool = False) -> float:
     return ticks / TICK
 
 
+def sockets(pid: int) -> set[str]:
+    """The sockets a process holds open (`socket:[inode]`, an inode never given twice while
+    it is open): those opened between two looks are connections its pools grew by."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed meanwhile
+            link = os.readlink(fd)
+            if link.startswith("socket:"):
+                found.add(link)
+    return found
+
+
 def tree_cpu_s(root: int) -> float:
     """A server's CPU: the root process, its exited children, and its live ones."""
     total = cpu_s(root, children=True)
@@ -124,6 +136,9 @@ class Replica:
 
     def cpu(self) -> float:
         return tree_cpu_s(self.proc.pid)  # with its door process
+
+    def sockets(self) -> set[str]:
+        return sockets(self.proc.pid)  # its own: the door process holds the clients'
 
     async def role(self, http: aiohttp.ClientSession) -> str:
         async with http.get(f"{self.url}/healthz") as response:

@@ -43,6 +43,10 @@ def print_throughput(results: list[Throughput], concurrency: int, spread: str) -
             f"| {r.label} | {r.acks_per_s:,.0f} | {r.turns_per_s:,.1f} | {per_turn} "
             f"| {cpu} (over {r.wall_s:.1f} s) | {r.too_many} |"
         )
+    print(
+        "\nconnections opened during the load (pools grown past the warm-up's): "
+        + ", ".join(f"{r.label} {r.opened}" for r in results)
+    )
     pg = [r for r in results if r.lock is not None]
     one = next((r for r in pg if r.replicas == 1), None)
     for r in pg:
