@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.blocks import SECTION_TEXT, message_blocks, progress_blocks
 from adapters.slack.markup import escape
 from adapters.slack.platform import SLACK
+from adapters.slack.straight import StraightCalls
 from adapters.slack.stream import SlackStreams, within
 from bridge import texts
 from bridge.platform import PlatformProfile
@@ -39,6 +40,7 @@ class SlackTransport:
 
     def __init__(self, client: AsyncWebClient, workspace_id: str) -> None:
         self._client = client
+        self._calls = StraightCalls(client)  # a reply and the reactions: every turn's calls
         self._workspace_id = workspace_id
         self._progress: dict[str, tuple[str, str]] = {}  # conversation -> (ts, text shown)
         self._status: dict[str, str] = {}  # conversation -> status line shown
@@ -50,16 +52,19 @@ class SlackTransport:
     async def send(self, post: Post) -> str | None:
         route, chunk = post.route, post.chunk
         try:
-            posted = await self._client.chat_postMessage(
-                channel=route.conversation_id,
-                thread_ts=route.thread_id,
-                text=post.text,
-                blocks=message_blocks(post),
-                unfurl_links=False,
-                unfurl_media=False,
-                metadata={
-                    "event_type": METADATA_EVENT,
-                    "event_payload": {"intent_id": post.intent_id, "chunk": chunk},
+            posted = await self._calls.call(
+                "chat.postMessage",
+                body={
+                    "channel": route.conversation_id,
+                    "thread_ts": route.thread_id,
+                    "text": post.text,
+                    "blocks": message_blocks(post),
+                    "unfurl_links": False,
+                    "unfurl_media": False,
+                    "metadata": {
+                        "event_type": METADATA_EVENT,
+                        "event_payload": {"intent_id": post.intent_id, "chunk": chunk},
+                    },
                 },
             )
             # The channel Slack posted in: a DM's id when the route names a user.
@@ -154,7 +159,7 @@ class SlackTransport:
     async def received(self, route: Route) -> None:
         """A reaction on the operator's message: the agent has it."""
         if route.reply_to:
-            await self._react("reactions_add", route, RECEIVED, UNLIMITED)
+            await self._react("reactions.add", route, RECEIVED, UNLIMITED)
 
     async def suggest_prompts(
         self, channel: str, thread_ts: str, prompts: list[dict[str, str]]
@@ -276,10 +281,10 @@ class SlackTransport:
             return
         mark = (route.conversation_id, route.reply_to)
         if mark not in self._unmarked:
-            if not await self._react("reactions_remove", route, RECEIVED, budget):
+            if not await self._react("reactions.remove", route, RECEIVED, budget):
                 return
             self._unmarked.add(mark)
-        if await self._react("reactions_add", route, FINISHED, budget):
+        if await self._react("reactions.add", route, FINISHED, budget):
             self._unmarked.discard(mark)
 
     async def _status_line(self, route: Route, status: str, budget: Budget) -> bool:
@@ -315,8 +320,13 @@ class SlackTransport:
                 await self._within(
                     budget,
                     Call.REACTION,
-                    lambda: getattr(self._client, method)(
-                        channel=route.conversation_id, timestamp=route.reply_to, name=name
+                    lambda: self._calls.call(
+                        method,
+                        params={
+                            "channel": route.conversation_id,
+                            "name": name,
+                            "timestamp": route.reply_to or "",
+                        },
                     ),
                 )
                 is not None
