@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import signal
 import subprocess
@@ -39,8 +40,34 @@ def switchboard(
             env=full_env,
             stdin=subprocess.DEVNULL,
         )
+    return _forked(argv, full_env, cwd)
+
+
+def python_module(
+    module: str, *args: str | Path, env: Mapping[str, str], cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ARGS` to its end, stdin empty, in exactly the environment `env`:
+    forked from the warm CLI as `switchboard` is, unless SWITCHBOARD_TEST_COLD_CLI is set."""
+    if COLD or _fresh_interpreter_needed(env):
+        return subprocess.run(
+            [sys.executable, "-m", module, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+        )
+    spec = importlib.util.find_spec(module + ".__main__") or importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, f"no module {module}"
+    return _forked([spec.origin, *map(str, args)], env, cwd, module=module)
+
+
+def _forked(
+    argv: list[str], env: Mapping[str, str], cwd: Path, module: str | None = None
+) -> subprocess.CompletedProcess[str]:
     (out, out_w), (err, err_w) = os.pipe(), os.pipe()
-    child = _spawn(argv, full_env, cwd, out_w, err_w)
+    child = _spawn(argv, env, cwd, out_w, err_w, module)
     killer = threading.Timer(60, child.kill)  # as subprocess.run's timeout
     killer.start()
     try:
@@ -52,12 +79,14 @@ def switchboard(
     return subprocess.CompletedProcess(argv, status, stdout, stderr)
 
 
-def _spawn(argv: list[str], env: Mapping[str, str], cwd: Path, out: int, err: int) -> Child:
+def _spawn(
+    argv: list[str], env: Mapping[str, str], cwd: Path, out: int, err: int, module: str | None
+) -> Child:
     """Fork the command, stdin empty; the write ends given to it are closed here."""
     try:
         with open(os.devnull, "rb") as devnull:
             fds = [devnull.fileno(), out, err]
-            return Child(WarmCli.get().spawn(Path(argv[0]), argv[1:], env, cwd, fds))
+            return Child(WarmCli.get().spawn(Path(argv[0]), argv[1:], env, cwd, fds, module))
     finally:
         os.close(out)
         if err != out:

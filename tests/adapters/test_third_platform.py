@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import re
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from adapters.server.init_config import Answers
 from adapters.server.init_interview import Interview
 from config import load
 from runtime.messages import MessageKind
+from tests.adapters.cli_process import python_module
 from tests.adapters.toy_platform.bots import ToyBot
 from tests.adapters.toy_platform.plugin import TOY_PLATFORM
 from tests.adapters.toy_platform.probe import GOOD
@@ -71,12 +70,9 @@ default_agent = "helper"
 
 def toy_cli(*args: str | Path, env: dict[str, str] | None = None) -> tuple[int, str]:
     """`switchboard` with the toy registered (`toy_platform/__main__.py`)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.adapters.toy_platform", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
+    done = python_module(
+        "tests.adapters.toy_platform",
+        *args,
         env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT), **(env or {})},
     )
     return done.returncode, done.stdout + done.stderr

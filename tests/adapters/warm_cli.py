@@ -123,9 +123,14 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     sys.argv = [str(request["script"]), *request["args"]]
     code: object = 0
     try:
-        from adapters.server.cli import main
+        if module := request.get("module"):  # `python -m MODULE ARGS`
+            import runpy
 
-        code = main()
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            from adapters.server.cli import main
+
+            code = main()
     except SystemExit as exc:
         code = exc.code
     except KeyboardInterrupt:  # as a fresh interpreter ends on an uncaught Ctrl-C: by SIGINT
@@ -204,12 +209,21 @@ class WarmCli:
             os.rmdir(os.path.dirname(self.path))
 
     def spawn(
-        self, script: Path, args: list[str], env: Mapping[str, str], cwd: Path, fds: list[int]
+        self,
+        script: Path,
+        args: list[str],
+        env: Mapping[str, str],
+        cwd: Path,
+        fds: list[int],
+        module: str | None = None,
     ) -> socket.socket:
-        """Ask for a child running `script ARGS` with these stdin, stdout and stderr: on the
-        socket returned, its pid comes as a line, then its exit status as a line once it ends."""
+        """Ask for a child running `script ARGS` (or `python -m module ARGS`, `script` the
+        module's file) with these stdin, stdout and stderr: on the socket returned, its pid
+        comes as a line, then its exit status as a line once it ends."""
         conn = self._connect()
         request = {"script": str(script), "args": args, "env": dict(env), "cwd": str(cwd)}
+        if module is not None:
+            request["module"] = module
         socket.send_fds(conn, [json.dumps(request).encode()], fds)
         return conn
 
