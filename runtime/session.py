@@ -57,6 +57,7 @@ class RunHandle:
     inflight: asyncio.Future[object] | None = None
     cut_safely: bool = False  # the in-flight part loses nothing when cut (a model call, a wait)
     handing_back: bool = False  # the process is stopping: end at the next safe point
+    handed_back: asyncio.Event = field(default_factory=asyncio.Event)  # set with handing_back
     open_calls: int = 0  # calls of the round under way whose result is not kept yet
     asking: int = 0  # of those, the calls waiting for an operator's approval
     finished: asyncio.Event = field(default_factory=asyncio.Event)
@@ -84,6 +85,7 @@ class RunHandle:
         model call or a wait in flight is cut now (nothing of it is recorded yet); tools run
         to their end, so none is cut and answered as interrupted."""
         self.handing_back = True
+        self.handed_back.set()
         self.cut_if_safe()
 
     def cut_if_safe(self) -> None:

@@ -36,7 +36,7 @@ from runtime.session import RunHandle, Session
 from runtime.steps import WaitForApproval
 from runtime.store.store import Store
 from runtime.store.writer import Writer
-from runtime.tools.base import Approval, ToolContext
+from runtime.tools.base import Approval, ToolContext, Woken
 from runtime.tools.envelope import ToolImage, ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
 from runtime.transcript import (
@@ -291,22 +291,30 @@ class ToolRunner:
         )
         w.emit(Event(finished, self.session.id, self.run_id))
 
-    async def _wait_for_interjection(self, seconds: float) -> bool:
-        """True at once if an operator message is waiting; else wait up to `seconds` for one."""
+    async def _wait_for_interjection(self, seconds: float) -> Woken:
+        """At once if an operator message is waiting or the process is stopping; else wait up
+        to `seconds` for either."""
         if self.admitted_before_tools or self.session.queue.has_interjection():
-            return True
+            return Woken.OPERATOR
+        if self.handle.hands_back:
+            return Woken.STOPPING
         if seconds <= 0:
-            return False
+            return Woken.TIMED_OUT
         signal = self.session.interjection_signal()
         await self._progress(LISTENING_STEP, ProgressState.WAITING)
-        waiter = asyncio.ensure_future(signal.wait())
-        sleeper = asyncio.ensure_future(self.deps.clock.sleep(seconds))
+        waiters = [
+            asyncio.ensure_future(signal.wait()),
+            asyncio.ensure_future(self.handle.handed_back.wait()),
+            asyncio.ensure_future(self.deps.clock.sleep(seconds)),
+        ]
         try:
-            await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            waiter.cancel()
-            sleeper.cancel()
-        return signal.is_set() and self.session.mode is QueueMode.STEER
+            for waiter in waiters:
+                waiter.cancel()
+        if signal.is_set() and self.session.mode is QueueMode.STEER:
+            return Woken.OPERATOR
+        return Woken.STOPPING if self.handle.hands_back else Woken.TIMED_OUT
 
     async def close_after_stop(self) -> None:
         """Make the transcript provider-valid again: every open tool call gets a result, and

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 from runtime.tools.envelope import ToolResult
@@ -39,6 +40,14 @@ class Approval:
         return self.tools is None or tool in self.tools
 
 
+class Woken(StrEnum):
+    """Why a turn's wait (the sleep tool's) ended before its time, or that it did not."""
+
+    TIMED_OUT = "timed_out"
+    OPERATOR = "operator"  # an operator's message is waiting
+    STOPPING = "stopping"  # Switchboard is stopping: the turn hands back
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may do besides compute: each callable is bound to the calling turn."""
@@ -48,7 +57,7 @@ class ToolContext:
     tool_use_id: str
     notify: Callable[[str], Awaitable[ToolResult]]
     spawn: Callable[[str], Awaitable[ToolResult]]
-    wait_for_interjection: Callable[[float], Awaitable[bool]]
+    wait_for_interjection: Callable[[float], Awaitable[Woken]]
     # schedule_wakeup: (when, note) -> the result that ends the turn
     wake_later: Callable[[str, str], Awaitable[ToolResult]]
     # remember, recall, forget: the agent's memories as this turn may see and write them;

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.tools.base import ToolContext, ToolSpec
+from runtime.tools.base import ToolContext, ToolSpec, Woken
 from runtime.tools.envelope import ToolResult
 
 MAX_SLEEP_S = 3600.0
@@ -43,10 +43,17 @@ class Sleep:
 
     async def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         seconds = float(tool_input["seconds"])
-        if await ctx.wait_for_interjection(seconds):
-            return ToolResult.success(
-                "woke early: an operator message is waiting", {"slept": False, "woken": True}
-            )
+        match await ctx.wait_for_interjection(seconds):
+            case Woken.OPERATOR:
+                return ToolResult.success(
+                    "woke early: an operator message is waiting", {"slept": False, "woken": True}
+                )
+            case Woken.STOPPING:  # a stop need not wait out the sleep: its result is kept
+                return ToolResult.success(
+                    "woke early: Switchboard stopped (a restart, or another replica took over);"
+                    " sleep again if there is still reason to wait",
+                    {"slept": False, "woken": False, "stopped": True},
+                )
         return ToolResult.success(f"slept {seconds:g}s", {"slept": True, "woken": False})
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tools.base import ToolContext
+from runtime.tools.base import ToolContext, Woken
 from runtime.tools.command import CommandToolSpec
 from runtime.tools.envelope import ToolResult, ToolStatus
 from runtime.tools.registry import ToolRegistry
@@ -18,8 +18,8 @@ async def _never(_: str) -> ToolResult:
     raise AssertionError("not used")
 
 
-async def _no_wait(_: float) -> bool:
-    return False
+async def _no_wait(_: float) -> Woken:
+    return Woken.TIMED_OUT
 
 
 async def _no_wakeup(_: str, __: str) -> ToolResult:

@@ -124,6 +124,32 @@ async def test_a_model_call_under_way_at_a_stop_is_cut_at_once_and_asked_again(
     assert str(asked).count("think hard") == 1, "the prompt is not appended twice"
 
 
+async def test_a_sleep_under_way_at_a_stop_wakes_at_once_and_the_next_start_says_why(
+    anthropic_api: FakeAnthropic, db_path: Path, cleanup: list[object]
+) -> None:
+    """A sleep is a wait, not work: a stop does not wait it out (up to the grace), it ends
+    now with a result that says why, kept, and the next start goes on from it."""
+    anthropic_api.script = [tools(("sleep", {"seconds": 600}))]
+    rt = await open_runtime(db_path, anthropic_api)
+    sid = await rt.create_session("assistant")
+    await rt.submit(sid, operator("wait for the build"))
+    await wait_for(rt, EventType.TOOL_STARTED, lambda e: e.data.name == "sleep")
+    assert await rt.hand_back(grace_s=5) == 0, "the sleep ended within the grace"
+    assert len(anthropic_api.requests) == 1, "no new model call once handing back"
+    await rt.close()
+
+    anthropic_api.script = [text("the build is still running")]
+    rt = await open_runtime(db_path, anthropic_api)
+    cleanup.append(rt)
+    await rt.wait_idle()
+    [call] = await rt.store.tool_calls()
+    assert call.status == "success" and call.result is not None
+    [result] = anthropic_api.requests[-1]["messages"][2]["content"]
+    assert "woke early: Switchboard stopped" in result["content"], result
+    runs = await rt.store.runs(session_id=sid)
+    assert [r.status for r in runs] == [RunStatus.INTERRUPTED, RunStatus.COMPLETED]
+
+
 async def test_a_tool_past_the_grace_is_cut_as_a_crash_would_cut_it(
     anthropic_api: FakeAnthropic, db_path: Path, tmp_path: Path, cleanup: list[object]
 ) -> None:
