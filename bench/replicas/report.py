@@ -44,7 +44,7 @@ def print_throughput(results: list[Throughput], concurrency: int, spread: str) -
             f"| {cpu} (over {r.wall_s:.1f} s) | {r.too_many} |"
         )
     print(
-        "\nconnections opened during the load (pools grown past the warm-up's): "
+        "\nconnections the replicas opened during the load (pools grown past the warm-up's): "
         + ", ".join(f"{r.label} {r.opened}" for r in results)
     )
     pg = [r for r in results if r.lock is not None]
