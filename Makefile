@@ -60,7 +60,7 @@ check: lint typecheck
 # worksteal). -rfEs: the summary names failures, errors and skipped tests with why (the
 # browser tests skip where there is no Chromium).
 suite: $(TEST_STAMP) chromium
-	$(BIN)/pytest -n 6 --dist worksteal -rfEs
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n 6 --dist worksteal -rfEs
 
 # The lint first (seconds), then mypy beside the suite: a fresh clone's mypy takes about 25 s
 # of one core with no cache, and alone it left the other core idle that long.

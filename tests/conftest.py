@@ -13,15 +13,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 
-import certifi
-import pytest
-from hypothesis import settings
-from pytest_aiohttp import AiohttpServer
+# Bytecode is cached even where the environment says PYTHONDONTWRITEBYTECODE (this machine's
+# does), before the imports below: pytest rewrites the asserts of every module of a package
+# that is a pytest plugin (hypothesis, anyio) as well as of the tests, and without a cache each
+# process rewrites them again (about 0.8 s of CPU). `make test` unsets the variable, so the
+# plugins pytest loads before this file are cached too.
+sys.dont_write_bytecode = False
 
-from tests import postgres
-from tests.adapters.warm_cli import WarmCli
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.topology import console_topology, topology
+import certifi  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+from pytest_aiohttp import AiohttpServer  # noqa: E402
+
+from tests import postgres  # noqa: E402
+from tests.adapters.warm_cli import WarmCli  # noqa: E402
+from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
+from tests.topology import console_topology, topology  # noqa: E402
 
 __all__ = ["console_topology", "topology"]  # fixtures: the topologies of the public port
 
@@ -36,7 +43,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pytest_configure(config: pytest.Config) -> None:
     """Set up once in the main process, before any xdist worker starts (they inherit it)."""
-    sys.dont_write_bytecode = False  # pytest's rewritten test modules, in each process
     if hasattr(config, "workerinput"):
         return
     _compile_the_project()
