@@ -204,8 +204,9 @@ class WarmCli:
         assert self.proc is not None, "the shared server is the main process's to stop"
         self.proc.kill()
         self.proc.wait()
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # a server stopped while importing made none
             os.unlink(self.path)
+        with contextlib.suppress(OSError):
             os.rmdir(os.path.dirname(self.path))
 
     def spawn(
