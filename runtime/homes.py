@@ -34,9 +34,7 @@ from runtime.across import Across, Home
 from runtime.admission import admit_arrived
 from runtime.holdings import Holdings
 from runtime.messages import QueueStatus
-from runtime.payloads import (
-    SessionAction,
-)
+from runtime.payloads import SessionAction
 from runtime.queue import SessionQueue
 from runtime.records import Lease, RunStatus
 from runtime.recovery import recover
