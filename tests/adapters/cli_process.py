@@ -31,15 +31,7 @@ def switchboard(
     argv = [str(SCRIPT), *map(str, args)]
     full_env = {**os.environ, **(env or {})}
     if COLD or _fresh_interpreter_needed(env):
-        return subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=cwd,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-        )
+        return _cold(argv, full_env, cwd)
     return _forked(argv, full_env, cwd)
 
 
@@ -49,18 +41,23 @@ def python_module(
     """`python -m MODULE ARGS` to its end, stdin empty, in exactly the environment `env`:
     forked from the warm CLI as `switchboard` is, unless SWITCHBOARD_TEST_COLD_CLI is set."""
     if COLD or _fresh_interpreter_needed(env):
-        return subprocess.run(
-            [sys.executable, "-m", module, *map(str, args)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-        )
+        return _cold([sys.executable, "-m", module, *map(str, args)], env, cwd)
     spec = importlib.util.find_spec(module + ".__main__") or importlib.util.find_spec(module)
     assert spec is not None and spec.origin is not None, f"no module {module}"
     return _forked([spec.origin, *map(str, args)], env, cwd, module=module)
+
+
+def _cold(argv: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter, as a person's shell starts it."""
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _forked(

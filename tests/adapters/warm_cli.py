@@ -43,7 +43,6 @@ PRELOAD = (
     "slack_bolt.async_app",
     "mcp",
 )
-READY = b"ready\n"
 
 
 def serve(path: str) -> None:
@@ -65,8 +64,6 @@ def serve(path: str) -> None:
     signal.set_wakeup_fd(waker.fileno())
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a child ended: `woken` becomes readable
     requesters: dict[int, socket.socket] = {}  # pid: where its exit status is written
-    sys.stdout.buffer.write(READY)
-    sys.stdout.flush()
     with selectors.DefaultSelector() as selector:
         selector.register(listener, selectors.EVENT_READ)
         selector.register(woken, selectors.EVENT_READ)
@@ -164,22 +161,18 @@ class WarmCli:
         self.proc = proc  # None: the main process's, shared
 
     @classmethod
-    def launch(cls, *, wait: bool = True) -> WarmCli:
-        """A server of this process's own; `wait`: until it is ready (else its socket appears
-        once it is, and `spawn` waits for that)."""
+    def launch(cls) -> WarmCli:
+        """A server of this process's own, still importing: its socket appears once it is
+        ready, and `spawn` waits for that."""
         folder = tempfile.mkdtemp(prefix="sb-cli-")
         path = os.path.join(folder, "fork.sock")
         proc = subprocess.Popen(
             [sys.executable, "-c", f"from tests.adapters.warm_cli import serve; serve({path!r})"],
             cwd=ROOT,
             stdin=subprocess.PIPE,  # never written: the server ends when it closes
-            stdout=subprocess.PIPE if wait else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": _pythonpath()},
         )
-        if wait:
-            assert proc.stdout is not None
-            ready = proc.stdout.readline()
-            assert ready == READY, f"the warm CLI server did not start: {ready!r}"
         server = cls(path, proc)
         atexit.register(server.stop)
         return server
@@ -187,7 +180,7 @@ class WarmCli:
     @classmethod
     def share_with_workers(cls) -> WarmCli:
         """In the main process, before the workers start (they inherit the environment)."""
-        server = cls.launch(wait=False)
+        server = cls.launch()
         os.environ[SHARED] = server.path
         return server
 
