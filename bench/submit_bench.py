@@ -9,6 +9,12 @@ next: every call is a committed transaction (the message and its `message_queued
 event) before it returns. A single submitter, one call after another, is shown beside them.
 The three alternate over a few rounds, each on a fresh file; the table gives the medians.
 
+Where the rest of the time goes, the 100 submitters' own SQL is replayed by one thread of bare
+sqlite3 into a copy of the file as it was before they began: the same statements with the
+same values, first in the groups the store committed them in, then each transaction alone.
+What a submit costs beyond the first of these is Switchboard's Python; what the first costs
+beyond bare's one row is the rows a durable submit must write.
+
     .venv/bin/python -m bench.submit_bench [--rounds 3] [--messages 10000]
 """
 
@@ -20,21 +26,30 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.runtime_bench import busy_runtime, prompt
 from runtime.messages import Priority
-from runtime.store.sqlite_db import PRAGMAS
+from runtime.store import sqlite_db
+from runtime.store.sqlite_db import PRAGMAS, Transaction, execute
 
 TABLE = "CREATE TABLE rows (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, text TEXT, at REAL)"
 
 
-def bare_commits(path: Path, rows: int) -> float:
-    """Commits a second: one small row per transaction, from one thread."""
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection with the store's own settings."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     for pragma in PRAGMAS:
         conn.execute(pragma)
+    return conn
+
+
+def bare_commits(path: Path, rows: int) -> float:
+    """Commits a second: one small row per transaction, from one thread."""
+    conn = _connect(path)
     conn.execute(TABLE)
     start = time.perf_counter()
     for i in range(rows):
@@ -46,17 +61,55 @@ def bare_commits(path: Path, rows: int) -> float:
     return rows / elapsed
 
 
-async def submits(path: Path, messages: int, submitters: int, sessions: int = 100) -> float:
-    """Durable submits a second: `submitters` callers at once over `sessions` busy sessions."""
+def replayed(path: Path, groups: list[list[Transaction]], messages: int, *, alone: bool) -> float:
+    """Messages a second, their transactions committed by one thread of bare sqlite3 into
+    `path` (the file as it was before they were submitted): in their groups, or each alone."""
+    if alone:
+        groups = [[statements] for group in groups for statements in group]
+    conn = _connect(path)
+    start = time.perf_counter()
+    for group in groups:
+        conn.execute("BEGIN IMMEDIATE")
+        for statements in group:
+            execute(conn, statements)
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return messages / elapsed
+
+
+def _copy(path: Path, to: Path) -> None:
+    with sqlite3.connect(path) as source, sqlite3.connect(to) as copy:
+        source.backup(copy)
+    source.close()
+    copy.close()
+
+
+async def submits(
+    path: Path,
+    messages: int,
+    submitters: int,
+    sessions: int = 100,
+    groups: list[list[Transaction]] | None = None,
+) -> float:
+    """Durable submits a second: `submitters` callers at once over `sessions` busy sessions.
+    `groups`: gets the transactions their commits ran, as they were grouped, and the file as
+    it was before them is copied beside it (`.before`)."""
     rt, ids = await busy_runtime(path, sessions, messages)
     each = messages // submitters
+    if groups is not None:
+        _copy(path, path.with_suffix(".before"))
+        sqlite_db.commit_group = _recording(groups)
 
     async def submitter(n: int) -> None:
         for i in range(each):
             await rt.submit(ids[(n + i * submitters) % sessions], prompt(f"m{i}", Priority.NORMAL))
 
     start = time.perf_counter()
-    await asyncio.gather(*(submitter(n) for n in range(submitters)))
+    try:
+        await asyncio.gather(*(submitter(n) for n in range(submitters)))
+    finally:
+        sqlite_db.commit_group = COMMIT_GROUP
     elapsed = time.perf_counter() - start
     stored = len(await rt.store.messages())
     await rt.close()
@@ -64,15 +117,41 @@ async def submits(path: Path, messages: int, submitters: int, sessions: int = 10
     return each * submitters / elapsed
 
 
+COMMIT_GROUP = sqlite_db.commit_group
+ROWS = {
+    "bare": "bare sqlite3, one row a transaction, one thread",
+    "concurrent": "Runtime.submit(), 100 submitters over 100 busy sessions",
+    "single": "Runtime.submit(), one submitter",
+    "grouped SQL": "the 100 submitters' own statements, bare, one thread, in their groups",
+    "alone SQL": "the 100 submitters' own statements, bare, one thread, a transaction each",
+}
+
+
+def _recording(groups: list[list[Transaction]]) -> Callable[..., list[Any]]:
+    """The store's group commit, keeping each group it commits."""
+
+    def commit_group(conn: sqlite3.Connection, group: list[Transaction]) -> list[Any]:
+        groups.append(group)
+        return COMMIT_GROUP(conn, group)
+
+    return commit_group
+
+
 async def measure(rounds: int = 3, messages: int = 10_000) -> dict[str, float]:
-    runs: dict[str, list[float]] = {"bare": [], "concurrent": [], "single": []}
+    runs: dict[str, list[float]] = {name: [] for name in ROWS}
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(rounds):
             folder = Path(tmp) / str(n)
             folder.mkdir()
             runs["bare"].append(bare_commits(folder / "bare.db", messages))
-            runs["concurrent"].append(await submits(folder / "many.db", messages, 100))
+            groups: list[list[Transaction]] = []
+            many = folder / "many.db"
+            runs["concurrent"].append(await submits(many, messages, 100, groups=groups))
             runs["single"].append(await submits(folder / "one.db", messages // 2, 1))
+            before = many.with_suffix(".before")
+            _copy(before, folder / "alone.db")
+            runs["grouped SQL"].append(replayed(before, groups, messages, alone=False))
+            runs["alone SQL"].append(replayed(folder / "alone.db", groups, messages, alone=True))
     return {name: statistics.median(values) for name, values in runs.items()}
 
 
@@ -85,11 +164,7 @@ async def main(argv: list[str] | None = None) -> None:
     bare = got["bare"]
     print(f"| durable commits, median of {args.rounds} rounds | per second | against bare |")
     print("|---|---|---|")
-    print(f"| bare sqlite3, one row a transaction, one thread | {bare:,.0f} | 1.00x |")
-    for name, label in (
-        ("concurrent", "Runtime.submit(), 100 submitters over 100 busy sessions"),
-        ("single", "Runtime.submit(), one submitter"),
-    ):
+    for name, label in ROWS.items():
         print(f"| {label} | {got[name]:,.0f} | {got[name] / bare:.2f}x |")
 
 
