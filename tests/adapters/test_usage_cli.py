@@ -19,10 +19,9 @@ from runtime.store.store import Store
 from tests.adapters.cli_process import run_to_end, switchboard
 from tests.adapters.console_harness import YOU, ConsoleHarness
 from tests.adapters.test_cli import a_config
-from tests.backends import folder_of
+from tests.backends import folder_of, postgres_in
 from tests.config_file import anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic, text, tools
-from tests.postgres import fresh_database
 
 TZ = ZoneInfo("Asia/Tokyo")  # its day begins 9 hours before UTC's: the dates are the workspace's
 FIELDS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
@@ -133,7 +132,7 @@ async def test_usage_equals_what_the_store_recorded(
 ) -> None:
     """Two turns (one call, then a tool round and its answer), `usage --json` while
     Switchboard runs, then the table once it stopped."""
-    db: Path | str = tmp_path / "switchboard.db" if engine == "sqlite" else fresh_database()
+    db: Path | str = tmp_path / "switchboard.db" if engine == "sqlite" else postgres_in(tmp_path)
     file = usage_config(db, anthropic_api)
     console = await ConsoleHarness(load(file)).start()
     try:
