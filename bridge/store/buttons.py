@@ -68,7 +68,7 @@ class ButtonStore:
         """The command of the `place`-th button of delivery `delivery_id`, pressed in
         `press`'s conversation; None when no such button is known there (a delivery of
         another chat or workspace, or one pruned)."""
-        rows = await self._store.read_sql(BUTTONS_OF, (delivery_id,))
+        rows = await self._store.point_sql(BUTTONS_OF, (delivery_id,))
         if not rows or not sent_here(Route.model_validate_json(rows[0]["route"]), press):
             return None
         return _command(decode(rows[0]["buttons"]), place)
@@ -79,5 +79,5 @@ class ButtonStore:
         None when no such button is known there (another workspace's message, or one whose
         delivery was pruned)."""
         workspace_key = f"{route.platform}:{route.workspace_id}"
-        rows = await self._store.read_sql(BUTTONS_AT, (workspace_key, message_id))
+        rows = await self._store.point_sql(BUTTONS_AT, (workspace_key, message_id))
         return _command(decode(rows[0]["buttons"]) if rows else (), place)

@@ -145,7 +145,7 @@ class BridgeStore:
 
     async def seen(self, keys: Sequence[str]) -> bool:
         """Whether any of these platform ids was handled before."""
-        return bool(await self._store.read_sql(seen_sql(len(keys)), keys))
+        return bool(await self._store.point_sql(seen_sql(len(keys)), keys))
 
     async def held(self) -> list[Held]:
         """Operators' messages still waiting for their files, oldest first."""
@@ -159,7 +159,7 @@ class BridgeStore:
         ]
 
     async def refusal_replied_at(self, sender_key: str) -> float | None:
-        rows = await self._store.read_sql(REFUSAL_REPLIED_AT, (sender_key,))
+        rows = await self._store.point_sql(REFUSAL_REPLIED_AT, (sender_key,))
         return float(rows[0]["replied_at"]) if rows else None
 
     async def conversations(self) -> list[Conversation]:
@@ -210,7 +210,7 @@ class BridgeStore:
 
     async def cursor(self, name: str) -> int:
         """How far the ledger has been handled (0: not at all)."""
-        rows = await self._store.read_sql(CURSOR, (name,))
+        rows = await self._store.point_sql(CURSOR, (name,))
         return int(rows[0]["seq"]) if rows else 0
 
     async def open_conversations(self) -> list[str]:
@@ -222,7 +222,7 @@ class BridgeStore:
 
     async def next_intent(self, conversation_key: str) -> tuple[Intent | None, bool]:
         """The conversation's oldest intent not yet accepted, and whether another waits."""
-        rows = await self._store.read_sql(NEXT_INTENT, (conversation_key,))
+        rows = await self._store.point_sql(NEXT_INTENT, (conversation_key,))
         return (read_intent(rows[0]) if rows else None), len(rows) > 1
 
     async def intents(self, status: DeliveryStatus | None = None) -> list[Intent]:
@@ -283,7 +283,7 @@ class BridgeStore:
         """The notification posted as message `message_id` (as its transport named it) in
         `route`'s workspace, if it is one."""
         workspace_key = f"{route.platform}:{route.workspace_id}"
-        rows = await self._store.read_sql(NOTIFICATION_AT, (workspace_key, message_id))
+        rows = await self._store.point_sql(NOTIFICATION_AT, (workspace_key, message_id))
         if not rows:
             return None
         r = rows[0]
@@ -299,7 +299,7 @@ class BridgeStore:
         """What the message `message_id` in `route`'s workspace asks an operator to decide:
         ("approval", its id) or ("pairing", its code)."""
         workspace_key = f"{route.platform}:{route.workspace_id}"
-        rows = await self._store.read_sql(DECISION_AT, (workspace_key, message_id))
+        rows = await self._store.point_sql(DECISION_AT, (workspace_key, message_id))
         return (str(rows[0]["kind"]), str(rows[0]["ref"])) if rows else None
 
     # -- the admin console ---------------------------------------------------------------
@@ -310,7 +310,7 @@ class BridgeStore:
         return [read_intent(r) for r in rows]
 
     async def intent(self, intent_id: str) -> Intent | None:
-        rows = await self._store.read_sql(INTENT, (intent_id,))
+        rows = await self._store.point_sql(INTENT, (intent_id,))
         return read_intent(rows[0]) if rows else None
 
     async def notification_routes(self, ids: Sequence[str]) -> dict[str, NotificationRoute]:

@@ -135,6 +135,12 @@ class Database(Protocol):
         """A read, run to its end in one call (no snapshot held between awaits)."""
         ...
 
+    async def point(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """As `rows`, for a read an index answers with a few rows (the reads of every turn,
+        message and delivery: tests/runtime/test_query_plans.py), which an engine may run
+        on the caller's own thread."""
+        ...
+
     async def begin(self) -> Sequences | None:
         """Open a write transaction. A shared database returns the block of message and
         transcript numbers reserved for it (its `event` unused); None: this process's own

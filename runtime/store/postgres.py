@@ -189,6 +189,9 @@ class PostgresDatabase:
             cursor = await conn.execute(dialect.statement(sql), _adapted(params))
             return await cursor.fetchall() if cursor.description else []
 
+    async def point(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await self.rows(sql, params)  # a round trip to the server either way
+
     async def begin(self) -> Sequences:
         """A fresh block of message and transcript numbers for this transaction (module
         docstring: why fresh each time); one round trip, no lock. The transaction it opens

@@ -40,6 +40,7 @@ from runtime.store.database import (
     migration_steps,
     migrations_line,
 )
+from runtime.store.sqlite_point import PointReader
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class SqliteDatabase:
         held: IO[bytes] | None,
     ) -> None:
         self._reader = reader
+        self._point = PointReader(path, PRAGMAS)
         self._writer = writer
         self._executor = executor
         self._held = held
@@ -109,6 +111,10 @@ class SqliteDatabase:
         # once found no intent that had just been written, and left it pending).
         return list(await self._reader.execute_fetchall(sql, params))
 
+    async def point(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        found = self._point.rows(sql, params)  # on this thread (sqlite_point.py: why)
+        return await self.rows(sql, params) if found is None else found
+
     async def begin(self) -> Sequences | None:
         return None  # the transaction is one step in `commit`; this process is the only writer
 
@@ -129,6 +135,7 @@ class SqliteDatabase:
 
     async def close(self) -> None:
         await self._group.idle()
+        self._point.close()
         await self._reader.close()
         await self._on_writer(self._writer.close)
         self._executor.shutdown(wait=True)

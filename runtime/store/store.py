@@ -150,6 +150,11 @@ class Store:
         connection."""
         return await self._rows(sql, params)
 
+    async def point_sql(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """A read of a layer's own store module that an index answers with a few rows, run
+        for every turn, message or delivery (`Database.point`)."""
+        return await self.db.point(sql, params)
+
     async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return await self.db.rows(sql, params)
 
@@ -176,7 +181,7 @@ class Store:
 
     async def first_message_of_run(self, run_id: str) -> QueueEntry | None:
         """The first message a run took: the one whose sender its answer goes back to."""
-        found = await self._rows(hot_reads.FIRST_MESSAGE_OF_RUN, (run_id,))
+        found = await self.db.point(hot_reads.FIRST_MESSAGE_OF_RUN, (run_id,))
         return rows.entry(found[0]) if found else None
 
     async def messages_of_run(self, run_id: str) -> list[QueueEntry]:
@@ -190,7 +195,7 @@ class Store:
         `known`: what an earlier read of this session returned, unchanged since. Rows are
         only ever added, in the order of their ids, so only the rows after its last are read
         and parsed: a turn's read costs what is new, not the whole history."""
-        last = await self._rows(hot_reads.LATEST_COMPACTION, (session_id,))
+        last = await self.db.point(hot_reads.LATEST_COMPACTION, (session_id,))
         through = int(last[0]["through_row"]) if last else 0
         summary = last[0]["summary"] if last else None
         transcript = Transcript(summary=summary)
@@ -198,7 +203,7 @@ class Store:
         if known is not None:
             transcript = known.after(through, summary)
             after = max(through, known.row_ids[-1] if known.row_ids else 0)
-        found = await self._rows(hot_reads.TRANSCRIPT_AFTER, (session_id, after))
+        found = await self.db.point(hot_reads.TRANSCRIPT_AFTER, (session_id, after))
         wanted: list[str] = []
         for r in found:
             row = TranscriptMessage(role=r["role"], blocks=BLOCKS.validate_json(r["blocks"]))
@@ -234,16 +239,16 @@ class Store:
         return [rows.run(r) for r in await self._rows(sql, where.params)]
 
     async def run(self, run_id: str) -> RunRecord | None:
-        found = await self._rows(hot_reads.RUN, (run_id,))
+        found = await self.db.point(hot_reads.RUN, (run_id,))
         return rows.run(found[0]) if found else None
 
     async def last_row_of_run(self, run_id: str) -> int | None:
         """The id of the last transcript row a run appended, if it appended any."""
-        found = await self._rows(hot_reads.LAST_ROW_OF_RUN, (run_id,))
+        found = await self.db.point(hot_reads.LAST_ROW_OF_RUN, (run_id,))
         return int(found[0]["id"]) if found else None
 
     async def latest_run(self, session_id: str) -> RunRecord | None:
-        found = await self._rows(hot_reads.LATEST_RUN, (session_id,))
+        found = await self.db.point(hot_reads.LATEST_RUN, (session_id,))
         return rows.run(found[0]) if found else None
 
     async def tool_calls(
@@ -269,7 +274,7 @@ class Store:
         return [rows.notification(r) for r in await self._rows(sql, where.params)]
 
     async def notification(self, notification_id: str) -> NotificationRecord | None:
-        found = await self._rows(hot_reads.NOTIFICATION, (notification_id,))
+        found = await self.db.point(hot_reads.NOTIFICATION, (notification_id,))
         return rows.notification(found[0]) if found else None
 
     async def events_after(self, seq: int, limit: int | None = None) -> list[Event]:
