@@ -12,7 +12,7 @@ from runtime.events import EventType
 from runtime.messages import QueueStatus
 from tests.adapters.console_harness import ConsoleHarness, make_config
 from tests.adapters.test_metrics import parse, value
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, after_tools, text, tools
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
 
@@ -75,9 +75,9 @@ async def test_private_childs_notification_reaches_the_parents_conversation(
     def respond(body: dict[str, object]) -> Reply:
         if "private child agent" in str(body.get("system", "")):
             return child_steps.pop(0)
-        return text("parent: child finished")
+        return text("spawned" if after_tools(body) else "parent: child finished")
 
-    anthropic_api.script = [tools(("spawn_agent", {"task": "look around"})), text("spawned")]
+    anthropic_api.script = [tools(("spawn_agent", {"task": "look around"}))]
     anthropic_api.responder = respond
     console = await ConsoleHarness(make_config(db_path, anthropic_api)).start()
     cleanup.append(console)

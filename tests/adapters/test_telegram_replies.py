@@ -17,7 +17,7 @@ from bridge.events import DeliveryAccepted
 from bridge.types import DeliveryKind
 from runtime.events import EventType
 from tests.adapters.telegram_harness import start_app
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, after_tools, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
 
@@ -166,10 +166,12 @@ async def test_a_childs_notification_is_answered_to_its_parent(
     def respond(body: dict[str, Any]) -> Reply:
         if "private child agent" in str(body.get("system", "")):
             return child_steps.pop(0)
+        if after_tools(body):
+            return text("spawned")
         parent_prompts.append(last_user_text(body))
         return text("parent heard you")
 
-    anthropic_api.script = [tools(("spawn_agent", {"task": "find the key"})), text("spawned")]
+    anthropic_api.script = [tools(("spawn_agent", {"task": "find the key"}))]
     anthropic_api.responder = respond
     app = await start_app(
         db_path, anthropic_api, telegram_api, agent_tools=["notify_operator", "spawn_agent"]

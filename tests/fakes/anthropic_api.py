@@ -56,6 +56,15 @@ def tools(*calls: tuple[str, dict[str, Any]], say: str = "", **kw: Any) -> Reply
     return Reply(blocks=blocks, **kw)
 
 
+def after_tools(body: dict[str, Any]) -> bool:
+    """Whether the request carries the results of the tools the model called last: a
+    turn's next round, where a responder tells a turn's rounds apart (a child agent's
+    requests and its parent's interleave in no promised order, so one shared `script`
+    cannot give each its own)."""
+    content = body["messages"][-1]["content"]
+    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
+
+
 def error(status: int, kind: str, message: str, **headers: str) -> Reply:
     return Reply(status=status, error_type=kind, error_message=message, headers=headers)
 

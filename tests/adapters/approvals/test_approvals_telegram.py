@@ -30,7 +30,7 @@ from tests.adapters.approvals.telegram_approvals import (
     runs,
     start,
 )
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, after_tools, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until, wait_for
 
@@ -254,9 +254,9 @@ async def test_a_childs_call_asks_in_its_parents_conversation(
     def respond(body: dict[str, Any]) -> Reply:
         if "private child agent" in str(body.get("system", "")):
             return child_steps.pop(0)
-        return text("parent heard back")
+        return text("spawned" if after_tools(body) else "parent heard back")
 
-    anthropic_api.script = [tools(("spawn_agent", {"task": "deploy db2"})), text("spawned")]
+    anthropic_api.script = [tools(("spawn_agent", {"task": "deploy db2"}))]
     anthropic_api.responder = respond
     app = await start(db_path, tmp_path, anthropic_api, telegram_api)
     try:
