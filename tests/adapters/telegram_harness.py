@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from adapters.server.app import App
+from bridge.events import DeliveryAccepted
+from bridge.types import DeliveryKind
 from config import load
 from runtime.tools.command import CommandToolSpec
 from tests.config_file import Table, anthropic, workspace, write_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.telegram_api import FakeTelegram
 from tests.topology import Topology
+
+
+async def delivery_recorded(app: App, kind: DeliveryKind | None = None) -> None:
+    """Until a delivery (of `kind`) is recorded with its message id, so that a reply to it is
+    matched: a person replies seconds after it shows, a test within milliseconds (on a loaded
+    machine the record can commit after the message shows)."""
+
+    async def scan() -> None:
+        async for event in app.runtime.events(after_seq=0):
+            if isinstance(event.data, DeliveryAccepted) and kind in (None, event.data.kind):
+                return
+
+    await asyncio.wait_for(scan(), 20)
+
 
 ALICE = {"id": "alice", "primary": True, "telegram_user_id": 1001, "notify_via": "telegram"}
 

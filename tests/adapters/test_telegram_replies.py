@@ -5,7 +5,6 @@ API."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,9 @@ from typing import Any
 import pytest
 
 from adapters.server.app import App
-from bridge.events import DeliveryAccepted
 from bridge.types import DeliveryKind
 from runtime.events import EventType
-from tests.adapters.telegram_harness import start_app
+from tests.adapters.telegram_harness import delivery_recorded, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, after_tools, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import blocking_tool, until, wait_for
@@ -46,21 +44,6 @@ def notification_message(telegram: FakeTelegram) -> dict[str, Any]:
 
 def has_notification(telegram: FakeTelegram) -> bool:
     return any(m["text"].startswith("\U0001f514") for m in telegram.posted.values())
-
-
-async def notification_recorded(app: App) -> None:
-    """Until the notification's delivery is recorded with its message id, so that a reply to it
-    is matched: a person replies seconds after it shows, a test within milliseconds."""
-
-    async def scan() -> None:
-        async for event in app.runtime.events(after_seq=0):
-            if (
-                isinstance(event.data, DeliveryAccepted)
-                and event.data.kind is DeliveryKind.NOTIFICATION
-            ):
-                return
-
-    await asyncio.wait_for(scan(), 10)
 
 
 def sent_texts(telegram: FakeTelegram, chat: int) -> list[str]:
@@ -140,7 +123,7 @@ async def test_a_reply_while_the_agent_works_enters_at_its_next_safe_point(
         telegram_api.push_message("deploy", user=ALICE)
         await wait_for(app.runtime, EventType.TOOL_STARTED, lambda e: e.data.name == "wait")
         await until(lambda: has_notification(telegram_api))
-        await notification_recorded(app)
+        await delivery_recorded(app, DeliveryKind.NOTIFICATION)
         notification = notification_message(telegram_api)
         [record] = await app.runtime.store.notifications()
         telegram_api.push_message("main", user=ALICE, reply_to_message=notification)
@@ -221,7 +204,7 @@ async def test_notification_buttons_stop_and_status_for_the_operator_only(
         )
         await wait_for(app.runtime, EventType.TOOL_STARTED, lambda e: e.data.name == "wait")
         await until(lambda: has_notification(telegram_api))
-        await notification_recorded(app)
+        await delivery_recorded(app, DeliveryKind.NOTIFICATION)
         notification = notification_message(telegram_api)
         assert notification["chat"]["id"] == GROUP
         [record] = await app.runtime.store.notifications()

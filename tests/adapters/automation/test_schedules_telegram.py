@@ -12,10 +12,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from adapters.server.app import App
-from bridge.events import DeliveryAccepted
 from config.automation import HEARTBEAT_OK
-from tests.adapters.telegram_harness import start_app
+from tests.adapters.telegram_harness import delivery_recorded, start_app
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text, tools
 from tests.fakes.telegram_api import FakeTelegram
 from tests.runtime.helpers import until
@@ -125,19 +123,6 @@ async def test_a_schedules_max_rounds_ends_a_run_that_would_go_on(
         await app.stop()
 
 
-async def answer_recorded(app: App) -> None:
-    """Until the answer's delivery is recorded with its message id, so that a reply to it is
-    matched: a person replies seconds after it shows, a test within milliseconds (on a loaded
-    machine the record can commit after the message shows)."""
-
-    async def scan() -> None:
-        async for event in app.runtime.events(after_seq=0):
-            if isinstance(event.data, DeliveryAccepted):
-                return
-
-    await asyncio.wait_for(scan(), 20)
-
-
 async def test_a_reply_to_a_scheduled_answer_reaches_that_runs_session(
     db_path: Path, anthropic_api: FakeAnthropic, telegram_api: FakeTelegram
 ) -> None:
@@ -149,7 +134,7 @@ async def test_a_reply_to_a_scheduled_answer_reaches_that_runs_session(
         await app.bridge.automations.run_now("acme", "builds", "alice")
         await until(lambda: any("stuck" in m for m in telegram_api.chat(ALICE_CHAT)), 20)
         answer = next(m for m in telegram_api.posted.values() if "stuck" in m["text"])
-        await answer_recorded(app)
+        await delivery_recorded(app)
         telegram_api.push_message("restart them", user=ALICE_CHAT, reply_to_message=answer)
         await until(lambda: any("Restarted both." in m for m in telegram_api.chat(ALICE_CHAT)), 20)
     finally:
