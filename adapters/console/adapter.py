@@ -29,6 +29,10 @@ NOT_TAKEN = (
 )
 HOW_TO_QUIT = "switchboard> Press Ctrl-C again or Ctrl-D to quit."
 QUITTING = "switchboard> Quitting now; the turn under way resumes on the next start."
+INPUT_ENDED = (
+    "switchboard> The input ended, so Switchboard stops once the agent's work is done. To serve"
+    " without a terminal chat, set enabled = false under [workspaces.console] in the config."
+)
 
 
 class Ending(Enum):
@@ -72,6 +76,7 @@ class ConsoleAdapter:
         screen = self._transport.screen
         if not is_terminal(self._stdin, screen.out):
             await read_lines(self._stdin, self._receive)
+            screen.print(INPUT_ENDED)
             return Ending.SETTLE
         # prompt_toolkit only in a terminal: a piped or served process never pays its import.
         from adapters.console.editor import edit_lines, history

@@ -1,10 +1,11 @@
-"""Lines from an input that is not a terminal (a pipe, a file): each line one message."""
+"""Lines from an input that is not a terminal (a pipe, a file, /dev/null): each line one
+message."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import stat
+import selectors
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
@@ -27,14 +28,26 @@ async def read_lines(stream: TextIO, take: Callable[[str], Awaitable[None]]) -> 
         await take(line.rstrip("\n"))
 
 
+def _waitable(fd: int) -> bool:
+    """Whether an event loop can wait on `fd`. epoll refuses a file and some devices, such as
+    /dev/null (a service's stdin), and asyncio's pipe transport only finds out later, in a
+    callback: an error in the log and an input that never ends."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 async def _line_reader(stream: TextIO) -> LineSource:
     loop = asyncio.get_running_loop()
     try:
-        if stat.S_ISREG(os.fstat(stream.fileno()).st_mode):  # asyncio's pipes refuse a file
-            raise ValueError("a regular file")
+        if not _waitable(stream.fileno()):
+            raise ValueError("not a pipe the event loop can wait on")
         reader = asyncio.StreamReader(limit=LONGEST_LINE)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
-    except (ValueError, OSError):  # a file (or no descriptor): read it in a thread
+    except (ValueError, OSError):  # a file, /dev/null (or no descriptor): read in a thread
 
         async def from_thread() -> str | None:
             line = await asyncio.to_thread(stream.readline)

@@ -78,3 +78,20 @@ async def test_a_part_that_fails_to_stop_is_named_and_every_other_part_stops(
     assert status.returncode == 0, status.stderr
     left = "stopped mid-turn when Switchboard stopped; it goes on at the next start"
     assert f"  - console (you) \u00b7 assistant \u00b7 {left}\n" in status.stdout, status.stdout
+
+
+def test_run_with_stdin_from_dev_null_stops_cleanly_and_says_why(tmp_path: Path) -> None:
+    """A service or a detached shell gives the process /dev/null as its input. The terminal
+    chat reads that as an input that ended at once, as an empty file: the run stops, saying why
+    and how to serve without it, and its log holds no error (the event loop cannot wait on
+    /dev/null: the chat used to log a traceback and wait forever)."""
+    local = workspace("local", [{"id": "you", "primary": True}], console="you")
+    config = write_config(tmp_path / "switchboard.toml", db=tmp_path / "sb.db", workspaces=[local])
+    result = switchboard("run", "--config", config)
+    assert result.returncode == 0, result.stderr
+    assert "The input ended, so Switchboard stops" in result.stdout, result.stdout
+    assert "set enabled = false under [workspaces.console]" in result.stdout
+    assert result.stdout.rstrip().endswith("queued work resumes on the next start.")
+    log = (tmp_path / "switchboard.log").read_text()
+    assert "http listening" in log
+    assert " ERROR " not in log and "Traceback" not in log, log
