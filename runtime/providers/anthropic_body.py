@@ -1,5 +1,6 @@
 """A Messages API request's body encoded from what the session's `History` kept: the
-messages before the last are encoded once each and kept, so a round encodes what is new.
+messages before the last are encoded once each and kept joined, so a round encodes what is new
+and copies the rest once, into the body.
 
 The bytes are the SDK's own for the same params (its encoder's settings, its key order:
 `messages.create` puts max_tokens, messages, model, stream, system, tools in that order);
@@ -42,12 +43,20 @@ def encoded_body(request: ProviderRequest, params: dict[str, Any]) -> bytes | No
     lowered, sent = kept.lowered, params["messages"]
     if len(lowered) != len(sent) or same_prefix(lowered, sent) < len(sent) - 1:
         return None  # not the lowering these params were made from
-    encoded = kept.encoded[: min(kept.start, len(lowered) - 1)]
-    encoded.extend(ENCODER.encode(m) for m in lowered[len(encoded) : len(lowered) - 1])
-    kept.encoded = encoded
-    messages = ",".join([*encoded, ENCODER.encode(sent[-1])])
+    before = kept.encoded
+    before.keep(min(kept.start, len(lowered) - 1))
+    for message in lowered[len(before.ends) : len(lowered) - 1]:
+        before.add(ENCODER.encode(message).encode())
     head = ENCODER.encode({"max_tokens": params["max_tokens"]})[:-1]
-    return f'{head},"messages":[{messages}],{_tail(request, params)}'.encode()
+    last = ENCODER.encode(sent[-1])
+    return b"".join(
+        (
+            f'{head},"messages":['.encode(),
+            before.joined,
+            b"," if before.ends else b"",
+            f"{last}],{_tail(request, params)}".encode(),
+        )
+    )
 
 
 def _tail(request: ProviderRequest, params: dict[str, Any]) -> str:

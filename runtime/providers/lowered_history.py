@@ -34,6 +34,28 @@ Lower = Callable[[int, TranscriptMessage], Any]  # a message, by its index
 
 
 @dataclass(slots=True)
+class EncodedPrefix:
+    """The messages before a request's last, as its body sends them: their JSON, comma-joined,
+    and where each one ends. Grown and cut in place, so a round copies what it adds, not all."""
+
+    joined: bytearray = field(default_factory=bytearray)
+    ends: list[int] = field(default_factory=list)  # per message: the end of its bytes
+
+    def keep(self, count: int) -> None:
+        """Only the first `count` messages."""
+        if count < len(self.ends):
+            del self.joined[self.ends[count - 1] if count else 0 :]
+            del self.ends[count:]
+
+    def add(self, encoded: bytes) -> None:
+        """One more message, after those held."""
+        if self.ends:
+            self.joined += b","
+        self.joined += encoded
+        self.ends.append(len(self.joined))
+
+
+@dataclass(slots=True)
 class Lowered:
     """The rows of a request (after its summary's opening row) and what they became."""
 
@@ -48,7 +70,7 @@ class Lowered:
     # the last's breakpoint; the summary's is in)
     missing: int | None = None  # the first message lowered without a file's bytes
     start: int = 0  # the first message lowered for this request (those before were kept)
-    encoded: list[str] = field(default_factory=list)  # messages before the last, as sent
+    encoded: EncodedPrefix = field(default_factory=EncodedPrefix)  # the messages before the last
 
 
 class _Before:

@@ -16,6 +16,7 @@ from runtime.providers import anthropic_body
 from runtime.providers.anthropic import AnthropicProvider, lower_request
 from runtime.providers.base import ProviderRequest
 from runtime.providers.history import History
+from runtime.providers.lowered_history import KEY, Lowered
 from runtime.tools.base import ToolSpec
 from runtime.transcript import (
     AttachmentBlock,
@@ -50,9 +51,12 @@ def _rows(n: int) -> list[TranscriptMessage]:
     return rows
 
 
-async def test_bodies_encoded_from_the_history_are_the_sdk_s_bytes(
+async def _sent_as_the_sdk_sends(
     aiohttp_server: Callable[..., Awaitable[TestServer]],
+    rounds: list[tuple[list[TranscriptMessage], dict[str, bytes]]],
 ) -> None:
+    """Each round's rows (and the files they name) sent with one kept history and without
+    one, with and without a summary: the same bytes and headers reach the API each time."""
     fake = FakeAnthropic()
     fake.responder = lambda body: text("fine")
     seen: list[tuple[bytes, dict[str, str]]] = []
@@ -69,32 +73,62 @@ async def test_bodies_encoded_from_the_history_are_the_sdk_s_bytes(
     server = await aiohttp_server(app, host="127.0.0.1")
     url = str(server.make_url("")).rstrip("/")
     kept, whole = (AnthropicProvider("claude-test-model", api_key="k", base_url=url) for _ in "ab")
-    history = History()
-    rows = _rows(8)
     try:
-        for end in range(1, len(rows) + 1, 2):
-            for summary in (None, "Earlier: the operator asked for «sleep»."):
+        for summary in (None, "Earlier: the operator asked for «sleep»."):
+            history = History()  # a session's: kept from one round to the next
+            reused = 0  # rounds that lowered only what changed
+            for number, (rows, files) in enumerate(rounds):
                 fields: dict[str, Any] = {
                     "model": "claude-test-model",
                     "system": "Be brief.",
-                    "messages": rows[:end],
+                    "messages": rows,
                     "tools": [SLEEP],
                     "max_tokens": 100,
                     "summary": summary,
-                    "files": {"att1": IMAGE},
+                    "files": files,
                 }
                 await kept.complete(
                     ProviderRequest(**fields, history=history), lambda _: None, lambda *_: None
                 )
                 await whole.complete(ProviderRequest(**fields), lambda _: None, lambda *_: None)
                 (ours, our_headers), (sdk, sdk_headers) = seen[-2:]
-                assert ours == sdk, f"round {end}: the bodies differ"
+                assert ours == sdk, f"round {number}, summary {summary!r}: the bodies differ"
                 assert our_headers == sdk_headers
+                lowered = history.kept.get(KEY)
+                assert isinstance(lowered, Lowered), "the history was kept"
+                reused += lowered.start > 0
+            assert reused >= len(rounds) // 2, "later rounds reused what the history kept"
     finally:
         await kept.close()
         await whole.close()
     assert not fake.refused
-    assert history.kept, "the history was kept (the encoded path was taken)"
+
+
+async def test_bodies_encoded_from_the_history_are_the_sdk_s_bytes(
+    aiohttp_server: Callable[..., Awaitable[TestServer]],
+) -> None:
+    rows = _rows(8)
+    rounds = [(rows[:end], {"att1": IMAGE}) for end in range(1, len(rows) + 1, 2)]
+    await _sent_as_the_sdk_sends(aiohttp_server, rounds)
+
+
+async def test_a_changed_message_before_the_last_is_encoded_again(
+    aiohttp_server: Callable[..., Awaitable[TestServer]],
+) -> None:
+    """What was kept is cut back where the rows changed: a row before the last replaced (as a
+    repair would), a picture's bytes missing and then found, and rows appended after each."""
+    rows = _rows(6)
+    answered = [ToolResultBlock(tool_use_id="toolu_0", content="slept longer ✓")]
+    edited = [*rows[:2], TranscriptMessage(role="user", blocks=answered)]
+    rounds = [
+        (rows[:9], {}),  # the pictures' bytes missing: their messages say so
+        (rows[:11], {"att1": IMAGE}),  # found: those messages are lowered again
+        (rows[:13], {"att1": IMAGE}),
+        ([*edited, *rows[3:13]], {"att1": IMAGE}),  # the third row is another now
+        ([*edited, *rows[3:]], {"att1": IMAGE}),
+        (rows[:5], {"att1": IMAGE}),  # shorter than what was kept
+    ]
+    await _sent_as_the_sdk_sends(aiohttp_server, rounds)
 
 
 def test_a_bodys_model_system_and_tools_are_encoded_once_per_agent(
