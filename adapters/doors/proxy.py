@@ -33,6 +33,13 @@ _NOT_PASSED = frozenset(
 _OURS = frozenset({"x-forwarded-for"})
 
 
+def _unavailable() -> web.HTTPServiceUnavailable:
+    return web.HTTPServiceUnavailable(
+        text="Switchboard is starting or stopping; try again in a moment.",
+        headers={"Retry-After": "2"},
+    )
+
+
 class Proxy:
     def __init__(self, upstream: Path) -> None:
         self._session = aiohttp.ClientSession(
@@ -44,6 +51,7 @@ class Proxy:
             auto_decompress=False,
         )
         self._streaming: set[aiohttp.ClientResponse] = set()
+        self._stopping = False  # `end_streams` ran: an answer that arrives after is cut too
 
     async def _upstream(self, request: web.Request) -> aiohttp.ClientResponse:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_PASSED | _OURS}
@@ -60,10 +68,7 @@ class Proxy:
                 allow_redirects=False,
             )
         except (aiohttp.ClientError, OSError):
-            raise web.HTTPServiceUnavailable(
-                text="Switchboard is starting or stopping; try again in a moment.",
-                headers={"Retry-After": "2"},
-            ) from None
+            raise _unavailable() from None
 
     async def metrics(self, ours: CollectorRegistry, request: web.Request) -> web.Response:
         """`/metrics` as the main process answers it, with what this process's doors count
@@ -77,6 +82,9 @@ class Proxy:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         upstream = await self._upstream(request)
+        if self._stopping:  # a stop began while the main process answered: cut it as well
+            upstream.close()
+            raise _unavailable()
         async with upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             for name, value in upstream.headers.items():
@@ -104,6 +112,7 @@ class Proxy:
         """Cut the answers still streaming (the console's live page never ends by itself), so
         that a stop waits on the requests that finish, not on an open tab. Its signature is
         aiohttp's `on_shutdown`."""
+        self._stopping = True
         streaming, self._streaming = self._streaming, set()
         for upstream in streaming:
             upstream.close()

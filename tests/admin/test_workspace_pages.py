@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from adapters.server.app import App
 from runtime.messages import QueueMode
@@ -174,6 +175,48 @@ async def test_the_live_feed_ends_when_its_login_does(app: App) -> None:
             async with asyncio.timeout(20):
                 rest = await stream.content.read()  # to the end: the server closed it
             assert b"data: " not in rest, "no rows after logging out"
+
+
+async def test_a_live_feed_starting_as_the_server_stops_does_not_hold_the_stop(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop ends the live feeds open then. A feed whose answer was still being started was
+    counted among them only once started, so a stop that began meanwhile missed it, and then
+    waited for the open tab: a minute, aiohttp's limit. A feed asked for after the stop began
+    is refused."""
+    entered, release = asyncio.Event(), asyncio.Event()
+    prepare = web.StreamResponse.prepare
+
+    async def held(self: web.StreamResponse, request: web.BaseRequest) -> Any:
+        if self.headers.get("Content-Type") == "text/event-stream" and not release.is_set():
+            entered.set()
+            await release.wait()
+        return await prepare(self, request)
+
+    monkeypatch.setattr(web.StreamResponse, "prepare", held)
+    live = "/admin/w/acme/live"
+    async with AdminClient(app) as client:
+        await client.login(ACME_TOKEN)
+
+        async def feed() -> bytes:
+            async with client.http.get(
+                client.base + live, headers={"Accept": "text/event-stream"}
+            ) as stream:
+                return await stream.content.read()
+
+        reading = asyncio.create_task(feed())
+        async with asyncio.timeout(10):
+            await entered.wait()
+        server = app.http._runner
+        assert server is not None
+        await server.app.shutdown()  # the stop's first step: the open feeds end
+        release.set()
+        async with asyncio.timeout(10):
+            assert b"data: " not in await reading, "the feed ended, with no rows"
+        async with client.http.get(
+            client.base + live, headers={"Accept": "text/event-stream"}
+        ) as late:
+            assert late.status == 503
 
 
 async def test_a_failed_delivery_is_retried_and_another_discarded(

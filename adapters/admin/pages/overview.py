@@ -35,9 +35,11 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class LiveStreams:
-    """The live streams open now, ended when the server stops."""
+    """The live streams open now, ended when the server stops; one that starts after is
+    refused (the stop would otherwise wait for it: a minute, aiohttp's limit)."""
 
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    stopping: bool = False
 
 
 STREAMS = web.AppKey("live_streams", LiveStreams)
@@ -125,17 +127,22 @@ async def stream(
 ) -> web.StreamResponse:
     """Server-sent events of what `source` yields (`encode`d, as JSON) for as long as the
     browser listens, its login lasts and the server runs."""
+    live = request.app[STREAMS]
+    if live.stopping:
+        await source.aclose()
+        raise web.HTTPServiceUnavailable(text="Switchboard is stopping.")
+    # Counted before the first await: a stream that counted itself once its answer had
+    # started was missed by a stop that began meanwhile, and the stop waited for it.
+    me = asyncio.current_task()
+    if me is not None:
+        live.tasks.add(me)
     response = web.StreamResponse(
         headers={"Content-Type": EVENT_STREAM, "Cache-Control": "no-store"}
     )
-    await response.prepare(request)
-    streams = request.app[STREAMS].tasks
-    me = asyncio.current_task()
-    if me is not None:
-        streams.add(me)
     following: asyncio.Future[T] | None = None
     quiet_s = 0.0
     try:
+        await response.prepare(request)
         while still_allowed(request):
             if following is None:
                 following = asyncio.ensure_future(anext(source))
@@ -162,7 +169,7 @@ async def stream(
         await cancel_and_wait(following)
         await source.aclose()
         if me is not None:
-            streams.discard(me)
+            live.tasks.discard(me)
     return response
 
 
@@ -171,7 +178,9 @@ def install(app: web.Application) -> None:
     app[STREAMS] = LiveStreams()
 
     async def end_streams(app: web.Application) -> None:
-        for task in list(app[STREAMS].tasks):
+        live = app[STREAMS]
+        live.stopping = True
+        for task in list(live.tasks):
             task.cancel()
 
     app.on_shutdown.append(end_streams)
